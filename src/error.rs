@@ -1,0 +1,155 @@
+//! The crate's one error type. Every failure that file bytes can cause names the
+//! structure being parsed and the file offset where it went wrong.
+
+use std::fmt;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong reading, decoding or writing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A structure runs past the end of the file (or of its enclosing block).
+    #[error("{structure} at offset {offset:#x}: truncated (needs {needed} bytes, {available} available)")]
+    Truncated {
+        structure: &'static str,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+    /// A field holds a value the format does not allow.
+    #[error("{structure} at offset {offset:#x}: {reason}")]
+    Malformed {
+        structure: &'static str,
+        offset: u64,
+        reason: String,
+    },
+    /// A valid feature this crate does not (yet) implement.
+    #[error("{structure} at offset {offset:#x}: unsupported {what}")]
+    Unsupported {
+        structure: &'static str,
+        offset: u64,
+        what: String,
+    },
+    /// A stored checksum does not match the bytes it covers.
+    #[error("{structure} at offset {offset:#x}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    Checksum {
+        structure: &'static str,
+        offset: u64,
+        stored: u32,
+        computed: u32,
+    },
+    /// Arithmetic on sizes or offsets read from the file overflowed.
+    #[error("{structure} at offset {offset:#x}: arithmetic overflow computing {what}")]
+    Overflow {
+        structure: &'static str,
+        offset: u64,
+        what: &'static str,
+    },
+    /// A file-driven quantity exceeds an explicit safety cap.
+    #[error("{structure} at offset {offset:#x}: {what} = {value} exceeds the limit {limit}")]
+    Limit {
+        structure: &'static str,
+        offset: u64,
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
+    /// A graph walk came back to a node it had already visited.
+    #[error("{structure} at offset {offset:#x}: cycle detected")]
+    Cycle {
+        structure: &'static str,
+        offset: u64,
+    },
+    /// A filter is not implemented (zfp, sz, jpeg, ...).
+    #[error("unsupported filter {id} ({name})")]
+    UnsupportedFilter { id: u32, name: String },
+    /// A codec inside a container filter (Blosc) is not implemented.
+    #[error("{filter}: unsupported codec {codec} ({name})")]
+    UnsupportedCodec {
+        filter: &'static str,
+        codec: u32,
+        name: String,
+    },
+    /// A filter failed to decode or encode its input.
+    #[error("filter {id} ({name}): {reason}")]
+    Filter {
+        id: u32,
+        name: String,
+        reason: String,
+    },
+    /// A chunk could not be decoded; wraps the filter error with the chunk position.
+    #[error("chunk {coords:?} of {dataset}: {source}")]
+    Chunk {
+        dataset: String,
+        coords: Vec<u64>,
+        #[source]
+        source: Box<Error>,
+    },
+    /// A path, attribute or object that does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The caller asked for something inconsistent (wrong buffer size, bad selection...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// medh5-level problems (document, profiles, integrity) with a reference error code.
+    #[error("{code}: {message}")]
+    Medh5 { code: String, message: String },
+    /// Operating-system I/O error, with the path when known.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// JSON (de)serialisation.
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Error {
+    /// Shorthand for [`Error::Malformed`].
+    pub fn malformed(structure: &'static str, offset: u64, reason: impl fmt::Display) -> Self {
+        Error::Malformed {
+            structure,
+            offset,
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Shorthand for [`Error::Unsupported`].
+    pub fn unsupported(structure: &'static str, offset: u64, what: impl fmt::Display) -> Self {
+        Error::Unsupported {
+            structure,
+            offset,
+            what: what.to_string(),
+        }
+    }
+
+    /// Shorthand for [`Error::Filter`].
+    pub fn filter(id: u32, name: &str, reason: impl fmt::Display) -> Self {
+        Error::Filter {
+            id,
+            name: name.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Wrap an I/O error with what was being done.
+    pub fn io(context: impl fmt::Display, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.to_string(),
+            source,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(source: std::io::Error) -> Self {
+        Error::Io {
+            context: "i/o".to_string(),
+            source,
+        }
+    }
+}

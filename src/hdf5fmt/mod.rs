@@ -1,0 +1,28 @@
+//! The HDF5 file format (HDF5 File Format Specification version 3.0 / HDF5 2.0):
+//! a reader over borrowed bytes and, apart from it, a writer.
+
+pub mod btree_v2;
+pub mod checksum;
+pub mod chunk_index;
+pub mod cursor;
+pub mod datatype;
+pub mod fractal_heap;
+pub mod limits;
+pub mod selection;
+pub mod source;
+
+/// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    pub offset: u8,
+    pub length: u8,
+}
+
+impl Default for Sizes {
+    fn default() -> Self {
+        Sizes {
+            offset: 8,
+            length: 8,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! purehdf: HDF5 and the medh5 medical-imaging container in pure Rust.
+//!
+//! - [`hdf5fmt`]: the HDF5 format — a reader over borrowed bytes and a writer.
+//! - [`filters`]: every HDF5 filter as encode/decode pairs.
+//! - [`medh5`]: the medh5 container.
+
+pub mod error;
+pub mod filters;
+pub mod hdf5fmt;
+pub mod medh5;
+
+pub use error::{Error, Result};
