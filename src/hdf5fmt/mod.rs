@@ -1,6 +1,7 @@
 //! The HDF5 file format (HDF5 File Format Specification version 3.0 / HDF5 2.0):
 //! a reader over borrowed bytes and, apart from it, a writer.
 
+pub mod btree_v1;
 pub mod btree_v2;
 pub mod checksum;
 pub mod chunk_index;

