@@ -8,5 +8,6 @@ pub mod error;
 pub mod filters;
 pub mod hdf5fmt;
 pub mod medh5;
+pub mod npy;
 
 pub use error::{Error, Result};
