@@ -8,9 +8,14 @@ pub mod chunk_index;
 pub mod cursor;
 pub mod datatype;
 pub mod fractal_heap;
+pub mod global_heap;
 pub mod limits;
+pub mod local_heap;
+pub mod messages;
+pub mod object_header;
 pub mod selection;
 pub mod source;
+pub mod superblock;
 
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
