@@ -79,4 +79,19 @@ mod tests {
         };
         assert!(decode(&enc, &[9], &small).is_err());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000), level in 1u32..=9) {
+            let c = ctx(data.len());
+            let enc = encode(&data, &[level], &c).unwrap();
+            proptest::prop_assert_eq!(decode(&enc, &[level], &c).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_garbage_never_panics(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let _ = decode(&data, &[9], &ctx(1000));
+        }
+    }
 }

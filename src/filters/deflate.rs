@@ -119,4 +119,18 @@ mod tests {
         };
         assert_eq!(decode(&enc, &[9], &exact).unwrap().len(), 100_000);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000), level in 0u32..=9) {
+            let c = ctx(data.len());
+            let enc = encode(&data, &[level], &c).unwrap();
+            proptest::prop_assert_eq!(decode(&enc, &[level], &c).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_garbage_never_panics(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let _ = decode(&data, &[6], &ctx(1000));
+        }
+    }
 }

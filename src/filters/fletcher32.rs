@@ -119,4 +119,26 @@ mod tests {
         assert!(decode(&[1, 2, 3], &[], &ctx()).is_err());
         assert_eq!(decode(&[0; 4], &[], &ctx()).unwrap(), Vec::<u8>::new());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(proptest::num::u8::ANY, 0..3000)) {
+            let enc = encode(&data, &[], &ctx()).unwrap();
+            proptest::prop_assert_eq!(enc.len(), data.len() + 4);
+            proptest::prop_assert_eq!(decode(&enc, &[], &ctx()).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_corruption_is_detected(data in proptest::collection::vec(proptest::num::u8::ANY, 1..500), at in 0usize..500, bit in 0u8..8) {
+            let mut enc = encode(&data, &[], &ctx()).unwrap();
+            let at = at % data.len();
+            enc[at] ^= 1 << bit;
+            // Fletcher's 16-bit sums detect every single-bit error (0x0000/0xFFFF aside).
+            let r = decode(&enc, &[], &ctx());
+            if r.is_ok() {
+                let word = [enc[at & !1], enc.get((at & !1) + 1).copied().unwrap_or(0)];
+                proptest::prop_assert!(word == [0, 0] || word == [0xFF, 0xFF] || word == [0xFF, 0] || word == [0, 0xFF]);
+            }
+        }
+    }
 }

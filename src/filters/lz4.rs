@@ -156,4 +156,18 @@ mod tests {
         zero_block[8..12].copy_from_slice(&[0; 4]);
         assert!(decode(&zero_block, &[0], &ctx(3000)).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000), block in 0u32..700) {
+            let c = ctx(data.len());
+            let enc = encode(&data, &[block], &c).unwrap();
+            proptest::prop_assert_eq!(decode(&enc, &[block], &c).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_garbage_never_panics(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let _ = decode(&data, &[0], &ctx(1000));
+        }
+    }
 }

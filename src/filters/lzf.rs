@@ -224,4 +224,23 @@ mod tests {
             "over cap"
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000)) {
+            let c = ctx(data.len());
+            let raw = compress(&data);
+            proptest::prop_assert_eq!(decompress(&raw, 0, data.len()).unwrap(), data.clone());
+            if let Ok(enc) = encode(&data, &[4, 261, data.len() as u32], &c) {
+                proptest::prop_assert_eq!(decode(&enc, &[4, 261, data.len() as u32], &c).unwrap(), data);
+            }
+        }
+
+        #[test]
+        fn prop_garbage_is_bounded(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Ok(out) = decompress(&data, 0, 500) {
+                proptest::prop_assert!(out.len() <= 500);
+            }
+        }
+    }
 }

@@ -149,4 +149,26 @@ mod tests {
         };
         assert!(decode(&enc, &[3], &small).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000)) {
+            let c = ctx(data.len());
+            let enc = encode(&data, &[3], &c).unwrap();
+            proptest::prop_assert_eq!(decode(&enc, &[3], &c).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_garbage_never_panics(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let _ = decode(&data, &[3], &ctx(1000));
+        }
+
+        #[test]
+        fn prop_truncation_is_an_error(data in proptest::collection::vec(0u8..4, 1..2000), cut in 0.0f64..1.0) {
+            let c = ctx(data.len());
+            let enc = encode(&data, &[3], &c).unwrap();
+            let at = (enc.len() as f64 * cut) as usize;
+            proptest::prop_assert!(decode(&enc[..at], &[3], &c).is_err());
+        }
+    }
 }
