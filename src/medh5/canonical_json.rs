@@ -188,7 +188,12 @@ mod tests {
     use super::*;
 
     fn obj(members: Vec<(&str, Json)>) -> Json {
-        Json::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        Json::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
     }
 
     #[test]
@@ -240,7 +245,11 @@ mod tests {
 
     #[test]
     fn sorting_is_byte_order() {
-        let v = obj(vec![("é", Json::Int(1)), ("z", Json::Int(2)), ("Z", Json::Int(3))]);
+        let v = obj(vec![
+            ("é", Json::Int(1)),
+            ("z", Json::Int(2)),
+            ("Z", Json::Int(3)),
+        ]);
         assert_eq!(v.to_canonical(), r#"{"Z":3,"z":2,"é":1}"#);
     }
 

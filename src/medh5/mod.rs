@@ -4,5 +4,7 @@
 //! document, digests and `content_id`, codec profiles, the chunk optimiser and
 //! the sample model with its write plan.
 
+pub mod attribute;
 pub mod canonical_json;
+pub mod integrity;
 pub mod pyfloat;
