@@ -6,5 +6,7 @@
 
 pub mod attribute;
 pub mod canonical_json;
+pub mod chunking;
 pub mod integrity;
+pub mod profiles;
 pub mod pyfloat;
