@@ -7,6 +7,7 @@
 pub mod attribute;
 pub mod canonical_json;
 pub mod chunking;
+pub mod document;
 pub mod integrity;
 pub mod profiles;
 pub mod pyfloat;
