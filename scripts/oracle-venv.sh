@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Creates (or reuses) the oracle virtualenv `.oracle-venv/` at the repository root with
+# the pinned reference implementations that the tests compare purehdf against:
+# h5py (libhdf5), hdf5plugin (Blosc/Blosc2/LZ4/Zstd/bitshuffle filters), python-blosc2,
+# numpy and the reference `medh5` package. Also installs Debian's `hdf5-tools`
+# (h5dump) when it is missing and we run as root. Idempotent: a complete venv whose
+# marker matches the pins is reused without touching the network.
+#
+# The oracles are test-time tools only: nothing here is linked into the crate.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="$ROOT/.oracle-venv"
+PY="${PYTHON:-python3}"
+# One pin per line; changing a pin invalidates the venv's marker and reinstalls.
+PINS=(
+  "h5py==3.16.*"
+  "hdf5plugin==7.1.*"
+  "blosc2"
+  "numpy"
+  "medh5==2.2.3"
+)
+MARKER="$VENV/.purehdf-oracle-complete"
+WANT="$(printf '%s\n' "${PINS[@]}")"
+
+log() { printf 'oracle-venv: %s\n' "$*" >&2; }
+
+venv_ok() {
+  [[ -x "$VENV/bin/python" && -f "$MARKER" ]] || return 1
+  [[ "$(cat "$MARKER")" == "$WANT" ]] || return 1
+  "$VENV/bin/python" -c 'import h5py, hdf5plugin, blosc2, numpy, medh5' >/dev/null 2>&1
+}
+
+if venv_ok; then
+  log "reusing $VENV"
+else
+  log "creating $VENV"
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
+  "$VENV/bin/python" -c 'import h5py, hdf5plugin, blosc2, numpy, medh5'
+  printf '%s' "$WANT" >"$MARKER"
+fi
+
+# h5dump (Debian hdf5-tools): a second, independent libhdf5 front end for debugging.
+if ! command -v h5dump >/dev/null 2>&1; then
+  if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
+    log "installing hdf5-tools (h5dump)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq hdf5-tools >/dev/null
+  else
+    log "h5dump missing and not root: skipping hdf5-tools (optional)"
+  fi
+fi
+
+"$VENV/bin/python" - <<'PY'
+import h5py, hdf5plugin, blosc2, numpy
+from importlib.metadata import version
+print("oracle: h5py %s (libhdf5 %s), hdf5plugin %s, blosc2 %s, numpy %s, medh5 %s" % (
+    h5py.version.version, h5py.version.hdf5_version, hdf5plugin.version,
+    blosc2.__version__, numpy.__version__, version("medh5")))
+PY
+if command -v h5dump >/dev/null 2>&1; then
+  printf 'oracle: %s\n' "$(h5dump --version 2>&1 | head -n1)"
+fi
