@@ -15,7 +15,7 @@ use serde_json::Value;
 const EXACT_ENCODERS: &[u32] = &[3, 5, 6];
 
 /// Filter ids implemented on this branch.
-const OURS: &[u32] = &[1, 3, 5, 6, 307, 32000, 32004, 32015];
+const OURS: &[u32] = &[1, 3, 4, 5, 6, 307, 32000, 32004, 32015];
 
 fn shared_dir() -> Option<PathBuf> {
     let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
@@ -154,4 +154,55 @@ fn stored_chunks_decode_to_their_inputs() {
     assert!(checked > 0, "no vector checked");
     assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
     assert_eq!(passed, checked);
+}
+
+/// Chunks dumped from the shared corpus by a dev script (stored bytes, and the
+/// bytes libhdf5 decodes them to, read with the file datatype as memory type):
+/// set `PUREHDF_CHUNK_DIR` to a directory holding `manifest.json`, `NNNN.stored`
+/// and `NNNN.decoded`. Skipped when unset.
+#[test]
+fn corpus_chunks_from_env() {
+    let Some(dir) = std::env::var_os("PUREHDF_CHUNK_DIR").map(PathBuf::from) else {
+        println!("skipped: PUREHDF_CHUNK_DIR unset");
+        return;
+    };
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
+            .expect("parse manifest");
+    let mut by_filter: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut failures = Vec::new();
+    for item in manifest.as_array().expect("array") {
+        let key = item["key"].as_str().expect("key");
+        let specs = pipeline(&item["pipeline"]);
+        let label = specs
+            .iter()
+            .map(|s| s.id.to_string())
+            .collect::<Vec<_>>()
+            .join("+");
+        let mask = item["mask"].as_u64().expect("mask") as u32;
+        let ctx = ChunkContext::new(
+            item["element_size"].as_u64().expect("esize") as usize,
+            item["chunk_bytes"].as_u64().expect("bytes") as usize,
+        );
+        let stored = std::fs::read(dir.join(format!("{key}.stored"))).unwrap();
+        let expected = std::fs::read(dir.join(format!("{key}.decoded"))).unwrap();
+        let entry = by_filter.entry(label).or_default();
+        entry.1 += 1;
+        match decode_pipeline(&specs, mask, &ctx, &stored) {
+            Ok(out) if out == expected => entry.0 += 1,
+            Ok(out) => failures.push(format!(
+                "{key} {} {}: {} bytes, {} expected, first difference at {:?}",
+                item["file"],
+                item["dataset"],
+                out.len(),
+                expected.len(),
+                out.iter().zip(&expected).position(|(a, b)| a != b)
+            )),
+            Err(e) => failures.push(format!("{key} {} {}: {e}", item["file"], item["dataset"])),
+        }
+    }
+    for (label, (ok, n)) in &by_filter {
+        println!("corpus chunks {label}: {ok}/{n} decode");
+    }
+    assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
 }
