@@ -482,4 +482,4 @@ impl FractalHeap {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

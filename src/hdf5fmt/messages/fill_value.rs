@@ -64,7 +64,8 @@ pub fn decode(c: &mut Cursor<'_>) -> Result<FillValue> {
             let _alloc_time = c.u8()?;
             let _write_time = c.u8()?;
             let defined = c.u8()?;
-            if version == 1 || defined != 0 {
+            // libhdf5 reads the size only when a value is defined (any version).
+            if defined != 0 {
                 value(c)
             } else {
                 Ok(FillValue::Undefined)
