@@ -29,6 +29,8 @@ pub struct ChunkMap {
     /// Identity of the dataset for [`ChunkCache`] keys (its index address).
     key: u64,
     lookup: Lookup,
+    /// Layout v4 flag bit 0: partial edge chunks are stored without filters.
+    unfiltered_edges: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -60,7 +62,28 @@ impl ChunkMap {
                 Lookup::Records(map)
             }
         };
-        Ok(ChunkMap { grid, key, lookup })
+        Ok(ChunkMap {
+            grid,
+            key,
+            lookup,
+            unfiltered_edges: false,
+        })
+    }
+
+    /// Say whether partial edge chunks skip the filter pipeline (layout message
+    /// v4, flags bit 0: "do not filter partial edge chunks").
+    pub fn with_unfiltered_edges(mut self, yes: bool) -> Self {
+        self.unfiltered_edges = yes;
+        self
+    }
+
+    /// True when the chunk at element offset `offset` sticks out of the dataspace.
+    fn is_partial_edge(&self, offset: &[u64]) -> bool {
+        offset
+            .iter()
+            .zip(&self.grid.chunk_dims)
+            .zip(&self.grid.dims)
+            .any(|((&o, &c), &d)| o.saturating_add(c) > d)
     }
 
     /// The validated chunk grid.
@@ -120,10 +143,12 @@ fn decode_one<'s>(
 ) -> Result<Decoded<'s>> {
     let g = &map.grid;
     let want = g.chunk_bytes as usize;
-    let active = pipeline
-        .iter()
-        .enumerate()
-        .any(|(i, _)| i >= 32 || rec.filter_mask & (1 << i) == 0);
+    let skip_all = map.unfiltered_edges && map.is_partial_edge(&rec.offset);
+    let active = !skip_all
+        && pipeline
+            .iter()
+            .enumerate()
+            .any(|(i, _)| i >= 32 || rec.filter_mask & (1 << i) == 0);
     if !active {
         let stored = super::stored_bytes(src, rec).map_err(|e| chunk_error(map.key, rec, e))?;
         if stored.len() < want {
