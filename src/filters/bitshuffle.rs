@@ -27,11 +27,7 @@ pub fn transpose8(mut x: u64) -> u64 {
 
 /// Number of elements the transform covers: the largest multiple of 8.
 fn core_len(len: usize, ts: usize) -> usize {
-    if ts == 0 {
-        0
-    } else {
-        (len / ts) & !7
-    }
+    len.checked_div(ts).unwrap_or(0) & !7
 }
 
 /// Bitshuffle `src` into `dst` (equal lengths; extra bytes copied unchanged).

@@ -71,7 +71,7 @@ pub fn compute_blocksize(nbytes: usize, ts: usize, clevel: u8, codec: u8) -> usi
         };
     }
     if clevel > 0 && split(codec, ts, bs) {
-        bs = (bs.min(256 << 10) * ts).max(64 << 10).min(1 << 20);
+        bs = (bs.min(256 << 10) * ts).clamp(64 << 10, 1 << 20);
     }
     bs = bs.min(nbytes);
     if bs > ts {

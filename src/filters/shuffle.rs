@@ -40,7 +40,7 @@ fn element_size(cd_values: &[u32], ctx: &ChunkContext) -> Result<usize> {
 pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     let len = src.len().min(dst.len());
     let (src, dst) = (&src[..len], &mut dst[..len]);
-    let n = if ts == 0 { 0 } else { len / ts };
+    let n = len.checked_div(ts).unwrap_or(0);
     if ts <= 1 || n <= 1 {
         dst.copy_from_slice(src);
         return;
@@ -64,7 +64,7 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
 pub fn shuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
     let len = src.len().min(dst.len());
     let (src, dst) = (&src[..len], &mut dst[..len]);
-    let n = if ts == 0 { 0 } else { len / ts };
+    let n = len.checked_div(ts).unwrap_or(0);
     if ts <= 1 || n <= 1 {
         dst.copy_from_slice(src);
         return;
@@ -86,7 +86,7 @@ fn shuffle_scalar_body(src: &[u8], dst: &mut [u8], ts: usize, n: usize) {
 pub fn unshuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     let len = src.len().min(dst.len());
     let (src, dst) = (&src[..len], &mut dst[..len]);
-    let n = if ts == 0 { 0 } else { len / ts };
+    let n = len.checked_div(ts).unwrap_or(0);
     if ts <= 1 || n <= 1 {
         dst.copy_from_slice(src);
         return;
@@ -102,7 +102,7 @@ pub fn unshuffle(src: &[u8], dst: &mut [u8], ts: usize) {
 pub fn unshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
     let len = src.len().min(dst.len());
     let (src, dst) = (&src[..len], &mut dst[..len]);
-    let n = if ts == 0 { 0 } else { len / ts };
+    let n = len.checked_div(ts).unwrap_or(0);
     if ts <= 1 || n <= 1 {
         dst.copy_from_slice(src);
         return;

@@ -57,7 +57,7 @@ impl Reader<'_> {
     }
     fn array(&mut self, rank: usize) -> Result<Vec<i64>> {
         let m = self.byte()?;
-        if usize::from(m.wrapping_sub(0x90)) != rank || m < 0x90 || m > 0x9f {
+        if !(0x90..=0x9f).contains(&m) || usize::from(m - 0x90) != rank {
             return Err(bad("array length differs from the rank"));
         }
         (0..rank).map(|_| self.int()).collect()

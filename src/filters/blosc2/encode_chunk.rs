@@ -68,7 +68,7 @@ pub fn stune_blocksize(nbytes: usize, typesize: usize, clevel: u8, codec: u8, fi
             8 => 256 << 10,
             _ => 512 << 10,
         };
-        bs = (per * ts).min(4 << 20).max(32 << 10);
+        bs = (per * ts).clamp(32 << 10, 4 << 20);
     }
     bs = bs.min(nbytes);
     if bs > ts {
@@ -185,9 +185,13 @@ impl ChunkEncoder {
                 if has(filter::SHUFFLE) { 1 } else { 0 },
             )
         } else {
-            s.blocksize
+            let bs = s.blocksize.min(nbytes);
+            if bs > ts {
+                bs - bs % ts
+            } else {
+                bs
+            }
         }
-        .min(nbytes)
         .max(1);
         let split = split_rule(s.codec, s.clevel, has(filter::SHUFFLE), ts, bs);
         let mut flags = 0x05 | (fmt << 5);

@@ -244,3 +244,94 @@ fn spec<'m>(p: &Params, ts: usize, ml: &'m [(&'m str, Vec<u8>)]) -> frame::Frame
         metalayers: ml,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::encode_chunk::{ChunkEncoder, Settings};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn data(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| ((i / 3) as u8).wrapping_mul(seed) ^ ((i % 7) as u8))
+            .collect()
+    }
+
+    #[test]
+    fn cd_values_as_hdf5plugin_writes_them() {
+        let ctx = ChunkContext::new(2, 100_000);
+        let p = Params::from_cd(&[1, 0, 2, 100_000, 3, 1, 5, 3, 10, 50, 100], &ctx).unwrap();
+        assert_eq!(p.dims, Some(vec![10, 50, 100]));
+        assert_eq!(p.to_cd(), vec![1, 0, 2, 100_000, 3, 1, 5, 3, 10, 50, 100]);
+    }
+
+    #[test]
+    fn zero_chunk_is_special_offset_frame() {
+        let ctx = ChunkContext::new(2, 8192);
+        let cd = [1, 0, 2, 8192, 3, 1, 5];
+        let f = encode(&[0u8; 8192], &cd, &ctx).unwrap();
+        assert_eq!(f.len(), 172);
+        assert_eq!(decode(&f, &cd, &ctx).unwrap(), vec![0u8; 8192]);
+    }
+
+    #[test]
+    fn unknown_codec_is_unsupported() {
+        let ctx = ChunkContext::new(2, 64);
+        let err = encode(&[1u8; 64], &[1, 0, 2, 64, 5, 1, 37], &ctx).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedCodec { codec: 37, .. }));
+        // a chunk whose header says "user codec 37"
+        let mut c = ChunkEncoder::new()
+            .encode(
+                &(0..4096).map(|i| (i / 64) as u8).collect::<Vec<u8>>(),
+                &Settings {
+                    typesize: 2,
+                    clevel: 5,
+                    codec: 1,
+                    filters: [0, 0, 0, 0, 0, 1],
+                    filters_meta: [0; 6],
+                    blocksize: 0,
+                },
+            )
+            .unwrap();
+        c[2] = (c[2] & 0x1f) | (6 << 5);
+        c[22] = 37;
+        assert_eq!(c[2] & 0x02, 0, "test chunk must not be memcpyed");
+        let err = chunk::decode(&c, 1 << 20).unwrap_err();
+        assert!(
+            matches!(err, Error::UnsupportedCodec { codec: 37, .. }),
+            "{err}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn chunk_round_trip(ts in 1usize..=16, n in 0usize..5000,
+                            codec in prop::sample::select(vec![0u8, 1, 2, 4, 5]),
+                            filter in prop::sample::select(vec![0u8, 1, 2, 3]),
+                            clevel in 0u8..=9, bs in prop::sample::select(vec![0usize, 256, 1000, 4096]),
+                            seed in any::<u8>()) {
+            let src = data(n, seed);
+            let s = Settings { typesize: ts, clevel, codec, filters: [0, 0, 0, 0, 0, filter],
+                               filters_meta: [0; 6], blocksize: bs };
+            let c = ChunkEncoder::new().encode(&src, &s).unwrap();
+            prop_assert_eq!(chunk::decode(&c, 1 << 20).unwrap(), src);
+        }
+
+        #[test]
+        fn filter_round_trip(ts in 1usize..=16, dims in proptest::collection::vec(1usize..40, 1..4),
+                             codec in prop::sample::select(vec![0u32, 1, 2, 4, 5]),
+                             filter in 0u32..3, seed in any::<u8>()) {
+            let items: usize = dims.iter().product();
+            let src = data(items * ts, seed);
+            let mut cd = vec![1, 0, ts as u32, src.len() as u32, 5, filter, codec];
+            if dims.len() >= 2 {
+                cd.push(dims.len() as u32);
+                cd.extend(dims.iter().map(|&d| d as u32));
+            }
+            let ctx = ChunkContext::new(ts, src.len());
+            let f = encode(&src, &cd, &ctx).unwrap();
+            prop_assert_eq!(decode(&f, &cd, &ctx).unwrap(), src);
+        }
+    }
+}
