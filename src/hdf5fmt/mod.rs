@@ -11,6 +11,7 @@ pub mod fractal_heap;
 pub mod limits;
 pub mod selection;
 pub mod source;
+pub mod write;
 
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
