@@ -1,22 +1,558 @@
-//! Filter `bitshuffle`: encode/decode pair (see `shared/spec/filters.md`).
+//! Bitshuffle: the bit-transpose transform (`shared/spec/filters.md` §3.9.2)
+//! and the HDF5 bitshuffle filter 32008 with its LZ4/Zstd framing (§5.1).
+//!
+//! The transform of `n` elements of `s` bytes (`n` a multiple of 8) writes
+//! `8·s` bit-planes of `n/8` bytes: plane `8·j + k` holds bit `k` of byte `j`
+//! of every element, element `i` at bit `i mod 8` of byte `i / 8`. Elements
+//! past the last multiple of 8 (and bytes past the last whole element) are
+//! copied unchanged. Kernels: portable scalar plus SSE2/AVX2 on x86-64.
 
 use crate::error::{Error, Result};
+use crate::filters::blosc2::codec;
+use crate::filters::shuffle;
 use crate::filters::ChunkContext;
 
-/// Undo the filter.
-pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "bitshuffle".into(),
+const NAME: &str = "bitshuffle";
+
+/// 8×8 bit-matrix transpose: bit `8r + c` of the result is bit `8c + r` of `x`.
+#[inline]
+pub fn transpose8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x ^= t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x ^= t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+/// Number of elements the transform covers: the largest multiple of 8.
+fn core_len(len: usize, ts: usize) -> usize {
+    len.checked_div(ts).unwrap_or(0) & !7
+}
+
+/// Bitshuffle `src` into `dst` (equal lengths; extra bytes copied unchanged).
+/// `scratch` is reused between calls to avoid allocation.
+pub fn bitshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>) {
+    let len = src.len().min(dst.len());
+    let n = core_len(len, ts);
+    let body = n * ts;
+    if n > 0 {
+        let nb = n / 8;
+        if ts == 1 {
+            planes_to_rows(&src[..body], &mut dst[..body], 1, nb);
+        } else {
+            scratch.clear();
+            scratch.resize(body, 0);
+            shuffle::shuffle(&src[..body], scratch, ts);
+            planes_to_rows(scratch, &mut dst[..body], ts, nb);
+        }
+    }
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Undo [`bitshuffle`].
+pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>) {
+    let len = src.len().min(dst.len());
+    let n = core_len(len, ts);
+    let body = n * ts;
+    if n > 0 {
+        let nb = n / 8;
+        if ts == 1 {
+            rows_to_planes(&src[..body], &mut dst[..body], 1, nb);
+        } else {
+            scratch.clear();
+            scratch.resize(body, 0);
+            rows_to_planes(&src[..body], scratch, ts, nb);
+            shuffle::unshuffle(scratch, &mut dst[..body], ts);
+        }
+    }
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Portable bitshuffle (reference for the SIMD path).
+pub fn bitshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let n = core_len(len, ts);
+    let body = n * ts;
+    if n > 0 {
+        let mut tmp = vec![0u8; body];
+        shuffle::shuffle_scalar(&src[..body], &mut tmp, ts);
+        planes_to_rows_scalar(&tmp, &mut dst[..body], ts, n / 8, 0);
+    }
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Portable bitunshuffle (reference for the SIMD path).
+pub fn bitunshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let n = core_len(len, ts);
+    let body = n * ts;
+    if n > 0 {
+        let mut tmp = vec![0u8; body];
+        rows_to_planes_scalar(&src[..body], &mut tmp, ts, n / 8, 0);
+        shuffle::unshuffle_scalar(&tmp, &mut dst[..body], ts);
+    }
+    dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Byte planes (`ts` planes of `8·nb` bytes) → bit rows (`8·ts` rows of `nb` bytes).
+fn planes_to_rows(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of x86-64; the kernel keeps every access inside
+        // `planes` (ts·8·nb bytes) and `rows` (the same size).
+        let done = unsafe { x86::planes_to_rows_sse2(planes, rows, ts, nb) };
+        planes_to_rows_scalar(planes, rows, ts, nb, done);
+        return;
+    }
+    #[allow(unreachable_code)]
+    planes_to_rows_scalar(planes, rows, ts, nb, 0)
+}
+
+/// Bit rows → byte planes (inverse of [`planes_to_rows`]).
+fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let done = if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 detected; accesses stay inside both ts·8·nb-byte buffers.
+            unsafe { x86::rows_to_planes_avx2(rows, planes, ts, nb) }
+        } else {
+            // SAFETY: SSE2 is part of x86-64; same bounds.
+            unsafe { x86::rows_to_planes_sse2(rows, planes, ts, nb, 0) }
+        };
+        rows_to_planes_scalar(rows, planes, ts, nb, done);
+        return;
+    }
+    #[allow(unreachable_code)]
+    rows_to_planes_scalar(rows, planes, ts, nb, 0)
+}
+
+/// Scalar tail of [`planes_to_rows`] for columns `start..nb`.
+fn planes_to_rows_scalar(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize, start: usize) {
+    let n = nb * 8;
+    for j in 0..ts {
+        let plane = &planes[j * n..(j + 1) * n];
+        for g in start..nb {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&plane[8 * g..8 * g + 8]);
+            let y = transpose8(u64::from_le_bytes(b)).to_le_bytes();
+            for (k, v) in y.iter().enumerate() {
+                rows[(8 * j + k) * nb + g] = *v;
+            }
+        }
+    }
+}
+
+/// Scalar tail of [`rows_to_planes`] for columns `start..nb`.
+fn rows_to_planes_scalar(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize, start: usize) {
+    let n = nb * 8;
+    for j in 0..ts {
+        let r = &rows[8 * j * nb..8 * (j + 1) * nb];
+        let plane = &mut planes[j * n..(j + 1) * n];
+        for g in start..nb {
+            let mut b = [0u8; 8];
+            for (k, v) in b.iter_mut().enumerate() {
+                *v = r[k * nb + g];
+            }
+            let y = transpose8(u64::from_le_bytes(b));
+            plane[8 * g..8 * g + 8].copy_from_slice(&y.to_le_bytes());
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! SIMD bit-transpose kernels; each returns the number of columns (bytes
+    //! per bit row) it handled, the scalar code finishes the rest.
+    use std::arch::x86_64::*;
+
+    /// Forward: movemask collects bit 7 of 16 element bytes at a time.
+    #[target_feature(enable = "sse2")]
+    pub(super) unsafe fn planes_to_rows_sse2(
+        planes: &[u8],
+        rows: &mut [u8],
+        ts: usize,
+        nb: usize,
+    ) -> usize {
+        let n = nb * 8;
+        let done = nb & !1;
+        debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
+        let src = planes.as_ptr();
+        let dst = rows.as_mut_ptr();
+        for j in 0..ts {
+            let mut c = 0;
+            while c < done {
+                let mut x = _mm_loadu_si128(src.add(j * n + 8 * c) as *const __m128i);
+                for k in (0..8).rev() {
+                    let m = _mm_movemask_epi8(x) as u16;
+                    let p = dst.add((8 * j + k) * nb + c) as *mut [u8; 2];
+                    p.write_unaligned(m.to_le_bytes());
+                    x = _mm_slli_epi16(x, 1);
+                }
+                c += 2;
+            }
+        }
+        done
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    unsafe fn t8_sse2(mut x: __m128i) -> __m128i {
+        let m1 = _mm_set1_epi64x(0x00AA_00AA_00AA_00AA);
+        let m2 = _mm_set1_epi64x(0x0000_CCCC_0000_CCCC);
+        let m3 = _mm_set1_epi64x(0x0000_0000_F0F0_F0F0);
+        let t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 7)), m1);
+        x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 7)));
+        let t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 14)), m2);
+        x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 14)));
+        let t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 28)), m3);
+        _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 28)))
+    }
+
+    /// Inverse: gather 16 columns of 8 rows, byte-transpose, bit-transpose.
+    #[target_feature(enable = "sse2")]
+    pub(super) unsafe fn rows_to_planes_sse2(
+        rows: &[u8],
+        planes: &mut [u8],
+        ts: usize,
+        nb: usize,
+        start: usize,
+    ) -> usize {
+        let n = nb * 8;
+        let done = start + ((nb - start.min(nb)) & !15);
+        debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
+        let src = rows.as_ptr();
+        let dst = planes.as_mut_ptr();
+        for j in 0..ts {
+            let base = src.add(8 * j * nb);
+            let mut g = start;
+            while g < done {
+                let mut r = [_mm_setzero_si128(); 8];
+                for (k, v) in r.iter_mut().enumerate() {
+                    *v = _mm_loadu_si128(base.add(k * nb + g) as *const __m128i);
+                }
+                let cols = crate::filters::shuffle::transpose_8x16_sse2(r);
+                let out = dst.add(j * n + 8 * g) as *mut __m128i;
+                for (i, v) in cols.iter().enumerate() {
+                    _mm_storeu_si128(out.add(i), t8_sse2(*v));
+                }
+                g += 16;
+            }
+        }
+        done
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn t8_avx2(mut x: __m256i) -> __m256i {
+        let m1 = _mm256_set1_epi64x(0x00AA_00AA_00AA_00AA);
+        let m2 = _mm256_set1_epi64x(0x0000_CCCC_0000_CCCC);
+        let m3 = _mm256_set1_epi64x(0x0000_0000_F0F0_F0F0);
+        let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 7)), m1);
+        x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64(t, 7)));
+        let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 14)), m2);
+        x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64(t, 14)));
+        let t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 28)), m3);
+        _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64(t, 28)))
+    }
+
+    /// AVX2 inverse over 32 columns at a time (each 128-bit lane does 16).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rows_to_planes_avx2(
+        rows: &[u8],
+        planes: &mut [u8],
+        ts: usize,
+        nb: usize,
+    ) -> usize {
+        let n = nb * 8;
+        let done = nb & !31;
+        debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
+        let src = rows.as_ptr();
+        let dst = planes.as_mut_ptr();
+        for j in 0..ts {
+            let base = src.add(8 * j * nb);
+            let mut g = 0;
+            while g < done {
+                let ld = |k: usize| _mm256_loadu_si256(base.add(k * nb + g) as *const __m256i);
+                let (r0, r1, r2, r3) = (ld(0), ld(1), ld(2), ld(3));
+                let (r4, r5, r6, r7) = (ld(4), ld(5), ld(6), ld(7));
+                let t01l = _mm256_unpacklo_epi8(r0, r1);
+                let t01h = _mm256_unpackhi_epi8(r0, r1);
+                let t23l = _mm256_unpacklo_epi8(r2, r3);
+                let t23h = _mm256_unpackhi_epi8(r2, r3);
+                let t45l = _mm256_unpacklo_epi8(r4, r5);
+                let t45h = _mm256_unpackhi_epi8(r4, r5);
+                let t67l = _mm256_unpacklo_epi8(r6, r7);
+                let t67h = _mm256_unpackhi_epi8(r6, r7);
+                let a0 = _mm256_unpacklo_epi16(t01l, t23l);
+                let a1 = _mm256_unpackhi_epi16(t01l, t23l);
+                let a2 = _mm256_unpacklo_epi16(t01h, t23h);
+                let a3 = _mm256_unpackhi_epi16(t01h, t23h);
+                let b0 = _mm256_unpacklo_epi16(t45l, t67l);
+                let b1 = _mm256_unpackhi_epi16(t45l, t67l);
+                let b2 = _mm256_unpacklo_epi16(t45h, t67h);
+                let b3 = _mm256_unpackhi_epi16(t45h, t67h);
+                let cols = [
+                    _mm256_unpacklo_epi32(a0, b0),
+                    _mm256_unpackhi_epi32(a0, b0),
+                    _mm256_unpacklo_epi32(a1, b1),
+                    _mm256_unpackhi_epi32(a1, b1),
+                    _mm256_unpacklo_epi32(a2, b2),
+                    _mm256_unpackhi_epi32(a2, b2),
+                    _mm256_unpacklo_epi32(a3, b3),
+                    _mm256_unpackhi_epi32(a3, b3),
+                ];
+                // Lane 0 of cols[i] holds columns g+2i, g+2i+1; lane 1 holds g+16+2i, g+17+2i.
+                let out = dst.add(j * n + 8 * g);
+                for (i, v) in cols.iter().enumerate() {
+                    let y = t8_avx2(*v);
+                    _mm_storeu_si128(out.add(16 * i) as *mut __m128i, _mm256_castsi256_si128(y));
+                    _mm_storeu_si128(
+                        out.add(128 + 16 * i) as *mut __m128i,
+                        _mm256_extracti128_si256(y, 1),
+                    );
+                }
+                g += 32;
+            }
+        }
+        rows_to_planes_sse2(rows, planes, ts, nb, done)
+    }
+}
+
+// ---------------------------------------------------------------- filter 32008
+
+/// Default block size in elements: `max(128, floor(8192 / ts / 8) · 8)`.
+pub fn default_block(ts: usize) -> usize {
+    ((8192 / ts.max(1)) / 8 * 8).max(128)
+}
+
+struct Params {
+    ts: usize,
+    block: usize,
+    comp: u32,
+    level: i32,
+}
+
+fn params(cd: &[u32], ctx: &ChunkContext) -> Result<Params> {
+    let ts = match cd.get(2) {
+        Some(&v) if v > 0 => v as usize,
+        _ if ctx.element_size > 0 => ctx.element_size,
+        _ => return Err(Error::filter(0, NAME, "missing element size")),
+    };
+    let block = match cd.get(3) {
+        Some(&v) if v > 0 => v as usize,
+        _ => default_block(ts),
+    };
+    if block % 8 != 0 {
+        return Err(Error::filter(0, NAME, "block size is not a multiple of 8"));
+    }
+    let comp = cd.get(4).copied().unwrap_or(0);
+    let level = cd.get(5).map(|&v| v as i32).unwrap_or(3);
+    Ok(Params {
+        ts,
+        block,
+        comp,
+        level,
     })
 }
 
-/// Apply the filter.
+/// Undo filter 32008 (bitshuffle, optionally LZ4 or Zstd compressed).
+pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let p = params(cd_values, ctx)?;
+    let mut scratch = Vec::new();
+    if p.comp == 0 {
+        let mut out = vec![0u8; input.len()];
+        for (s, d) in input
+            .chunks(p.block * p.ts)
+            .zip(out.chunks_mut(p.block * p.ts))
+        {
+            bitunshuffle(s, d, p.ts, &mut scratch);
+        }
+        return Ok(out);
+    }
+    if p.comp != 2 && p.comp != 3 {
+        return Err(unsupported(p.comp));
+    }
+    let bad = |why: &str| Error::filter(0, NAME, why);
+    let total = input
+        .get(..8)
+        .map(|b| u64::from_be_bytes(b.try_into().unwrap_or_default()))
+        .ok_or_else(|| bad("truncated header"))?;
+    let block_bytes = input
+        .get(8..12)
+        .map(|b| u32::from_be_bytes(b.try_into().unwrap_or_default()) as usize)
+        .ok_or_else(|| bad("truncated header"))?;
+    if total > ctx.max_output as u64 {
+        return Err(bad("decoded size exceeds the chunk bound"));
+    }
+    let total = total as usize;
+    if total % p.ts != 0 || block_bytes == 0 || block_bytes % (8 * p.ts) != 0 {
+        return Err(bad("inconsistent sizes in header"));
+    }
+    let mut out = vec![0u8; total];
+    let n = total / p.ts;
+    let block = block_bytes / p.ts;
+    let tail_elems = (n % block) & !7;
+    let mut pos = 12usize;
+    let mut zst = codec::ZstdDecoder::new();
+    let mut raw = Vec::new();
+    let mut written = 0usize;
+    let nfull = n / block;
+    for i in 0..=nfull {
+        let elems = if i < nfull { block } else { tail_elems };
+        if elems == 0 {
+            continue;
+        }
+        let c = input
+            .get(pos..pos + 4)
+            .map(|b| u32::from_be_bytes(b.try_into().unwrap_or_default()) as usize)
+            .ok_or_else(|| bad("truncated block header"))?;
+        let payload = input
+            .get(pos + 4..pos + 4 + c)
+            .ok_or_else(|| bad("truncated block"))?;
+        pos += 4 + c;
+        let nbytes = elems * p.ts;
+        raw.clear();
+        raw.resize(nbytes, 0);
+        if p.comp == 2 {
+            codec::lz4_decode_into(payload, &mut raw, NAME)?;
+        } else {
+            zst.decode_into(payload, &mut raw, NAME)?;
+        }
+        bitunshuffle(
+            &raw,
+            &mut out[written..written + nbytes],
+            p.ts,
+            &mut scratch,
+        );
+        written += nbytes;
+    }
+    let rest = total - written;
+    let tail = input
+        .get(pos..pos + rest)
+        .ok_or_else(|| bad("truncated trailing elements"))?;
+    out[written..].copy_from_slice(tail);
+    Ok(out)
+}
+
+/// Apply filter 32008.
 pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "bitshuffle".into(),
-    })
+    let p = params(cd_values, ctx)?;
+    if input.len() % p.ts != 0 {
+        return Err(Error::filter(
+            0,
+            NAME,
+            "chunk size is not a multiple of the element size",
+        ));
+    }
+    let mut scratch = Vec::new();
+    if p.comp == 0 {
+        let mut out = vec![0u8; input.len()];
+        for (s, d) in input
+            .chunks(p.block * p.ts)
+            .zip(out.chunks_mut(p.block * p.ts))
+        {
+            bitshuffle(s, d, p.ts, &mut scratch);
+        }
+        return Ok(out);
+    }
+    if p.comp != 2 && p.comp != 3 {
+        return Err(unsupported(p.comp));
+    }
+    let n = input.len() / p.ts;
+    let mut out = Vec::with_capacity(input.len() / 2 + 64);
+    out.extend_from_slice(&(input.len() as u64).to_be_bytes());
+    out.extend_from_slice(&((p.block * p.ts) as u32).to_be_bytes());
+    let core = n - (n % p.block) % 8;
+    let mut shuf = Vec::new();
+    for blk in input[..core * p.ts].chunks(p.block * p.ts) {
+        shuf.clear();
+        shuf.resize(blk.len(), 0);
+        bitshuffle(blk, &mut shuf, p.ts, &mut scratch);
+        let c = if p.comp == 2 {
+            codec::lz4_compress(&shuf)
+        } else {
+            codec::zstd_compress(&shuf, p.level)
+        };
+        out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+        out.extend_from_slice(&c);
+    }
+    out.extend_from_slice(&input[core * p.ts..]);
+    Ok(out)
+}
+
+fn unsupported(comp: u32) -> Error {
+    Error::UnsupportedCodec {
+        filter: NAME,
+        codec: comp,
+        name: "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bit-by-bit definition of the transform.
+    fn naive(src: &[u8], ts: usize) -> Vec<u8> {
+        let n = src.len() / ts;
+        let mut out = vec![0u8; src.len()];
+        for i in 0..n {
+            for j in 0..ts {
+                for k in 0..8 {
+                    let bit = (src[i * ts + j] >> k) & 1;
+                    let row = 8 * j + k;
+                    out[row * (n / 8) + i / 8] |= bit << (i % 8);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn transpose8_is_transpose() {
+        let x = 0x0123_4567_89ab_cdefu64;
+        let y = transpose8(x);
+        for r in 0..8 {
+            for c in 0..8 {
+                assert_eq!((y >> (8 * r + c)) & 1, (x >> (8 * c + r)) & 1);
+            }
+        }
+    }
+
+    #[test]
+    fn matches_bitwise_definition() {
+        let src: Vec<u8> = (0..48u32).map(|i| (i * 37 + 11) as u8).collect();
+        let mut a = vec![0; 48];
+        bitshuffle_scalar(&src, &mut a, 2);
+        assert_eq!(a, naive(&src, 2));
+    }
+
+    proptest! {
+        #[test]
+        fn simd_equals_scalar_and_round_trips(ts in 1usize..=16, data in proptest::collection::vec(any::<u8>(), 0..5000)) {
+            let mut scratch = Vec::new();
+            let mut a = vec![0; data.len()];
+            let mut b = vec![0; data.len()];
+            bitshuffle(&data, &mut a, ts, &mut scratch);
+            bitshuffle_scalar(&data, &mut b, ts);
+            prop_assert_eq!(&a, &b);
+            let mut c = vec![0; data.len()];
+            let mut d = vec![0; data.len()];
+            bitunshuffle(&a, &mut c, ts, &mut scratch);
+            bitunshuffle_scalar(&a, &mut d, ts);
+            prop_assert_eq!(&c, &d);
+            prop_assert_eq!(&c, &data);
+        }
+
+        #[test]
+        fn filter_round_trip(ts in 1usize..=16, comp in prop::sample::select(vec![0u32, 2, 3]), n in 0usize..3000, seed in any::<u8>()) {
+            let data: Vec<u8> = (0..n * ts).map(|i| ((i / 7) as u8).wrapping_mul(seed)).collect();
+            let cd = [0, 4, ts as u32, 0, comp, 3];
+            let ctx = ChunkContext::new(ts, data.len());
+            let enc = encode(&data, &cd, &ctx).unwrap();
+            prop_assert_eq!(decode(&enc, &cd, &ctx).unwrap(), data);
+        }
+    }
 }

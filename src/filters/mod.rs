@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 pub mod bitshuffle;
 pub mod blosc;
 pub mod blosc2;
+pub mod blosclz;
 pub mod bzip2;
 pub mod deflate;
 pub mod fletcher32;

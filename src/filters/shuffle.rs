@@ -1,22 +1,427 @@
-//! Filter `shuffle`: encode/decode pair (see `shared/spec/filters.md`).
+//! Byte shuffle: the HDF5 shuffle filter (id 2, `shared/spec/filters.md` §2.2)
+//! and the byte-transpose kernels that Blosc1/Blosc2 use (§3.9.1).
+//!
+//! Forward, `n = len / s` elements of `s` bytes: output byte `j·n + i` = input
+//! byte `i·s + j`; the `len mod s` trailing bytes are copied unchanged.
+//! Each kernel has a portable scalar version and, on x86-64, SSE2/AVX2
+//! versions chosen at run time; all produce identical bytes.
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
 
-/// Undo the filter.
+/// Undo the HDF5 shuffle filter; `cd_values[0]` is the element size.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "shuffle".into(),
-    })
+    let ts = element_size(cd_values, ctx)?;
+    let mut out = vec![0u8; input.len()];
+    unshuffle(input, &mut out, ts);
+    Ok(out)
 }
 
-/// Apply the filter.
+/// Apply the HDF5 shuffle filter.
 pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "shuffle".into(),
-    })
+    let ts = element_size(cd_values, ctx)?;
+    let mut out = vec![0u8; input.len()];
+    shuffle(input, &mut out, ts);
+    Ok(out)
+}
+
+fn element_size(cd_values: &[u32], ctx: &ChunkContext) -> Result<usize> {
+    match cd_values.first() {
+        Some(&v) => {
+            usize::try_from(v).map_err(|_| Error::filter(0, "shuffle", "element size does not fit"))
+        }
+        None if ctx.element_size > 0 => Ok(ctx.element_size),
+        None => Err(Error::filter(0, "shuffle", "missing element size")),
+    }
+}
+
+/// Byte-shuffle `src` into `dst` with element size `ts` (`dst` gets
+/// `min(src.len(), dst.len())` bytes; callers pass equal lengths).
+pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let (src, dst) = (&src[..len], &mut dst[..len]);
+    let n = len.checked_div(ts).unwrap_or(0);
+    if ts <= 1 || n <= 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let body = n * ts;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if ts == 2 && is_x86_feature_detected!("sse2") {
+            let (p0, p1) = dst[..body].split_at_mut(n);
+            // SAFETY: SSE2 is available (checked above); the kernel bounds every access.
+            unsafe { x86::shuffle2_sse2(&src[..body], p0, p1) };
+            dst[body..].copy_from_slice(&src[body..]);
+            return;
+        }
+    }
+    shuffle_scalar_body(&src[..body], &mut dst[..body], ts, n);
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Portable byte shuffle (reference for the SIMD versions).
+pub fn shuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let (src, dst) = (&src[..len], &mut dst[..len]);
+    let n = len.checked_div(ts).unwrap_or(0);
+    if ts <= 1 || n <= 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let body = n * ts;
+    shuffle_scalar_body(&src[..body], &mut dst[..body], ts, n);
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+fn shuffle_scalar_body(src: &[u8], dst: &mut [u8], ts: usize, n: usize) {
+    for (j, plane) in dst.chunks_exact_mut(n).enumerate() {
+        for (d, s) in plane.iter_mut().zip(src.iter().skip(j).step_by(ts)) {
+            *d = *s;
+        }
+    }
+}
+
+/// Undo a byte shuffle of element size `ts` from `src` into `dst`.
+pub fn unshuffle(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let (src, dst) = (&src[..len], &mut dst[..len]);
+    let n = len.checked_div(ts).unwrap_or(0);
+    if ts <= 1 || n <= 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let body = n * ts;
+    with_planes(&src[..body], n, |planes| {
+        unshuffle_planes(planes, &mut dst[..body])
+    });
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Portable unshuffle (reference for the SIMD versions).
+pub fn unshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
+    let len = src.len().min(dst.len());
+    let (src, dst) = (&src[..len], &mut dst[..len]);
+    let n = len.checked_div(ts).unwrap_or(0);
+    if ts <= 1 || n <= 1 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let body = n * ts;
+    with_planes(&src[..body], n, |planes| {
+        unshuffle_planes_scalar(planes, &mut dst[..body])
+    });
+    dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Split `src` into `src.len() / n` planes of `n` bytes and hand them to `f`
+/// (no allocation for up to 16 planes).
+fn with_planes<R>(src: &[u8], n: usize, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+    let count = src.len().checked_div(n).unwrap_or(0);
+    if count <= 16 {
+        let mut arr: [&[u8]; 16] = [&[]; 16];
+        for (slot, p) in arr.iter_mut().zip(src.chunks_exact(n)) {
+            *slot = p;
+        }
+        f(&arr[..count])
+    } else {
+        let v: Vec<&[u8]> = src.chunks_exact(n).collect();
+        f(&v)
+    }
+}
+
+/// Interleave byte planes: `dst[i·T + j] = planes[j][i]` with `T = planes.len()`.
+/// All planes must have the same length `n` and `dst.len() == n·T`;
+/// otherwise only the common prefix is written.
+pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+    let t = planes.len();
+    let n = planes.iter().map(|p| p.len()).min().unwrap_or(0);
+    if t == 0 || n == 0 {
+        return;
+    }
+    let n = n.min(dst.len() / t);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let done = x86::unshuffle_planes_simd(planes, n, dst);
+        if done == n {
+            return;
+        }
+        unshuffle_planes_from(planes, dst, done, n);
+        return;
+    }
+    #[allow(unreachable_code)]
+    unshuffle_planes_from(planes, dst, 0, n)
+}
+
+/// Portable plane interleave (reference for the SIMD versions).
+pub fn unshuffle_planes_scalar(planes: &[&[u8]], dst: &mut [u8]) {
+    let t = planes.len();
+    let n = planes.iter().map(|p| p.len()).min().unwrap_or(0);
+    if t == 0 || n == 0 {
+        return;
+    }
+    let n = n.min(dst.len() / t);
+    unshuffle_planes_from(planes, dst, 0, n)
+}
+
+/// Scalar interleave of elements `start..n`.
+fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [u8], start: usize, n: usize) {
+    let t = planes.len();
+    let dst = &mut dst[start * t..n * t];
+    match planes {
+        [p0, p1] => {
+            for (d, (a, b)) in dst
+                .chunks_exact_mut(2)
+                .zip(p0[start..n].iter().zip(&p1[start..n]))
+            {
+                d.copy_from_slice(&[*a, *b]);
+            }
+        }
+        [p0, p1, p2, p3] => {
+            let it = p0[start..n]
+                .iter()
+                .zip(&p1[start..n])
+                .zip(p2[start..n].iter().zip(&p3[start..n]));
+            for (d, ((a, b), (c, e))) in dst.chunks_exact_mut(4).zip(it) {
+                d.copy_from_slice(&[*a, *b, *c, *e]);
+            }
+        }
+        _ => {
+            for (j, p) in planes.iter().enumerate() {
+                for (d, s) in dst.iter_mut().skip(j).step_by(t).zip(&p[start..n]) {
+                    *d = *s;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::transpose_8x16 as transpose_8x16_sse2;
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! SSE2/AVX2 byte-transpose kernels. Each returns how many elements it
+    //! handled; the caller finishes the tail with the scalar code.
+    use std::arch::x86_64::*;
+
+    /// Interleave as many elements as the SIMD kernels can; returns the count done.
+    pub(super) fn unshuffle_planes_simd(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+        match planes {
+            [p0, p1] => {
+                if is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 detected; slices are at least n (planes) and 2n (dst) long.
+                    unsafe { unshuffle2_avx2(p0, p1, n, dst) }
+                } else {
+                    // SAFETY: SSE2 is part of x86-64; lengths as above.
+                    unsafe { unshuffle2_sse2(p0, p1, n, dst) }
+                }
+            }
+            [p0, p1, p2, p3] => {
+                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 4n bytes.
+                unsafe { unshuffle4_sse2([p0, p1, p2, p3], n, dst) }
+            }
+            [a, b, c, d, e, f, g, h] => {
+                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 8n bytes.
+                unsafe { unshuffle8_sse2([a, b, c, d, e, f, g, h], n, dst) }
+            }
+            _ => 0,
+        }
+    }
+
+    #[inline]
+    unsafe fn ld(p: &[u8], i: usize) -> __m128i {
+        debug_assert!(i + 16 <= p.len());
+        _mm_loadu_si128(p.as_ptr().add(i) as *const __m128i)
+    }
+
+    #[inline]
+    unsafe fn st(p: &mut [u8], i: usize, v: __m128i) {
+        debug_assert!(i + 16 <= p.len());
+        _mm_storeu_si128(p.as_mut_ptr().add(i) as *mut __m128i, v)
+    }
+
+    #[target_feature(enable = "sse2")]
+    unsafe fn unshuffle2_sse2(p0: &[u8], p1: &[u8], n: usize, dst: &mut [u8]) -> usize {
+        let mut i = 0;
+        while i + 16 <= n {
+            let a = ld(p0, i);
+            let b = ld(p1, i);
+            st(dst, 2 * i, _mm_unpacklo_epi8(a, b));
+            st(dst, 2 * i + 16, _mm_unpackhi_epi8(a, b));
+            i += 16;
+        }
+        i
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn unshuffle2_avx2(p0: &[u8], p1: &[u8], n: usize, dst: &mut [u8]) -> usize {
+        let mut i = 0;
+        let (s0, s1, d) = (p0.as_ptr(), p1.as_ptr(), dst.as_mut_ptr());
+        while i + 64 <= n {
+            let a0 = _mm256_loadu_si256(s0.add(i) as *const __m256i);
+            let b0 = _mm256_loadu_si256(s1.add(i) as *const __m256i);
+            let a1 = _mm256_loadu_si256(s0.add(i + 32) as *const __m256i);
+            let b1 = _mm256_loadu_si256(s1.add(i + 32) as *const __m256i);
+            let lo0 = _mm256_unpacklo_epi8(a0, b0);
+            let hi0 = _mm256_unpackhi_epi8(a0, b0);
+            let lo1 = _mm256_unpacklo_epi8(a1, b1);
+            let hi1 = _mm256_unpackhi_epi8(a1, b1);
+            let o = d.add(2 * i) as *mut __m256i;
+            _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo0, hi0, 0x20));
+            _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo0, hi0, 0x31));
+            _mm256_storeu_si256(o.add(2), _mm256_permute2x128_si256(lo1, hi1, 0x20));
+            _mm256_storeu_si256(o.add(3), _mm256_permute2x128_si256(lo1, hi1, 0x31));
+            i += 64;
+        }
+        while i + 32 <= n {
+            let a = _mm256_loadu_si256(s0.add(i) as *const __m256i);
+            let b = _mm256_loadu_si256(s1.add(i) as *const __m256i);
+            let lo = _mm256_unpacklo_epi8(a, b);
+            let hi = _mm256_unpackhi_epi8(a, b);
+            let o = d.add(2 * i) as *mut __m256i;
+            _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+            i += 32;
+        }
+        i + unshuffle2_sse2(&p0[i..], &p1[i..], n - i, &mut dst[2 * i..])
+    }
+
+    #[target_feature(enable = "sse2")]
+    unsafe fn unshuffle4_sse2(p: [&[u8]; 4], n: usize, dst: &mut [u8]) -> usize {
+        let mut i = 0;
+        while i + 16 <= n {
+            let (a, b, c, d) = (ld(p[0], i), ld(p[1], i), ld(p[2], i), ld(p[3], i));
+            let abl = _mm_unpacklo_epi8(a, b);
+            let abh = _mm_unpackhi_epi8(a, b);
+            let cdl = _mm_unpacklo_epi8(c, d);
+            let cdh = _mm_unpackhi_epi8(c, d);
+            st(dst, 4 * i, _mm_unpacklo_epi16(abl, cdl));
+            st(dst, 4 * i + 16, _mm_unpackhi_epi16(abl, cdl));
+            st(dst, 4 * i + 32, _mm_unpacklo_epi16(abh, cdh));
+            st(dst, 4 * i + 48, _mm_unpackhi_epi16(abh, cdh));
+            i += 16;
+        }
+        i
+    }
+
+    #[target_feature(enable = "sse2")]
+    unsafe fn unshuffle8_sse2(p: [&[u8]; 8], n: usize, dst: &mut [u8]) -> usize {
+        let mut i = 0;
+        while i + 16 <= n {
+            let r: [__m128i; 8] = [
+                ld(p[0], i),
+                ld(p[1], i),
+                ld(p[2], i),
+                ld(p[3], i),
+                ld(p[4], i),
+                ld(p[5], i),
+                ld(p[6], i),
+                ld(p[7], i),
+            ];
+            let o = transpose_8x16(r);
+            for (k, v) in o.iter().enumerate() {
+                st(dst, 8 * i + 16 * k, *v);
+            }
+            i += 16;
+        }
+        i
+    }
+
+    /// Transpose 8 rows of 16 bytes: output `k` holds columns `2k` and `2k+1`,
+    /// each as the 8 row bytes in row order.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(crate) unsafe fn transpose_8x16(r: [__m128i; 8]) -> [__m128i; 8] {
+        let t01l = _mm_unpacklo_epi8(r[0], r[1]);
+        let t01h = _mm_unpackhi_epi8(r[0], r[1]);
+        let t23l = _mm_unpacklo_epi8(r[2], r[3]);
+        let t23h = _mm_unpackhi_epi8(r[2], r[3]);
+        let t45l = _mm_unpacklo_epi8(r[4], r[5]);
+        let t45h = _mm_unpackhi_epi8(r[4], r[5]);
+        let t67l = _mm_unpacklo_epi8(r[6], r[7]);
+        let t67h = _mm_unpackhi_epi8(r[6], r[7]);
+        let a0 = _mm_unpacklo_epi16(t01l, t23l);
+        let a1 = _mm_unpackhi_epi16(t01l, t23l);
+        let a2 = _mm_unpacklo_epi16(t01h, t23h);
+        let a3 = _mm_unpackhi_epi16(t01h, t23h);
+        let b0 = _mm_unpacklo_epi16(t45l, t67l);
+        let b1 = _mm_unpackhi_epi16(t45l, t67l);
+        let b2 = _mm_unpacklo_epi16(t45h, t67h);
+        let b3 = _mm_unpackhi_epi16(t45h, t67h);
+        [
+            _mm_unpacklo_epi32(a0, b0),
+            _mm_unpackhi_epi32(a0, b0),
+            _mm_unpacklo_epi32(a1, b1),
+            _mm_unpackhi_epi32(a1, b1),
+            _mm_unpacklo_epi32(a2, b2),
+            _mm_unpackhi_epi32(a2, b2),
+            _mm_unpacklo_epi32(a3, b3),
+            _mm_unpackhi_epi32(a3, b3),
+        ]
+    }
+
+    /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`.
+    #[target_feature(enable = "sse2")]
+    pub(super) unsafe fn shuffle2_sse2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
+        let n = p0.len().min(p1.len()).min(src.len() / 2);
+        let mask = _mm_set1_epi16(0x00ff);
+        let mut i = 0;
+        while i + 16 <= n {
+            let x0 = ld(src, 2 * i);
+            let x1 = ld(src, 2 * i + 16);
+            let even = _mm_packus_epi16(_mm_and_si128(x0, mask), _mm_and_si128(x1, mask));
+            let odd = _mm_packus_epi16(_mm_srli_epi16(x0, 8), _mm_srli_epi16(x1, 8));
+            st(p0, i, even);
+            st(p1, i, odd);
+            i += 16;
+        }
+        for (k, pair) in src[2 * i..2 * n].chunks_exact(2).enumerate() {
+            p0[i + k] = pair[0];
+            p1[i + k] = pair[1];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shuffle_matches_definition() {
+        let src: Vec<u8> = (0u8..11).collect();
+        let mut dst = vec![0; 11];
+        shuffle(&src, &mut dst, 2);
+        assert_eq!(dst, [0, 2, 4, 6, 8, 1, 3, 5, 7, 9, 10]);
+        let mut back = vec![0; 11];
+        unshuffle(&dst, &mut back, 2);
+        assert_eq!(back, src);
+    }
+
+    #[test]
+    fn hdf5_filter_round_trip() {
+        let ctx = ChunkContext::new(4, 40);
+        let src: Vec<u8> = (0u8..40).collect();
+        let enc = encode(&src, &[4], &ctx).unwrap();
+        assert_eq!(&enc[..10], &[0, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
+        assert_eq!(decode(&enc, &[4], &ctx).unwrap(), src);
+    }
+
+    proptest! {
+        #[test]
+        fn simd_equals_scalar(ts in 1usize..=17, data in proptest::collection::vec(any::<u8>(), 0..3000)) {
+            let mut a = vec![0; data.len()];
+            let mut b = vec![0; data.len()];
+            shuffle(&data, &mut a, ts);
+            shuffle_scalar(&data, &mut b, ts);
+            prop_assert_eq!(&a, &b);
+            let mut c = vec![0; data.len()];
+            let mut d = vec![0; data.len()];
+            unshuffle(&a, &mut c, ts);
+            unshuffle_scalar(&a, &mut d, ts);
+            prop_assert_eq!(&c, &d);
+            prop_assert_eq!(&c, &data);
+        }
+    }
 }

@@ -1,0 +1,485 @@
+//! Blosc chunk decoding, both Blosc2 chunks (format version 3–5, 32-byte
+//! extended header) and Blosc1 chunks (version 2, 16-byte header):
+//! `shared/spec/filters.md` §3.6 (header, special-value and memcpyed chunks,
+//! blocks and streams), §3.9 (filter pipeline) and §4.3 (Blosc1 rules).
+//!
+//! Blocks are decoded straight into the caller's buffer: streams of an
+//! unfiltered block land in place, byte-shuffled split blocks are interleaved
+//! from their streams (raw streams read in place from the chunk).
+
+use super::codec::{self, Decoders};
+use crate::error::{Error, Result};
+use crate::filters::{bitshuffle, shuffle};
+
+const NAME: &str = "blosc2";
+
+/// Filter codes of the Blosc2 filter pipeline.
+pub mod filter {
+    pub const NONE: u8 = 0;
+    pub const SHUFFLE: u8 = 1;
+    pub const BITSHUFFLE: u8 = 2;
+    pub const DELTA: u8 = 3;
+    pub const TRUNC_PREC: u8 = 4;
+}
+
+/// Special-value kinds (blosc2 flags bits 4–6).
+pub mod special {
+    pub const ZERO: u8 = 1;
+    pub const NAN: u8 = 2;
+    pub const VALUE: u8 = 3;
+    pub const UNINIT: u8 = 4;
+}
+
+/// A parsed Blosc1/Blosc2 chunk header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub version: u8,
+    pub flags: u8,
+    pub typesize: usize,
+    pub nbytes: usize,
+    pub blocksize: usize,
+    pub cbytes: usize,
+    /// 32-byte Blosc2 header.
+    pub extended: bool,
+    /// Filter codes, slot 0…5 (synthesised from the flags for Blosc1).
+    pub filters: [u8; 6],
+    pub filters_meta: [u8; 6],
+    /// Compressor code (header byte 22; 0 for Blosc1).
+    pub codec: u8,
+    pub blosc2_flags: u8,
+}
+
+fn bad(why: impl std::fmt::Display) -> Error {
+    Error::filter(0, NAME, why)
+}
+
+fn le_i32(b: &[u8], pos: usize) -> Result<i32> {
+    b.get(pos..pos + 4)
+        .and_then(|s| s.try_into().ok())
+        .map(i32::from_le_bytes)
+        .ok_or_else(|| bad("chunk truncated"))
+}
+
+fn non_negative(v: i32, what: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| bad(format!("negative {what}")))
+}
+
+impl Header {
+    /// Parse the header at the start of `chunk`.
+    pub fn parse(chunk: &[u8]) -> Result<Header> {
+        let head = chunk
+            .get(..16)
+            .ok_or_else(|| bad("chunk shorter than its header"))?;
+        let (version, flags) = (head[0], head[2]);
+        if version == 0 || version > 5 {
+            return Err(Error::unsupported(
+                "Blosc chunk",
+                0,
+                format!("chunk format version {version}"),
+            ));
+        }
+        let typesize = usize::from(head[3]).max(1);
+        let nbytes = non_negative(le_i32(head, 4)?, "nbytes")?;
+        let blocksize = non_negative(le_i32(head, 8)?, "blocksize")?;
+        let cbytes = non_negative(le_i32(head, 12)?, "cbytes")?;
+        let extended = version >= 3 && flags & 0x05 == 0x05;
+        let mut h = Header {
+            version,
+            flags,
+            typesize,
+            nbytes,
+            blocksize,
+            cbytes,
+            extended,
+            filters: [0; 6],
+            filters_meta: [0; 6],
+            codec: 0,
+            blosc2_flags: 0,
+        };
+        if extended {
+            let ext = chunk
+                .get(16..32)
+                .ok_or_else(|| bad("truncated extended header"))?;
+            h.filters.copy_from_slice(&ext[..6]);
+            h.codec = ext[6];
+            h.filters_meta.copy_from_slice(&ext[8..14]);
+            if ext[14] & 1 != 0 {
+                return Err(Error::unsupported(
+                    "Blosc2 chunk",
+                    0,
+                    "variable-length blocks",
+                ));
+            }
+            h.blosc2_flags = ext[15];
+        } else {
+            if flags & 0x01 != 0 && typesize > 1 {
+                h.filters[5] = filter::SHUFFLE;
+            }
+            if flags & 0x04 != 0 {
+                h.filters[5] = filter::BITSHUFFLE;
+            }
+            h.codec = flags >> 5;
+        }
+        if cbytes < h.header_len() || cbytes > chunk.len() {
+            return Err(bad(format!(
+                "cbytes {cbytes} does not fit the {} available bytes",
+                chunk.len()
+            )));
+        }
+        Ok(h)
+    }
+
+    /// 16 or 32.
+    pub fn header_len(&self) -> usize {
+        if self.extended {
+            32
+        } else {
+            16
+        }
+    }
+
+    /// Special-value kind (0 = a normal chunk).
+    pub fn special(&self) -> u8 {
+        (self.blosc2_flags >> 4) & 7
+    }
+
+    /// Data stored raw after the header.
+    pub fn memcpyed(&self) -> bool {
+        self.flags & 0x02 != 0
+    }
+
+    /// Codec format of the streams (flags bits 5–7).
+    pub fn format(&self) -> u8 {
+        self.flags >> 5
+    }
+
+    /// Does block `bsize` (of a chunk with block size `bs`) have `typesize` streams?
+    fn split(&self, bsize: usize, bs: usize) -> bool {
+        let leftover = bsize != bs;
+        let dont_split = self.flags & 0x10 != 0;
+        if self.version <= 2 {
+            !dont_split && self.typesize <= 16 && bs / self.typesize >= 128 && !leftover
+        } else {
+            !dont_split && !leftover
+        }
+    }
+}
+
+/// Reusable scratch space and codec state for decoding chunks.
+#[derive(Default)]
+pub struct ChunkDecoder {
+    dec: Decoders,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    bits: Vec<u8>,
+}
+
+/// Where one stream's bytes live after decoding.
+enum Stream {
+    /// Stored raw at this range of the chunk.
+    Raw(usize, usize),
+    /// Decoded into the scratch buffer.
+    Scratch,
+}
+
+impl ChunkDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decode a whole chunk into a new vector; `max` caps its `nbytes`.
+    pub fn decode(&mut self, chunk: &[u8], max: usize) -> Result<Vec<u8>> {
+        let h = Header::parse(chunk)?;
+        if h.nbytes > max {
+            return Err(bad(format!("nbytes {} exceeds the bound {max}", h.nbytes)));
+        }
+        let mut out = vec![0u8; h.nbytes];
+        self.decode_into(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decode a whole chunk into `dst`, which must be exactly `nbytes` long.
+    pub fn decode_into(&mut self, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
+        let h = Header::parse(chunk)?;
+        let chunk = &chunk[..h.cbytes];
+        if dst.len() != h.nbytes {
+            return Err(Error::InvalidArgument(format!(
+                "Blosc chunk holds {} bytes, buffer has {}",
+                h.nbytes,
+                dst.len()
+            )));
+        }
+        if h.nbytes == 0 {
+            return Ok(());
+        }
+        if h.extended && h.special() != 0 {
+            return fill_special(&h, chunk, dst);
+        }
+        let hl = h.header_len();
+        if h.memcpyed() {
+            let raw = chunk
+                .get(hl..hl + h.nbytes)
+                .ok_or_else(|| bad("memcpyed chunk truncated"))?;
+            dst.copy_from_slice(raw);
+            return Ok(());
+        }
+        if h.blosc2_flags & 0x01 != 0 {
+            return Err(Error::unsupported("Blosc2 chunk", 0, "dictionary"));
+        }
+        if h.blosc2_flags & 0x80 != 0 {
+            return Err(Error::unsupported("Blosc2 chunk", 0, "instrumented chunk"));
+        }
+        self.check_codec_and_filters(&h)?;
+        let bs = h.blocksize.min(h.nbytes);
+        if bs == 0 {
+            return Err(bad("zero block size"));
+        }
+        let nblocks = h.nbytes.div_ceil(bs);
+        if nblocks > (h.cbytes - hl) / 4 {
+            return Err(bad("bstarts do not fit the chunk"));
+        }
+        let (first, rest) = dst.split_at_mut(bs);
+        self.decode_block(&h, chunk, 0, first, None)?;
+        for (k, blk) in rest.chunks_mut(bs).enumerate() {
+            self.decode_block(&h, chunk, k + 1, blk, Some(first))?;
+        }
+        Ok(())
+    }
+
+    fn check_codec_and_filters(&self, h: &Header) -> Result<()> {
+        if h.format() > 4 || (h.format() == 2 && h.extended) {
+            let code = if h.extended { h.codec } else { h.format() };
+            return Err(Error::UnsupportedCodec {
+                filter: if h.version <= 2 { "blosc" } else { NAME },
+                codec: u32::from(code),
+                name: codec::name_of(u32::from(code)).into(),
+            });
+        }
+        if let Some(f) = h.filters.iter().find(|&&f| f > filter::TRUNC_PREC) {
+            return Err(Error::unsupported(
+                "Blosc2 chunk",
+                0,
+                format!("filter code {f}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decode block `k` into `out`; `ref0` is the decoded block 0 (delta).
+    fn decode_block(
+        &mut self,
+        h: &Header,
+        chunk: &[u8],
+        k: usize,
+        out: &mut [u8],
+        ref0: Option<&[u8]>,
+    ) -> Result<()> {
+        let hl = h.header_len();
+        let bs = h.blocksize.min(h.nbytes);
+        let bsize = out.len();
+        let start = non_negative(le_i32(chunk, hl + 4 * k)?, "block start")?;
+        let nstreams = if h.split(bsize, bs) { h.typesize } else { 1 };
+        if bsize % nstreams != 0 {
+            return Err(bad("block size is not a multiple of the stream count"));
+        }
+        let active: Vec<(u8, u8)> = h
+            .filters
+            .iter()
+            .zip(h.filters_meta.iter())
+            .filter(|(&f, _)| f != filter::NONE && f != filter::TRUNC_PREC)
+            .map(|(&f, &m)| (f, m))
+            .collect();
+        // Fast path 1: no filters, streams land in place.
+        if active.is_empty() {
+            let mut pos = start;
+            for part in out.chunks_mut(bsize / nstreams) {
+                pos = self.stream_into(h, chunk, pos, part)?;
+            }
+            return Ok(());
+        }
+        // Fast path 2: byte shuffle over split streams, interleaved in place.
+        if let [(filter::SHUFFLE, meta)] = active.as_slice() {
+            let es = if *meta != 0 {
+                usize::from(*meta)
+            } else {
+                h.typesize
+            };
+            if nstreams > 1 && es == nstreams {
+                return self.unshuffle_streams(h, chunk, start, nstreams, out);
+            }
+        }
+        // General path: streams into scratch, then undo filters slot 5 → 0.
+        let mut a = std::mem::take(&mut self.a);
+        a.clear();
+        a.resize(bsize, 0);
+        let mut pos = start;
+        for part in a.chunks_mut(bsize / nstreams) {
+            pos = self.stream_into(h, chunk, pos, part)?;
+        }
+        let mut b = std::mem::take(&mut self.b);
+        b.clear();
+        b.resize(bsize, 0);
+        for (f, meta) in active.iter().rev() {
+            let ts = h.typesize;
+            match *f {
+                filter::SHUFFLE => {
+                    let es = if *meta != 0 { usize::from(*meta) } else { ts };
+                    shuffle::unshuffle(&a, &mut b, es);
+                }
+                filter::BITSHUFFLE => {
+                    let n = bsize / ts;
+                    if h.version <= 2 && (n % 8 != 0 || h.blocksize < ts) {
+                        b.copy_from_slice(&a);
+                    } else {
+                        bitshuffle::bitunshuffle(&a, &mut b, ts, &mut self.bits);
+                    }
+                }
+                filter::DELTA => delta_decode(&a, &mut b, ref0, ts),
+                _ => b.copy_from_slice(&a),
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+        out.copy_from_slice(&a);
+        self.a = a;
+        self.b = b;
+        Ok(())
+    }
+
+    /// Decode `nstreams` byte-plane streams and interleave them into `out`.
+    fn unshuffle_streams(
+        &mut self,
+        h: &Header,
+        chunk: &[u8],
+        start: usize,
+        nstreams: usize,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let neblock = out.len() / nstreams;
+        let mut a = std::mem::take(&mut self.a);
+        a.clear();
+        a.resize(out.len(), 0);
+        let mut kinds = Vec::with_capacity(nstreams);
+        let mut pos = start;
+        for part in a.chunks_mut(neblock) {
+            let csize = le_i32(chunk, pos)?;
+            if usize::try_from(csize).ok() == Some(neblock) {
+                let p = pos + 4;
+                chunk
+                    .get(p..p + neblock)
+                    .ok_or_else(|| bad("raw stream truncated"))?;
+                kinds.push(Stream::Raw(p, p + neblock));
+                pos = p + neblock;
+            } else {
+                pos = self.stream_into(h, chunk, pos, part)?;
+                kinds.push(Stream::Scratch);
+            }
+        }
+        let planes: Vec<&[u8]> = kinds
+            .iter()
+            .zip(a.chunks(neblock))
+            .map(|(k, s)| match k {
+                Stream::Raw(x, y) => &chunk[*x..*y],
+                Stream::Scratch => s,
+            })
+            .collect();
+        shuffle::unshuffle_planes(&planes, out);
+        self.a = a;
+        Ok(())
+    }
+
+    /// Decode one stream starting at `pos` into `out`; returns the next position.
+    fn stream_into(
+        &mut self,
+        h: &Header,
+        chunk: &[u8],
+        pos: usize,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        let csize = le_i32(chunk, pos)?;
+        let mut p = pos + 4;
+        if csize <= 0 {
+            if !h.extended {
+                return Err(bad("non-positive stream size in a Blosc1 chunk"));
+            }
+            if csize == 0 {
+                out.fill(0);
+                return Ok(p);
+            }
+            let token = *chunk.get(p).ok_or_else(|| bad("run token truncated"))?;
+            p += 1;
+            if token & 1 == 0 {
+                return Err(bad(format!("unknown stream token {token}")));
+            }
+            let v = csize.unsigned_abs();
+            out.fill(u8::try_from(v).map_err(|_| bad("run byte out of range"))?);
+            return Ok(p);
+        }
+        let c = csize as usize;
+        let payload = chunk.get(p..p + c).ok_or_else(|| bad("stream truncated"))?;
+        if c == out.len() {
+            out.copy_from_slice(payload);
+        } else {
+            let name = if h.version <= 2 { "blosc" } else { NAME };
+            self.dec.decode(h.format(), payload, out, name)?;
+        }
+        Ok(p + c)
+    }
+}
+
+/// Fill `dst` for a special-value chunk (§3.6.2).
+fn fill_special(h: &Header, chunk: &[u8], dst: &mut [u8]) -> Result<()> {
+    match h.special() {
+        special::ZERO | special::UNINIT => dst.fill(0),
+        special::NAN => {
+            let pat: &[u8] = match h.typesize {
+                4 => &[0x00, 0x00, 0xc0, 0x7f],
+                8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+                _ => return Err(bad("NaN chunk with a typesize other than 4 or 8")),
+            };
+            fill_pattern(dst, pat);
+        }
+        special::VALUE => {
+            let value = chunk.get(32..h.cbytes).filter(|v| !v.is_empty());
+            fill_pattern(
+                dst,
+                value.ok_or_else(|| bad("repeated-value chunk without value"))?,
+            );
+        }
+        k => return Err(bad(format!("unknown special value kind {k}"))),
+    }
+    Ok(())
+}
+
+fn fill_pattern(dst: &mut [u8], pat: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(pat.iter().cycle()) {
+        *d = *s;
+    }
+}
+
+/// Undo delta (§3.9.3): running XOR in block 0, XOR with block 0 elsewhere.
+fn delta_decode(src: &[u8], dst: &mut [u8], ref0: Option<&[u8]>, ts: usize) {
+    let w = match ts {
+        1 | 2 | 4 | 8 => ts,
+        t if t % 8 == 0 => 8,
+        _ => 1,
+    };
+    dst.copy_from_slice(src);
+    let body = dst.len() / w * w;
+    match ref0 {
+        None => {
+            for i in w..body {
+                dst[i] ^= dst[i - w];
+            }
+        }
+        Some(r) => {
+            for (d, r) in dst[..body].iter_mut().zip(r) {
+                *d ^= *r;
+            }
+        }
+    }
+}
+
+/// Decode a chunk into a new vector (convenience wrapper).
+pub fn decode(chunk: &[u8], max: usize) -> Result<Vec<u8>> {
+    ChunkDecoder::new().decode(chunk, max)
+}

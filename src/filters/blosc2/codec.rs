@@ -1,0 +1,192 @@
+//! The codecs inside Blosc streams and the bitshuffle framing
+//! (`shared/spec/filters.md` §3.7, §4.3): raw LZ4 blocks, Zstandard frames,
+//! zlib streams, raw snappy blocks and BloscLZ. Every decoder must produce
+//! exactly the expected number of bytes.
+
+use crate::error::{Error, Result};
+use crate::filters::blosclz;
+
+/// Blosc compressor codes (cd_values, frame codec byte, header byte 22).
+pub mod code {
+    pub const BLOSCLZ: u8 = 0;
+    pub const LZ4: u8 = 1;
+    pub const LZ4HC: u8 = 2;
+    pub const SNAPPY: u8 = 3;
+    pub const ZLIB: u8 = 4;
+    pub const ZSTD: u8 = 5;
+}
+
+/// Blosc header codec formats (flags bits 5–7).
+pub mod format {
+    pub const BLOSCLZ: u8 = 0;
+    pub const LZ4: u8 = 1;
+    pub const SNAPPY: u8 = 2;
+    pub const ZLIB: u8 = 3;
+    pub const ZSTD: u8 = 4;
+}
+
+/// Header format of a compressor code (`None` for unknown codes).
+pub fn format_of(code: u8) -> Option<u8> {
+    match code {
+        code::BLOSCLZ => Some(format::BLOSCLZ),
+        code::LZ4 | code::LZ4HC => Some(format::LZ4),
+        code::SNAPPY => Some(format::SNAPPY),
+        code::ZLIB => Some(format::ZLIB),
+        code::ZSTD => Some(format::ZSTD),
+        _ => None,
+    }
+}
+
+/// Name of a compressor code, for error messages.
+pub fn name_of(code: u32) -> &'static str {
+    match code {
+        0 => "blosclz",
+        1 => "lz4",
+        2 => "lz4hc",
+        3 => "snappy",
+        4 => "zlib",
+        5 => "zstd",
+        37 => "jpeg2000",
+        _ => "unknown",
+    }
+}
+
+fn fail(filter: &str, what: impl std::fmt::Display) -> Error {
+    Error::filter(0, filter, what)
+}
+
+/// Decode a raw LZ4 block into exactly `dst.len()` bytes.
+pub fn lz4_decode_into(src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+    match lz4_flex::block::decompress_into(src, dst) {
+        Ok(n) if n == dst.len() => Ok(()),
+        Ok(n) => Err(fail(
+            filter,
+            format!("lz4 stream gave {n} bytes, {} expected", dst.len()),
+        )),
+        Err(e) => Err(fail(filter, format!("lz4: {e}"))),
+    }
+}
+
+/// Compress to a raw LZ4 block.
+pub fn lz4_compress(src: &[u8]) -> Vec<u8> {
+    lz4_flex::block::compress(src)
+}
+
+/// A reusable Zstandard frame decoder.
+pub struct ZstdDecoder(Option<ruzstd::decoding::FrameDecoder>);
+
+impl Default for ZstdDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ZstdDecoder {
+    /// A decoder whose state is created on first use.
+    pub fn new() -> Self {
+        ZstdDecoder(None)
+    }
+
+    /// Decode one frame into exactly `dst.len()` bytes.
+    pub fn decode_into(&mut self, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+        let dec = self
+            .0
+            .get_or_insert_with(ruzstd::decoding::FrameDecoder::new);
+        match dec.decode_all(src, dst) {
+            Ok(n) if n == dst.len() => Ok(()),
+            Ok(n) => Err(fail(
+                filter,
+                format!("zstd stream gave {n} bytes, {} expected", dst.len()),
+            )),
+            Err(e) => Err(fail(filter, format!("zstd: {e}"))),
+        }
+    }
+}
+
+/// Compress to one Zstandard frame (the pure-Rust encoder has one level).
+pub fn zstd_compress(src: &[u8], _level: i32) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(src, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+/// Decode a zlib stream into exactly `dst.len()` bytes.
+pub fn zlib_decode_into(src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+    let mut d = flate2::Decompress::new(true);
+    match d.decompress(src, dst, flate2::FlushDecompress::Finish) {
+        Ok(flate2::Status::StreamEnd) if d.total_out() as usize == dst.len() => Ok(()),
+        Ok(_) => Err(fail(filter, "zlib stream length mismatch")),
+        Err(e) => Err(fail(filter, format!("zlib: {e}"))),
+    }
+}
+
+/// Compress to a zlib stream at `level` (0–9).
+pub fn zlib_compress(src: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(src.len() / 2),
+        flate2::Compression::new(level.min(9)),
+    );
+    // Writing to a Vec cannot fail.
+    let _ = e.write_all(src);
+    e.finish().unwrap_or_default()
+}
+
+/// Decode a raw snappy block into exactly `dst.len()` bytes.
+pub fn snappy_decode_into(src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+    match snap::raw::decompress_len(src) {
+        Ok(n) if n == dst.len() => {}
+        Ok(_) => return Err(fail(filter, "snappy length mismatch")),
+        Err(e) => return Err(fail(filter, format!("snappy: {e}"))),
+    }
+    match snap::raw::Decoder::new().decompress(src, dst) {
+        Ok(n) if n == dst.len() => Ok(()),
+        Ok(_) => Err(fail(filter, "snappy length mismatch")),
+        Err(e) => Err(fail(filter, format!("snappy: {e}"))),
+    }
+}
+
+/// Decoder state shared by the streams of one chunk.
+#[derive(Default)]
+pub struct Decoders {
+    zstd: ZstdDecoder,
+}
+
+impl Decoders {
+    /// Decode one stream of header codec `fmt` into exactly `dst.len()` bytes.
+    pub fn decode(&mut self, fmt: u8, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+        match fmt {
+            format::BLOSCLZ => {
+                blosclz::decode_into(src, dst).map_err(|e| fail(filter, format!("blosclz: {e}")))
+            }
+            format::LZ4 => lz4_decode_into(src, dst, filter),
+            format::SNAPPY => snappy_decode_into(src, dst, filter),
+            format::ZLIB => zlib_decode_into(src, dst, filter),
+            format::ZSTD => self.zstd.decode_into(src, dst, filter),
+            other => Err(Error::UnsupportedCodec {
+                filter: if filter == "blosc" { "blosc" } else { "blosc2" },
+                codec: u32::from(other),
+                name: format!("codec format {other}"),
+            }),
+        }
+    }
+}
+
+/// Compress one stream with compressor `code` at `clevel`; `None` for codes
+/// this crate cannot write.
+pub fn compress(code: u8, clevel: u8, src: &[u8]) -> Option<Vec<u8>> {
+    match code {
+        code::BLOSCLZ => Some(blosclz::compress(src, clevel)),
+        code::LZ4 | code::LZ4HC => Some(lz4_compress(src)),
+        code::ZLIB => Some(zlib_compress(src, u32::from(clevel))),
+        code::ZSTD => Some(zstd_compress(src, zstd_level(clevel))),
+        _ => None,
+    }
+}
+
+/// Blosc clevel → zstd level: `2·clevel − 1`, 22 for clevel 9.
+pub fn zstd_level(clevel: u8) -> i32 {
+    if clevel >= 9 {
+        22
+    } else {
+        2 * i32::from(clevel) - 1
+    }
+}

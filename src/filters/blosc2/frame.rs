@@ -1,0 +1,366 @@
+//! Blosc2 contiguous frame ("cframe"), `shared/spec/filters.md` §3.4: the
+//! msgpack header with its metalayers, the data chunks, the offsets chunk with
+//! special offsets, and the trailer — reading and writing.
+
+use super::chunk::{self, ChunkDecoder, Header};
+use crate::error::{Error, Result};
+
+/// Magic at offset 0: fixarray(14), fixstr(8) "b2frame\0".
+pub const MAGIC: &[u8; 10] = b"\x9e\xa8b2frame\x00";
+/// Length of the fixed header part.
+const FIXED: usize = 87;
+
+fn bad(why: impl std::fmt::Display) -> Error {
+    Error::filter(0, "blosc2", format!("frame: {why}"))
+}
+
+fn be(b: &[u8], pos: usize, n: usize) -> Result<u64> {
+    let s = b.get(pos..pos + n).ok_or_else(|| bad("truncated"))?;
+    Ok(s.iter().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
+}
+
+fn expect(b: &[u8], pos: usize, marker: u8) -> Result<()> {
+    match b.get(pos) {
+        Some(&m) if m == marker => Ok(()),
+        Some(&m) => Err(bad(format!(
+            "marker {m:#04x} at {pos}, expected {marker:#04x}"
+        ))),
+        None => Err(bad("truncated")),
+    }
+}
+
+/// Where chunk `i` of a frame lives.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ChunkRef<'a> {
+    /// A stored Blosc2 chunk.
+    Data(&'a [u8]),
+    /// A special chunk of `len` bytes: 1 zeros, 2 NaN, 4 uninitialised.
+    Special { kind: u8, len: usize },
+}
+
+/// A parsed contiguous frame.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    pub bytes: &'a [u8],
+    pub header_len: usize,
+    pub nbytes: usize,
+    pub cbytes: usize,
+    pub typesize: usize,
+    pub blocksize: usize,
+    pub chunksize: usize,
+    /// Metalayers by name, content bytes.
+    pub metalayers: Vec<(String, &'a [u8])>,
+    /// Chunk offsets relative to `header_len` (negative = special).
+    pub offsets: Vec<i64>,
+}
+
+/// Does `buf` start like a frame?
+pub fn is_frame(buf: &[u8]) -> bool {
+    buf.starts_with(MAGIC)
+}
+
+impl<'a> Frame<'a> {
+    /// Parse a frame; `max_nbytes` caps the uncompressed size it may declare.
+    pub fn parse(bytes: &'a [u8], max_nbytes: usize) -> Result<Frame<'a>> {
+        if !is_frame(bytes) {
+            return Err(bad("bad magic"));
+        }
+        expect(bytes, 10, 0xD2)?;
+        let header_len = be(bytes, 11, 4)? as usize;
+        expect(bytes, 15, 0xCF)?;
+        let frame_len = be(bytes, 16, 8)?;
+        if frame_len != bytes.len() as u64 {
+            return Err(bad(format!(
+                "frame length {frame_len} but {} bytes stored",
+                bytes.len()
+            )));
+        }
+        if header_len < FIXED || header_len > bytes.len() {
+            return Err(bad("header length out of range"));
+        }
+        let gflags = *bytes.get(25).ok_or_else(|| bad("truncated"))?;
+        if gflags & 0x0f > 2 || gflags & 0xc0 != 0 {
+            return Err(Error::unsupported(
+                "Blosc2 frame",
+                0,
+                format!("frame format flags {gflags:#04x}"),
+            ));
+        }
+        if bytes[26] != 0 {
+            return Err(Error::unsupported("Blosc2 frame", 0, "sparse frame"));
+        }
+        let int = |pos: usize, marker: u8, n: usize| -> Result<u64> {
+            expect(bytes, pos, marker)?;
+            be(bytes, pos + 1, n)
+        };
+        let nbytes = int(29, 0xD3, 8)?;
+        let cbytes = int(38, 0xD3, 8)?;
+        let typesize = int(47, 0xD2, 4)? as usize;
+        let blocksize = int(52, 0xD2, 4)? as usize;
+        let chunksize = int(57, 0xD2, 4)? as usize;
+        if nbytes > max_nbytes as u64 || (nbytes >> 62) != 0 {
+            return Err(bad(format!(
+                "nbytes {nbytes} exceeds the bound {max_nbytes}"
+            )));
+        }
+        if cbytes > bytes.len() as u64 {
+            return Err(bad("cbytes larger than the frame"));
+        }
+        let (nbytes, cbytes) = (nbytes as usize, cbytes as usize);
+        let metalayers = parse_metalayers(bytes, header_len)?;
+        let off_pos = header_len
+            .checked_add(cbytes)
+            .filter(|&p| p < bytes.len())
+            .ok_or_else(|| bad("offsets chunk outside the frame"))?;
+        let nchunks = if chunksize > 0 {
+            nbytes.div_ceil(chunksize)
+        } else {
+            usize::MAX
+        };
+        let off_chunk = &bytes[off_pos..];
+        let oh = Header::parse(off_chunk)?;
+        let cap = nchunks
+            .saturating_mul(8)
+            .min(bytes.len().saturating_mul(8) + 64);
+        let raw = chunk::decode(off_chunk, cap.min(max_nbytes.saturating_add(64)))?;
+        let _ = oh;
+        let mut offsets: Vec<i64> = raw
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        if nchunks != usize::MAX {
+            if offsets.len() < nchunks {
+                return Err(bad("offsets chunk has fewer entries than chunks"));
+            }
+            offsets.truncate(nchunks);
+        }
+        Ok(Frame {
+            bytes,
+            header_len,
+            nbytes,
+            cbytes,
+            typesize,
+            blocksize,
+            chunksize,
+            metalayers,
+            offsets,
+        })
+    }
+
+    /// Content of metalayer `name`.
+    pub fn metalayer(&self, name: &str) -> Option<&'a [u8]> {
+        self.metalayers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| *c)
+    }
+
+    /// Number of chunks.
+    pub fn nchunks(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// Uncompressed size of chunk `i`.
+    fn chunk_len(&self, i: usize) -> usize {
+        if self.chunksize == 0 {
+            return 0;
+        }
+        let last = self.nchunks().saturating_sub(1);
+        if i == last && self.nbytes % self.chunksize != 0 {
+            self.nbytes % self.chunksize
+        } else {
+            self.chunksize
+        }
+    }
+
+    /// Locate chunk `i`.
+    pub fn chunk(&self, i: usize) -> Result<ChunkRef<'a>> {
+        let off = *self
+            .offsets
+            .get(i)
+            .ok_or_else(|| bad("chunk index out of range"))?;
+        if off < 0 {
+            let kind = ((off as u64) >> 56) as u8 & 0x7f;
+            return Ok(ChunkRef::Special {
+                kind,
+                len: self.chunk_len(i),
+            });
+        }
+        let pos = self
+            .header_len
+            .checked_add(off as usize)
+            .filter(|&p| p < self.bytes.len())
+            .ok_or_else(|| bad("chunk offset outside the frame"))?;
+        let h = Header::parse(&self.bytes[pos..])?;
+        Ok(ChunkRef::Data(&self.bytes[pos..pos + h.cbytes]))
+    }
+
+    /// Decode every chunk, concatenated, into `dst` (exactly `nbytes` long).
+    pub fn decode_into(&self, dec: &mut ChunkDecoder, dst: &mut [u8]) -> Result<()> {
+        if dst.len() != self.nbytes {
+            return Err(bad("destination size differs from the frame's nbytes"));
+        }
+        let mut pos = 0usize;
+        for i in 0..self.nchunks() {
+            match self.chunk(i)? {
+                ChunkRef::Data(c) => {
+                    let h = Header::parse(c)?;
+                    let out = dst
+                        .get_mut(pos..pos + h.nbytes)
+                        .ok_or_else(|| bad("chunks exceed the frame's nbytes"))?;
+                    dec.decode_into(c, out)?;
+                    pos += h.nbytes;
+                }
+                ChunkRef::Special { kind, len } => {
+                    let out = dst
+                        .get_mut(pos..pos + len)
+                        .ok_or_else(|| bad("chunks exceed the frame's nbytes"))?;
+                    fill_special(kind, self.typesize, out)?;
+                    pos += len;
+                }
+            }
+        }
+        if pos != dst.len() {
+            return Err(bad("chunks do not add up to the frame's nbytes"));
+        }
+        Ok(())
+    }
+}
+
+fn fill_special(kind: u8, typesize: usize, out: &mut [u8]) -> Result<()> {
+    match kind {
+        1 | 4 => out.fill(0),
+        2 => {
+            let pat: &[u8] = match typesize {
+                4 => &[0, 0, 0xc0, 0x7f],
+                8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+                _ => return Err(bad("NaN chunk with typesize other than 4 or 8")),
+            };
+            for (d, s) in out.iter_mut().zip(pat.iter().cycle()) {
+                *d = *s;
+            }
+        }
+        k => return Err(bad(format!("unknown special offset kind {k}"))),
+    }
+    Ok(())
+}
+
+/// Parse the metalayer map after the fixed header (§3.4.2).
+fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>> {
+    let mut out = Vec::new();
+    if header_len <= FIXED {
+        return Ok(out);
+    }
+    expect(b, FIXED, 0x93)?;
+    expect(b, FIXED + 1, 0xCD)?;
+    expect(b, FIXED + 4, 0xDE)?;
+    let n = be(b, FIXED + 5, 2)? as usize;
+    let mut p = FIXED + 7;
+    for _ in 0..n {
+        let tag = *b.get(p).ok_or_else(|| bad("truncated metalayer map"))?;
+        if !(0xA0..0xC0).contains(&tag) {
+            return Err(bad("metalayer name is not a fixstr"));
+        }
+        let len = usize::from(tag - 0xA0);
+        let name = b
+            .get(p + 1..p + 1 + len)
+            .ok_or_else(|| bad("truncated metalayer name"))?;
+        p += 1 + len;
+        expect(b, p, 0xD2)?;
+        let off = be(b, p + 1, 4)? as usize;
+        p += 5;
+        expect(b, off, 0xC6)?;
+        let clen = be(b, off + 1, 4)? as usize;
+        let content = b
+            .get(off + 5..off.saturating_add(5).saturating_add(clen))
+            .ok_or_else(|| bad("metalayer content outside the frame"))?;
+        out.push((String::from_utf8_lossy(name).into_owned(), content));
+    }
+    Ok(out)
+}
+
+/// Parameters of a frame holding one chunk, as the HDF5 filter writes it.
+pub struct FrameSpec<'m> {
+    pub typesize: usize,
+    pub clevel: u8,
+    pub codec: u8,
+    pub filter: u8,
+    pub metalayers: &'m [(&'m str, Vec<u8>)],
+}
+
+/// Write a frame holding `chunk` (a Blosc2 chunk; a 32-byte zero chunk becomes a
+/// special "zeros" offset) byte-identical in structure to hdf5plugin 7.1 (§3.4.6).
+pub fn write_single(spec: &FrameSpec, chunk: &[u8]) -> Result<Vec<u8>> {
+    let h = Header::parse(chunk)?;
+    let zero = h.special() == chunk::special::ZERO;
+    let stored: &[u8] = if zero { &[] } else { chunk };
+    let mut meta = Vec::new();
+    meta.push(0x93);
+    meta.push(0xCD);
+    meta.extend_from_slice(&[0, 0]);
+    meta.push(0xDE);
+    meta.extend_from_slice(&(spec.metalayers.len() as u16).to_be_bytes());
+    let names_len: usize = spec.metalayers.iter().map(|(n, _)| 1 + n.len() + 5).sum();
+    let map_end = FIXED + meta.len() + names_len;
+    let map_size = (map_end - FIXED) as u16;
+    meta[2..4].copy_from_slice(&map_size.to_be_bytes());
+    let mut content_off = map_end + 3;
+    for (name, c) in spec.metalayers {
+        meta.push(0xA0 + name.len() as u8);
+        meta.extend_from_slice(name.as_bytes());
+        meta.push(0xD2);
+        meta.extend_from_slice(&(content_off as u32).to_be_bytes());
+        content_off += 5 + c.len();
+    }
+    meta.push(0xDC);
+    meta.extend_from_slice(&(spec.metalayers.len() as u16).to_be_bytes());
+    for (_, c) in spec.metalayers {
+        meta.push(0xC6);
+        meta.extend_from_slice(&(c.len() as u32).to_be_bytes());
+        meta.extend_from_slice(c);
+    }
+    let header_len = FIXED + meta.len();
+    let offset: u64 = if zero { 0x8100_0000_0000_0000 } else { 0 };
+    let offsets = offsets_chunk(offset);
+    let trailer = TRAILER;
+    let frame_len = header_len + stored.len() + offsets.len() + trailer.len();
+    let mut f = Vec::with_capacity(frame_len);
+    f.extend_from_slice(MAGIC);
+    f.push(0xD2);
+    f.extend_from_slice(&(header_len as u32).to_be_bytes());
+    f.push(0xCF);
+    f.extend_from_slice(&(frame_len as u64).to_be_bytes());
+    f.extend_from_slice(&[0xA4, 0x12, 0x00, spec.codec | (spec.clevel << 4), 0x03]);
+    f.push(0xD3);
+    f.extend_from_slice(&(h.nbytes as u64).to_be_bytes());
+    f.push(0xD3);
+    f.extend_from_slice(&(stored.len() as u64).to_be_bytes());
+    f.push(0xD2);
+    f.extend_from_slice(&(spec.typesize as u32).to_be_bytes());
+    f.push(0xD2);
+    f.extend_from_slice(&(h.blocksize as u32).to_be_bytes());
+    f.push(0xD2);
+    f.extend_from_slice(&(h.nbytes as u32).to_be_bytes());
+    f.extend_from_slice(&[0xD1, 0, 0, 0xD1, 0, 1, 0xC2, 0xD8, 6]);
+    f.extend_from_slice(&[0, 0, 0, 0, 0, spec.filter, spec.codec, 0]);
+    f.extend_from_slice(&[0; 8]);
+    debug_assert_eq!(f.len(), FIXED);
+    f.extend_from_slice(&meta);
+    f.extend_from_slice(stored);
+    f.extend_from_slice(&offsets);
+    f.extend_from_slice(trailer);
+    Ok(f)
+}
+
+/// The 40-byte memcpyed offsets chunk holding one offset (§3.4.3).
+fn offsets_chunk(offset: u64) -> Vec<u8> {
+    let mut c = vec![0x05, 0x01, 0x07, 0x08, 8, 0, 0, 0, 8, 0, 0, 0, 40, 0, 0, 0];
+    c.extend_from_slice(&[0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    c.extend_from_slice(&offset.to_le_bytes());
+    c
+}
+
+/// Trailer without variable-length metalayers (§3.4.5).
+const TRAILER: &[u8; 35] =
+    b"\x94\x01\x93\xcd\x00\x06\xde\x00\x00\xdc\x00\x00\xce\x00\x00\x00\x23\xd8\x00\
+\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00";

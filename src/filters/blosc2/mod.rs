@@ -1,0 +1,337 @@
+//! Blosc2 as the HDF5 filter 32026 (`shared/spec/filters.md` §3): each stored
+//! HDF5 chunk is a contiguous frame (§3.4) holding one Blosc2 chunk (§3.6),
+//! a B2ND frame (§3.5) for chunk ranks 2–16.
+//!
+//! Public pieces: [`chunk`] (Blosc1/Blosc2 chunk decoding), [`encode_chunk`]
+//! (Blosc2 chunk encoding), [`frame`] (frames), [`b2nd`] (block order),
+//! [`codec`] (the stream codecs), and the filter pair [`decode`]/[`encode`].
+
+pub mod b2nd;
+pub mod chunk;
+pub mod codec;
+pub mod encode_chunk;
+pub mod frame;
+
+use crate::error::{Error, Result};
+use crate::filters::ChunkContext;
+use chunk::ChunkDecoder;
+use frame::Frame;
+
+const NAME: &str = "blosc2";
+
+fn bad(why: impl std::fmt::Display) -> Error {
+    Error::filter(0, NAME, why)
+}
+
+/// The settings carried by the filter's `cd_values` (§3.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub blocksize: usize,
+    pub typesize: usize,
+    pub chunk_bytes: usize,
+    pub clevel: u8,
+    pub filter: u8,
+    pub codec: u8,
+    /// Chunk dims when 2 ≤ rank ≤ 16 were recorded.
+    pub dims: Option<Vec<usize>>,
+}
+
+impl Params {
+    /// Read `cd_values` (missing values default as C does).
+    pub fn from_cd(cd: &[u32], ctx: &ChunkContext) -> Result<Params> {
+        let get = |i: usize, d: u32| cd.get(i).copied().unwrap_or(d);
+        let typesize = match get(2, 0) {
+            0 => ctx.element_size.max(1),
+            t => t as usize,
+        };
+        let chunk_bytes = match get(3, 0) {
+            0 => ctx.chunk_bytes,
+            c => c as usize,
+        };
+        let clevel = u8::try_from(get(4, 5)).map_err(|_| bad("clevel out of range"))?;
+        let filter = u8::try_from(get(5, 1)).map_err(|_| bad("filter out of range"))?;
+        let codec = u8::try_from(get(6, 0)).map_err(|_| bad("codec out of range"))?;
+        let dims = match cd.get(7) {
+            Some(&r) if (2..=b2nd::MAX_DIM as u32).contains(&r) => {
+                let d = cd
+                    .get(8..8 + r as usize)
+                    .ok_or_else(|| bad("cd_values hold fewer dims than the rank"))?;
+                Some(d.iter().map(|&x| x as usize).collect())
+            }
+            _ => None,
+        };
+        Ok(Params {
+            blocksize: get(1, 0) as usize,
+            typesize,
+            chunk_bytes,
+            clevel,
+            filter,
+            codec,
+            dims,
+        })
+    }
+
+    /// `cd_values` as hdf5plugin 7.1 writes them for this chunk.
+    pub fn to_cd(&self) -> Vec<u32> {
+        let mut cd = vec![
+            1,
+            0,
+            self.typesize as u32,
+            self.chunk_bytes as u32,
+            u32::from(self.clevel),
+            u32::from(self.filter),
+            u32::from(self.codec),
+        ];
+        if let Some(d) = &self.dims {
+            cd.push(d.len() as u32);
+            cd.extend(d.iter().map(|&x| x as u32));
+        }
+        cd
+    }
+}
+
+/// Uncompressed size of what the filter stored in `input` (the size
+/// [`decode_into`] needs), bounded by `max`.
+pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
+    if !frame::is_frame(input) {
+        return Ok(chunk::Header::parse(input)?.nbytes);
+    }
+    let f = Frame::parse(input, max)?;
+    match b2nd_meta(&f)? {
+        Some(m) => {
+            let items = m.chunk_items().ok_or_else(|| bad("size overflow"))?;
+            items
+                .checked_mul(f.typesize)
+                .ok_or_else(|| bad("size overflow"))
+        }
+        None => Ok(f.nbytes),
+    }
+}
+
+fn b2nd_meta(f: &Frame) -> Result<Option<b2nd::Meta>> {
+    match f.metalayer("b2nd").or_else(|| f.metalayer("caterva")) {
+        Some(m) => Ok(Some(b2nd::Meta::parse(m)?)),
+        None => Ok(None),
+    }
+}
+
+/// Undo the filter.
+pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let n = decoded_len(input, ctx.max_output)?;
+    if n > ctx.max_output {
+        return Err(bad(format!(
+            "decoded size {n} exceeds the bound {}",
+            ctx.max_output
+        )));
+    }
+    let mut out = vec![0u8; n];
+    decode_into(input, cd_values, &mut ChunkDecoder::new(), &mut out)?;
+    Ok(out)
+}
+
+/// Undo the filter into `dst` (exactly [`decoded_len`] bytes), reusing `dec`.
+pub fn decode_into(
+    input: &[u8],
+    cd_values: &[u32],
+    dec: &mut ChunkDecoder,
+    dst: &mut [u8],
+) -> Result<()> {
+    if !frame::is_frame(input) {
+        return dec.decode_into(input, dst);
+    }
+    let f = Frame::parse(input, dst.len().saturating_mul(2).saturating_add(65_536))?;
+    let Some(meta) = b2nd_meta(&f)? else {
+        return f.decode_into(dec, dst);
+    };
+    if let Some(Some(dims)) = cd_values.get(7).map(|_| dims_of(cd_values)) {
+        if dims != meta.chunkshape {
+            return Err(bad("B2ND chunk shape differs from the filter's chunk dims"));
+        }
+    }
+    if f.nchunks() != 1 {
+        return Err(Error::unsupported(
+            "Blosc2 frame",
+            0,
+            "B2ND frame with several chunks",
+        ));
+    }
+    let ts = f.typesize.max(1);
+    let padded = meta.padded_items().and_then(|p| p.checked_mul(ts));
+    if padded != Some(f.nbytes) {
+        return Err(bad("B2ND padded size differs from the frame's nbytes"));
+    }
+    if meta.is_c_order() && f.nbytes == dst.len() {
+        return f.decode_into(dec, dst);
+    }
+    let mut tmp = vec![0u8; f.nbytes];
+    f.decode_into(dec, &mut tmp)?;
+    b2nd::reorder(&meta, ts, &mut tmp, dst, true)
+}
+
+fn dims_of(cd: &[u32]) -> Option<Vec<usize>> {
+    let r = *cd.get(7)? as usize;
+    if !(2..=b2nd::MAX_DIM).contains(&r) {
+        return None;
+    }
+    Some(cd.get(8..8 + r)?.iter().map(|&x| x as usize).collect())
+}
+
+/// Apply the filter: write the frame hdf5plugin 7.1 would write (§3.2, §3.4.6).
+pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let p = Params::from_cd(cd_values, ctx)?;
+    encode_frame(input, &p)
+}
+
+/// Encode one HDF5 chunk as a Blosc2 frame with the settings `p`.
+pub fn encode_frame(input: &[u8], p: &Params) -> Result<Vec<u8>> {
+    use encode_chunk::{stune_blocksize, ChunkEncoder, Settings};
+    if codec::format_of(p.codec).is_none() || p.codec == codec::code::SNAPPY {
+        return Err(Error::UnsupportedCodec {
+            filter: NAME,
+            codec: u32::from(p.codec),
+            name: codec::name_of(u32::from(p.codec)).into(),
+        });
+    }
+    let ts = p.typesize.max(1);
+    let settings = |blocksize: usize| Settings {
+        typesize: ts,
+        clevel: p.clevel.min(9),
+        codec: p.codec,
+        filters: [0, 0, 0, 0, 0, p.filter],
+        filters_meta: [0; 6],
+        blocksize,
+    };
+    let b2nd_dims = p
+        .dims
+        .as_ref()
+        .filter(|d| d.iter().try_fold(ts, |a, &x| a.checked_mul(x)) == Some(input.len()));
+    let mut enc = ChunkEncoder::new();
+    match b2nd_dims {
+        Some(dims) => {
+            let target = if p.blocksize != 0 {
+                p.blocksize
+            } else {
+                stune_blocksize(input.len(), ts, p.clevel.min(9), p.codec, 1)
+            };
+            let block = b2nd::block_shape(dims, ts, target);
+            let meta = b2nd::Meta {
+                shape: dims.iter().map(|&d| d as u64).collect(),
+                chunkshape: dims.clone(),
+                blockshape: block.clone(),
+            };
+            let padded = meta.padded_items().ok_or_else(|| bad("size overflow"))? * ts;
+            let mut blocked = vec![0u8; padded];
+            let mut c = input.to_vec();
+            b2nd::reorder(&meta, ts, &mut blocked, &mut c, false)?;
+            let bs = (block.iter().product::<usize>() * ts).min(padded);
+            let chunk = enc.encode(&blocked, &settings(bs))?;
+            let ml = [("b2nd", b2nd::write_meta(dims, &block, ts))];
+            frame::write_single(&spec(p, ts, &ml), &chunk)
+        }
+        None => {
+            let chunk = enc.encode(input, &settings(p.blocksize))?;
+            frame::write_single(&spec(p, ts, &[]), &chunk)
+        }
+    }
+}
+
+fn spec<'m>(p: &Params, ts: usize, ml: &'m [(&'m str, Vec<u8>)]) -> frame::FrameSpec<'m> {
+    frame::FrameSpec {
+        typesize: ts,
+        clevel: p.clevel.min(9),
+        codec: p.codec,
+        filter: p.filter,
+        metalayers: ml,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_chunk::{ChunkEncoder, Settings};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn data(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| ((i / 3) as u8).wrapping_mul(seed) ^ ((i % 7) as u8))
+            .collect()
+    }
+
+    #[test]
+    fn cd_values_as_hdf5plugin_writes_them() {
+        let ctx = ChunkContext::new(2, 100_000);
+        let p = Params::from_cd(&[1, 0, 2, 100_000, 3, 1, 5, 3, 10, 50, 100], &ctx).unwrap();
+        assert_eq!(p.dims, Some(vec![10, 50, 100]));
+        assert_eq!(p.to_cd(), vec![1, 0, 2, 100_000, 3, 1, 5, 3, 10, 50, 100]);
+    }
+
+    #[test]
+    fn zero_chunk_is_special_offset_frame() {
+        let ctx = ChunkContext::new(2, 8192);
+        let cd = [1, 0, 2, 8192, 3, 1, 5];
+        let f = encode(&[0u8; 8192], &cd, &ctx).unwrap();
+        assert_eq!(f.len(), 172);
+        assert_eq!(decode(&f, &cd, &ctx).unwrap(), vec![0u8; 8192]);
+    }
+
+    #[test]
+    fn unknown_codec_is_unsupported() {
+        let ctx = ChunkContext::new(2, 64);
+        let err = encode(&[1u8; 64], &[1, 0, 2, 64, 5, 1, 37], &ctx).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedCodec { codec: 37, .. }));
+        // a chunk whose header says "user codec 37"
+        let mut c = ChunkEncoder::new()
+            .encode(
+                &(0..4096).map(|i| (i / 64) as u8).collect::<Vec<u8>>(),
+                &Settings {
+                    typesize: 2,
+                    clevel: 5,
+                    codec: 1,
+                    filters: [0, 0, 0, 0, 0, 1],
+                    filters_meta: [0; 6],
+                    blocksize: 0,
+                },
+            )
+            .unwrap();
+        c[2] = (c[2] & 0x1f) | (6 << 5);
+        c[22] = 37;
+        assert_eq!(c[2] & 0x02, 0, "test chunk must not be memcpyed");
+        let err = chunk::decode(&c, 1 << 20).unwrap_err();
+        assert!(
+            matches!(err, Error::UnsupportedCodec { codec: 37, .. }),
+            "{err}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn chunk_round_trip(ts in 1usize..=16, n in 0usize..5000,
+                            codec in prop::sample::select(vec![0u8, 1, 2, 4, 5]),
+                            filter in prop::sample::select(vec![0u8, 1, 2, 3]),
+                            clevel in 0u8..=9, bs in prop::sample::select(vec![0usize, 256, 1000, 4096]),
+                            seed in any::<u8>()) {
+            let src = data(n, seed);
+            let s = Settings { typesize: ts, clevel, codec, filters: [0, 0, 0, 0, 0, filter],
+                               filters_meta: [0; 6], blocksize: bs };
+            let c = ChunkEncoder::new().encode(&src, &s).unwrap();
+            prop_assert_eq!(chunk::decode(&c, 1 << 20).unwrap(), src);
+        }
+
+        #[test]
+        fn filter_round_trip(ts in 1usize..=16, dims in proptest::collection::vec(1usize..40, 1..4),
+                             codec in prop::sample::select(vec![0u32, 1, 2, 4, 5]),
+                             filter in 0u32..3, seed in any::<u8>()) {
+            let items: usize = dims.iter().product();
+            let src = data(items * ts, seed);
+            let mut cd = vec![1, 0, ts as u32, src.len() as u32, 5, filter, codec];
+            if dims.len() >= 2 {
+                cd.push(dims.len() as u32);
+                cd.extend(dims.iter().map(|&d| d as u32));
+            }
+            let ctx = ChunkContext::new(ts, src.len());
+            let f = encode(&src, &cd, &ctx).unwrap();
+            prop_assert_eq!(decode(&f, &cd, &ctx).unwrap(), src);
+        }
+    }
+}
