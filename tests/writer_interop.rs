@@ -60,8 +60,24 @@ fn check(files: &[PathBuf]) {
     match h5dump {
         None => println!("skipped: no h5dump"),
         Some(h5dump) => {
+            let plugins = oracle_python().and_then(|py| {
+                let out = Command::new(py)
+                    .args(["-c", "import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)"])
+                    .output()
+                    .ok()?;
+                out.status
+                    .success()
+                    .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            });
             for f in files {
-                let out = Command::new(&h5dump).arg(f).output().unwrap();
+                let mut cmd = Command::new(&h5dump);
+                if let Some(p) = &plugins {
+                    cmd.env("HDF5_PLUGIN_PATH", p);
+                }
+                if f.to_string_lossy().contains("lzf") {
+                    cmd.arg("-H");
+                }
+                let out = cmd.arg(f).output().unwrap();
                 assert!(
                     out.status.success(),
                     "h5dump {} failed: {}",
@@ -550,7 +566,7 @@ fn chunked() -> (FileWriter, Vec<Value>) {
 }
 
 /// Filter pipelines: each filter used only if its encoder works in this build.
-fn filtered() -> (FileWriter, Vec<Value>, usize) {
+fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>, usize) {
     let mut w = FileWriter::in_memory();
     let r = w.root();
     let mut exp = Vec::new();
@@ -562,12 +578,40 @@ fn filtered() -> (FileWriter, Vec<Value>, usize) {
         ("fletcher32", vec![spec(3, vec![])]),
         (
             "shuffle_deflate_fletcher",
-            vec![spec(2, vec![4]), spec(1, vec![1]), spec(3, vec![])],
+            vec![spec(2, vec![]), spec(1, vec![1]), spec(3, vec![])],
         ),
+        ("lz4", vec![spec(32004, vec![0])]),
+        ("zstd", vec![spec(32015, vec![3])]),
+        ("bzip2", vec![spec(307, vec![9])]),
+        ("lzf", vec![spec(32000, vec![])]),
+        ("blosc_lz4", vec![spec(32001, vec![0, 0, 0, 0, 5, 1, 1])]),
+        (
+            "blosc_blosclz_bitshuffle",
+            vec![spec(32001, vec![0, 0, 0, 0, 9, 2, 0])],
+        ),
+        ("blosc_zstd", vec![spec(32001, vec![0, 0, 0, 0, 3, 1, 5])]),
+        (
+            "blosc2_default",
+            vec![spec(32026, vec![0, 0, 0, 0, 5, 1, 0])],
+        ),
+        ("blosc2_zstd", vec![spec(32026, vec![0, 0, 0, 0, 3, 1, 5])]),
+        ("bitshuffle_lz4", vec![spec(32008, vec![0, 2])]),
+        ("bitshuffle_zstd", vec![spec(32008, vec![0, 3, 3])]),
     ];
     let mut used = 0;
+    // A 2-D chunked case too (Blosc2 stores rank and chunk dims).
+    let v2: Vec<u16> = (0..(50 * 40)).map(|i| (i % 97) as u16).collect();
     for (name, p) in pipelines {
-        if purehdf::filters::encode_pipeline(&p, &ctx, &[0u8; 400]).is_err() {
+        if !select(name) {
+            continue;
+        }
+        let local: Vec<FilterSpec> = p
+            .iter()
+            .map(|f| {
+                purehdf::hdf5fmt::write::set_local::set_local(f, &Datatype::int(4, true), &[100])
+            })
+            .collect();
+        if purehdf::filters::encode_pipeline(&local, &ctx, &[0u8; 400]).is_err() {
             println!("skipped pipeline {name}: encoder not available");
             continue;
         }
@@ -598,11 +642,21 @@ fn filtered() -> (FileWriter, Vec<Value>, usize) {
             &un,
             DatasetSpec::new(Datatype::int(4, true), &[1000])
                 .with_maxshape(&[None])
-                .chunked(&[300], p),
+                .chunked(&[300], p.clone()),
             to_bytes(&v),
         )
         .unwrap();
         exp.push(json!({"path": format!("/{un}"), "kind": "dataset", "value": v}));
+        let two = format!("{name}_2d");
+        w.create_dataset(
+            r,
+            &two,
+            DatasetSpec::new(Datatype::int(2, false), &[50, 40]).chunked(&[16, 16], p.clone()),
+            to_bytes(&v2),
+        )
+        .unwrap();
+        let rows: Vec<Vec<u16>> = v2.chunks(40).map(|c| c.to_vec()).collect();
+        exp.push(json!({"path": format!("/{two}"), "kind": "dataset", "value": rows}));
     }
     (w, exp, used)
 }
@@ -620,7 +674,9 @@ fn spec(id: u32, cd: Vec<u32>) -> FilterSpec {
 fn files_open_in_libhdf5() {
     let dir = out_dir("matrix");
     let mut files = Vec::new();
-    let (fw, fexp, used) = filtered();
+    let (fw, fexp, used) = filtered(|n| n != "lzf");
+    // LZF lives inside h5py only (no plugin for h5dump): its own file, header-only dump.
+    let (lw, lexp, lused) = filtered(|n| n == "lzf");
     let builders: Vec<(&str, (FileWriter, Vec<Value>))> = vec![
         ("ints", ints()),
         ("strings", strings_and_types()),
@@ -628,8 +684,9 @@ fn files_open_in_libhdf5() {
         ("groups", groups()),
         ("chunked", chunked()),
         ("filtered", (fw, fexp)),
+        ("filtered_lzf", (lw, lexp)),
     ];
-    println!("{used} filter pipelines available");
+    println!("{} filter pipelines available", used + lused);
     for (name, (w, exp)) in builders {
         let path = dir.join(format!("{name}.h5"));
         save(w, &path, exp);

@@ -10,6 +10,11 @@ import sys
 import h5py
 import numpy as np
 
+try:  # registers the plugin filters (Blosc, Blosc2, bitshuffle, LZ4, Zstd, BZip2...)
+    import hdf5plugin  # noqa: F401
+except ImportError:
+    pass
+
 
 def norm(x):
     if isinstance(x, np.ndarray):

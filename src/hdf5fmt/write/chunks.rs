@@ -131,22 +131,41 @@ fn all_scaled(grid: &[u64]) -> Vec<Vec<u64>> {
     out
 }
 
-fn encode_all(input: &ChunkedInput, data: &[u8], chunks: &[Vec<u64>]) -> Result<Vec<Vec<u8>>> {
+/// Run `pipeline` over one chunk; an optional stage (flags bit 0) that fails is
+/// skipped and recorded in the returned filter mask, as libhdf5 does.
+pub fn run_pipeline(
+    pipeline: &[FilterSpec],
+    ctx: &ChunkContext,
+    raw: Vec<u8>,
+) -> Result<(Vec<u8>, u32)> {
+    let mut buf = raw;
+    let mut mask = 0u32;
+    for (i, spec) in pipeline.iter().enumerate() {
+        match filters::encode(spec, ctx, &buf) {
+            Ok(out) => buf = out,
+            Err(_) if spec.flags & 1 != 0 && i < 32 => mask |= 1 << i,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((buf, mask))
+}
+
+fn encode_all(
+    input: &ChunkedInput,
+    data: &[u8],
+    chunks: &[Vec<u64>],
+) -> Result<Vec<(Vec<u8>, u32)>> {
     let elem = input.element_size;
     let chunk_bytes = product(input.chunk).unwrap_or(0) as usize * elem;
     let ctx = ChunkContext::new(elem, chunk_bytes);
     let fill = input.fill.unwrap_or(&[]);
-    let one = |s: &Vec<u64>| -> Result<Vec<u8>> {
+    let one = |s: &Vec<u64>| -> Result<(Vec<u8>, u32)> {
         let raw = extract_chunk(data, input.dims, input.chunk, s, elem, fill);
-        if input.filters.is_empty() {
-            Ok(raw)
-        } else {
-            filters::encode_pipeline(input.filters, &ctx, &raw).map_err(|e| Error::Chunk {
-                dataset: String::new(),
-                coords: s.clone(),
-                source: Box::new(e),
-            })
-        }
+        run_pipeline(input.filters, &ctx, raw).map_err(|e| Error::Chunk {
+            dataset: String::new(),
+            coords: s.clone(),
+            source: Box::new(e),
+        })
     };
     #[cfg(feature = "parallel")]
     {
@@ -193,13 +212,13 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
         // Encode in batches to bound memory.
         for batch in coords.chunks(256) {
             let encoded = encode_all(input, data, batch)?;
-            for (s, bytes) in batch.iter().zip(encoded) {
+            for (s, (bytes, mask)) in batch.iter().zip(encoded) {
                 let addr = sink.append(&bytes)?;
                 stored.push(Stored {
                     scaled: s.clone(),
                     addr,
                     size: bytes.len() as u64,
-                    mask: 0,
+                    mask,
                 });
             }
         }

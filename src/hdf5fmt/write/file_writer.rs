@@ -9,6 +9,7 @@ use super::chunks::{self, ChunkedInput};
 use super::global_heap::{vlen_pointer, GlobalHeap};
 use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
 use super::object_header::{self, Message, MAX_MESSAGE_BODY};
+use super::set_local::set_local;
 use super::{fractal_heap, AttrData, AttrValue, DatasetData, Layout, Link, Node, NodeKind};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
@@ -463,6 +464,11 @@ impl Serializer<'_> {
                     ));
                 }
                 let max = spec.shape.max_dims();
+                let filters: Vec<_> = filters
+                    .iter()
+                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .collect();
+                let filters = &filters;
                 let input = ChunkedInput {
                     dims: spec.shape.dims(),
                     max: &max,

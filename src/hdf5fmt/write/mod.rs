@@ -32,6 +32,7 @@ pub mod fractal_heap;
 pub mod global_heap;
 pub mod messages;
 pub mod object_header;
+pub mod set_local;
 
 pub use messages::Space;
 
