@@ -21,6 +21,7 @@ pub mod object_header;
 pub mod selection;
 pub mod source;
 pub mod superblock;
+pub mod write;
 
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,500 @@
+//! Serialisation of the in-memory tree into an HDF5 file (HDF5 File Format
+//! Specification II.A "Superblock" version 2, then objects written depth first so
+//! every child's address is known before its parent's header is encoded). Space
+//! is allocated by appending; only the superblock (written last, at offset 0) and
+//! global heap collections (reserved then filled) are written in place.
+
+use super::btree_v2::{self, BTreeParams};
+use super::chunks::{self, ChunkedInput};
+use super::global_heap::{vlen_pointer, GlobalHeap};
+use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
+use super::object_header::{self, Message, MAX_MESSAGE_BODY};
+use super::set_local::set_local;
+use super::{fractal_heap, AttrData, AttrValue, DatasetData, Layout, Link, Node, NodeKind};
+use crate::error::{Error, Result};
+use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
+use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+
+/// Size of the version 2 superblock with 8-byte offsets and lengths.
+pub const SUPERBLOCK_SIZE: u64 = 48;
+/// Links or attributes beyond this count go to dense storage.
+pub const MAX_COMPACT: usize = 8;
+
+enum SinkKind {
+    Memory(Vec<u8>),
+    File(BufWriter<File>),
+}
+
+/// Where serialised bytes go: a growing buffer or a file.
+pub struct Sink {
+    kind: SinkKind,
+    pos: u64,
+    fail_at: Option<u64>,
+}
+
+impl Sink {
+    /// An in-memory sink.
+    pub fn memory() -> Sink {
+        Sink {
+            kind: SinkKind::Memory(Vec::new()),
+            pos: 0,
+            fail_at: None,
+        }
+    }
+
+    /// A sink writing to `file` from offset 0.
+    pub fn file(file: File) -> Sink {
+        Sink {
+            kind: SinkKind::File(BufWriter::with_capacity(1 << 20, file)),
+            pos: 0,
+            fail_at: None,
+        }
+    }
+
+    /// Make every write that would end past `bytes` fail (for tests).
+    pub fn fail_after(&mut self, bytes: Option<u64>) {
+        self.fail_at = bytes;
+    }
+
+    /// Current end of file.
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    fn check(&self, end: u64) -> Result<()> {
+        match self.fail_at {
+            Some(limit) if end > limit => Err(Error::io(
+                "write",
+                std::io::Error::other("injected write failure"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Append `bytes`, returning their address.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<u64> {
+        let addr = self.pos;
+        let end = addr + bytes.len() as u64;
+        self.check(end)?;
+        match &mut self.kind {
+            SinkKind::Memory(v) => v.extend_from_slice(bytes),
+            SinkKind::File(w) => w.write_all(bytes).map_err(|e| Error::io("write", e))?,
+        }
+        self.pos = end;
+        Ok(addr)
+    }
+
+    /// Append `n` zero bytes to be filled later with [`Sink::write_at`].
+    pub fn reserve(&mut self, n: u64) -> Result<u64> {
+        let addr = self.pos;
+        self.check(addr + n)?;
+        match &mut self.kind {
+            SinkKind::Memory(v) => v.resize(v.len() + n as usize, 0),
+            SinkKind::File(w) => {
+                let zeros = [0u8; 4096];
+                let mut left = n;
+                while left > 0 {
+                    let k = left.min(4096) as usize;
+                    w.write_all(&zeros[..k])
+                        .map_err(|e| Error::io("write", e))?;
+                    left -= k as u64;
+                }
+            }
+        }
+        self.pos += n;
+        Ok(addr)
+    }
+
+    /// Overwrite already written bytes at `addr`.
+    pub fn write_at(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
+        let end = addr + bytes.len() as u64;
+        if end > self.pos {
+            return Err(Error::InvalidArgument("write_at past the end".into()));
+        }
+        self.check(end)?;
+        match &mut self.kind {
+            SinkKind::Memory(v) => v[addr as usize..end as usize].copy_from_slice(bytes),
+            SinkKind::File(w) => {
+                let io = |e| Error::io("write", e);
+                w.seek(SeekFrom::Start(addr)).map_err(io)?;
+                w.write_all(bytes).map_err(io)?;
+                w.seek(SeekFrom::Start(self.pos)).map_err(io)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of an in-memory sink.
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        match self.kind {
+            SinkKind::Memory(v) => Ok(v),
+            SinkKind::File(_) => Err(Error::InvalidArgument("not an in-memory sink".into())),
+        }
+    }
+
+    /// Flush and return the file of a file sink.
+    pub fn into_file(self) -> Result<File> {
+        match self.kind {
+            SinkKind::File(w) => w
+                .into_inner()
+                .map_err(|e| Error::io("flush", e.into_error())),
+            SinkKind::Memory(_) => Err(Error::InvalidArgument("not a file sink".into())),
+        }
+    }
+}
+
+/// Serialise the whole tree (root = node 0) into `sink`.
+pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
+    sink.reserve(SUPERBLOCK_SIZE)?;
+    let mut s = Serializer {
+        nodes,
+        sink,
+        gheap: GlobalHeap::default(),
+    };
+    let root = s.object(0, 0)?;
+    s.gheap.flush(s.sink)?;
+    let eof = s.sink.pos();
+    let sb = superblock(root, eof);
+    s.sink.write_at(0, &sb)
+}
+
+/// Superblock version 2.
+pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(SUPERBLOCK_SIZE as usize);
+    b.extend_from_slice(b"\x89HDF\r\n\x1a\n");
+    b.extend_from_slice(&[2, 8, 8, 0]);
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.extend_from_slice(&UNDEF.to_le_bytes());
+    b.extend_from_slice(&eof.to_le_bytes());
+    b.extend_from_slice(&root.to_le_bytes());
+    let sum = metadata_checksum(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    b
+}
+
+struct Serializer<'a> {
+    nodes: &'a [Node],
+    sink: &'a mut Sink,
+    gheap: GlobalHeap,
+}
+
+/// Sort key of dense-storage name index records: hash, then name.
+fn name_hash(name: &str) -> u32 {
+    lookup3(name.as_bytes(), 0)
+}
+
+impl Serializer<'_> {
+    fn object(&mut self, id: usize, depth: usize) -> Result<u64> {
+        if depth > MAX_GROUP_DEPTH {
+            return Err(Error::InvalidArgument("groups nested too deeply".into()));
+        }
+        let node = self
+            .nodes
+            .get(id)
+            .ok_or_else(|| Error::InvalidArgument(format!("no object {id}")))?;
+        let mut msgs = match &node.kind {
+            NodeKind::Group { links } => self.group(links, depth)?,
+            NodeKind::Dataset(ds) => self.dataset(ds)?,
+        };
+        self.attributes(&node.attrs, &mut msgs)?;
+        let header = object_header::encode(&msgs)?;
+        self.sink.append(&header)
+    }
+
+    fn group(&mut self, links: &[(String, Link)], depth: usize) -> Result<Vec<Message>> {
+        let mut encoded = Vec::with_capacity(links.len());
+        for (name, link) in links {
+            let target = match link {
+                Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
+                Link::Soft(path) => LinkTarget::Soft(path.clone()),
+            };
+            encoded.push((name.as_str(), messages::link(name, &target)?));
+        }
+        let mut msgs = Vec::new();
+        if encoded.len() <= MAX_COMPACT {
+            msgs.push(Message::new(
+                kind::LINK_INFO,
+                messages::link_info(UNDEF, UNDEF),
+            ));
+            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+            for (_, body) in encoded {
+                msgs.push(Message::new(kind::LINK, body));
+            }
+        } else {
+            let (heap, index) = self.dense(
+                encoded,
+                7,
+                |id, _, hash| {
+                    let mut r = hash.to_le_bytes().to_vec();
+                    r.extend_from_slice(id);
+                    r
+                },
+                5,
+                11,
+            )?;
+            msgs.push(Message::new(
+                kind::LINK_INFO,
+                messages::link_info(heap, index),
+            ));
+            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+        }
+        Ok(msgs)
+    }
+
+    /// Write a fractal heap of `items` and its name index; returns (heap, B-tree).
+    fn dense(
+        &mut self,
+        mut items: Vec<(&str, Vec<u8>)>,
+        id_len: u16,
+        record: impl Fn(&[u8], u32, u32) -> Vec<u8>,
+        record_type: u8,
+        record_size: u16,
+    ) -> Result<(u64, u64)> {
+        let objects: Vec<Vec<u8>> = items.iter_mut().map(|(_, b)| std::mem::take(b)).collect();
+        let heap = fractal_heap::write(self.sink, &objects, id_len)?;
+        let mut keyed: Vec<(u32, &str, u32, &Vec<u8>)> = items
+            .iter()
+            .zip(&heap.ids)
+            .enumerate()
+            .map(|(i, ((name, _), id))| (name_hash(name), *name, i as u32, id))
+            .collect();
+        keyed.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+        let records: Vec<Vec<u8>> = keyed
+            .iter()
+            .map(|(hash, _, order, id)| record(id, *order, *hash))
+            .collect();
+        let params = BTreeParams {
+            record_type,
+            record_size,
+            node_size: 512,
+            split: 100,
+            merge: 40,
+        };
+        let index = btree_v2::write(self.sink, &params, &records)?;
+        Ok((heap.address, index))
+    }
+
+    fn attributes(&mut self, attrs: &[(String, AttrValue)], msgs: &mut Vec<Message>) -> Result<()> {
+        if attrs.is_empty() {
+            return Ok(());
+        }
+        let mut encoded = Vec::with_capacity(attrs.len());
+        for (name, value) in attrs {
+            let dtype = messages::datatype(&value.dtype)?;
+            let space = messages::dataspace(&value.shape);
+            let data = self.element_bytes(&value.dtype, &value.shape, &value.data)?;
+            encoded.push((
+                name.as_str(),
+                messages::attribute(name, &dtype, &space, &data)?,
+            ));
+        }
+        let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
+        if encoded.len() <= MAX_COMPACT && !too_big {
+            for (_, body) in encoded {
+                msgs.push(Message::new(kind::ATTRIBUTE, body));
+            }
+        } else {
+            let (heap, index) = self.dense(
+                encoded,
+                8,
+                |id, order, hash| {
+                    let mut r = id.to_vec();
+                    r.push(0);
+                    r.extend_from_slice(&order.to_le_bytes());
+                    r.extend_from_slice(&hash.to_le_bytes());
+                    r
+                },
+                8,
+                17,
+            )?;
+            msgs.push(Message::new(
+                kind::ATTRIBUTE_INFO,
+                messages::attribute_info(heap, index),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Raw stored bytes of all elements; variable-length values go to the global heap.
+    fn element_bytes(
+        &mut self,
+        dtype: &Datatype,
+        shape: &Space,
+        data: &AttrData,
+    ) -> Result<Vec<u8>> {
+        let n = shape
+            .num_elements()
+            .ok_or_else(|| Error::InvalidArgument("dataspace too large".into()))?;
+        match data {
+            AttrData::Raw(bytes) => {
+                let want = n.checked_mul(dtype.size());
+                if want != Some(bytes.len() as u64) {
+                    return Err(Error::InvalidArgument(format!(
+                        "data is {} bytes, expected {} elements of {} bytes",
+                        bytes.len(),
+                        n,
+                        dtype.size()
+                    )));
+                }
+                Ok(bytes.clone())
+            }
+            AttrData::VarStrings(values) => {
+                if !matches!(dtype, Datatype::VarString { .. }) {
+                    return Err(Error::InvalidArgument(
+                        "string values need a variable-length string datatype".into(),
+                    ));
+                }
+                self.vlen(
+                    values.iter().map(|s| (s.as_bytes(), s.len())),
+                    values.len(),
+                    n,
+                )
+            }
+            AttrData::VarSequences(values) => {
+                let base = match dtype {
+                    Datatype::VarSequence { base, .. } => base.size().max(1),
+                    _ => {
+                        return Err(Error::InvalidArgument(
+                            "sequence values need a variable-length sequence datatype".into(),
+                        ))
+                    }
+                };
+                if values.iter().any(|v| v.len() as u64 % base != 0) {
+                    return Err(Error::InvalidArgument(
+                        "sequence bytes are not a whole number of elements".into(),
+                    ));
+                }
+                let it = values
+                    .iter()
+                    .map(|v| (v.as_slice(), (v.len() as u64 / base) as usize));
+                self.vlen(it, values.len(), n)
+            }
+        }
+    }
+
+    fn vlen<'b>(
+        &mut self,
+        values: impl Iterator<Item = (&'b [u8], usize)>,
+        count: usize,
+        n: u64,
+    ) -> Result<Vec<u8>> {
+        if count as u64 != n {
+            return Err(Error::InvalidArgument(format!(
+                "{count} values for {n} elements"
+            )));
+        }
+        let mut out = Vec::with_capacity(count * 16);
+        for (bytes, len) in values {
+            let len = u32::try_from(len)
+                .map_err(|_| Error::InvalidArgument("variable-length value too long".into()))?;
+            let r = self.gheap.add(self.sink, bytes)?;
+            out.extend_from_slice(&vlen_pointer(len, r));
+        }
+        Ok(out)
+    }
+
+    fn dataset(&mut self, ds: &super::DatasetNode) -> Result<Vec<Message>> {
+        let spec = &ds.spec;
+        let elem = spec.dtype.size();
+        if elem == 0 || elem > u64::from(u32::MAX) {
+            return Err(Error::InvalidArgument("bad element size".into()));
+        }
+        if let Some(f) = &spec.fill_value {
+            if f.len() as u64 != elem {
+                return Err(Error::InvalidArgument(
+                    "fill value must be one element".into(),
+                ));
+            }
+        }
+        let raw: Option<Vec<u8>> = match &ds.data {
+            DatasetData::None => None,
+            DatasetData::Raw(b) => {
+                Some(self.element_bytes(&spec.dtype, &spec.shape, &AttrData::Raw(b.clone()))?)
+            }
+            DatasetData::VarStrings(v) => Some(self.element_bytes(
+                &spec.dtype,
+                &spec.shape,
+                &AttrData::VarStrings(v.clone()),
+            )?),
+            DatasetData::VarSequences(v) => Some(self.element_bytes(
+                &spec.dtype,
+                &spec.shape,
+                &AttrData::VarSequences(v.clone()),
+            )?),
+        };
+        let nbytes = spec
+            .shape
+            .num_elements()
+            .and_then(|n| n.checked_mul(elem))
+            .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
+        let mut msgs = vec![
+            Message::new(kind::DATASPACE, messages::dataspace(&spec.shape)),
+            Message {
+                kind: kind::DATATYPE,
+                body: messages::datatype(&spec.dtype)?,
+                flags: 1,
+            },
+        ];
+        let fill = spec.fill_value.as_deref();
+        let (alloc, layout) = match &spec.layout {
+            Layout::Compact => {
+                let data = raw.unwrap_or_else(|| match fill {
+                    Some(f) => f.repeat(nbytes as usize / f.len().max(1)),
+                    None => vec![0; nbytes as usize],
+                });
+                (AllocTime::Early, messages::layout_compact(&data)?)
+            }
+            Layout::Contiguous => {
+                let addr = match raw {
+                    Some(d) if !d.is_empty() => self.sink.append(&d)?,
+                    _ => UNDEF,
+                };
+                (AllocTime::Late, messages::layout_contiguous(addr, nbytes))
+            }
+            Layout::Chunked {
+                chunk_dims,
+                filters,
+            } => {
+                if matches!(spec.shape, Space::Scalar | Space::Null) {
+                    return Err(Error::InvalidArgument(
+                        "chunked layout needs a simple dataspace".into(),
+                    ));
+                }
+                let max = spec.shape.max_dims();
+                let filters: Vec<_> = filters
+                    .iter()
+                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .collect();
+                let filters = &filters;
+                let input = ChunkedInput {
+                    dims: spec.shape.dims(),
+                    max: &max,
+                    chunk: chunk_dims,
+                    element_size: elem as usize,
+                    filters,
+                    fill,
+                    data: raw.as_deref(),
+                    raw_chunks: &ds.raw_chunks,
+                };
+                let layout = chunks::write(self.sink, &input)?;
+                if !filters.is_empty() {
+                    msgs.push(Message::new(
+                        kind::FILTER_PIPELINE,
+                        messages::filter_pipeline(filters)?,
+                    ));
+                }
+                (AllocTime::Incremental, layout)
+            }
+        };
+        msgs.push(Message {
+            kind: kind::FILL_VALUE,
+            body: messages::fill_value(alloc, fill)?,
+            flags: 1,
+        });
+        msgs.push(Message::new(kind::LAYOUT, layout));
+        Ok(msgs)
+    }
+}

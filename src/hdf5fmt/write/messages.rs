@@ -1,0 +1,624 @@
+//! Encoders for the object header messages the writer emits (HDF5 File Format
+//! Specification IV.A.2): dataspace (v2, 0x0001), link info (0x0002), datatype
+//! (0x0003, versions 1 and 3), fill value (v3, 0x0005), link (0x0006), data layout
+//! (v3 compact/contiguous, v4 chunked, 0x0008), group info (0x000A), filter
+//! pipeline (v2, 0x000B), attribute (v3, 0x000C) and attribute info (0x0015).
+//! Every encoder appends little-endian bytes to a `Vec<u8>`; none parses.
+
+use crate::error::{Error, Result};
+use crate::filters::FilterSpec;
+use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, StringPad};
+
+/// The undefined address (all bits set).
+pub const UNDEF: u64 = u64::MAX;
+
+/// Message type numbers.
+pub mod kind {
+    pub const DATASPACE: u8 = 0x01;
+    pub const LINK_INFO: u8 = 0x02;
+    pub const DATATYPE: u8 = 0x03;
+    pub const FILL_VALUE: u8 = 0x05;
+    pub const LINK: u8 = 0x06;
+    pub const LAYOUT: u8 = 0x08;
+    pub const GROUP_INFO: u8 = 0x0A;
+    pub const FILTER_PIPELINE: u8 = 0x0B;
+    pub const ATTRIBUTE: u8 = 0x0C;
+    pub const ATTRIBUTE_INFO: u8 = 0x15;
+}
+
+/// The shape of a dataset or attribute (dataspace message).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// One element, rank 0.
+    Scalar,
+    /// No elements at all.
+    Null,
+    /// `dims` with optional maximum sizes (`None` = unlimited). `max` empty means fixed.
+    Simple {
+        dims: Vec<u64>,
+        max: Vec<Option<u64>>,
+    },
+}
+
+impl Space {
+    /// A fixed simple dataspace.
+    pub fn simple(dims: &[u64]) -> Self {
+        Space::Simple {
+            dims: dims.to_vec(),
+            max: Vec::new(),
+        }
+    }
+
+    /// Number of elements (0 for null).
+    pub fn num_elements(&self) -> Option<u64> {
+        match self {
+            Space::Scalar => Some(1),
+            Space::Null => Some(0),
+            Space::Simple { dims, .. } => dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
+        }
+    }
+
+    /// Current dimensions (empty for scalar and null).
+    pub fn dims(&self) -> &[u64] {
+        match self {
+            Space::Simple { dims, .. } => dims,
+            _ => &[],
+        }
+    }
+
+    /// Maximum dimensions (`None` = unlimited); equal to dims when fixed.
+    pub fn max_dims(&self) -> Vec<Option<u64>> {
+        match self {
+            Space::Simple { max, .. } if !max.is_empty() => max.clone(),
+            Space::Simple { dims, .. } => dims.iter().map(|&d| Some(d)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Bytes needed to hold values from 0 to `limit` (HDF5's `limit_enc_size`).
+pub fn limit_enc_size(limit: u64) -> usize {
+    (log2_floor(limit) / 8 + 1) as usize
+}
+
+/// Floor of log2 (0 for 0).
+pub fn log2_floor(v: u64) -> u32 {
+    if v == 0 {
+        0
+    } else {
+        63 - v.leading_zeros()
+    }
+}
+
+/// Append the low `n` bytes of `v`, little-endian.
+pub fn put_var(out: &mut Vec<u8>, v: u64, n: usize) {
+    out.extend_from_slice(&v.to_le_bytes()[..n.min(8)]);
+}
+
+fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn u16_len(n: usize, what: &str) -> Result<u16> {
+    u16::try_from(n).map_err(|_| Error::InvalidArgument(format!("{what} too long ({n} bytes)")))
+}
+
+/// Dataspace message, version 2.
+pub fn dataspace(space: &Space) -> Vec<u8> {
+    let mut out = vec![2u8];
+    match space {
+        Space::Scalar => out.extend_from_slice(&[0, 0, 0]),
+        Space::Null => out.extend_from_slice(&[0, 0, 2]),
+        Space::Simple { dims, .. } => {
+            let max = space.max_dims();
+            let has_max = max.iter().zip(dims).any(|(m, d)| *m != Some(*d));
+            out.push(dims.len() as u8);
+            out.push(u8::from(has_max));
+            out.push(1);
+            for &d in dims {
+                put_u64(&mut out, d);
+            }
+            if has_max {
+                for m in max {
+                    put_u64(&mut out, m.unwrap_or(UNDEF));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// True when a datatype needs message version 3 (compound, enum or array inside).
+fn needs_v3(dt: &Datatype) -> bool {
+    match dt {
+        Datatype::Compound { .. } | Datatype::Enum { .. } | Datatype::Array { .. } => true,
+        Datatype::VarSequence { base, .. } => needs_v3(base),
+        _ => false,
+    }
+}
+
+/// Datatype message (version 1 for atomic trees, 3 when compounds, enums or arrays appear).
+pub fn datatype(dt: &Datatype) -> Result<Vec<u8>> {
+    let version = if needs_v3(dt) { 3 } else { 1 };
+    let mut out = Vec::new();
+    encode_datatype(dt, version, &mut out, 0)?;
+    Ok(out)
+}
+
+fn order_bit(order: ByteOrder) -> Result<u32> {
+    match order {
+        ByteOrder::Little => Ok(0),
+        ByteOrder::Big => Ok(1),
+        ByteOrder::Vax => Err(Error::InvalidArgument(
+            "the writer does not encode VAX byte order".into(),
+        )),
+    }
+}
+
+fn pad_bits(pad: StringPad) -> u32 {
+    match pad {
+        StringPad::NullTerm => 0,
+        StringPad::NullPad => 1,
+        StringPad::SpacePad => 2,
+    }
+}
+
+fn cset_bits(cset: CharSet) -> u32 {
+    match cset {
+        CharSet::Ascii => 0,
+        CharSet::Utf8 => 1,
+    }
+}
+
+fn header(out: &mut Vec<u8>, class: u8, version: u8, bits: u32, size: u64) -> Result<()> {
+    out.push(class | (version << 4));
+    out.extend_from_slice(&bits.to_le_bytes()[..3]);
+    let size = u32::try_from(size)
+        .map_err(|_| Error::InvalidArgument(format!("datatype size {size} too large")))?;
+    put_u32(out, size);
+    Ok(())
+}
+
+fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) -> Result<()> {
+    if depth > crate::hdf5fmt::limits::MAX_DATATYPE_DEPTH {
+        return Err(Error::InvalidArgument("datatype nested too deeply".into()));
+    }
+    match dt {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset,
+            precision,
+        } => {
+            let bits = order_bit(*order)? | (u32::from(*signed) << 3);
+            header(out, 0, version, bits, u64::from(*size))?;
+            put_u16(out, *bit_offset);
+            put_u16(out, *precision);
+        }
+        Datatype::Float {
+            size,
+            order,
+            layout,
+        } => {
+            let mut bits = order_bit(*order)?;
+            for (i, p) in layout.pad.iter().enumerate() {
+                bits |= u32::from(*p) << (1 + i);
+            }
+            bits |= u32::from(layout.norm & 3) << 4;
+            bits |= u32::from(layout.sign_pos) << 8;
+            header(out, 1, version, bits, u64::from(*size))?;
+            put_u16(out, layout.bit_offset);
+            put_u16(out, layout.precision);
+            out.extend_from_slice(&[
+                layout.exp_pos,
+                layout.exp_size,
+                layout.mant_pos,
+                layout.mant_size,
+            ]);
+            put_u32(out, layout.exp_bias);
+        }
+        Datatype::String { size, pad, cset } => {
+            let bits = pad_bits(*pad) | (cset_bits(*cset) << 4);
+            header(out, 3, version, bits, u64::from(*size))?;
+        }
+        Datatype::Bitfield {
+            size,
+            order,
+            bit_offset,
+            precision,
+        } => {
+            header(out, 4, version, order_bit(*order)?, u64::from(*size))?;
+            put_u16(out, *bit_offset);
+            put_u16(out, *precision);
+        }
+        Datatype::Opaque { size, tag } => {
+            let padded = (tag.len() + 1).div_ceil(8) * 8;
+            if padded > 255 {
+                return Err(Error::InvalidArgument("opaque tag too long".into()));
+            }
+            header(out, 5, version, padded as u32, u64::from(*size))?;
+            out.extend_from_slice(tag.as_bytes());
+            out.resize(out.len() + padded - tag.len(), 0);
+        }
+        Datatype::Compound { size, members } => {
+            if version < 3 {
+                return Err(Error::InvalidArgument("compound needs version 3".into()));
+            }
+            let n = u16::try_from(members.len())
+                .map_err(|_| Error::InvalidArgument("too many compound members".into()))?;
+            header(out, 6, version, u32::from(n), u64::from(*size))?;
+            let off_bytes = limit_enc_size(u64::from(*size));
+            for m in members {
+                if m.name.as_bytes().contains(&0) || m.name.is_empty() {
+                    return Err(Error::InvalidArgument(format!(
+                        "bad compound member name {:?}",
+                        m.name
+                    )));
+                }
+                let end = u64::from(m.offset) + m.dtype.size();
+                if end > u64::from(*size) {
+                    return Err(Error::InvalidArgument(format!(
+                        "compound member {} ends past the compound size",
+                        m.name
+                    )));
+                }
+                out.extend_from_slice(m.name.as_bytes());
+                out.push(0);
+                put_var(out, u64::from(m.offset), off_bytes);
+                encode_datatype(&m.dtype, version, out, depth + 1)?;
+            }
+        }
+        Datatype::Enum { base, members } => {
+            if version < 3 {
+                return Err(Error::InvalidArgument("enum needs version 3".into()));
+            }
+            let n = u16::try_from(members.len())
+                .map_err(|_| Error::InvalidArgument("too many enum members".into()))?;
+            header(out, 8, version, u32::from(n), base.size())?;
+            encode_datatype(base, version, out, depth + 1)?;
+            for m in members {
+                out.extend_from_slice(m.name.as_bytes());
+                out.push(0);
+            }
+            for m in members {
+                if m.value.len() as u64 != base.size() {
+                    return Err(Error::InvalidArgument(format!(
+                        "enum value of {} has the wrong size",
+                        m.name
+                    )));
+                }
+                out.extend_from_slice(&m.value);
+            }
+        }
+        Datatype::VarString { pad, cset, .. } => {
+            let bits = 1 | (pad_bits(*pad) << 4) | (cset_bits(*cset) << 8);
+            header(out, 9, version, bits, 16)?;
+            encode_datatype(&Datatype::int(1, false), version, out, depth + 1)?;
+        }
+        Datatype::VarSequence { base, .. } => {
+            header(out, 9, version, 0, 16)?;
+            encode_datatype(base, version, out, depth + 1)?;
+        }
+        Datatype::Array { base, dims } => {
+            if version < 3 {
+                return Err(Error::InvalidArgument("array needs version 3".into()));
+            }
+            header(out, 10, version, 0, dt.size())?;
+            out.push(dims.len() as u8);
+            for &d in dims {
+                let d = u32::try_from(d)
+                    .map_err(|_| Error::InvalidArgument("array dimension too large".into()))?;
+                put_u32(out, d);
+            }
+            encode_datatype(base, version, out, depth + 1)?;
+        }
+        Datatype::Time { .. } | Datatype::Reference { .. } | Datatype::Complex { .. } => {
+            return Err(Error::InvalidArgument(format!(
+                "the writer does not encode {dt:?}"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// When storage space is allocated (fill value message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocTime {
+    Early = 1,
+    Late = 2,
+    Incremental = 3,
+}
+
+/// Fill value message, version 3; fill written "if set".
+pub fn fill_value(alloc: AllocTime, value: Option<&[u8]>) -> Result<Vec<u8>> {
+    let mut flags = alloc as u8 | (2 << 2);
+    if value.is_some() {
+        flags |= 1 << 5;
+    }
+    let mut out = vec![3, flags];
+    if let Some(v) = value {
+        let n = u32::try_from(v.len())
+            .map_err(|_| Error::InvalidArgument("fill value too large".into()))?;
+        put_u32(&mut out, n);
+        out.extend_from_slice(v);
+    }
+    Ok(out)
+}
+
+/// Layout message v3, compact storage holding `data`.
+pub fn layout_compact(data: &[u8]) -> Result<Vec<u8>> {
+    let mut out = vec![3, 0];
+    put_u16(&mut out, u16_len(data.len(), "compact data")?);
+    out.extend_from_slice(data);
+    Ok(out)
+}
+
+/// Layout message v3, contiguous storage.
+pub fn layout_contiguous(address: u64, size: u64) -> Vec<u8> {
+    let mut out = vec![3, 1];
+    put_u64(&mut out, address);
+    put_u64(&mut out, size);
+    out
+}
+
+/// Chunk index chosen for a chunked layout, with its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChunkIndexInfo {
+    /// One chunk; `filtered` holds (stored size, filter mask) when the pipeline is not empty.
+    Single { filtered: Option<(u64, u32)> },
+    /// Fixed array with `page_bits`.
+    FixedArray { page_bits: u8 },
+    /// Extensible array parameters.
+    ExtensibleArray {
+        max_bits: u8,
+        index_elements: u8,
+        min_pointers: u8,
+        min_elements: u8,
+        page_bits: u8,
+    },
+    /// Version 2 B-tree.
+    BTreeV2 {
+        node_size: u32,
+        split: u8,
+        merge: u8,
+    },
+}
+
+/// Layout message v4, chunked storage. `chunk_dims` excludes the element size.
+pub fn layout_chunked(
+    chunk_dims: &[u64],
+    element_size: u64,
+    index: &ChunkIndexInfo,
+    address: u64,
+) -> Vec<u8> {
+    let mut dims: Vec<u64> = chunk_dims.to_vec();
+    dims.push(element_size);
+    let max = dims.iter().copied().max().unwrap_or(1);
+    let enc = limit_enc_size(max).min(8);
+    let flags = match index {
+        ChunkIndexInfo::Single { filtered: Some(_) } => 2u8,
+        _ => 0,
+    };
+    let mut out = vec![4, 2, flags, dims.len() as u8, enc as u8];
+    for d in &dims {
+        put_var(&mut out, *d, enc);
+    }
+    match index {
+        ChunkIndexInfo::Single { filtered } => {
+            out.push(1);
+            if let Some((size, mask)) = filtered {
+                put_u64(&mut out, *size);
+                put_u32(&mut out, *mask);
+            }
+        }
+        ChunkIndexInfo::FixedArray { page_bits } => out.extend_from_slice(&[3, *page_bits]),
+        ChunkIndexInfo::ExtensibleArray {
+            max_bits,
+            index_elements,
+            min_pointers,
+            min_elements,
+            page_bits,
+        } => out.extend_from_slice(&[
+            4,
+            *max_bits,
+            *index_elements,
+            *min_pointers,
+            *min_elements,
+            *page_bits,
+        ]),
+        ChunkIndexInfo::BTreeV2 {
+            node_size,
+            split,
+            merge,
+        } => {
+            out.push(5);
+            put_u32(&mut out, *node_size);
+            out.extend_from_slice(&[*split, *merge]);
+        }
+    }
+    put_u64(&mut out, address);
+    out
+}
+
+/// Filter pipeline message, version 2.
+pub fn filter_pipeline(filters: &[FilterSpec]) -> Result<Vec<u8>> {
+    if filters.len() > 32 {
+        return Err(Error::InvalidArgument("more than 32 filters".into()));
+    }
+    let mut out = vec![2, filters.len() as u8];
+    for f in filters {
+        let id = u16::try_from(f.id)
+            .map_err(|_| Error::InvalidArgument(format!("filter id {} too large", f.id)))?;
+        put_u16(&mut out, id);
+        let name: Vec<u8> = match (&f.name, id >= 256) {
+            (Some(n), true) => {
+                let mut v = n.as_bytes().to_vec();
+                v.push(0);
+                v
+            }
+            _ => Vec::new(),
+        };
+        if id >= 256 {
+            put_u16(&mut out, u16_len(name.len(), "filter name")?);
+        }
+        put_u16(&mut out, f.flags);
+        put_u16(&mut out, u16_len(f.cd_values.len(), "filter client data")?);
+        out.extend_from_slice(&name);
+        for &c in &f.cd_values {
+            put_u32(&mut out, c);
+        }
+    }
+    Ok(out)
+}
+
+/// Target of a link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkTarget {
+    /// Hard link to the object header at this address.
+    Hard(u64),
+    /// Soft link to a path.
+    Soft(String),
+}
+
+/// Link message, version 1.
+pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
+    let nlen = name.len();
+    if nlen == 0 {
+        return Err(Error::InvalidArgument("empty link name".into()));
+    }
+    let (size_code, size_bytes) = match nlen {
+        0..=0xFF => (0u8, 1),
+        0x100..=0xFFFF => (1, 2),
+        _ => (2, 4),
+    };
+    let utf8 = !name.is_ascii();
+    let soft = matches!(target, LinkTarget::Soft(_));
+    let flags = size_code | (u8::from(soft) << 3) | (u8::from(utf8) << 4);
+    let mut out = vec![1, flags];
+    if soft {
+        out.push(1);
+    }
+    if utf8 {
+        out.push(1);
+    }
+    put_var(&mut out, nlen as u64, size_bytes);
+    out.extend_from_slice(name.as_bytes());
+    match target {
+        LinkTarget::Hard(addr) => put_u64(&mut out, *addr),
+        LinkTarget::Soft(path) => {
+            put_u16(&mut out, u16_len(path.len(), "soft link path")?);
+            out.extend_from_slice(path.as_bytes());
+        }
+    }
+    Ok(out)
+}
+
+/// Link info message, version 0 (no creation order).
+pub fn link_info(heap: u64, name_index: u64) -> Vec<u8> {
+    let mut out = vec![0, 0];
+    put_u64(&mut out, heap);
+    put_u64(&mut out, name_index);
+    out
+}
+
+/// Group info message, version 0, default phase-change values.
+pub fn group_info() -> Vec<u8> {
+    vec![0, 0]
+}
+
+/// Attribute info message, version 0 (no creation order).
+pub fn attribute_info(heap: u64, name_index: u64) -> Vec<u8> {
+    let mut out = vec![0, 0];
+    put_u64(&mut out, heap);
+    put_u64(&mut out, name_index);
+    out
+}
+
+/// Attribute message, version 3: `dtype_msg` and `space_msg` are encoded messages,
+/// `data` the raw element bytes.
+pub fn attribute(name: &str, dtype_msg: &[u8], space_msg: &[u8], data: &[u8]) -> Result<Vec<u8>> {
+    if name.is_empty() || name.as_bytes().contains(&0) {
+        return Err(Error::InvalidArgument(format!(
+            "bad attribute name {name:?}"
+        )));
+    }
+    let mut out = vec![3, 0];
+    put_u16(&mut out, u16_len(name.len() + 1, "attribute name")?);
+    put_u16(&mut out, u16_len(dtype_msg.len(), "attribute datatype")?);
+    put_u16(&mut out, u16_len(space_msg.len(), "attribute dataspace")?);
+    out.push(u8::from(!name.is_ascii()));
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    out.extend_from_slice(dtype_msg);
+    out.extend_from_slice(space_msg);
+    out.extend_from_slice(data);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dataspace_simple_with_unlimited() {
+        let s = Space::Simple {
+            dims: vec![3],
+            max: vec![None],
+        };
+        let b = dataspace(&s);
+        assert_eq!(&b[..4], &[2, 1, 1, 1]);
+        assert_eq!(&b[4..12], &3u64.to_le_bytes());
+        assert_eq!(&b[12..20], &[0xFF; 8]);
+        assert_eq!(dataspace(&Space::Scalar), vec![2, 0, 0, 0]);
+        assert_eq!(dataspace(&Space::Null), vec![2, 0, 0, 2]);
+    }
+
+    #[test]
+    fn int_and_float_datatypes() {
+        let b = datatype(&Datatype::int(4, true)).unwrap();
+        assert_eq!(b, vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
+        let f = datatype(&Datatype::float(8)).unwrap();
+        assert_eq!(&f[..8], &[0x11, 0x20, 63, 0, 8, 0, 0, 0]);
+        assert_eq!(&f[8..], &[0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]);
+    }
+
+    #[test]
+    fn limit_enc_sizes() {
+        assert_eq!(limit_enc_size(0), 1);
+        assert_eq!(limit_enc_size(255), 1);
+        assert_eq!(limit_enc_size(256), 2);
+        assert_eq!(limit_enc_size(65535), 2);
+        assert_eq!(limit_enc_size(65536), 3);
+    }
+
+    #[test]
+    fn link_messages() {
+        let b = link("a", &LinkTarget::Hard(0x30)).unwrap();
+        assert_eq!(b, vec![1, 0, 1, b'a', 0x30, 0, 0, 0, 0, 0, 0, 0]);
+        let s = link("é", &LinkTarget::Soft("/x".into())).unwrap();
+        assert_eq!(s, vec![1, 0x18, 1, 1, 2, 0xC3, 0xA9, 2, 0, b'/', b'x']);
+    }
+
+    #[test]
+    fn layout_chunked_fixed_array() {
+        let b = layout_chunked(
+            &[10, 20],
+            4,
+            &ChunkIndexInfo::FixedArray { page_bits: 10 },
+            0x100,
+        );
+        assert_eq!(&b[..5], &[4, 2, 0, 3, 1]);
+        assert_eq!(&b[5..8], &[10, 20, 4]);
+        assert_eq!(&b[8..10], &[3, 10]);
+        assert_eq!(&b[10..], &0x100u64.to_le_bytes());
+    }
+}

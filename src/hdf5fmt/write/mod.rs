@@ -1,0 +1,674 @@
+//! The HDF5 writer: build a tree of groups, datasets and attributes in memory,
+//! then serialise it in one pass on [`FileWriter::commit`] (to a file, atomically)
+//! or [`FileWriter::finish`] (to bytes). Never parses: shares only the datatype
+//! model, [`FilterSpec`] and the filter encoders with the rest of the crate.
+//!
+//! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
+//! 8-byte offsets and lengths; version 2 object headers; new-style groups (link
+//! info + group info, compact link messages up to 8 links, then a fractal heap and
+//! a type 5 v2 B-tree); attributes compact up to 8 (and under 64 KiB each), else a
+//! fractal heap and a type 8 v2 B-tree; layouts compact, contiguous, or chunked
+//! (layout v4: single chunk, fixed array, or v2 B-tree for extendible datasets);
+//! fill value message v3; filter pipeline v2; variable-length data in global heap
+//! collections.
+//!
+//! ```
+//! use purehdf::hdf5fmt::write::{AttrValue, DatasetSpec, FileWriter};
+//! use purehdf::hdf5fmt::datatype::Datatype;
+//! let mut w = FileWriter::in_memory();
+//! let g = w.create_group(w.root(), "grp").unwrap();
+//! let data: Vec<u8> = [1i32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! let d = w.create_dataset(g, "x", DatasetSpec::new(Datatype::int(4, true), &[3]), data).unwrap();
+//! w.set_attr(d, "units", AttrValue::string("mm")).unwrap();
+//! let bytes = w.finish().unwrap();
+//! assert_eq!(&bytes[..4], b"\x89HDF");
+//! ```
+
+pub mod atomic;
+pub mod btree_v2;
+pub mod chunks;
+pub mod file_writer;
+pub mod fractal_heap;
+pub mod global_heap;
+pub mod messages;
+pub mod object_header;
+pub mod set_local;
+
+pub use messages::Space;
+
+use crate::error::{Error, Result};
+use crate::filters::FilterSpec;
+use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
+use atomic::TempFile;
+use chunks::RawChunks;
+use file_writer::Sink;
+use std::fs::File;
+use std::path::Path;
+
+/// Handle of a group in a [`FileWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GroupId(usize);
+
+/// Handle of a dataset in a [`FileWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DatasetId(usize);
+
+/// Any object that can carry attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectId(usize);
+
+impl From<GroupId> for ObjectId {
+    fn from(g: GroupId) -> Self {
+        ObjectId(g.0)
+    }
+}
+
+impl From<DatasetId> for ObjectId {
+    fn from(d: DatasetId) -> Self {
+        ObjectId(d.0)
+    }
+}
+
+/// Storage layout of a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Data inside the object header (under 64 KiB).
+    Compact,
+    /// One contiguous block.
+    Contiguous,
+    /// Fixed-size chunks, each run through `filters`.
+    Chunked {
+        chunk_dims: Vec<u64>,
+        filters: Vec<FilterSpec>,
+    },
+}
+
+/// How to create a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatasetSpec {
+    pub dtype: Datatype,
+    /// Shape and maximum shape.
+    pub shape: Space,
+    pub layout: Layout,
+    /// One element's bytes, or `None` for the default (zeros).
+    pub fill_value: Option<Vec<u8>>,
+}
+
+impl DatasetSpec {
+    /// A contiguous dataset of fixed `shape`.
+    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
+        DatasetSpec {
+            dtype,
+            shape: Space::simple(shape),
+            layout: Layout::Contiguous,
+            fill_value: None,
+        }
+    }
+
+    /// A contiguous scalar dataset.
+    pub fn scalar(dtype: Datatype) -> Self {
+        DatasetSpec {
+            dtype,
+            shape: Space::Scalar,
+            layout: Layout::Contiguous,
+            fill_value: None,
+        }
+    }
+
+    /// Set maximum dimensions (`None` = unlimited).
+    pub fn with_maxshape(mut self, max: &[Option<u64>]) -> Self {
+        if let Space::Simple { max: m, .. } = &mut self.shape {
+            *m = max.to_vec();
+        }
+        self
+    }
+
+    /// Use chunked storage.
+    pub fn chunked(mut self, chunk_dims: &[u64], filters: Vec<FilterSpec>) -> Self {
+        self.layout = Layout::Chunked {
+            chunk_dims: chunk_dims.to_vec(),
+            filters,
+        };
+        self
+    }
+
+    /// Use compact storage.
+    pub fn compact(mut self) -> Self {
+        self.layout = Layout::Compact;
+        self
+    }
+
+    /// Set the fill value (one element's bytes).
+    pub fn with_fill(mut self, fill: Vec<u8>) -> Self {
+        self.fill_value = Some(fill);
+        self
+    }
+}
+
+/// Values of a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatasetData {
+    /// Nothing written (reads as the fill value; chunks may come from `write_raw_chunk`).
+    None,
+    /// Raw little-endian C-order element bytes.
+    Raw(Vec<u8>),
+    /// One string per element (variable-length string datatype).
+    VarStrings(Vec<String>),
+    /// One byte run per element (variable-length sequence datatype).
+    VarSequences(Vec<Vec<u8>>),
+}
+
+impl From<Vec<u8>> for DatasetData {
+    fn from(v: Vec<u8>) -> Self {
+        DatasetData::Raw(v)
+    }
+}
+
+impl From<&[u8]> for DatasetData {
+    fn from(v: &[u8]) -> Self {
+        DatasetData::Raw(v.to_vec())
+    }
+}
+
+impl From<Vec<String>> for DatasetData {
+    fn from(v: Vec<String>) -> Self {
+        DatasetData::VarStrings(v)
+    }
+}
+
+/// Stored values of an attribute.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttrData {
+    Raw(Vec<u8>),
+    VarStrings(Vec<String>),
+    VarSequences(Vec<Vec<u8>>),
+}
+
+/// An attribute: datatype, shape and values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttrValue {
+    pub dtype: Datatype,
+    pub shape: Space,
+    pub data: AttrData,
+}
+
+/// Numbers that map onto an HDF5 datatype (little-endian).
+pub trait Element: Copy {
+    fn dtype() -> Datatype;
+    fn put(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            fn dtype() -> Datatype {
+                $dt
+            }
+            fn put(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+element!(i8, Datatype::int(1, true));
+element!(i16, Datatype::int(2, true));
+element!(i32, Datatype::int(4, true));
+element!(i64, Datatype::int(8, true));
+element!(u8, Datatype::int(1, false));
+element!(u16, Datatype::int(2, false));
+element!(u32, Datatype::int(4, false));
+element!(u64, Datatype::int(8, false));
+element!(f32, Datatype::float(4));
+element!(f64, Datatype::float(8));
+
+impl Element for bool {
+    fn dtype() -> Datatype {
+        bool_type()
+    }
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self));
+    }
+}
+
+/// h5py's boolean: an enum over int8 with FALSE = 0 and TRUE = 1.
+pub fn bool_type() -> Datatype {
+    Datatype::Enum {
+        base: Box::new(Datatype::int(1, true)),
+        members: vec![
+            EnumMember {
+                name: "FALSE".into(),
+                value: vec![0],
+            },
+            EnumMember {
+                name: "TRUE".into(),
+                value: vec![1],
+            },
+        ],
+    }
+}
+
+/// Variable-length string datatype.
+pub fn vlen_string_type(cset: CharSet) -> Datatype {
+    Datatype::VarString {
+        size: 16,
+        pad: StringPad::NullTerm,
+        cset,
+    }
+}
+
+/// Little-endian bytes of a slice of elements.
+pub fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        v.put(&mut out);
+    }
+    out
+}
+
+impl AttrValue {
+    /// A scalar number or bool.
+    pub fn scalar<T: Element>(v: T) -> Self {
+        AttrValue {
+            dtype: T::dtype(),
+            shape: Space::Scalar,
+            data: AttrData::Raw(to_bytes(&[v])),
+        }
+    }
+
+    /// A 1-D array of numbers or bools.
+    pub fn array<T: Element>(v: &[T]) -> Self {
+        AttrValue {
+            dtype: T::dtype(),
+            shape: Space::simple(&[v.len() as u64]),
+            data: AttrData::Raw(to_bytes(v)),
+        }
+    }
+
+    /// A scalar variable-length UTF-8 string (what h5py writes for `str`).
+    pub fn string(s: &str) -> Self {
+        AttrValue {
+            dtype: vlen_string_type(CharSet::Utf8),
+            shape: Space::Scalar,
+            data: AttrData::VarStrings(vec![s.to_string()]),
+        }
+    }
+
+    /// A scalar variable-length ASCII string.
+    pub fn ascii(s: &str) -> Self {
+        AttrValue {
+            dtype: vlen_string_type(CharSet::Ascii),
+            shape: Space::Scalar,
+            data: AttrData::VarStrings(vec![s.to_string()]),
+        }
+    }
+
+    /// A 1-D array of variable-length strings.
+    pub fn strings<S: AsRef<str>>(values: &[S], cset: CharSet) -> Self {
+        AttrValue {
+            dtype: vlen_string_type(cset),
+            shape: Space::simple(&[values.len() as u64]),
+            data: AttrData::VarStrings(values.iter().map(|s| s.as_ref().to_string()).collect()),
+        }
+    }
+
+    /// A scalar fixed-length string of `size` bytes (the value is truncated or padded).
+    pub fn fixed_string(s: &str, size: u32, pad: StringPad, cset: CharSet) -> Self {
+        let mut b = s.as_bytes().to_vec();
+        b.truncate(size as usize);
+        let fill = if pad == StringPad::SpacePad { b' ' } else { 0 };
+        b.resize(size as usize, fill);
+        AttrValue {
+            dtype: Datatype::String { size, pad, cset },
+            shape: Space::Scalar,
+            data: AttrData::Raw(b),
+        }
+    }
+
+    /// Any datatype, shape and raw little-endian bytes.
+    pub fn raw(dtype: Datatype, shape: Space, data: Vec<u8>) -> Self {
+        AttrValue {
+            dtype,
+            shape,
+            data: AttrData::Raw(data),
+        }
+    }
+}
+
+/// A link from a group.
+#[derive(Clone, Debug)]
+pub(crate) enum Link {
+    Hard(usize),
+    Soft(String),
+}
+
+pub(crate) struct DatasetNode {
+    pub spec: DatasetSpec,
+    pub data: DatasetData,
+    pub raw_chunks: RawChunks,
+}
+
+pub(crate) enum NodeKind {
+    Group { links: Vec<(String, Link)> },
+    Dataset(Box<DatasetNode>),
+}
+
+pub(crate) struct Node {
+    pub kind: NodeKind,
+    pub attrs: Vec<(String, AttrValue)>,
+}
+
+enum Output {
+    Memory,
+    File { temp: TempFile, file: File },
+}
+
+/// Builds an HDF5 file. See the module documentation.
+pub struct FileWriter {
+    nodes: Vec<Node>,
+    output: Output,
+    fail_after: Option<u64>,
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name == "." || name.contains('/') || name.contains('\0') {
+        return Err(Error::InvalidArgument(format!("bad object name {name:?}")));
+    }
+    Ok(())
+}
+
+impl FileWriter {
+    /// Start a file that [`FileWriter::commit`] will atomically put at `path`. The
+    /// bytes go to `<dir>/.<name>.<random>.tmp` first; dropping the writer without
+    /// committing (or a failed commit) removes that file and leaves `path` untouched.
+    pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
+        let (temp, file) = TempFile::create(path.as_ref())?;
+        Ok(FileWriter {
+            nodes: vec![Self::empty_group()],
+            output: Output::File { temp, file },
+            fail_after: None,
+        })
+    }
+
+    /// Start a file that [`FileWriter::finish`] returns as bytes.
+    pub fn in_memory() -> FileWriter {
+        FileWriter {
+            nodes: vec![Self::empty_group()],
+            output: Output::Memory,
+            fail_after: None,
+        }
+    }
+
+    fn empty_group() -> Node {
+        Node {
+            kind: NodeKind::Group { links: Vec::new() },
+            attrs: Vec::new(),
+        }
+    }
+
+    /// Path of the temporary file, for file writers.
+    pub fn temp_path(&self) -> Option<&Path> {
+        match &self.output {
+            Output::File { temp, .. } => Some(temp.path()),
+            Output::Memory => None,
+        }
+    }
+
+    /// Make serialisation fail once `bytes` bytes would be exceeded (failure injection for tests).
+    #[doc(hidden)]
+    pub fn inject_failure_after(&mut self, bytes: u64) {
+        self.fail_after = Some(bytes);
+    }
+
+    /// The root group.
+    pub fn root(&self) -> GroupId {
+        GroupId(0)
+    }
+
+    fn links_mut(&mut self, parent: GroupId) -> Result<&mut Vec<(String, Link)>> {
+        match self.nodes.get_mut(parent.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Group { links }) => Ok(links),
+            _ => Err(Error::InvalidArgument(format!("{parent:?} is not a group"))),
+        }
+    }
+
+    fn add_link(&mut self, parent: GroupId, name: &str, link: Link) -> Result<()> {
+        check_name(name)?;
+        let links = self.links_mut(parent)?;
+        if links.iter().any(|(n, _)| n == name) {
+            return Err(Error::InvalidArgument(format!(
+                "link {name:?} already exists"
+            )));
+        }
+        links.push((name.to_string(), link));
+        Ok(())
+    }
+
+    /// Create a group `name` in `parent`.
+    pub fn create_group(&mut self, parent: GroupId, name: &str) -> Result<GroupId> {
+        let id = self.nodes.len();
+        self.add_link(parent, name, Link::Hard(id))?;
+        self.nodes.push(Self::empty_group());
+        Ok(GroupId(id))
+    }
+
+    /// Create a dataset `name` in `parent` holding `data` (checked on serialisation).
+    pub fn create_dataset(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        spec: DatasetSpec,
+        data: impl Into<DatasetData>,
+    ) -> Result<DatasetId> {
+        if let Space::Simple { dims, max } = &spec.shape {
+            if !max.is_empty() && max.len() != dims.len() {
+                return Err(Error::InvalidArgument(
+                    "maxshape rank differs from shape".into(),
+                ));
+            }
+            if max.iter().zip(dims).any(|(m, d)| m.is_some_and(|m| m < *d)) {
+                return Err(Error::InvalidArgument("maxshape below shape".into()));
+            }
+            if dims.len() > crate::hdf5fmt::limits::MAX_RANK {
+                return Err(Error::InvalidArgument("rank too large".into()));
+            }
+            if !max.is_empty()
+                && max.iter().any(|m| m.is_none())
+                && !matches!(spec.layout, Layout::Chunked { .. })
+            {
+                return Err(Error::InvalidArgument(
+                    "unlimited dimensions need chunked layout".into(),
+                ));
+            }
+        }
+        let id = self.nodes.len();
+        self.add_link(parent, name, Link::Hard(id))?;
+        self.nodes.push(Node {
+            kind: NodeKind::Dataset(Box::new(DatasetNode {
+                spec,
+                data: data.into(),
+                raw_chunks: RawChunks::new(),
+            })),
+            attrs: Vec::new(),
+        });
+        Ok(DatasetId(id))
+    }
+
+    /// Store an already-encoded chunk (`filter_mask` bit i = stage i skipped) at chunk
+    /// coordinates `chunk_coords` (chunk index along each dimension, not element offsets).
+    /// The dataset must have been created with [`DatasetData::None`].
+    pub fn write_raw_chunk(
+        &mut self,
+        dataset: DatasetId,
+        chunk_coords: &[u64],
+        stored_bytes: Vec<u8>,
+        filter_mask: u32,
+    ) -> Result<()> {
+        match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Dataset(ds)) => {
+                if !matches!(ds.spec.layout, Layout::Chunked { .. }) {
+                    return Err(Error::InvalidArgument("dataset is not chunked".into()));
+                }
+                if ds.data != DatasetData::None {
+                    return Err(Error::InvalidArgument(
+                        "raw chunks need a dataset created without data".into(),
+                    ));
+                }
+                ds.raw_chunks
+                    .insert(chunk_coords.to_vec(), (stored_bytes, filter_mask));
+                Ok(())
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "{dataset:?} is not a dataset"
+            ))),
+        }
+    }
+
+    /// Set (or replace) attribute `name` on a group or dataset.
+    pub fn set_attr(
+        &mut self,
+        obj: impl Into<ObjectId>,
+        name: &str,
+        value: AttrValue,
+    ) -> Result<()> {
+        if name.is_empty() || name.contains('\0') {
+            return Err(Error::InvalidArgument(format!(
+                "bad attribute name {name:?}"
+            )));
+        }
+        let obj = obj.into();
+        let node = self
+            .nodes
+            .get_mut(obj.0)
+            .ok_or_else(|| Error::InvalidArgument(format!("{obj:?} does not exist")))?;
+        match node.attrs.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => node.attrs.push((name.to_string(), value)),
+        }
+        Ok(())
+    }
+
+    /// Add a soft link `name` in `parent` pointing at `target` (a path).
+    pub fn soft_link(&mut self, parent: GroupId, name: &str, target: &str) -> Result<()> {
+        self.add_link(parent, name, Link::Soft(target.to_string()))
+    }
+
+    /// Serialise to the temporary file, fsync, rename over the target, fsync the directory.
+    pub fn commit(self) -> Result<()> {
+        match self.output {
+            Output::Memory => Err(Error::InvalidArgument(
+                "in-memory writer: use finish()".into(),
+            )),
+            Output::File { temp, file } => {
+                let mut sink = Sink::file(file);
+                sink.fail_after(self.fail_after);
+                file_writer::serialize(&self.nodes, &mut sink)?;
+                let file = sink.into_file()?;
+                temp.commit(file)
+            }
+        }
+    }
+
+    /// Serialise and return the file's bytes (in-memory writers; a file writer
+    /// returns the bytes without committing).
+    pub fn finish(self) -> Result<Vec<u8>> {
+        let mut sink = Sink::memory();
+        sink.fail_after(self.fail_after);
+        file_writer::serialize(&self.nodes, &mut sink)?;
+        sink.into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_and_bad_names_are_refused() {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        w.create_group(r, "a").unwrap();
+        assert!(w.create_group(r, "a").is_err());
+        assert!(w.create_group(r, "x/y").is_err());
+        assert!(w.create_group(r, "").is_err());
+    }
+
+    #[test]
+    fn minimal_file_has_superblock_and_root() {
+        let w = FileWriter::in_memory();
+        let b = w.finish().unwrap();
+        assert_eq!(&b[..8], b"\x89HDF\r\n\x1a\n");
+        assert_eq!(b[8], 2);
+        let eof = u64::from_le_bytes(b[28..36].try_into().unwrap());
+        assert_eq!(eof, b.len() as u64);
+        let root = u64::from_le_bytes(b[36..44].try_into().unwrap()) as usize;
+        assert_eq!(&b[root..root + 4], b"OHDR");
+    }
+
+    #[test]
+    fn wrong_data_size_is_an_error() {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        w.create_dataset(
+            r,
+            "d",
+            DatasetSpec::new(Datatype::int(4, true), &[3]),
+            vec![0u8; 5],
+        )
+        .unwrap();
+        assert!(w.finish().is_err());
+    }
+
+    #[test]
+    fn drop_without_commit_removes_temp() {
+        let dir = std::env::temp_dir().join(format!("purehdf-w-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("drop.h5");
+        std::fs::write(&target, b"old").unwrap();
+        let w = FileWriter::create(&target).unwrap();
+        let tmp = w.temp_path().unwrap().to_path_buf();
+        assert!(tmp.exists());
+        drop(w);
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn failed_commit_keeps_old_file_and_removes_temp() {
+        let dir = std::env::temp_dir().join(format!("purehdf-f-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("fail.h5");
+        std::fs::write(&target, b"old").unwrap();
+        let mut w = FileWriter::create(&target).unwrap();
+        let r = w.root();
+        w.create_dataset(
+            r,
+            "d",
+            DatasetSpec::new(Datatype::int(1, false), &[10_000]),
+            vec![1u8; 10_000],
+        )
+        .unwrap();
+        w.inject_failure_after(5000);
+        let tmp = w.temp_path().unwrap().to_path_buf();
+        assert!(w.commit().is_err());
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn commit_replaces_target() {
+        let dir = std::env::temp_dir().join(format!("purehdf-c-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("ok.h5");
+        std::fs::write(&target, b"old").unwrap();
+        let w = FileWriter::create(&target).unwrap();
+        w.commit().unwrap();
+        let b = std::fs::read(&target).unwrap();
+        assert_eq!(&b[..4], b"\x89HDF");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,85 @@
+//! Version 2 object header encoder (HDF5 File Format Specification IV.A.1.b,
+//! "Version 2 Object Header"): one chunk, no times, no creation order, with the
+//! Jenkins lookup3 checksum.
+
+use crate::error::{Error, Result};
+use crate::hdf5fmt::checksum::metadata_checksum;
+
+/// One message: type and body.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub kind: u8,
+    pub body: Vec<u8>,
+    /// Message flags (bit 0: constant).
+    pub flags: u8,
+}
+
+impl Message {
+    pub fn new(kind: u8, body: Vec<u8>) -> Self {
+        Message {
+            kind,
+            body,
+            flags: 0,
+        }
+    }
+}
+
+/// Largest message body a v2 header can hold (the size field is 16 bits).
+pub const MAX_MESSAGE_BODY: usize = 0xFFFF;
+
+/// Encode a whole object header from its messages.
+pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
+    let mut body_len: u64 = 0;
+    for m in messages {
+        if m.body.len() > MAX_MESSAGE_BODY {
+            return Err(Error::InvalidArgument(format!(
+                "object header message of type {:#x} is {} bytes (max {MAX_MESSAGE_BODY})",
+                m.kind,
+                m.body.len()
+            )));
+        }
+        body_len += 4 + m.body.len() as u64;
+    }
+    let (size_code, size_bytes) = match body_len {
+        0..=0xFF => (0u8, 1usize),
+        0x100..=0xFFFF => (1, 2),
+        0x1_0000..=0xFFFF_FFFF => (2, 4),
+        _ => (3, 8),
+    };
+    let mut out = Vec::with_capacity(body_len as usize + 16);
+    out.extend_from_slice(b"OHDR");
+    out.push(2);
+    out.push(size_code);
+    out.extend_from_slice(&body_len.to_le_bytes()[..size_bytes]);
+    for m in messages {
+        out.push(m.kind);
+        out.extend_from_slice(&(m.body.len() as u16).to_le_bytes());
+        out.push(m.flags);
+        out.extend_from_slice(&m.body);
+    }
+    let sum = metadata_checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_layout_and_checksum() {
+        let h = encode(&[Message::new(0x0A, vec![0, 0])]).unwrap();
+        assert_eq!(&h[..7], b"OHDR\x02\x00\x06");
+        assert_eq!(&h[7..13], &[0x0A, 2, 0, 0, 0, 0]);
+        let sum = metadata_checksum(&h[..13]);
+        assert_eq!(&h[13..], &sum.to_le_bytes());
+    }
+
+    #[test]
+    fn large_header_uses_wider_size_field() {
+        let h = encode(&[Message::new(1, vec![0; 300])]).unwrap();
+        assert_eq!(h[5], 1);
+        assert_eq!(u16::from_le_bytes([h[6], h[7]]), 304);
+        assert!(encode(&[Message::new(1, vec![0; 70_000])]).is_err());
+    }
+}

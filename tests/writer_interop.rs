@@ -1,0 +1,716 @@
+//! Interop tests: files written by `purehdf::hdf5fmt::write` opened by libhdf5
+//! (h5py via the oracle interpreter, and `h5dump`). Each file gets a JSON of
+//! expectations next to it that `tests/interop/check_h5py.py` compares.
+
+use purehdf::filters::FilterSpec;
+use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
+use purehdf::hdf5fmt::write::{
+    bool_type, to_bytes, vlen_string_type, AttrValue, DatasetData, DatasetSpec, FileWriter, Space,
+};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("purehdf-interop-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn oracle_python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
+        return Some(PathBuf::from(p)).filter(|p| p.exists());
+    }
+    let candidates = [
+        PathBuf::from("/work/oracle-venv/bin/python"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.oracle-venv/bin/python"),
+    ];
+    candidates.into_iter().find(|p| p.exists())
+}
+
+fn save(w: FileWriter, path: &Path, objects: Vec<Value>) {
+    std::fs::write(path, w.finish().unwrap()).unwrap();
+    let spec = json!({ "objects": objects });
+    let mut j = path.as_os_str().to_owned();
+    j.push(".json");
+    std::fs::write(
+        PathBuf::from(j),
+        serde_json::to_string_pretty(&spec).unwrap(),
+    )
+    .unwrap();
+}
+
+fn check(files: &[PathBuf]) {
+    match oracle_python() {
+        None => println!("skipped: no oracle python"),
+        Some(py) => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/check_h5py.py");
+            let out = Command::new(py).arg(script).args(files).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            println!("{text}{}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success(), "h5py check failed:\n{text}");
+        }
+    }
+    let h5dump = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("h5dump"))
+            .find(|p| p.exists())
+    });
+    match h5dump {
+        None => println!("skipped: no h5dump"),
+        Some(h5dump) => {
+            let plugins = oracle_python().and_then(|py| {
+                let out = Command::new(py)
+                    .args(["-c", "import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)"])
+                    .output()
+                    .ok()?;
+                out.status
+                    .success()
+                    .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            });
+            for f in files {
+                let mut cmd = Command::new(&h5dump);
+                if let Some(p) = &plugins {
+                    cmd.env("HDF5_PLUGIN_PATH", p);
+                }
+                if f.to_string_lossy().contains("lzf") {
+                    cmd.arg("-H");
+                }
+                let out = cmd.arg(f).output().unwrap();
+                assert!(
+                    out.status.success(),
+                    "h5dump {} failed: {}",
+                    f.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}
+
+fn ints() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    macro_rules! int_ds {
+        ($t:ty, $name:expr, $dt:expr) => {{
+            let v: Vec<$t> = vec![<$t>::MIN, 0, 1, <$t>::MAX];
+            w.create_dataset(r, $name, DatasetSpec::new(<$t as purehdf::hdf5fmt::write::Element>::dtype(), &[4]), to_bytes(&v))
+                .unwrap();
+            exp.push(json!({"path": format!("/{}", $name), "kind": "dataset", "dtype": $dt, "shape": [4], "value": v}));
+        }};
+    }
+    int_ds!(i8, "i8", "|i1");
+    int_ds!(i16, "i16", "<i2");
+    int_ds!(i32, "i32", "<i4");
+    int_ds!(i64, "i64", "<i8");
+    int_ds!(u8, "u8", "|u1");
+    int_ds!(u16, "u16", "<u2");
+    int_ds!(u32, "u32", "<u4");
+    int_ds!(u64, "u64", "<u8");
+    let f32s = vec![-1.5f32, 0.0, 3.25, f32::MAX];
+    w.create_dataset(
+        r,
+        "f32",
+        DatasetSpec::new(Datatype::float(4), &[2, 2]),
+        to_bytes(&f32s),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/f32", "kind": "dataset", "dtype": "<f4", "shape": [2, 2],
+        "value": [[-1.5, 0.0], [3.25, f32::MAX as f64]]}),
+    );
+    let f64s = vec![1e-300f64, -2.5, 1e300];
+    w.create_dataset(
+        r,
+        "f64",
+        DatasetSpec::new(Datatype::float(8), &[3]).compact(),
+        to_bytes(&f64s),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/f64", "kind": "dataset", "dtype": "<f8", "value": f64s}));
+    let f16 = vec![0x3C00u16, 0xC000]; // 1.0, -2.0
+    w.create_dataset(
+        r,
+        "f16",
+        DatasetSpec::new(Datatype::float(2), &[2]),
+        to_bytes(&f16),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/f16", "kind": "dataset", "dtype": "<f2", "value": [1.0, -2.0]}));
+    let b = vec![true, false, true];
+    w.create_dataset(r, "bool", DatasetSpec::new(bool_type(), &[3]), to_bytes(&b))
+        .unwrap();
+    exp.push(json!({"path": "/bool", "kind": "dataset", "dtype": "|b1", "value": b}));
+    // Scalar, null, zero-length.
+    w.create_dataset(
+        r,
+        "scalar",
+        DatasetSpec::scalar(Datatype::int(4, true)),
+        to_bytes(&[42i32]),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/scalar", "kind": "dataset", "shape": [], "value": 42}));
+    let mut null = DatasetSpec::scalar(Datatype::float(8));
+    null.shape = Space::Null;
+    w.create_dataset(r, "null", null, DatasetData::None)
+        .unwrap();
+    exp.push(json!({"path": "/null", "kind": "dataset", "shape": null, "null": true}));
+    w.create_dataset(
+        r,
+        "empty",
+        DatasetSpec::new(Datatype::int(2, false), &[0, 3]),
+        Vec::<u8>::new(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/empty", "kind": "dataset", "shape": [0, 3], "value": []}));
+    // Unwritten contiguous dataset reads as the fill value.
+    w.create_dataset(
+        r,
+        "filled",
+        DatasetSpec::new(Datatype::int(4, true), &[3]).with_fill(to_bytes(&[-7i32])),
+        DatasetData::None,
+    )
+    .unwrap();
+    exp.push(json!({"path": "/filled", "kind": "dataset", "value": [-7, -7, -7]}));
+    (w, exp)
+}
+
+fn strings_and_types() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    let g = w.create_group(r, "grüße").unwrap();
+    let vals: Vec<String> = vec!["".into(), "a".into(), "ünïcødé ✓".into(), "x".repeat(5000)];
+    w.create_dataset(
+        g,
+        "vlen",
+        DatasetSpec::new(vlen_string_type(CharSet::Utf8), &[4]),
+        vals.clone(),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/grüße/vlen", "kind": "dataset", "dtype": "|O",
+        "string": {"encoding": "utf-8", "length": null}, "value": vals}),
+    );
+    let many: Vec<String> = (0..3000).map(|i| format!("s{i}")).collect();
+    w.create_dataset(
+        g,
+        "vlen_chunked",
+        DatasetSpec::new(vlen_string_type(CharSet::Ascii), &[3000]).chunked(&[512], vec![]),
+        many.clone(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/grüße/vlen_chunked", "kind": "dataset",
+        "string": {"encoding": "ascii", "length": null}, "value": many}));
+    let fixed = Datatype::String {
+        size: 6,
+        pad: StringPad::NullPad,
+        cset: CharSet::Ascii,
+    };
+    w.create_dataset(
+        g,
+        "fixed",
+        DatasetSpec::new(fixed, &[2]),
+        b"hello\0abcdef".to_vec(),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/grüße/fixed", "kind": "dataset", "dtype": "|S6",
+        "value": ["hello", "abcdef"]}),
+    );
+    let fixed_utf8 = Datatype::String {
+        size: 8,
+        pad: StringPad::NullTerm,
+        cset: CharSet::Utf8,
+    };
+    let mut bytes = "é✓".as_bytes().to_vec();
+    bytes.resize(8, 0);
+    w.create_dataset(g, "fixed_utf8", DatasetSpec::scalar(fixed_utf8), bytes)
+        .unwrap();
+    exp.push(json!({"path": "/grüße/fixed_utf8", "kind": "dataset",
+        "string": {"encoding": "utf-8", "length": 8}, "value": "é✓"}));
+    // Enum over u16.
+    let en = Datatype::Enum {
+        base: Box::new(Datatype::int(2, false)),
+        members: vec![
+            EnumMember {
+                name: "RED".into(),
+                value: to_bytes(&[1u16]),
+            },
+            EnumMember {
+                name: "GREEN".into(),
+                value: to_bytes(&[2u16]),
+            },
+            EnumMember {
+                name: "BLUE".into(),
+                value: to_bytes(&[300u16]),
+            },
+        ],
+    };
+    w.create_dataset(
+        r,
+        "enum",
+        DatasetSpec::new(en, &[3]),
+        to_bytes(&[300u16, 1, 2]),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/enum", "kind": "dataset", "dtype": "<u2",
+        "enum": {"RED": 1, "GREEN": 2, "BLUE": 300}, "value": [300, 1, 2]}));
+    // Compound {a: i32, b: f64, c: [u8; 3]} packed, size 15.
+    let comp = Datatype::Compound {
+        size: 15,
+        members: vec![
+            CompoundMember {
+                name: "a".into(),
+                offset: 0,
+                dtype: Datatype::int(4, true),
+            },
+            CompoundMember {
+                name: "b".into(),
+                offset: 4,
+                dtype: Datatype::float(8),
+            },
+            CompoundMember {
+                name: "c".into(),
+                offset: 12,
+                dtype: Datatype::Array {
+                    base: Box::new(Datatype::int(1, false)),
+                    dims: vec![3],
+                },
+            },
+        ],
+    };
+    let mut cb = Vec::new();
+    for (a, b, c) in [(1i32, 0.5f64, [1u8, 2, 3]), (-2, 1e10, [7, 8, 9])] {
+        cb.extend_from_slice(&a.to_le_bytes());
+        cb.extend_from_slice(&b.to_le_bytes());
+        cb.extend_from_slice(&c);
+    }
+    w.create_dataset(r, "compound", DatasetSpec::new(comp, &[2]), cb)
+        .unwrap();
+    exp.push(
+        json!({"path": "/compound", "kind": "dataset", "fields": ["a", "b", "c"],
+        "value": [[1, 0.5, [1, 2, 3]], [-2, 1e10, [7, 8, 9]]]}),
+    );
+    // Array datatype dataset: 2 elements of [i16; 2x2].
+    let arr = Datatype::Array {
+        base: Box::new(Datatype::int(2, true)),
+        dims: vec![2, 2],
+    };
+    w.create_dataset(
+        r,
+        "array",
+        DatasetSpec::new(arr, &[2]),
+        to_bytes(&[1i16, 2, 3, 4, 5, 6, 7, 8]),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/array", "kind": "dataset", "shape": [2],
+        "value": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]}));
+    // Variable-length sequence of i32.
+    let vs = Datatype::VarSequence {
+        size: 16,
+        base: Box::new(Datatype::int(4, true)),
+    };
+    w.create_dataset(
+        r,
+        "vlen_seq",
+        DatasetSpec::new(vs, &[3]),
+        DatasetData::VarSequences(vec![to_bytes(&[1i32, 2, 3]), Vec::new(), to_bytes(&[9i32])]),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/vlen_seq", "kind": "dataset", "value": [[1, 2, 3], [], [9]]}));
+    // Soft link.
+    w.soft_link(r, "alias", "/enum").unwrap();
+    exp.push(json!({"path": "/alias", "kind": "softlink", "target": "/enum"}));
+    (w, exp)
+}
+
+fn attributes() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    let g = w.create_group(r, "few").unwrap();
+    w.set_attr(g, "i", AttrValue::scalar(-5i64)).unwrap();
+    w.set_attr(g, "f", AttrValue::array(&[1.5f32, 2.5]))
+        .unwrap();
+    w.set_attr(g, "b", AttrValue::scalar(true)).unwrap();
+    w.set_attr(g, "s", AttrValue::string("héllo")).unwrap();
+    w.set_attr(g, "a", AttrValue::ascii("plain")).unwrap();
+    w.set_attr(g, "ss", AttrValue::strings(&["x", "yÿ", ""], CharSet::Utf8))
+        .unwrap();
+    w.set_attr(
+        g,
+        "fs",
+        AttrValue::fixed_string("abc", 4, StringPad::NullPad, CharSet::Ascii),
+    )
+    .unwrap();
+    w.set_attr(
+        g,
+        "名前",
+        AttrValue::raw(
+            Datatype::int(2, false),
+            Space::simple(&[2, 2]),
+            to_bytes(&[1u16, 2, 3, 4]),
+        ),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/few", "kind": "group", "attrs": {
+        "i": {"dtype": "<i8", "value": -5},
+        "f": {"dtype": "<f4", "shape": [2], "value": [1.5, 2.5]},
+        "b": {"dtype": "|b1", "value": true},
+        "s": {"string": {"encoding": "utf-8", "length": null}, "value": "héllo"},
+        "a": {"string": {"encoding": "ascii", "length": null}, "value": "plain"},
+        "ss": {"shape": [3], "value": ["x", "yÿ", ""]},
+        "fs": {"dtype": "|S4", "value": "abc"},
+        "名前": {"shape": [2, 2], "value": [[1, 2], [3, 4]]},
+    }}));
+    // Dense: 20 attributes on a dataset.
+    let d = w
+        .create_dataset(
+            r,
+            "many",
+            DatasetSpec::new(Datatype::int(1, false), &[2]),
+            vec![1u8, 2],
+        )
+        .unwrap();
+    let mut attrs = serde_json::Map::new();
+    for i in 0..20 {
+        let name = format!("attr_{i:02}");
+        if i % 2 == 0 {
+            w.set_attr(d, &name, AttrValue::scalar(i)).unwrap();
+            attrs.insert(name, json!({"value": i}));
+        } else {
+            w.set_attr(d, &name, AttrValue::string(&format!("v{i}")))
+                .unwrap();
+            attrs.insert(name, json!({"value": format!("v{i}")}));
+        }
+    }
+    exp.push(json!({"path": "/many", "kind": "dataset", "value": [1, 2], "attrs": attrs}));
+    // Dense because one attribute is larger than a header message may be.
+    let big: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+    let g2 = w.create_group(r, "bigattr").unwrap();
+    w.set_attr(g2, "big", AttrValue::array(&big)).unwrap();
+    w.set_attr(g2, "small", AttrValue::scalar(1u8)).unwrap();
+    exp.push(json!({"path": "/bigattr", "kind": "group", "attrs": {
+        "big": {"shape": [10000], "value": big}, "small": {"value": 1}}}));
+    // Null-shaped attribute and empty array attribute.
+    w.set_attr(
+        r,
+        "empty",
+        AttrValue::raw(Datatype::int(4, true), Space::simple(&[0]), Vec::new()),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/", "kind": "group", "attrs": {"empty": {"shape": [0], "value": []}}}),
+    );
+    (w, exp)
+}
+
+fn groups() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    let g = w.create_group(r, "twelve").unwrap();
+    let mut members = Vec::new();
+    let mut sample = serde_json::Map::new();
+    for i in 0..12 {
+        let name = format!("d{i}");
+        w.create_dataset(
+            g,
+            &name,
+            DatasetSpec::scalar(Datatype::int(4, true)),
+            to_bytes(&[i]),
+        )
+        .unwrap();
+        sample.insert(name.clone(), json!(i));
+        members.push(name);
+    }
+    let sub = w.create_group(g, "sub✓").unwrap();
+    w.create_group(sub, "deeper").unwrap();
+    members.push("sub✓".into());
+    exp.push(json!({"path": "/twelve", "kind": "group", "members": members, "sample": sample}));
+    exp.push(json!({"path": "/twelve/sub✓/deeper", "kind": "group", "nlinks": 0}));
+    let big = w.create_group(r, "big").unwrap();
+    let mut sample = serde_json::Map::new();
+    for i in 0..10_000 {
+        let name = format!("n{i:05}");
+        let sub = w.create_group(big, &name).unwrap();
+        if i % 1111 == 0 {
+            let d = w
+                .create_dataset(
+                    sub,
+                    "v",
+                    DatasetSpec::scalar(Datatype::int(4, true)).compact(),
+                    to_bytes(&[i]),
+                )
+                .unwrap();
+            let _ = d;
+            sample.insert(format!("{name}/v"), json!(i));
+        }
+    }
+    exp.push(json!({"path": "/big", "kind": "group", "nlinks": 10000, "sample": sample}));
+    (w, exp)
+}
+
+fn chunked() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    // Single chunk.
+    let v: Vec<i32> = (0..12).collect();
+    w.create_dataset(
+        r,
+        "single",
+        DatasetSpec::new(Datatype::int(4, true), &[3, 4]).chunked(&[3, 4], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/single", "kind": "dataset", "chunks": [3, 4],
+        "value": [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]}),
+    );
+    // Fixed array with edge chunks.
+    let v: Vec<u16> = (0..(7 * 5)).collect();
+    w.create_dataset(
+        r,
+        "edges",
+        DatasetSpec::new(Datatype::int(2, false), &[7, 5]).chunked(&[3, 2], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    let rows: Vec<Vec<u16>> = v.chunks(5).map(|c| c.to_vec()).collect();
+    exp.push(json!({"path": "/edges", "kind": "dataset", "chunks": [3, 2], "value": rows}));
+    // Many chunks (more than 1024 entries).
+    let v: Vec<f32> = (0..5000).map(|i| i as f32).collect();
+    w.create_dataset(
+        r,
+        "many",
+        DatasetSpec::new(Datatype::float(4), &[5000]).chunked(&[3], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/many", "kind": "dataset", "value": v}));
+    // Fixed maxshape larger than shape.
+    let v: Vec<i8> = (0..10).collect();
+    w.create_dataset(
+        r,
+        "maxfixed",
+        DatasetSpec::new(Datatype::int(1, true), &[10])
+            .with_maxshape(&[Some(20)])
+            .chunked(&[4], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/maxfixed", "kind": "dataset", "maxshape": [20], "value": v}));
+    // Unlimited dims.
+    let v: Vec<i64> = (0..10).collect();
+    w.create_dataset(
+        r,
+        "unlim",
+        DatasetSpec::new(Datatype::int(8, true), &[10])
+            .with_maxshape(&[None])
+            .chunked(&[4], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/unlim", "kind": "dataset", "maxshape": [null], "value": v}));
+    let v: Vec<u8> = (0..30).collect();
+    w.create_dataset(
+        r,
+        "unlim2",
+        DatasetSpec::new(Datatype::int(1, false), &[5, 6])
+            .with_maxshape(&[None, None])
+            .chunked(&[2, 4], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    let rows: Vec<Vec<u8>> = v.chunks(6).map(|c| c.to_vec()).collect();
+    exp.push(
+        json!({"path": "/unlim2", "kind": "dataset", "maxshape": [null, null], "value": rows}),
+    );
+    w.create_dataset(
+        r,
+        "unlim_empty",
+        DatasetSpec::new(Datatype::float(8), &[0])
+            .with_maxshape(&[None])
+            .chunked(&[16], vec![]),
+        Vec::<u8>::new(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/unlim_empty", "kind": "dataset", "shape": [0], "value": []}));
+    // Unwritten chunks read as the fill value.
+    w.create_dataset(
+        r,
+        "unwritten",
+        DatasetSpec::new(Datatype::int(2, true), &[6])
+            .chunked(&[2], vec![])
+            .with_fill(to_bytes(&[5i16])),
+        DatasetData::None,
+    )
+    .unwrap();
+    exp.push(json!({"path": "/unwritten", "kind": "dataset", "value": [5, 5, 5, 5, 5, 5]}));
+    // Raw chunk writes (unfiltered): chunk 1 only.
+    let d = w
+        .create_dataset(
+            r,
+            "raw",
+            DatasetSpec::new(Datatype::int(4, true), &[4]).chunked(&[2], vec![]),
+            DatasetData::None,
+        )
+        .unwrap();
+    w.write_raw_chunk(d, &[1], to_bytes(&[8i32, 9]), 0).unwrap();
+    exp.push(json!({"path": "/raw", "kind": "dataset", "value": [0, 0, 8, 9]}));
+    (w, exp)
+}
+
+/// Filter pipelines: each filter used only if its encoder works in this build.
+fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>, usize) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    let v: Vec<i32> = (0..1000).map(|i| i * 3 % 17).collect();
+    let ctx = purehdf::filters::ChunkContext::new(4, 400);
+    let pipelines: Vec<(&str, Vec<FilterSpec>)> = vec![
+        ("deflate", vec![spec(1, vec![6])]),
+        ("shuffle_deflate", vec![spec(2, vec![4]), spec(1, vec![4])]),
+        ("fletcher32", vec![spec(3, vec![])]),
+        (
+            "shuffle_deflate_fletcher",
+            vec![spec(2, vec![]), spec(1, vec![1]), spec(3, vec![])],
+        ),
+        ("lz4", vec![spec(32004, vec![0])]),
+        ("zstd", vec![spec(32015, vec![3])]),
+        ("bzip2", vec![spec(307, vec![9])]),
+        ("lzf", vec![spec(32000, vec![])]),
+        ("blosc_lz4", vec![spec(32001, vec![0, 0, 0, 0, 5, 1, 1])]),
+        (
+            "blosc_blosclz_bitshuffle",
+            vec![spec(32001, vec![0, 0, 0, 0, 9, 2, 0])],
+        ),
+        ("blosc_zstd", vec![spec(32001, vec![0, 0, 0, 0, 3, 1, 5])]),
+        (
+            "blosc2_default",
+            vec![spec(32026, vec![0, 0, 0, 0, 5, 1, 0])],
+        ),
+        ("blosc2_zstd", vec![spec(32026, vec![0, 0, 0, 0, 3, 1, 5])]),
+        ("bitshuffle_lz4", vec![spec(32008, vec![0, 2])]),
+        ("bitshuffle_zstd", vec![spec(32008, vec![0, 3, 3])]),
+    ];
+    let mut used = 0;
+    // A 2-D chunked case too (Blosc2 stores rank and chunk dims).
+    let v2: Vec<u16> = (0..(50 * 40)).map(|i| (i % 97) as u16).collect();
+    for (name, p) in pipelines {
+        if !select(name) {
+            continue;
+        }
+        let local: Vec<FilterSpec> = p
+            .iter()
+            .map(|f| {
+                purehdf::hdf5fmt::write::set_local::set_local(f, &Datatype::int(4, true), &[100])
+            })
+            .collect();
+        if purehdf::filters::encode_pipeline(&local, &ctx, &[0u8; 400]).is_err() {
+            println!("skipped pipeline {name}: encoder not available");
+            continue;
+        }
+        used += 1;
+        let ids: Vec<u32> = p.iter().map(|f| f.id).collect();
+        w.create_dataset(
+            r,
+            name,
+            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked(&[100], p.clone()),
+            to_bytes(&v),
+        )
+        .unwrap();
+        exp.push(
+            json!({"path": format!("/{name}"), "kind": "dataset", "filters": ids, "value": v}),
+        );
+        let one = format!("{name}_single");
+        w.create_dataset(
+            r,
+            &one,
+            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked(&[1000], p.clone()),
+            to_bytes(&v),
+        )
+        .unwrap();
+        exp.push(json!({"path": format!("/{one}"), "kind": "dataset", "value": v}));
+        let un = format!("{name}_unlimited");
+        w.create_dataset(
+            r,
+            &un,
+            DatasetSpec::new(Datatype::int(4, true), &[1000])
+                .with_maxshape(&[None])
+                .chunked(&[300], p.clone()),
+            to_bytes(&v),
+        )
+        .unwrap();
+        exp.push(json!({"path": format!("/{un}"), "kind": "dataset", "value": v}));
+        let two = format!("{name}_2d");
+        w.create_dataset(
+            r,
+            &two,
+            DatasetSpec::new(Datatype::int(2, false), &[50, 40]).chunked(&[16, 16], p.clone()),
+            to_bytes(&v2),
+        )
+        .unwrap();
+        let rows: Vec<Vec<u16>> = v2.chunks(40).map(|c| c.to_vec()).collect();
+        exp.push(json!({"path": format!("/{two}"), "kind": "dataset", "value": rows}));
+    }
+    (w, exp, used)
+}
+
+fn spec(id: u32, cd: Vec<u32>) -> FilterSpec {
+    FilterSpec {
+        id,
+        flags: 0,
+        cd_values: cd,
+        name: None,
+    }
+}
+
+#[test]
+fn files_open_in_libhdf5() {
+    let dir = out_dir("matrix");
+    let mut files = Vec::new();
+    let (fw, fexp, used) = filtered(|n| n != "lzf");
+    // LZF lives inside h5py only (no plugin for h5dump): its own file, header-only dump.
+    let (lw, lexp, lused) = filtered(|n| n == "lzf");
+    let builders: Vec<(&str, (FileWriter, Vec<Value>))> = vec![
+        ("ints", ints()),
+        ("strings", strings_and_types()),
+        ("attributes", attributes()),
+        ("groups", groups()),
+        ("chunked", chunked()),
+        ("filtered", (fw, fexp)),
+        ("filtered_lzf", (lw, lexp)),
+    ];
+    println!("{} filter pipelines available", used + lused);
+    for (name, (w, exp)) in builders {
+        let path = dir.join(format!("{name}.h5"));
+        save(w, &path, exp);
+        files.push(path);
+    }
+    check(&files);
+}
+
+#[test]
+fn committed_file_opens_in_libhdf5() {
+    let dir = out_dir("commit");
+    let path = dir.join("committed.h5");
+    std::fs::write(&path, b"not hdf5").unwrap();
+    let mut w = FileWriter::create(&path).unwrap();
+    let r = w.root();
+    w.create_dataset(
+        r,
+        "x",
+        DatasetSpec::new(Datatype::float(8), &[2]),
+        to_bytes(&[1.0f64, 2.0]),
+    )
+    .unwrap();
+    w.commit().unwrap();
+    let spec = json!({"objects": [{"path": "/x", "kind": "dataset", "value": [1.0, 2.0]}]});
+    std::fs::write(dir.join("committed.h5.json"), spec.to_string()).unwrap();
+    check(&[path]);
+}
