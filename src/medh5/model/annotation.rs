@@ -37,7 +37,7 @@ pub enum Encoding {
         object_class_ids: ArrayData,
         instance_ids: ArrayData,
         /// `(mask_offsets, mask_shapes, mask_data)` when masks are stored.
-        masks: Option<(ArrayData, ArrayData, ArrayData)>,
+        masks: Option<Box<(ArrayData, ArrayData, ArrayData)>>,
     },
 }
 
@@ -83,7 +83,8 @@ impl Encoding {
                     ("class_ids", object_class_ids),
                     ("instance_ids", instance_ids),
                 ];
-                if let Some((off, shapes, data)) = masks {
+                if let Some(m) = masks {
+                    let (off, shapes, data) = &**m;
                     v.push(("mask_offsets", off));
                     v.push(("mask_shapes", shapes));
                     v.push(("mask_data", data));
@@ -122,7 +123,8 @@ impl Encoding {
                     ("class_ids", object_class_ids),
                     ("instance_ids", instance_ids),
                 ];
-                if let Some((off, shapes, data)) = masks {
+                if let Some(m) = masks {
+                    let (off, shapes, data) = *m;
                     v.push(("mask_offsets", off));
                     v.push(("mask_shapes", shapes));
                     v.push(("mask_data", data));

@@ -288,11 +288,11 @@ pub fn encode_instances(
         boxes: ArrayData::from_slice(&[n_obj, s as u64, 2], &boxes)?,
         object_class_ids: ArrayData::from_slice(&[n_obj], &classes)?,
         instance_ids,
-        masks: Some((
+        masks: Some(Box::new((
             ArrayData::from_slice(&[n_obj + 1], &offsets)?,
             ArrayData::from_slice(&[n_obj, s as u64], &shapes)?,
             ArrayData::from_slice(&[packed.len() as u64], &packed)?,
-        )),
+        ))),
     })
 }
 
@@ -353,12 +353,13 @@ mod tests {
         let m = [false, true, true, false, false, false, true, false];
         let Encoding::Instances {
             boxes,
-            masks: Some((off, shapes, data)),
+            masks: Some(packed),
             ..
         } = encode_instances(&[(7, &m)], &[2, 4], 1).unwrap()
         else {
             panic!()
         };
+        let (off, shapes, data) = *packed;
         let b: Vec<f32> = boxes
             .bytes
             .chunks(4)
