@@ -622,3 +622,358 @@ fn vector_meta_texts_round_trip() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// End to end: build each vector through the sample model, plan it, and compare
+// the plan with the reference's file (digests, content_id, layouts, filters,
+// covered attributes).
+
+use purehdf::medh5::document::LabelSet;
+use purehdf::medh5::model::encode;
+use purehdf::medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
+use purehdf::medh5::plan::{Layout, PlanStep, WriteOptions, WritePlan};
+
+fn bytes_of(v: &[VecData], path: &str) -> Vec<u8> {
+    v.iter().find(|d| d.path == path).unwrap().bytes.clone()
+}
+
+fn organs() -> LabelSet {
+    LabelSet::from_keys("demo-organs", "1.0.0", &["liver", "spleen", "kidney"])
+}
+
+fn build_sample(name: &str) -> (Sample, Profile) {
+    let data = vector_data(name);
+    let ct = |shape: &[u64]| {
+        ArrayData::from_bytes(NumDtype::I16, shape.to_vec(), bytes_of(&data, "images/CT")).unwrap()
+    };
+    match name {
+        "v1_minimal.medh5" | "v1b_dense_label.medh5" => {
+            let sid = if name.starts_with("v1b") { "v1b" } else { "v1" };
+            let mut s = Sample::new(sid, "SUBJ-1");
+            s.grids
+                .push(Grid::new("ct", &[8, 16, 16], &[2.0, 0.8, 0.8]));
+            s.images
+                .push(Image::new("CT", "ct", "CT", ct(&[8, 16, 16])));
+            if sid == "v1b" {
+                s.document.label_set = Some(organs());
+                let lm = ArrayData::from_bytes(
+                    NumDtype::U8,
+                    vec![8, 16, 16],
+                    bytes_of(&data, "annotations/organs/data"),
+                )
+                .unwrap();
+                s.annotations.push(Annotation::new(
+                    "organs",
+                    "ct",
+                    &[1, 2, 3],
+                    Encoding::Labelmap { data: lm },
+                ));
+            }
+            (s, Profile::Balanced)
+        }
+        n if n.starts_with("v2_") => {
+            let profile = Profile::from_name(Some(&n[3..n.len() - 6])).unwrap();
+            let mut s = Sample::new("v2", "SUBJ-2");
+            let mut g = Grid::new("ct", &[32, 64, 64], &[2.5, 0.75, 0.75]);
+            g.origin = vec![-10.0, 20.5, -5.25];
+            g.chunk_hint = Some(vec![16, 32, 32]);
+            s.grids.push(g);
+            s.images
+                .push(Image::new("CT", "ct", "CT", ct(&[32, 64, 64])));
+            s.document.label_set = Some(organs());
+            let lm = ArrayData::from_bytes(
+                NumDtype::U8,
+                vec![32, 64, 64],
+                bytes_of(&data, "annotations/organs/data"),
+            )
+            .unwrap();
+            s.annotations.push(Annotation::new(
+                "organs",
+                "ct",
+                &[1, 2, 3],
+                Encoding::Labelmap { data: lm },
+            ));
+            (s, profile)
+        }
+        "v3_stacked_index.medh5" => {
+            let sp = [16u64, 64, 64];
+            let mut s = Sample::new("v3", "SUBJ-3");
+            let mut g = Grid::new("g", &sp, &[2.0, 0.8, 0.8]);
+            g.chunk_hint = Some(vec![8, 32, 32]);
+            s.grids.push(g);
+            s.images.push(Image::new("CT", "g", "CT", ct(&sp)));
+            s.document.label_set = Some(organs());
+            let (a, b, c) = v3_masks();
+            let masks = [(1u16, a.as_slice()), (2, b.as_slice()), (3, c.as_slice())];
+            s.annotations.push(Annotation::new(
+                "lay",
+                "g",
+                &[1, 2, 3],
+                encode::encode_layers(&masks, &sp).unwrap(),
+            ));
+            s.annotations.push(Annotation::new(
+                "bit",
+                "g",
+                &[1, 2, 3],
+                encode::encode_bitmask(&masks, &sp).unwrap(),
+            ));
+            let liver: Vec<f32> = a.iter().map(|&v| if v { 0.75 } else { 0.0 }).collect();
+            let kidney: Vec<f32> = c.iter().map(|&v| if v { 1.0 } else { 0.0 }).collect();
+            let prob = encode::encode_probmap(
+                &[(1, &liver), (3, &kidney)],
+                &sp,
+                NumDtype::F16,
+                false,
+                None,
+            )
+            .unwrap();
+            s.annotations
+                .push(Annotation::new("prob", "g", &[1, 3], prob));
+            let idx: Vec<(i64, i64, i64)> = zyx([16, 64, 64]).collect();
+            let il: Vec<bool> = idx
+                .iter()
+                .map(|&(z, y, x)| z < 4 && y < 8 && x < 8)
+                .collect();
+            let isp: Vec<bool> = idx.iter().map(|&(z, y, _)| z > 10 && y > 50).collect();
+            let inst = encode::encode_instances(&[(1, &il), (2, &isp)], &sp, 1).unwrap();
+            s.annotations
+                .push(Annotation::new("inst", "g", &[1, 2], inst));
+            s.annotations.push(Annotation::new(
+                "fov",
+                "g",
+                &[],
+                encode::encode_mask(&vec![true; idx.len()], &sp).unwrap(),
+            ));
+            // The reference adds `training` when it builds the index; the index
+            // itself is outside content_id.
+            s.declared_profiles.push("training".to_string());
+            (s, Profile::Balanced)
+        }
+        other => panic!("{other}"),
+    }
+}
+
+fn plan_for(name: &str) -> WritePlan {
+    let (s, profile) = build_sample(name);
+    let opts = WriteOptions {
+        profile,
+        l3_bytes: Some(chunking::FALLBACK_L3_BYTES),
+        ..WriteOptions::default()
+    };
+    s.into_plan(opts).unwrap()
+}
+
+fn fixture_attr_json(attrs: &serde_json::Value) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = attrs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["name"] != "digest")
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                Json::from_serde(&a["value"]).to_canonical(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn plan_attr_json(
+    attrs: &[(String, purehdf::medh5::attribute::AttrValue)],
+) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = attrs
+        .iter()
+        .filter(|(k, _)| k != "digest")
+        .map(|(k, a)| (k.clone(), a.to_json().to_canonical()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn model_plans_reproduce_vectors() {
+    let fx = fixture();
+    for (name, want_cid) in CONTENT_IDS {
+        let plan = plan_for(name);
+        let entry = &fx[*name];
+        assert_eq!(plan.content_id, *want_cid, "{name}");
+        assert_eq!(plan.meta, entry["meta"].as_str().unwrap(), "{name}");
+        let mut n_datasets = 0;
+        for ds in entry["datasets"].as_array().unwrap() {
+            let path = ds["path"].as_str().unwrap();
+            if path.starts_with("index/") {
+                continue;
+            }
+            n_datasets += 1;
+            let mine = plan
+                .dataset(path)
+                .unwrap_or_else(|| panic!("{name}: {path} missing from plan"));
+            let shape: Vec<u64> = ds["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_u64().unwrap())
+                .collect();
+            assert_eq!(mine.shape, shape, "{name} {path}");
+            let digest = mine
+                .attrs
+                .iter()
+                .find(|(k, _)| k == "digest")
+                .map(|(_, v)| v.to_json());
+            assert_eq!(
+                digest,
+                Some(Json::from_serde(&ds["digest"])),
+                "{name} {path}"
+            );
+            assert_eq!(
+                purehdf::medh5::integrity::dtype_descr(&mine.datatype).as_deref(),
+                ds["dtype"].as_str(),
+                "{name} {path}"
+            );
+            match (&mine.layout, ds["chunks"].as_array()) {
+                (Layout::Contiguous, None) => {}
+                (Layout::Chunked { dims, filters }, Some(c)) => {
+                    let c: Vec<u64> = c.iter().map(|e| e.as_u64().unwrap()).collect();
+                    assert_eq!(*dims, c, "{name} {path}");
+                    let theirs: Vec<(u64, Vec<u64>)> = ds["filters"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|f| {
+                            (
+                                f["id"].as_u64().unwrap(),
+                                f["cd_values"]
+                                    .as_array()
+                                    .unwrap()
+                                    .iter()
+                                    .map(|e| e.as_u64().unwrap())
+                                    .collect(),
+                            )
+                        })
+                        .collect();
+                    let ours: Vec<(u64, Vec<u64>)> = filters
+                        .iter()
+                        .map(|f| {
+                            (
+                                u64::from(f.id),
+                                f.cd_values.iter().map(|&v| u64::from(v)).collect(),
+                            )
+                        })
+                        .collect();
+                    assert_eq!(ours, theirs, "{name} {path}");
+                }
+                (l, c) => panic!("{name} {path}: layout {l:?} vs chunks {c:?}"),
+            }
+        }
+        let planned = plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s, PlanStep::Dataset(d) if d.path != "/meta"))
+            .count();
+        assert_eq!(planned, n_datasets, "{name}");
+        for obj in entry["objects"].as_array().unwrap() {
+            let path = obj["path"].as_str().unwrap();
+            let attrs = match plan.group_attrs(path) {
+                Some(a) => plan_attr_json(a),
+                None => plan_attr_json(&plan.dataset(path).unwrap().attrs),
+            };
+            assert_eq!(attrs, fixture_attr_json(&obj["attrs"]), "{name} {path}");
+        }
+        let Some(PlanStep::RootAttrs(root)) = plan.steps.last() else {
+            panic!()
+        };
+        let names: Vec<&str> = root.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "medh5_version",
+                "medh5_kind",
+                "medh5_profiles",
+                "created",
+                "generator",
+                "digest_algo",
+                "content_id"
+            ]
+        );
+        let theirs: Vec<(String, String)> = fixture_attr_json(&entry["root_attrs"])
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("medh5_") || k == "digest_algo" || k == "content_id")
+            .collect();
+        let ours: Vec<(String, String)> = plan_attr_json(root)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("medh5_") || k == "digest_algo" || k == "content_id")
+            .collect();
+        assert_eq!(ours, theirs, "{name}");
+    }
+}
+
+#[test]
+fn content_id_does_not_depend_on_profile_or_chunking() {
+    let (s, _) = build_sample("v2_balanced.medh5");
+    let mut ids = Vec::new();
+    for profile in Profile::ALL {
+        for l3 in [262_144u64, 16_777_216] {
+            let mut s2 = s.clone();
+            s2.grids[0].chunk_hint = None;
+            let opts = WriteOptions {
+                profile,
+                l3_bytes: Some(l3),
+                ..WriteOptions::default()
+            };
+            let plan = s2.into_plan(opts).unwrap();
+            ids.push(plan.content_id);
+        }
+    }
+    // Without chunk_hint the grid attributes change, so the id differs from the
+    // vector's but is the same for every profile and cache size.
+    assert!(ids.windows(2).all(|w| w[0] == w[1]));
+    assert_ne!(ids[0], CONTENT_IDS[2].1);
+}
+
+#[test]
+fn sha512_and_blake2b_plans() {
+    for algo in [DigestAlgo::Sha512, DigestAlgo::Blake2b] {
+        let (s, _) = build_sample("v1_minimal.medh5");
+        let plan = s
+            .into_plan(WriteOptions {
+                digest_algo: algo,
+                ..WriteOptions::default()
+            })
+            .unwrap();
+        let (a, hex) = integrity::parse_digest(&plan.content_id).unwrap();
+        assert_eq!((a, hex.len()), (algo, 128));
+        let d = plan.dataset("images/CT").unwrap();
+        let dg = d
+            .attrs
+            .iter()
+            .find(|(k, _)| k == "digest")
+            .unwrap()
+            .1
+            .to_json();
+        let Json::Str(dg) = dg else { panic!() };
+        assert!(dg.starts_with(&format!("{}:", algo.name())));
+    }
+}
+
+#[test]
+fn invalid_samples_are_refused() {
+    let code = |s: Sample| match s.into_plan(WriteOptions::default()) {
+        Err(purehdf::Error::Medh5 { code, .. }) => code,
+        other => panic!("{other:?}"),
+    };
+    let (mut s, _) = build_sample("v1_minimal.medh5");
+    s.images.clear();
+    assert_eq!(code(s), "E201");
+    let (mut s, _) = build_sample("v1b_dense_label.medh5");
+    s.document.label_set = None;
+    assert_eq!(code(s), "E301");
+    let (mut s, _) = build_sample("v1_minimal.medh5");
+    s.images[0].grid = "nope".into();
+    assert_eq!(code(s), "E101");
+    let (mut s, _) = build_sample("v1b_dense_label.medh5");
+    s.annotations[0].class_ids = vec![1, 2];
+    s.annotations[0].annotated_class_ids = vec![1, 2];
+    assert_eq!(code(s), "E404");
+}

@@ -186,6 +186,44 @@ fn write_value(out: &mut String, v: &Json, style: Style) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn arb_json() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i64>().prop_map(Json::Int),
+            (i64::MAX as u64 + 1..=u64::MAX).prop_map(Json::UInt),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Json::Float),
+            any::<String>().prop_map(Json::Str),
+        ];
+        leaf.prop_recursive(3, 24, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+                proptest::collection::vec((any::<String>(), inner), 0..5).prop_map(|m| {
+                    let mut seen = std::collections::BTreeSet::new();
+                    Json::Object(
+                        m.into_iter()
+                            .filter(|(k, _)| seen.insert(k.clone()))
+                            .collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn serialisations_parse_back(v in arb_json()) {
+            // Both texts are JSON that serde_json reads back to the same value.
+            let meta: serde_json::Value = serde_json::from_str(&v.to_meta()).unwrap();
+            prop_assert_eq!(Json::from_serde(&meta).to_meta(), v.to_meta());
+            let canon: serde_json::Value = serde_json::from_str(&v.to_canonical()).unwrap();
+            prop_assert_eq!(Json::from_serde(&canon).to_canonical(), v.to_canonical());
+        }
+    }
 
     fn obj(members: Vec<(&str, Json)>) -> Json {
         Json::Object(

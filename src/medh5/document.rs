@@ -670,6 +670,25 @@ fn parse_class(v: &Json) -> Result<LabelClass> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn meta_text_round_trips(sample in "\\PC{1,12}", subject in any::<String>().prop_filter("non-empty", |s| !s.is_empty()),
+                                 sex in proptest::option::of(any::<String>()), days in proptest::option::of(any::<i32>()),
+                                 age in proptest::option::of(-1e6f64..1e6), n_tp in 1usize..4) {
+            let mut d = SampleDocument::new(&sample, &subject);
+            d.identity.sex = sex;
+            d.timepoints = (0..n_tp).map(|i| Timepoint::new(&format!("tp{i}"), i as u64)).collect();
+            d.timepoints[0].days_from_baseline = days.map(|v| Json::Int(i64::from(v)));
+            d.timepoints[0].subject_age_years = age.map(Json::Float);
+            d.label_set = Some(LabelSet::from_keys("ls", "1", &["a", "b"]));
+            let text = d.to_meta();
+            let back = SampleDocument::from_meta(&text).unwrap();
+            prop_assert_eq!(&back, &d);
+            prop_assert_eq!(back.to_meta(), text);
+        }
+    }
 
     #[test]
     fn minimal_documents_match_spec() {

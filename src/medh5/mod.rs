@@ -9,5 +9,7 @@ pub mod canonical_json;
 pub mod chunking;
 pub mod document;
 pub mod integrity;
+pub mod model;
+pub mod plan;
 pub mod profiles;
 pub mod pyfloat;

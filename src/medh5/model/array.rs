@@ -1,0 +1,190 @@
+//! Numeric arrays as the writer stores them: NumPy-style dtype, shape, and
+//! C-order little-endian element bytes.
+
+use super::err;
+use crate::error::Result;
+use crate::hdf5fmt::datatype::Datatype;
+use crate::medh5::attribute::bool_enum;
+
+/// The numeric element types medh5 stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumDtype {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl NumDtype {
+    /// Bytes per element.
+    pub fn size(self) -> u32 {
+        match self {
+            NumDtype::Bool | NumDtype::I8 | NumDtype::U8 => 1,
+            NumDtype::I16 | NumDtype::U16 | NumDtype::F16 => 2,
+            NumDtype::I32 | NumDtype::U32 | NumDtype::F32 => 4,
+            NumDtype::I64 | NumDtype::U64 | NumDtype::F64 => 8,
+        }
+    }
+
+    /// The NumPy dtype string hashed by the digest (§5.2).
+    pub fn descr(self) -> &'static str {
+        match self {
+            NumDtype::Bool => "|b1",
+            NumDtype::I8 => "|i1",
+            NumDtype::U8 => "|u1",
+            NumDtype::I16 => "<i2",
+            NumDtype::U16 => "<u2",
+            NumDtype::I32 => "<i4",
+            NumDtype::U32 => "<u4",
+            NumDtype::I64 => "<i8",
+            NumDtype::U64 => "<u8",
+            NumDtype::F16 => "<f2",
+            NumDtype::F32 => "<f4",
+            NumDtype::F64 => "<f8",
+        }
+    }
+
+    /// The HDF5 file datatype (little-endian; bool as the FALSE/TRUE enum).
+    pub fn datatype(self) -> Datatype {
+        match self {
+            NumDtype::Bool => bool_enum(),
+            NumDtype::I8 => Datatype::int(1, true),
+            NumDtype::U8 => Datatype::int(1, false),
+            NumDtype::I16 => Datatype::int(2, true),
+            NumDtype::U16 => Datatype::int(2, false),
+            NumDtype::I32 => Datatype::int(4, true),
+            NumDtype::U32 => Datatype::int(4, false),
+            NumDtype::I64 => Datatype::int(8, true),
+            NumDtype::U64 => Datatype::int(8, false),
+            NumDtype::F16 => Datatype::float(2),
+            NumDtype::F32 => Datatype::float(4),
+            NumDtype::F64 => Datatype::float(8),
+        }
+    }
+}
+
+/// A Rust element type with a medh5 dtype.
+pub trait Element: Copy {
+    const DTYPE: NumDtype;
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident) => {
+        impl Element for $t {
+            const DTYPE: NumDtype = NumDtype::$d;
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+element!(i8, I8);
+element!(u8, U8);
+element!(i16, I16);
+element!(u16, U16);
+element!(i32, I32);
+element!(u32, U32);
+element!(i64, I64);
+element!(u64, U64);
+element!(f32, F32);
+element!(f64, F64);
+
+impl Element for bool {
+    const DTYPE: NumDtype = NumDtype::Bool;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+}
+
+/// A C-order array: dtype, shape and little-endian bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayData {
+    pub dtype: NumDtype,
+    pub shape: Vec<u64>,
+    pub bytes: Vec<u8>,
+}
+
+/// Number of elements of `shape` (checked).
+pub fn element_count(shape: &[u64]) -> Option<u64> {
+    shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+}
+
+impl ArrayData {
+    /// Wrap raw little-endian bytes, checking their length against the shape.
+    pub fn from_bytes(dtype: NumDtype, shape: Vec<u64>, bytes: Vec<u8>) -> Result<Self> {
+        let want = element_count(&shape)
+            .and_then(|n| n.checked_mul(u64::from(dtype.size())))
+            .ok_or_else(|| err("E405", format!("shape {shape:?} overflows")))?;
+        if bytes.len() as u64 != want {
+            return Err(err(
+                "E405",
+                format!("{} bytes for shape {shape:?} of {:?}", bytes.len(), dtype),
+            ));
+        }
+        if dtype == NumDtype::Bool && bytes.iter().any(|&b| b > 1) {
+            return Err(err("E411", "bool data must be 0 or 1"));
+        }
+        Ok(ArrayData {
+            dtype,
+            shape,
+            bytes,
+        })
+    }
+
+    /// Build from typed values in C order.
+    pub fn from_slice<T: Element>(shape: &[u64], values: &[T]) -> Result<Self> {
+        let mut bytes = Vec::with_capacity(values.len() * T::DTYPE.size() as usize);
+        for &v in values {
+            v.put_le(&mut bytes);
+        }
+        ArrayData::from_bytes(T::DTYPE, shape.to_vec(), bytes)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.dtype.size() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Element `i` as u64 (integer and bool types; `None` for floats or out of range).
+    pub fn get_u64(&self, i: usize) -> Option<u64> {
+        let s = self.dtype.size() as usize;
+        let b = self.bytes.get(i * s..(i + 1) * s)?;
+        let mut buf = [0u8; 8];
+        buf.get_mut(..s)?.copy_from_slice(b);
+        match self.dtype {
+            NumDtype::F16 | NumDtype::F32 | NumDtype::F64 => None,
+            _ => Some(u64::from_le_bytes(buf)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_arrays() {
+        let a = ArrayData::from_slice(&[2, 2], &[1i16, -2, 3, 4]).unwrap();
+        assert_eq!(a.bytes, [1, 0, 0xfe, 0xff, 3, 0, 4, 0]);
+        assert_eq!(a.dtype.descr(), "<i2");
+        assert_eq!(a.len(), 4);
+        assert_eq!(a.get_u64(2), Some(3));
+        assert!(ArrayData::from_slice(&[3], &[1u8, 2]).is_err());
+        assert!(ArrayData::from_bytes(NumDtype::Bool, vec![1], vec![2]).is_err());
+        assert!(ArrayData::from_bytes(NumDtype::U8, vec![u64::MAX, 2], vec![]).is_err());
+        assert_eq!(NumDtype::Bool.datatype().size(), 1);
+    }
+}

@@ -1,0 +1,289 @@
+//! The write plan: the ordered list of HDF5 objects, types, layouts, filter
+//! pipelines, data and attributes a writer must emit for a sample (spec digest
+//! `shared/spec/medh5.md` §2, §5.3, §6, §8 commit order), with every `digest`
+//! and the `content_id` already computed. Independent of any HDF5 writer.
+
+use super::attribute::{vlen_utf8, AttrValue};
+use super::chunking::{detect_l3_bytes, guess_chunk};
+use super::integrity::{self, ContentIdInput, DigestAlgo};
+use super::model::{ArrayData, Sample};
+use super::profiles::{is_contiguous, Profile, Role};
+use crate::error::Result;
+use crate::filters::FilterSpec;
+use crate::hdf5fmt::datatype::Datatype;
+
+/// Writer settings.
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    pub profile: Profile,
+    pub digest_algo: DigestAlgo,
+    /// Root `created` (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
+    pub created: String,
+    /// Root `generator`.
+    pub generator: String,
+    /// L3 bytes for the chunk optimiser; `None` = detect on this host.
+    pub l3_bytes: Option<u64>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            profile: Profile::Balanced,
+            digest_algo: DigestAlgo::Sha256,
+            created: "2000-01-01T00:00:00Z".to_string(),
+            generator: format!("purehdf {}", env!("CARGO_PKG_VERSION")),
+            l3_bytes: None,
+        }
+    }
+}
+
+/// Storage layout of one dataset.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Layout {
+    /// Contiguous, no filters.
+    Contiguous,
+    /// Chunked with `dims`, filtered by `filters` (in pipeline order).
+    Chunked {
+        dims: Vec<u64>,
+        filters: Vec<FilterSpec>,
+    },
+}
+
+/// The elements of a dataset.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanData {
+    /// C-order little-endian element bytes of a numeric dataset.
+    Bytes(Vec<u8>),
+    /// Vlen UTF-8 strings (C order; one for a scalar).
+    Strings(Vec<String>),
+}
+
+/// One dataset to create.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetSpec {
+    /// Absolute HDF5 path (`/images/CT`).
+    pub path: String,
+    pub datatype: Datatype,
+    /// Dataspace dims; empty = scalar.
+    pub shape: Vec<u64>,
+    pub layout: Layout,
+    pub data: PlanData,
+    /// Attributes in creation order (`digest` last when stamped).
+    pub attrs: Vec<(String, AttrValue)>,
+}
+
+/// One step of the plan, to be executed in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanStep {
+    /// Create the group at absolute `path` with these attributes.
+    Group {
+        path: String,
+        attrs: Vec<(String, AttrValue)>,
+    },
+    Dataset(DatasetSpec),
+    /// Write these attributes on the root group, in order (`content_id` last).
+    RootAttrs(Vec<(String, AttrValue)>),
+}
+
+/// The whole plan plus the values it stamps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WritePlan {
+    pub steps: Vec<PlanStep>,
+    pub meta: String,
+    pub profiles: Vec<String>,
+    pub content_id: String,
+}
+
+impl WritePlan {
+    /// The dataset at absolute or relative `path`.
+    pub fn dataset(&self, path: &str) -> Option<&DatasetSpec> {
+        let want = format!("/{}", path.trim_start_matches('/'));
+        self.steps.iter().find_map(|s| match s {
+            PlanStep::Dataset(d) if d.path == want => Some(d),
+            _ => None,
+        })
+    }
+
+    /// The group at absolute or relative `path`.
+    pub fn group_attrs(&self, path: &str) -> Option<&[(String, AttrValue)]> {
+        let want = format!("/{}", path.trim_start_matches('/'));
+        self.steps.iter().find_map(|s| match s {
+            PlanStep::Group { path, attrs } if *path == want => Some(attrs.as_slice()),
+            _ => None,
+        })
+    }
+}
+
+fn json_attrs(attrs: &[(String, AttrValue)]) -> Vec<(String, super::canonical_json::Json)> {
+    attrs
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect()
+}
+
+struct Planner {
+    opts: WriteOptions,
+    l3: u64,
+    steps: Vec<PlanStep>,
+    digests: Vec<(String, String)>,
+    attr_objects: Vec<(String, String)>,
+}
+
+impl Planner {
+    /// A numeric dataset: layout by size and role, digest stamped.
+    fn dataset(
+        &mut self,
+        rel: &str,
+        array: ArrayData,
+        chunk: Option<Vec<u64>>,
+        mut attrs: Vec<(String, AttrValue)>,
+    ) -> Result<()> {
+        let es = array.dtype.size();
+        let layout = if is_contiguous(&array.shape, u64::from(es)) {
+            Layout::Contiguous
+        } else {
+            let dims = match chunk {
+                Some(c) => c,
+                None => guess_chunk(&array.shape, u64::from(es)),
+            };
+            let filters = self
+                .opts
+                .profile
+                .codec(Role::for_path(rel))
+                .pipeline(es, &dims)?;
+            Layout::Chunked { dims, filters }
+        };
+        if integrity::is_stamped_path(rel) {
+            let digest = integrity::dataset_digest(
+                self.opts.digest_algo,
+                rel,
+                array.dtype.descr(),
+                &array.shape,
+                &array.bytes,
+            );
+            self.digests.push((rel.to_string(), digest.clone()));
+            attrs.push(("digest".to_string(), AttrValue::Str(digest)));
+        }
+        self.steps.push(PlanStep::Dataset(DatasetSpec {
+            path: format!("/{rel}"),
+            datatype: array.dtype.datatype(),
+            shape: array.shape,
+            layout,
+            data: PlanData::Bytes(array.bytes),
+            attrs,
+        }));
+        Ok(())
+    }
+
+    fn covered(&mut self, rel: &str, attrs: &[(String, AttrValue)]) {
+        if let Some(names) = integrity::covered_names(rel) {
+            self.attr_objects.push((
+                rel.to_string(),
+                integrity::canonical_attrs(names, &json_attrs(attrs)),
+            ));
+        }
+    }
+}
+
+impl Sample {
+    /// Validate the sample and turn it into the ordered write plan.
+    pub fn into_plan(self, opts: WriteOptions) -> Result<WritePlan> {
+        self.validate()?;
+        let l3 = opts.l3_bytes.unwrap_or_else(detect_l3_bytes);
+        let profiles = self.profiles();
+        let meta = self.document.to_meta();
+        let mut p = Planner {
+            opts,
+            l3,
+            steps: Vec::new(),
+            digests: Vec::new(),
+            attr_objects: Vec::new(),
+        };
+        for g in ["grids", "images", "annotations"] {
+            p.steps.push(PlanStep::Group {
+                path: format!("/{g}"),
+                attrs: Vec::new(),
+            });
+        }
+        let Sample {
+            grids,
+            images,
+            annotations,
+            ..
+        } = self;
+        for g in &grids {
+            let attrs = g.attrs();
+            p.covered(&format!("grids/{}", g.id), &attrs);
+            p.steps.push(PlanStep::Group {
+                path: format!("/grids/{}", g.id),
+                attrs,
+            });
+        }
+        let grid_of = |id: &str| grids.iter().find(|g| g.id == id);
+        for img in images {
+            let rel = format!("images/{}", img.id);
+            let attrs = img.attrs();
+            p.covered(&rel, &attrs);
+            let es = u64::from(img.data.dtype.size());
+            let chunk = match grid_of(&img.grid) {
+                Some(g) => Some(g.chunks(es, 0, p.l3)?),
+                None => None,
+            };
+            p.dataset(&rel, img.data, chunk, attrs)?;
+        }
+        for ann in annotations {
+            let rel = format!("annotations/{}", ann.id);
+            let attrs = ann.attrs();
+            p.covered(&rel, &attrs);
+            p.steps.push(PlanStep::Group {
+                path: format!("/{rel}"),
+                attrs,
+            });
+            let grid = grid_of(&ann.grid);
+            for (name, array) in ann.encoding.into_datasets() {
+                let chunk = match (name, grid) {
+                    ("data", Some(g)) => Some(g.annotation_chunks(
+                        &array.shape,
+                        u64::from(array.dtype.size()),
+                        p.l3,
+                    )?),
+                    _ => None,
+                };
+                p.dataset(&format!("{rel}/{name}"), array, chunk, Vec::new())?;
+            }
+        }
+        p.steps.push(PlanStep::Dataset(DatasetSpec {
+            path: "/meta".to_string(),
+            datatype: vlen_utf8(),
+            shape: Vec::new(),
+            layout: Layout::Contiguous,
+            data: PlanData::Strings(vec![meta.clone()]),
+            attrs: Vec::new(),
+        }));
+        let mut root = vec![
+            ("medh5_version".to_string(), AttrValue::str("1.0")),
+            ("medh5_kind".to_string(), AttrValue::str("sample")),
+            ("medh5_profiles".to_string(), AttrValue::strs(&profiles)),
+        ];
+        p.covered("", &root);
+        let algo = p.opts.digest_algo;
+        root.push(("created".to_string(), AttrValue::str(&p.opts.created)));
+        root.push(("generator".to_string(), AttrValue::str(&p.opts.generator)));
+        root.push(("digest_algo".to_string(), AttrValue::str(algo.name())));
+        let content_id = ContentIdInput {
+            algo,
+            datasets: p.digests.clone(),
+            meta: meta.as_bytes().to_vec(),
+            attribute_objects: p.attr_objects.clone(),
+        }
+        .content_id();
+        root.push(("content_id".to_string(), AttrValue::Str(content_id.clone())));
+        p.steps.push(PlanStep::RootAttrs(root));
+        Ok(WritePlan {
+            steps: p.steps,
+            meta,
+            profiles,
+            content_id,
+        })
+    }
+}
