@@ -16,5 +16,8 @@ pub mod float;
 pub mod json;
 pub mod numpy;
 
+#[cfg(test)]
+mod numpy_corpus_tests;
+
 pub use canonical::{hash_kind, DataHasher, HashKind, VlenResolver};
 pub use numpy::numpy_dtype;

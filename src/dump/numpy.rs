@@ -164,7 +164,9 @@ pub fn numpy_dtype(dt: &Datatype) -> Option<String> {
             complex_from_part(&part)
         }
         Datatype::String { size, .. } => Some(format!("|S{size}")),
-        Datatype::VarString { .. } | Datatype::VarSequence { .. } => Some("|O".to_string()),
+        Datatype::VarString { .. } => Some("|O".to_string()),
+        // h5py builds the sequence's dtype from its base's: no base dtype, no dtype
+        Datatype::VarSequence { base, .. } => numpy_dtype(base).map(|_| "|O".to_string()),
         Datatype::Reference { kind, .. } => match kind {
             ReferenceKind::Object | ReferenceKind::Region => Some("|O".to_string()),
             _ => None,
