@@ -1,22 +1,246 @@
-//! Filter `lzf`: encode/decode pair (see `shared/spec/filters.md`).
+//! Filter `lzf` (id 32000): LZF (liblzf) as wrapped by h5py's `lzf_filter.c`.
+//!
+//! `cd_values = [filter version, liblzf version, chunk bytes]` (h5py stores
+//! `[4, 261, nbytes]`). The stored chunk is one raw LZF stream, no header.
+//! When compression does not shrink the data the C filter *fails*, so libhdf5
+//! stores the chunk unfiltered with the filter's mask bit set; [`encode`]
+//! reports that case as an error so the pipeline writer can do the same.
+//!
+//! LZF stream, a sequence of tokens, each starting with a control byte `c`:
+//! * `c < 32`: a literal run of `c + 1` bytes follows;
+//! * otherwise a back reference: length field `c >> 5` (7 = extended by the next
+//!   byte), distance `((c & 31) << 8) + next byte + 1`; it copies `length + 2`
+//!   bytes from that distance back (overlap allowed).
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
 
-/// Undo the filter.
-pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "lzf".into(),
-    })
+const NAME: &str = "lzf";
+/// h5py's filter version and the liblzf version it stores in `cd_values[0..2]`.
+pub const CD_PREFIX: [u32; 2] = [4, 0x0105];
+const MAX_LITERAL: usize = 32;
+const MAX_OFF: usize = 1 << 13;
+const MAX_REF: usize = (1 << 8) + (1 << 3);
+const HASH_LOG: u32 = 14;
+
+fn err(reason: impl std::fmt::Display) -> Error {
+    Error::filter(0, NAME, reason)
 }
 
-/// Apply the filter.
-pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let _ = (input, cd_values, ctx);
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "lzf".into(),
-    })
+/// Undo the filter: decompress an LZF stream into at most `ctx.max_output` bytes.
+pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let hint = match cd_values.get(2) {
+        Some(&n) if n > 0 => n as usize,
+        _ => ctx.chunk_bytes,
+    };
+    decompress(input, hint.min(ctx.max_output), ctx.max_output)
+}
+
+/// Decompress a raw LZF stream; `cap` bounds the output.
+pub fn decompress(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::with_capacity(hint);
+    let mut ip = 0usize;
+    while let Some(&ctrl) = input.get(ip) {
+        ip += 1;
+        if ctrl < 32 {
+            let n = usize::from(ctrl) + 1;
+            let lit = input
+                .get(ip..ip + n)
+                .ok_or_else(|| err(format!("literal run at byte {} runs past the end", ip - 1)))?;
+            if n > cap - out.len() {
+                return Err(err(format!("output exceeds the bound of {cap} bytes")));
+            }
+            out.extend_from_slice(lit);
+            ip += n;
+        } else {
+            let mut len = usize::from(ctrl >> 5);
+            if len == 7 {
+                let ext = *input
+                    .get(ip)
+                    .ok_or_else(|| err("back reference truncated"))?;
+                len += usize::from(ext);
+                ip += 1;
+            }
+            let low = *input
+                .get(ip)
+                .ok_or_else(|| err("back reference truncated"))?;
+            ip += 1;
+            let dist = (usize::from(ctrl & 31) << 8) + usize::from(low) + 1;
+            let len = len + 2;
+            if dist > out.len() {
+                return Err(err(format!(
+                    "back reference at byte {ip} reaches before the output start"
+                )));
+            }
+            if len > cap - out.len() {
+                return Err(err(format!("output exceeds the bound of {cap} bytes")));
+            }
+            copy_match(&mut out, dist, len);
+        }
+    }
+    Ok(out)
+}
+
+/// Append `len` bytes copied from `dist` bytes back (byte-wise semantics when overlapping).
+fn copy_match(out: &mut Vec<u8>, dist: usize, len: usize) {
+    let start = out.len() - dist;
+    if dist >= len {
+        out.extend_from_within(start..start + len);
+    } else {
+        for k in 0..len {
+            let b = out[start + k];
+            out.push(b);
+        }
+    }
+}
+
+/// Apply the filter. Fails (like the C filter) when the stream would not be
+/// smaller than or equal to the input, so that the chunk is stored unfiltered.
+pub fn encode(input: &[u8], _cd_values: &[u32], _ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let out = compress(input);
+    if out.len() > input.len() {
+        return Err(err("data does not compress; store the chunk unfiltered"));
+    }
+    Ok(out)
+}
+
+fn hash3(b: &[u8], i: usize) -> usize {
+    let v = (u32::from(b[i]) << 16) | (u32::from(b[i + 1]) << 8) | u32::from(b[i + 2]);
+    (v.wrapping_mul(2_654_435_761) >> (32 - HASH_LOG)) as usize
+}
+
+/// Compress into a raw LZF stream (always ending with a literal run or a match
+/// that the decoder handles; empty input gives an empty stream).
+pub fn compress(input: &[u8]) -> Vec<u8> {
+    let n = input.len();
+    let mut out = Vec::with_capacity(n + n / 32 + 4);
+    let mut table = vec![usize::MAX; 1 << HASH_LOG];
+    let mut lit_start = 0usize;
+    let mut i = 0usize;
+    while i + 2 < n {
+        let h = hash3(input, i);
+        let cand = table[h];
+        table[h] = i;
+        if cand != usize::MAX && i - cand <= MAX_OFF && input[cand..cand + 3] == input[i..i + 3] {
+            let max_len = (n - i).min(MAX_REF);
+            let mut len = 3;
+            while len < max_len && input[cand + len] == input[i + len] {
+                len += 1;
+            }
+            flush_literals(&mut out, &input[lit_start..i]);
+            let off = i - cand - 1;
+            let l = len - 2;
+            if l < 7 {
+                out.push(((l as u8) << 5) | (off >> 8) as u8);
+            } else {
+                out.push((7 << 5) | (off >> 8) as u8);
+                out.push((l - 7) as u8);
+            }
+            out.push((off & 0xFF) as u8);
+            // Index the positions inside the match so later data can refer to them.
+            let end = i + len;
+            let mut k = i + 1;
+            while k < end && k + 2 < n {
+                table[hash3(input, k)] = k;
+                k += 1;
+            }
+            i = end;
+            lit_start = i;
+        } else {
+            i += 1;
+        }
+    }
+    flush_literals(&mut out, &input[lit_start..]);
+    out
+}
+
+fn flush_literals(out: &mut Vec<u8>, lits: &[u8]) {
+    for run in lits.chunks(MAX_LITERAL) {
+        out.push((run.len() - 1) as u8);
+        out.extend_from_slice(run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(n: usize) -> ChunkContext {
+        ChunkContext::new(1, n)
+    }
+
+    #[test]
+    fn known_stream() {
+        // 3 literals "abc", then a match of 6 at distance 3 -> "abcabcabc".
+        let stream = [2, b'a', b'b', b'c', (4 << 5), 2];
+        assert_eq!(decompress(&stream, 0, 100).unwrap(), b"abcabcabc");
+        // Extended length: 7 + 10 + 2 = 19 copies of 'x' after one literal.
+        let stream = [0, b'x', (7 << 5), 10, 0];
+        assert_eq!(decompress(&stream, 0, 100).unwrap(), vec![b'x'; 20]);
+    }
+
+    #[test]
+    fn round_trip() {
+        let data: Vec<u8> = (0..50_000u32)
+            .map(|i| ((i / 3) % 200) as u8 ^ (i % 5) as u8)
+            .collect();
+        let enc = encode(&data, &[4, 261, 50_000], &ctx(data.len())).unwrap();
+        assert!(enc.len() < data.len());
+        assert_eq!(
+            decode(&enc, &[4, 261, 50_000], &ctx(data.len())).unwrap(),
+            data
+        );
+        let zeros = vec![0u8; 10_000];
+        let enc = encode(&zeros, &[], &ctx(10_000)).unwrap();
+        assert!(enc.len() < 200, "{}", enc.len());
+        assert_eq!(decode(&enc, &[], &ctx(10_000)).unwrap(), zeros);
+    }
+
+    #[test]
+    fn incompressible_fails_to_encode() {
+        let mut x = 7u32;
+        let data: Vec<u8> = (0..1000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        assert!(encode(&data, &[], &ctx(1000)).is_err());
+        assert_eq!(decompress(&compress(&data), 0, 1000).unwrap(), data);
+    }
+
+    #[test]
+    fn rejects_bad_streams() {
+        assert!(decompress(&[5, 1, 2], 0, 100).is_err(), "short literal");
+        assert!(
+            decompress(&[0, 1, 0x20, 5], 0, 100).is_err(),
+            "distance too far"
+        );
+        assert!(decompress(&[0, 1, 0xE0], 0, 100).is_err(), "truncated ref");
+        assert!(
+            decompress(&[0, 1, 0xE0, 200, 0], 0, 100).is_err(),
+            "over cap"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000)) {
+            let c = ctx(data.len());
+            let raw = compress(&data);
+            proptest::prop_assert_eq!(decompress(&raw, 0, data.len()).unwrap(), data.clone());
+            if let Ok(enc) = encode(&data, &[4, 261, data.len() as u32], &c) {
+                proptest::prop_assert_eq!(decode(&enc, &[4, 261, data.len() as u32], &c).unwrap(), data);
+            }
+        }
+
+        #[test]
+        fn prop_garbage_is_bounded(data in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            if let Ok(out) = decompress(&data, 0, 500) {
+                proptest::prop_assert!(out.len() <= 500);
+            }
+        }
+    }
 }

@@ -1,16 +1,26 @@
 //! The HDF5 file format (HDF5 File Format Specification version 3.0 / HDF5 2.0):
 //! a reader over borrowed bytes and, apart from it, a writer.
 
+pub mod attribute;
 pub mod btree_v1;
 pub mod btree_v2;
 pub mod checksum;
 pub mod chunk_index;
 pub mod cursor;
+pub mod dataset;
 pub mod datatype;
+pub mod file;
 pub mod fractal_heap;
+pub mod global_heap;
+pub mod group;
 pub mod limits;
+pub mod link;
+pub mod local_heap;
+pub mod messages;
+pub mod object_header;
 pub mod selection;
 pub mod source;
+pub mod superblock;
 
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

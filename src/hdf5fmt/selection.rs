@@ -38,3 +38,260 @@ impl Selection {
         }
     }
 }
+
+/// Where a C-order array sits in dataset coordinates: its first element's
+/// coordinates and its shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement<'a> {
+    pub origin: &'a [u64],
+    pub shape: &'a [u64],
+}
+
+impl Placement<'_> {
+    /// Element index (in the array) of absolute coordinates `x`.
+    fn index(&self, x: &[u64]) -> Option<u64> {
+        let mut idx = 0u64;
+        for ((&x, &o), &s) in x.iter().zip(self.origin).zip(self.shape) {
+            let rel = x.checked_sub(o).filter(|&r| r < s)?;
+            idx = idx.checked_mul(s)?.checked_add(rel)?;
+        }
+        Some(idx)
+    }
+
+    fn elements(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |a, &s| a.checked_mul(s))
+    }
+}
+
+/// Chunks (in chunk units) touched by the box `start .. start + count`:
+/// `lo .. hi` per dimension. Every count must be non-zero.
+pub fn touched_chunks(
+    start: &[u64],
+    count: &[u64],
+    chunk_dims: &[u64],
+) -> Option<(Vec<u64>, Vec<u64>)> {
+    let mut lo = Vec::with_capacity(start.len());
+    let mut hi = Vec::with_capacity(start.len());
+    for ((&s, &n), &c) in start.iter().zip(count).zip(chunk_dims) {
+        let last = s.checked_add(n.checked_sub(1)?)?;
+        lo.push(s.checked_div(c)?);
+        hi.push(last.checked_div(c)? + 1);
+    }
+    Some((lo, hi))
+}
+
+/// Call `f` with every coordinate tuple of the box `lo .. hi`, in C order.
+pub fn for_each_in_box<E>(
+    lo: &[u64],
+    hi: &[u64],
+    mut f: impl FnMut(&[u64]) -> Result<(), E>,
+) -> Result<(), E> {
+    if lo.iter().zip(hi).any(|(l, h)| l >= h) {
+        return Ok(());
+    }
+    let mut cur = lo.to_vec();
+    loop {
+        f(&cur)?;
+        let mut d = cur.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            cur[d] += 1;
+            if cur[d] < hi[d] {
+                break;
+            }
+            cur[d] = lo[d];
+        }
+    }
+}
+
+/// The intersection of two boxes given as `origin`/`shape`, as absolute `lo .. hi`.
+pub fn intersect(a: Placement<'_>, b: Placement<'_>) -> Option<(Vec<u64>, Vec<u64>)> {
+    let mut lo = Vec::with_capacity(a.origin.len());
+    let mut hi = Vec::with_capacity(a.origin.len());
+    for i in 0..a.origin.len() {
+        let l = (*a.origin.get(i)?).max(*b.origin.get(i)?);
+        let h = a.origin[i]
+            .checked_add(*a.shape.get(i)?)?
+            .min(b.origin[i].checked_add(*b.shape.get(i)?)?);
+        if l >= h {
+            return None;
+        }
+        lo.push(l);
+        hi.push(h);
+    }
+    Some((lo, hi))
+}
+
+/// Copy the box `lo .. hi` (absolute coordinates) from the C-order array `src`
+/// placed at `sp` into the C-order array `dst` placed at `dp`, `elem` bytes per
+/// element. Trailing dimensions that both arrays hold whole are merged into one
+/// contiguous run. `None` when the box or a buffer does not fit.
+pub fn copy_box(
+    src: &[u8],
+    sp: Placement<'_>,
+    dst: &mut [u8],
+    dp: Placement<'_>,
+    lo: &[u64],
+    hi: &[u64],
+    elem: usize,
+) -> Option<()> {
+    box_runs(
+        sp,
+        dp,
+        lo,
+        hi,
+        elem,
+        src.len(),
+        dst.len(),
+        &mut |s, d, n| {
+            dst.get_mut(d..d + n)?.copy_from_slice(src.get(s..s + n)?);
+            Some(())
+        },
+    )
+}
+
+/// Fill the box `lo .. hi` of the array `dst` placed at `dp` with `value`
+/// (one element, `value.len()` bytes).
+pub fn fill_box(
+    dst: &mut [u8],
+    dp: Placement<'_>,
+    lo: &[u64],
+    hi: &[u64],
+    value: &[u8],
+) -> Option<()> {
+    let elem = value.len();
+    let zero = value.iter().all(|&b| b == 0);
+    box_runs(
+        dp,
+        dp,
+        lo,
+        hi,
+        elem,
+        dst.len(),
+        dst.len(),
+        &mut |_, d, n| {
+            let run = dst.get_mut(d..d + n)?;
+            if zero || elem == 0 {
+                run.fill(0);
+            } else {
+                for e in run.chunks_exact_mut(elem) {
+                    e.copy_from_slice(value);
+                }
+            }
+            Some(())
+        },
+    )
+}
+
+/// Enumerate the contiguous runs of a box copy as (src byte, dst byte, bytes).
+#[allow(clippy::too_many_arguments)]
+fn box_runs(
+    sp: Placement<'_>,
+    dp: Placement<'_>,
+    lo: &[u64],
+    hi: &[u64],
+    elem: usize,
+    src_len: usize,
+    dst_len: usize,
+    f: &mut dyn FnMut(usize, usize, usize) -> Option<()>,
+) -> Option<()> {
+    let rank = lo.len();
+    if rank == 0 || hi.len() != rank || sp.shape.len() != rank || dp.shape.len() != rank {
+        return None;
+    }
+    if (sp.elements()? as u128) * elem as u128 > src_len as u128
+        || (dp.elements()? as u128) * elem as u128 > dst_len as u128
+    {
+        return None;
+    }
+    let ext: Vec<u64> = lo
+        .iter()
+        .zip(hi)
+        .map(|(l, h)| h.saturating_sub(*l))
+        .collect();
+    if ext.contains(&0) {
+        return Some(());
+    }
+    // Merge trailing dimensions that both arrays and the box span whole.
+    let mut d = rank - 1;
+    let mut run = ext[d];
+    while d > 0 && ext[d] == sp.shape[d] && ext[d] == dp.shape[d] {
+        d -= 1;
+        run = run.checked_mul(ext[d])?;
+    }
+    let run_bytes = usize::try_from(run).ok()?.checked_mul(elem)?;
+    let outer_hi: Vec<u64> = (0..rank)
+        .map(|i| if i < d { hi[i] } else { lo[i] + 1 })
+        .collect();
+    let at = |p: Placement<'_>, x: &[u64]| -> Option<usize> {
+        usize::try_from(p.index(x)?).ok()?.checked_mul(elem)
+    };
+    for_each_in_box(lo, &outer_hi, |x| {
+        let s = at(sp, x).ok_or(())?;
+        let t = at(dp, x).ok_or(())?;
+        f(s, t, run_bytes).ok_or(())
+    })
+    .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_and_count() {
+        let s = Selection::Hyperslab {
+            start: vec![1, 2],
+            count: vec![2, 3],
+        };
+        assert_eq!(s.num_elements(&[4, 5]), Some(6));
+        assert_eq!(s.resolve(&[4, 5]), Some((vec![1, 2], vec![2, 3])));
+        assert_eq!(s.resolve(&[2, 5]), None);
+        assert_eq!(Selection::All.resolve(&[3]), Some((vec![0], vec![3])));
+    }
+
+    #[test]
+    fn touched_and_box_iteration() {
+        let (lo, hi) = touched_chunks(&[3, 0], &[6, 4], &[4, 4]).unwrap();
+        assert_eq!((lo, hi), (vec![0, 0], vec![3, 1]));
+        assert!(touched_chunks(&[0], &[0], &[4]).is_none());
+        let mut seen = Vec::new();
+        for_each_in_box::<()>(&[0, 1], &[2, 3], |x| {
+            seen.push(x.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec![vec![0, 1], vec![0, 2], vec![1, 1], vec![1, 2]]);
+    }
+
+    #[test]
+    fn copy_and_fill_boxes() {
+        // 4x4 source at origin (4, 0) holding values 0..16; copy rows 5..7, cols 1..3
+        // into a 3x3 destination placed at (5, 0).
+        let src: Vec<u8> = (0..16).collect();
+        let mut dst = vec![0xffu8; 9];
+        let sp = Placement {
+            origin: &[4, 0],
+            shape: &[4, 4],
+        };
+        let dp = Placement {
+            origin: &[5, 0],
+            shape: &[3, 3],
+        };
+        copy_box(&src, sp, &mut dst, dp, &[5, 1], &[7, 3], 1).unwrap();
+        assert_eq!(dst, vec![0xff, 5, 6, 0xff, 9, 10, 0xff, 0xff, 0xff]);
+        fill_box(&mut dst, dp, &[7, 0], &[8, 3], &[7]).unwrap();
+        assert_eq!(&dst[6..], &[7, 7, 7]);
+        // Whole-row boxes merge into one run.
+        let mut whole = vec![0u8; 16];
+        copy_box(&src, sp, &mut whole, sp, &[4, 0], &[8, 4], 1).unwrap();
+        assert_eq!(whole, src);
+        // Out-of-range boxes are refused.
+        assert!(copy_box(&src, sp, &mut dst, dp, &[0, 0], &[2, 2], 1).is_none());
+        let i = intersect(sp, dp).unwrap();
+        assert_eq!(i, (vec![5, 0], vec![8, 3]));
+    }
+}

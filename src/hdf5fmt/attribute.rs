@@ -1,0 +1,131 @@
+//! Attributes of an object (HDF5 File Format Specification IV.A.2.m and v,
+//! III.A.2 record types 8 and 9): compact attribute messages in the object
+//! header and dense attributes in a fractal heap indexed by a v2 B-tree.
+
+use crate::error::{Error, Result};
+use crate::hdf5fmt::btree_v2::BTreeV2;
+use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::file::{AttrStorage, File};
+use crate::hdf5fmt::fractal_heap::FractalHeap;
+use crate::hdf5fmt::messages::attribute::AttributeMessage;
+use crate::hdf5fmt::messages::attribute_info::AttributeInfo;
+use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::object_header::ObjectHeader;
+
+/// An attribute: name, datatype, dataspace and the raw value bytes in file order
+/// (variable-length elements are global-heap references; see [`File::vlen_bytes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attribute {
+    pub name: String,
+    pub dtype: Datatype,
+    pub space: Dataspace,
+    pub data: Vec<u8>,
+}
+
+impl Attribute {
+    /// Dimensions (empty for scalar and null).
+    pub fn shape(&self) -> &[u64] {
+        &self.space.dims
+    }
+
+    pub fn space_kind(&self) -> SpaceKind {
+        self.space.kind
+    }
+
+    /// Number of elements (1 for scalar, 0 for null).
+    pub fn num_elements(&self) -> u64 {
+        self.space.num_elements().unwrap_or(0)
+    }
+}
+
+impl From<AttributeMessage> for Attribute {
+    fn from(m: AttributeMessage) -> Self {
+        Attribute {
+            name: m.name,
+            dtype: m.dtype,
+            space: m.space,
+            data: m.data,
+        }
+    }
+}
+
+fn decode(file: &File, body: &[u8], at: u64) -> Result<Attribute> {
+    let lookup = |mtype: u16, r: &SharedRef| file.resolve_shared(mtype, r);
+    let m = AttributeMessage::decode(
+        &mut Cursor::new(body, at, "attribute message"),
+        file.sizes(),
+        &lookup,
+    )?;
+    Ok(m.into())
+}
+
+fn info(file: &File, h: &ObjectHeader) -> Result<Option<AttributeInfo>> {
+    match h.first(types::ATTRIBUTE_INFO) {
+        None => Ok(None),
+        Some(m) => {
+            let body = file.message_body(m)?;
+            Ok(Some(AttributeInfo::decode(
+                &mut Cursor::new(&body, m.offset, "attribute info message"),
+                file.sizes(),
+            )?))
+        }
+    }
+}
+
+/// How the object stores its attributes.
+pub fn storage(file: &File, h: &ObjectHeader) -> AttrStorage {
+    match info(file, h) {
+        Ok(Some(i)) if i.heap_address.is_some() => AttrStorage::Dense,
+        _ => AttrStorage::Compact,
+    }
+}
+
+/// Every attribute of the object, sorted by name.
+pub fn read_all(file: &File, h: &ObjectHeader) -> Result<Vec<Attribute>> {
+    let mut out = Vec::new();
+    for m in h.all(types::ATTRIBUTE) {
+        let body = file.message_body(m)?;
+        out.push(decode(file, &body, m.offset)?);
+    }
+    if let Some(i) = info(file, h)? {
+        out.extend(dense(file, &i)?);
+    }
+    out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    Ok(out)
+}
+
+/// The attributes kept in dense storage.
+fn dense(file: &File, info: &AttributeInfo) -> Result<Vec<Attribute>> {
+    let (Some(heap_addr), Some(index)) = (info.heap_address, info.name_index) else {
+        return Ok(Vec::new());
+    };
+    let src = file.source();
+    let sizes = file.sizes();
+    let heap = FractalHeap::open(src, sizes, heap_addr)?;
+    let tree = BTreeV2::open(src, sizes, index)?;
+    let mut out = Vec::new();
+    tree.for_each_record(src, sizes, &mut |rec| {
+        let mut c = Cursor::new(rec, index, "attribute name record");
+        let id: [u8; 8] = c.array()?;
+        let flags = c.u8()?;
+        let body = if flags & 0x02 != 0 {
+            file.resolve_shared(types::ATTRIBUTE, &SharedRef::Heap(id))?
+        } else {
+            heap.object(src, sizes, &id)?
+        };
+        out.push(decode(file, &body, heap_addr)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The attribute named `name`.
+pub fn find(file: &File, h: &ObjectHeader, name: &str) -> Result<Attribute> {
+    read_all(file, h)?
+        .into_iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| Error::NotFound(format!("attribute {name}")))
+}

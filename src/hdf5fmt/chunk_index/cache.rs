@@ -1,0 +1,95 @@
+//! A small least-recently-used cache of decoded chunks, keyed by dataset (its
+//! chunk-index address) and chunk offset, for callers that read many small
+//! patches from the same chunks. Use one cache per open file.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+type Key = (u64, Vec<u64>);
+
+/// Decoded chunks, at most `capacity` of them.
+#[derive(Debug)]
+pub struct ChunkCache {
+    capacity: usize,
+    inner: Mutex<Lru>,
+}
+
+#[derive(Debug, Default)]
+struct Lru {
+    tick: u64,
+    map: HashMap<Key, (u64, Arc<Vec<u8>>)>,
+}
+
+impl ChunkCache {
+    /// A cache holding up to `capacity` decoded chunks (0 disables it).
+    pub fn new(capacity: usize) -> Self {
+        ChunkCache {
+            capacity,
+            inner: Mutex::default(),
+        }
+    }
+
+    /// The decoded chunk at `offset` of dataset `dataset`, if cached.
+    pub fn get(&self, dataset: u64, offset: &[u64]) -> Option<Arc<Vec<u8>>> {
+        let mut g = self.inner.lock().ok()?;
+        g.tick += 1;
+        let tick = g.tick;
+        let e = g.map.get_mut(&(dataset, offset.to_vec()))?;
+        e.0 = tick;
+        Some(e.1.clone())
+    }
+
+    /// Remember a decoded chunk, evicting the least recently used one when full.
+    pub fn insert(&self, dataset: u64, offset: &[u64], data: Arc<Vec<u8>>) {
+        if self.capacity == 0 {
+            return;
+        }
+        let Ok(mut g) = self.inner.lock() else {
+            return;
+        };
+        g.tick += 1;
+        let tick = g.tick;
+        let key = (dataset, offset.to_vec());
+        if !g.map.contains_key(&key) && g.map.len() >= self.capacity {
+            if let Some(old) = g
+                .map
+                .iter()
+                .min_by_key(|(_, v)| v.0)
+                .map(|(k, _)| k.clone())
+            {
+                g.map.remove(&old);
+            }
+        }
+        g.map.insert(key, (tick, data));
+    }
+
+    /// Number of cached chunks.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map(|g| g.map.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_least_recently_used() {
+        let c = ChunkCache::new(2);
+        c.insert(1, &[0], Arc::new(vec![0]));
+        c.insert(1, &[4], Arc::new(vec![4]));
+        assert_eq!(c.get(1, &[0]).as_deref(), Some(&vec![0]));
+        c.insert(1, &[8], Arc::new(vec![8]));
+        assert_eq!(c.len(), 2);
+        assert!(c.get(1, &[4]).is_none());
+        assert!(c.get(1, &[0]).is_some());
+        assert!(c.get(2, &[0]).is_none());
+        let off = ChunkCache::new(0);
+        off.insert(1, &[0], Arc::new(vec![]));
+        assert!(off.is_empty());
+    }
+}

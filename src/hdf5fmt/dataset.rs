@@ -1,0 +1,547 @@
+//! Datasets (HDF5 File Format Specification IV.A.2.b/d/e/f/h/i/l): datatype,
+//! dataspace, layout, filters and fill value, and raw reads of a selection in
+//! file byte order from compact, contiguous, external and chunked storage.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::filters::FilterSpec;
+use crate::hdf5fmt::attribute::{self, Attribute};
+use crate::hdf5fmt::chunk_index::{self, ChunkIndexParams};
+use crate::hdf5fmt::cursor::{bounded, Cursor};
+use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::file::{AttrStorage, File};
+use crate::hdf5fmt::limits;
+use crate::hdf5fmt::local_heap::LocalHeap;
+use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
+use crate::hdf5fmt::messages::external_files::ExternalFiles;
+use crate::hdf5fmt::messages::fill_value::{self, FillValue};
+use crate::hdf5fmt::messages::layout::Layout;
+use crate::hdf5fmt::messages::{filter_pipeline, types};
+use crate::hdf5fmt::object_header::{Message, ObjectHeader};
+use crate::hdf5fmt::selection::Selection;
+use crate::hdf5fmt::source::{PreadSource, Source};
+
+/// An open dataset with its metadata decoded.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    file: File,
+    path: String,
+    header: Arc<ObjectHeader>,
+    dtype: Datatype,
+    space: Dataspace,
+    layout: Layout,
+    filters: Vec<FilterSpec>,
+    fill: FillValue,
+    external: Option<ExternalFiles>,
+}
+
+fn decode_with<T>(
+    file: &File,
+    m: &Message,
+    structure: &'static str,
+    f: impl FnOnce(&mut Cursor<'_>) -> Result<T>,
+) -> Result<T> {
+    let body = file.message_body(m)?;
+    f(&mut Cursor::new(&body, m.offset, structure))
+}
+
+impl Dataset {
+    pub(crate) fn new(file: File, path: String, header: Arc<ObjectHeader>) -> Result<Self> {
+        let sizes = file.sizes();
+        let at = header.address;
+        let missing = |what: &str| Error::malformed("dataset", at, format!("no {what} message"));
+        let space = match header.first(types::DATASPACE) {
+            Some(m) => decode_with(&file, m, "dataspace message", |c| {
+                Dataspace::decode(c, sizes)
+            })?,
+            None => return Err(missing("dataspace")),
+        };
+        let dtype = file.datatype(
+            header
+                .first(types::DATATYPE)
+                .ok_or_else(|| missing("datatype"))?,
+        )?;
+        let layout = match header.first(types::LAYOUT) {
+            Some(m) => decode_with(&file, m, "layout message", |c| Layout::decode(c, sizes))?,
+            None => return Err(missing("layout")),
+        };
+        let filters = match header.first(types::FILTER_PIPELINE) {
+            Some(m) => decode_with(&file, m, "filter pipeline message", filter_pipeline::decode)?,
+            None => Vec::new(),
+        };
+        let fill = if let Some(m) = header.first(types::FILL_VALUE) {
+            decode_with(&file, m, "fill value message", fill_value::decode)?
+        } else if let Some(m) = header.first(types::FILL_VALUE_OLD) {
+            decode_with(&file, m, "fill value message", fill_value::decode_old)?
+        } else {
+            FillValue::Default
+        };
+        let external = match header.first(types::EXTERNAL_FILES) {
+            Some(m) => Some(decode_with(&file, m, "external files message", |c| {
+                ExternalFiles::decode(c, sizes)
+            })?),
+            None => None,
+        };
+        Ok(Dataset {
+            file,
+            path,
+            header,
+            dtype,
+            space,
+            layout,
+            filters,
+            fill,
+            external,
+        })
+    }
+
+    pub(crate) fn with_path(mut self, path: String) -> Self {
+        self.path = path;
+        self
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn header(&self) -> &ObjectHeader {
+        &self.header
+    }
+
+    pub fn address(&self) -> u64 {
+        self.header.address
+    }
+
+    pub fn dtype(&self) -> &Datatype {
+        &self.dtype
+    }
+
+    pub fn dataspace(&self) -> &Dataspace {
+        &self.space
+    }
+
+    /// Current dimensions (empty for scalar and null datasets).
+    pub fn shape(&self) -> &[u64] {
+        &self.space.dims
+    }
+
+    /// Maximum dimensions (`None` = unlimited).
+    pub fn maxshape(&self) -> &[Option<u64>] {
+        &self.space.max_dims
+    }
+
+    pub fn space_kind(&self) -> SpaceKind {
+        self.space.kind
+    }
+
+    pub fn num_elements(&self) -> u64 {
+        self.space.num_elements().unwrap_or(0)
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// `"compact"`, `"contiguous"`, `"chunked"` or `"virtual"`.
+    pub fn layout_kind(&self) -> &'static str {
+        self.layout.kind_name()
+    }
+
+    /// Chunk dimensions of a chunked dataset.
+    pub fn chunk_dims(&self) -> Option<&[u64]> {
+        match &self.layout {
+            Layout::Chunked { chunk_dims, .. } => Some(chunk_dims),
+            _ => None,
+        }
+    }
+
+    /// Everything the chunk index needs, for chunked datasets.
+    pub fn chunk_params(&self) -> Option<ChunkIndexParams> {
+        let esize = u32::try_from(self.dtype.size()).unwrap_or(u32::MAX);
+        self.layout
+            .chunk_params(&self.space, esize, !self.filters.is_empty())
+    }
+
+    pub fn filters(&self) -> &[FilterSpec] {
+        &self.filters
+    }
+
+    pub fn fill_value(&self) -> &FillValue {
+        &self.fill
+    }
+
+    /// External raw-data files, when the data lives outside the HDF5 file.
+    pub fn external_files(&self) -> Option<&ExternalFiles> {
+        self.external.as_ref()
+    }
+
+    pub fn attributes(&self) -> Result<Vec<Attribute>> {
+        attribute::read_all(&self.file, &self.header)
+    }
+
+    pub fn attribute(&self, name: &str) -> Result<Attribute> {
+        attribute::find(&self.file, &self.header, name)
+    }
+
+    pub fn attr_storage(&self) -> AttrStorage {
+        attribute::storage(&self.file, &self.header)
+    }
+
+    fn element_size(&self) -> Result<usize> {
+        bounded(
+            self.dtype.size(),
+            limits::MAX_DECODED,
+            "dataset",
+            self.address(),
+            "element size",
+        )
+    }
+
+    /// Bytes of the whole dataset in storage order (before filters).
+    fn logical_size(&self) -> Result<u64> {
+        self.num_elements()
+            .checked_mul(self.dtype.size())
+            .ok_or(Error::Overflow {
+                structure: "dataset",
+                offset: self.address(),
+                what: "dataset size",
+            })
+    }
+
+    /// Bytes allocated in the file for the raw data.
+    pub fn storage_size(&self) -> Result<u64> {
+        match &self.layout {
+            Layout::Compact { data } => Ok(data.len() as u64),
+            Layout::Contiguous { address, size } => {
+                if let Some(ext) = &self.external {
+                    return Ok(ext
+                        .slots
+                        .iter()
+                        .map(|s| s.size)
+                        .fold(0, u64::saturating_add));
+                }
+                match address {
+                    None => Ok(0),
+                    Some(_) => match size {
+                        Some(s) => Ok(*s),
+                        None => self.logical_size(),
+                    },
+                }
+            }
+            Layout::Chunked { .. } => {
+                let Some(params) = self.chunk_params() else {
+                    return Ok(0);
+                };
+                if params.address.is_none() {
+                    return Ok(0);
+                }
+                let chunks = chunk_index::chunks(self.file.source(), self.file.sizes(), &params)?;
+                Ok(chunks.iter().map(|c| c.size).fold(0, u64::saturating_add))
+            }
+            Layout::Virtual { .. } => Ok(0),
+        }
+    }
+
+    /// Read `selection` into `out`: C order, one stored element (file byte order,
+    /// no conversion) per selected element. `out.len()` must be exactly
+    /// `selected elements × element size`.
+    pub fn read_raw(&self, selection: &Selection, out: &mut [u8]) -> Result<()> {
+        let esize = self.element_size()?;
+        if self.space.kind == SpaceKind::Null {
+            return if out.is_empty() {
+                Ok(())
+            } else {
+                Err(Error::InvalidArgument(
+                    "null dataspace holds no data".into(),
+                ))
+            };
+        }
+        let dims = &self.space.dims;
+        let (start, count) = selection.resolve(dims).ok_or_else(|| {
+            Error::InvalidArgument(format!("selection {selection:?} outside shape {dims:?}"))
+        })?;
+        let need = selection
+            .num_elements(dims)
+            .and_then(|n| n.checked_mul(esize as u64))
+            .ok_or_else(|| Error::InvalidArgument("selection size overflows".into()))?;
+        if out.len() as u64 != need {
+            return Err(Error::InvalidArgument(format!(
+                "output buffer holds {} bytes, selection needs {need}",
+                out.len()
+            )));
+        }
+        if need == 0 {
+            return Ok(());
+        }
+        match &self.layout {
+            Layout::Compact { data } => {
+                let total = self.logical_size()?;
+                if (data.len() as u64) < total {
+                    return Err(Error::malformed(
+                        "compact layout",
+                        self.address(),
+                        format!("{} bytes stored, dataset needs {total}", data.len()),
+                    ));
+                }
+                for_each_run(dims, &start, &count, esize, &mut |src_off, dst_off, len| {
+                    copy_run(data, src_off, out, dst_off, len)
+                })
+            }
+            Layout::Contiguous { address, .. } => {
+                if let Some(ext) = &self.external {
+                    return self.read_external(ext, dims, &start, &count, esize, out);
+                }
+                match address {
+                    None => {
+                        self.fill_buffer(out, esize);
+                        Ok(())
+                    }
+                    Some(addr) => {
+                        let src = self.file.source();
+                        for_each_run(dims, &start, &count, esize, &mut |src_off, dst_off, len| {
+                            let at = addr.checked_add(src_off).ok_or(Error::Overflow {
+                                structure: "contiguous data",
+                                offset: *addr,
+                                what: "element address",
+                            })?;
+                            let bytes = src.read("contiguous data", at, len as u64)?;
+                            copy_run(&bytes, 0, out, dst_off, len)
+                        })
+                    }
+                }
+            }
+            Layout::Chunked { .. } => {
+                let params = self.chunk_params().ok_or_else(|| {
+                    Error::malformed("layout", self.address(), "chunked layout without params")
+                })?;
+                chunk_index::read_chunked(
+                    self.file.source(),
+                    self.file.sizes(),
+                    &params,
+                    &self.filters,
+                    self.fill.bytes(),
+                    selection,
+                    out,
+                )
+            }
+            Layout::Virtual { .. } => Err(Error::unsupported(
+                "layout",
+                self.address(),
+                "virtual dataset reads",
+            )),
+        }
+    }
+
+    /// The whole dataset's raw bytes (capped by [`limits::MAX_DECODED`]).
+    pub fn read_all_raw(&self) -> Result<Vec<u8>> {
+        let total = self.logical_size()?;
+        let n = bounded(
+            total,
+            limits::MAX_DECODED,
+            "dataset",
+            self.address(),
+            "dataset size",
+        )?;
+        let mut out = vec![0u8; n];
+        if self.space.kind != SpaceKind::Null {
+            self.read_raw(&Selection::All, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn fill_buffer(&self, out: &mut [u8], esize: usize) {
+        match self.fill.bytes() {
+            Some(f) if f.len() == esize && esize > 0 => {
+                for chunk in out.chunks_mut(esize) {
+                    let n = chunk.len();
+                    chunk.copy_from_slice(f.get(..n).unwrap_or(f));
+                }
+            }
+            _ => out.fill(0),
+        }
+    }
+
+    fn read_external(
+        &self,
+        ext: &ExternalFiles,
+        dims: &[u64],
+        start: &[u64],
+        count: &[u64],
+        esize: usize,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let heap = LocalHeap::read(self.file.source(), self.file.sizes(), ext.heap_address)?;
+        let mut opened: Vec<Option<PreadSource>> = ext.slots.iter().map(|_| None).collect();
+        for_each_run(dims, start, count, esize, &mut |src_off, dst_off, len| {
+            let mut logical = src_off;
+            let mut written = 0usize;
+            let mut slot_start = 0u64;
+            for (i, slot) in ext.slots.iter().enumerate() {
+                if written == len {
+                    break;
+                }
+                let slot_end = slot_start.saturating_add(slot.size);
+                if logical >= slot_start && logical < slot_end {
+                    let within = logical - slot_start;
+                    let n = ((slot_end - logical) as usize).min(len - written);
+                    if opened.get(i).is_some_and(Option::is_none) {
+                        let name = heap.string(slot.name_offset)?;
+                        let path = self.file.resolve_sibling(&name)?;
+                        if let Some(o) = opened.get_mut(i) {
+                            *o = Some(PreadSource::open(&path)?);
+                        }
+                    }
+                    let src = opened
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .ok_or_else(|| Error::NotFound("external file".into()))?;
+                    let at = slot.file_offset.saturating_add(within);
+                    let bytes = src.read("external raw data", at, n as u64)?;
+                    copy_run(&bytes, 0, out, dst_off + written, n)?;
+                    written += n;
+                    logical += n as u64;
+                }
+                slot_start = slot_end;
+            }
+            if written < len {
+                return Err(Error::malformed(
+                    "external files",
+                    self.address(),
+                    "external files do not cover the dataset",
+                ));
+            }
+            Ok(())
+        })
+    }
+}
+
+fn copy_run(src: &[u8], src_off: u64, out: &mut [u8], dst_off: usize, len: usize) -> Result<()> {
+    let s = usize::try_from(src_off).ok();
+    let piece = s
+        .and_then(|s| src.get(s..s.checked_add(len)?))
+        .ok_or(Error::Truncated {
+            structure: "raw data",
+            offset: src_off,
+            needed: len as u64,
+            available: src.len() as u64,
+        })?;
+    let dst = dst_off
+        .checked_add(len)
+        .and_then(|e| out.get_mut(dst_off..e))
+        .ok_or_else(|| Error::InvalidArgument("output buffer too small".into()))?;
+    dst.copy_from_slice(piece);
+    Ok(())
+}
+
+/// Visit the contiguous byte runs of a box selection over a C-ordered array:
+/// `f(source byte offset, destination byte offset, length)`.
+pub(crate) fn for_each_run(
+    dims: &[u64],
+    start: &[u64],
+    count: &[u64],
+    esize: usize,
+    f: &mut dyn FnMut(u64, usize, usize) -> Result<()>,
+) -> Result<()> {
+    let overflow = || Error::Overflow {
+        structure: "selection",
+        offset: 0,
+        what: "run offset",
+    };
+    let rank = dims.len();
+    if start.len() != rank || count.len() != rank {
+        return Err(Error::InvalidArgument(
+            "selection rank differs from the dataspace".into(),
+        ));
+    }
+    if count.iter().any(|&c| c == 0) {
+        return Ok(());
+    }
+    // stride[i]: elements between consecutive indices along dimension i.
+    let mut stride = vec![1u64; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        stride[i] = stride[i + 1]
+            .checked_mul(dims[i + 1])
+            .ok_or_else(overflow)?;
+    }
+    // Merge trailing dimensions that are selected whole into one run.
+    let whole = |d: usize| start[d] == 0 && count[d] == dims[d];
+    let mut j = rank.saturating_sub(1);
+    while j > 0 && whole(j) {
+        j -= 1;
+    }
+    let (run_elems, outer) = if rank == 0 {
+        (1u64, 0usize)
+    } else {
+        (count[j].checked_mul(stride[j]).ok_or_else(overflow)?, j)
+    };
+    let run_len = usize::try_from(run_elems.checked_mul(esize as u64).ok_or_else(overflow)?)
+        .map_err(|_| overflow())?;
+    let mut idx = vec![0u64; outer];
+    let mut dst = 0usize;
+    loop {
+        let mut off = if rank == 0 {
+            0
+        } else {
+            start[outer] * stride[outer]
+        };
+        for d in 0..outer {
+            let e = (start[d] + idx[d])
+                .checked_mul(stride[d])
+                .ok_or_else(overflow)?;
+            off = off.checked_add(e).ok_or_else(overflow)?;
+        }
+        let byte_off = off.checked_mul(esize as u64).ok_or_else(overflow)?;
+        f(byte_off, dst, run_len)?;
+        dst = dst.checked_add(run_len).ok_or_else(overflow)?;
+        // Advance the odometer over the outer dimensions.
+        let mut d = outer;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < count[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(dims: &[u64], start: &[u64], count: &[u64]) -> Vec<(u64, usize, usize)> {
+        let mut v = Vec::new();
+        for_each_run(dims, start, count, 2, &mut |s, d, l| {
+            v.push((s, d, l));
+            Ok(())
+        })
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn runs_merge_whole_dimensions() {
+        assert_eq!(runs(&[4, 5], &[0, 0], &[4, 5]), vec![(0, 0, 40)]);
+        assert_eq!(runs(&[4, 5], &[1, 0], &[2, 5]), vec![(10, 0, 20)]);
+        assert_eq!(
+            runs(&[4, 5], &[1, 1], &[2, 3]),
+            vec![(12, 0, 6), (22, 6, 6)]
+        );
+        assert_eq!(runs(&[], &[], &[]), vec![(0, 0, 2)]);
+        assert_eq!(runs(&[3, 2, 2], &[1, 0, 0], &[1, 2, 2]), vec![(8, 0, 8)]);
+        assert_eq!(
+            runs(&[3, 2, 2], &[0, 1, 0], &[2, 1, 2]),
+            vec![(4, 0, 4), (12, 4, 4)]
+        );
+        assert!(runs(&[4, 5], &[0, 0], &[0, 5]).is_empty());
+    }
+}

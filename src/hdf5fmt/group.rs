@@ -1,0 +1,290 @@
+//! Groups (HDF5 File Format Specification IV.A.2.c/g/k/r): listing links in
+//! name or creation order, and opening objects by relative or absolute path,
+//! following hard, soft and external links under a hop limit with cycle detection.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::hdf5fmt::attribute::{self, Attribute};
+use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::file::{AttrStorage, File, Object};
+use crate::hdf5fmt::limits;
+use crate::hdf5fmt::link::{dense_links, join_path, symbol_table_links, Link, LinkMessage};
+use crate::hdf5fmt::messages::link_info::LinkInfo;
+use crate::hdf5fmt::messages::symbol_table::SymbolTable;
+use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::object_header::ObjectHeader;
+
+/// How a group stores its links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupStorage {
+    /// Old style: v1 B-tree + local heap.
+    SymbolTable,
+    /// Link messages in the object header.
+    Compact,
+    /// Fractal heap + v2 B-tree.
+    Dense,
+}
+
+impl GroupStorage {
+    /// `"symbol_table"`, `"compact"` or `"dense"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupStorage::SymbolTable => "symbol_table",
+            GroupStorage::Compact => "compact",
+            GroupStorage::Dense => "dense",
+        }
+    }
+}
+
+/// An open group.
+#[derive(Clone, Debug)]
+pub struct Group {
+    file: File,
+    path: String,
+    header: Arc<ObjectHeader>,
+}
+
+/// Links visited while resolving one path (hop count and cycle detection).
+#[derive(Default)]
+struct Resolution {
+    hops: usize,
+    seen: Vec<String>,
+}
+
+impl Resolution {
+    fn hop(&mut self, key: String) -> Result<()> {
+        self.hops += 1;
+        if self.hops > limits::MAX_LINK_HOPS {
+            return Err(Error::Limit {
+                structure: "link resolution",
+                offset: 0,
+                what: "soft/external link hops",
+                value: self.hops as u64,
+                limit: limits::MAX_LINK_HOPS as u64,
+            });
+        }
+        if self.seen.contains(&key) {
+            return Err(Error::Cycle {
+                structure: "link resolution",
+                offset: 0,
+            });
+        }
+        self.seen.push(key);
+        Ok(())
+    }
+}
+
+impl Group {
+    pub(crate) fn new(file: File, path: String, header: Arc<ObjectHeader>) -> Result<Self> {
+        Ok(Group { file, path, header })
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Path the group was reached by.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn header(&self) -> &ObjectHeader {
+        &self.header
+    }
+
+    pub fn address(&self) -> u64 {
+        self.header.address
+    }
+
+    fn symbol_table(&self) -> Result<Option<SymbolTable>> {
+        match self.header.first(types::SYMBOL_TABLE) {
+            None => Ok(None),
+            Some(m) => Ok(Some(SymbolTable::decode(
+                &mut m.cursor("symbol table message"),
+                self.file.sizes(),
+            )?)),
+        }
+    }
+
+    fn link_info(&self) -> Result<Option<LinkInfo>> {
+        match self.header.first(types::LINK_INFO) {
+            None => Ok(None),
+            Some(m) => Ok(Some(LinkInfo::decode(
+                &mut m.cursor("link info message"),
+                self.file.sizes(),
+            )?)),
+        }
+    }
+
+    /// How the group stores its links.
+    pub fn storage(&self) -> GroupStorage {
+        if self.header.has(types::SYMBOL_TABLE) {
+            return GroupStorage::SymbolTable;
+        }
+        match self.link_info() {
+            Ok(Some(i)) if i.heap_address.is_some() => GroupStorage::Dense,
+            _ => GroupStorage::Compact,
+        }
+    }
+
+    /// How the group stores its attributes.
+    pub fn attr_storage(&self) -> AttrStorage {
+        attribute::storage(&self.file, &self.header)
+    }
+
+    fn link_messages(&self, by_order: bool) -> Result<Vec<LinkMessage>> {
+        if let Some(st) = self.symbol_table()? {
+            return symbol_table_links(&self.file, &st);
+        }
+        let mut out = Vec::new();
+        for m in self.header.all(types::LINK) {
+            let body = self.file.message_body(m)?;
+            out.push(LinkMessage::decode(
+                &mut Cursor::new(&body, m.offset, "link message"),
+                self.file.sizes(),
+            )?);
+        }
+        if let Some(info) = self.link_info()? {
+            out.extend(dense_links(&self.file, &info, by_order)?);
+        }
+        Ok(out)
+    }
+
+    /// Every link, sorted by name (byte order, as libhdf5's name index).
+    pub fn links(&self) -> Result<Vec<(String, Link)>> {
+        let mut v = self.link_messages(false)?;
+        v.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        Ok(v.into_iter().map(|m| (m.name, m.link)).collect())
+    }
+
+    /// Every link in creation order (name order for links without one).
+    pub fn links_by_creation_order(&self) -> Result<Vec<(String, Link)>> {
+        let mut v = self.link_messages(true)?;
+        v.sort_by(|a, b| {
+            (a.creation_order, a.name.as_bytes()).cmp(&(b.creation_order, b.name.as_bytes()))
+        });
+        Ok(v.into_iter().map(|m| (m.name, m.link)).collect())
+    }
+
+    /// The link named `name` in this group.
+    pub fn link(&self, name: &str) -> Result<Link> {
+        self.link_messages(false)?
+            .into_iter()
+            .find(|m| m.name == name)
+            .map(|m| m.link)
+            .ok_or_else(|| Error::NotFound(join_path(&self.path, name)))
+    }
+
+    /// Open the object at `path`: relative to this group, or absolute from the root.
+    pub fn open(&self, path: &str) -> Result<Object> {
+        self.open_with(path, &mut Resolution::default())
+    }
+
+    /// Open a child group.
+    pub fn group(&self, path: &str) -> Result<Group> {
+        match self.open(path)? {
+            Object::Group(g) => Ok(g),
+            o => Err(Error::InvalidArgument(format!(
+                "{} is a {}, not a group",
+                o.path(),
+                o.kind_name()
+            ))),
+        }
+    }
+
+    /// Open a dataset.
+    pub fn dataset(&self, path: &str) -> Result<crate::hdf5fmt::dataset::Dataset> {
+        match self.open(path)? {
+            Object::Dataset(d) => Ok(d),
+            o => Err(Error::InvalidArgument(format!(
+                "{} is a {}, not a dataset",
+                o.path(),
+                o.kind_name()
+            ))),
+        }
+    }
+
+    fn open_with(&self, path: &str, res: &mut Resolution) -> Result<Object> {
+        let mut cur = if path.starts_with('/') {
+            self.file.root()?
+        } else {
+            self.clone()
+        };
+        let comps: Vec<&str> = path
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        let Some((last, inner)) = comps.split_last() else {
+            return Ok(Object::Group(cur));
+        };
+        for name in inner {
+            cur = match cur.follow(name, res)? {
+                Object::Group(g) => g,
+                o => {
+                    return Err(Error::NotFound(format!(
+                        "{}: {} is not a group",
+                        path,
+                        o.path()
+                    )))
+                }
+            };
+        }
+        cur.follow(last, res)
+    }
+
+    fn follow(&self, name: &str, res: &mut Resolution) -> Result<Object> {
+        let full = join_path(&self.path, name);
+        match self.link(name)? {
+            Link::Hard(addr) => self.file.object_at(addr, full),
+            Link::Soft(target) => {
+                res.hop(format!("{}\0{}", self.file_key(), full))?;
+                let obj = self.open_with(&target, res)?;
+                Ok(rename(obj, full))
+            }
+            Link::External { file, path } => {
+                res.hop(format!("{}\0{}", self.file_key(), full))?;
+                let ext = self.file.open_external(&file)?;
+                let obj = ext.root()?.open_with(&path, res)?;
+                Ok(rename(obj, full))
+            }
+            Link::UserDefined { kind, .. } => Err(Error::unsupported(
+                "link",
+                self.address(),
+                format!("user-defined link type {kind} at {full}"),
+            )),
+        }
+    }
+
+    fn file_key(&self) -> String {
+        self.file
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The group's attributes, sorted by name.
+    pub fn attributes(&self) -> Result<Vec<Attribute>> {
+        attribute::read_all(&self.file, &self.header)
+    }
+
+    /// The attribute named `name`.
+    pub fn attribute(&self, name: &str) -> Result<Attribute> {
+        attribute::find(&self.file, &self.header, name)
+    }
+}
+
+/// The object reached through a soft or external link keeps the link's path.
+fn rename(obj: Object, path: String) -> Object {
+    match obj {
+        Object::Group(mut g) => {
+            g.path = path;
+            Object::Group(g)
+        }
+        Object::Dataset(d) => Object::Dataset(d.with_path(path)),
+        Object::NamedDatatype(mut t) => {
+            t.path = path;
+            Object::NamedDatatype(t)
+        }
+    }
+}

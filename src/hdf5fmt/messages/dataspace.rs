@@ -1,0 +1,159 @@
+//! Dataspace message (HDF5 File Format Specification IV.A.2.b), versions 1 and 2:
+//! scalar, simple (with maximum dimensions, unlimited = all ones) and null spaces.
+
+use crate::error::Result;
+use crate::hdf5fmt::cursor::{is_undefined, Cursor};
+use crate::hdf5fmt::{limits, Sizes};
+
+/// What kind of dataspace an object has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpaceKind {
+    Scalar,
+    Simple,
+    Null,
+}
+
+impl SpaceKind {
+    /// `"scalar"`, `"simple"` or `"null"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpaceKind::Scalar => "scalar",
+            SpaceKind::Simple => "simple",
+            SpaceKind::Null => "null",
+        }
+    }
+}
+
+/// A decoded dataspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dataspace {
+    pub kind: SpaceKind,
+    /// Current dimensions (empty for scalar and null).
+    pub dims: Vec<u64>,
+    /// Maximum dimensions, `None` = unlimited; equal to `dims` when not stored.
+    pub max_dims: Vec<Option<u64>>,
+}
+
+impl Dataspace {
+    /// The scalar dataspace.
+    pub fn scalar() -> Self {
+        Dataspace {
+            kind: SpaceKind::Scalar,
+            dims: Vec::new(),
+            max_dims: Vec::new(),
+        }
+    }
+
+    /// Number of elements (1 for scalar, 0 for null); `None` on overflow.
+    pub fn num_elements(&self) -> Option<u64> {
+        match self.kind {
+            SpaceKind::Null => Some(0),
+            SpaceKind::Scalar => Some(1),
+            SpaceKind::Simple => self.dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
+        }
+    }
+
+    /// Decode a dataspace message body.
+    pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
+        let c0 = c.offset();
+        let version = c.u8()?;
+        let rank = usize::from(c.u8()?);
+        let flags = c.u8()?;
+        if rank > limits::MAX_RANK {
+            return Err(crate::Error::Limit {
+                structure: c.structure(),
+                offset: c0,
+                what: "dataspace rank",
+                value: rank as u64,
+                limit: limits::MAX_RANK as u64,
+            });
+        }
+        let kind = match version {
+            1 => {
+                c.skip(5)?;
+                if rank == 0 {
+                    SpaceKind::Scalar
+                } else {
+                    SpaceKind::Simple
+                }
+            }
+            2 => match c.u8()? {
+                0 => SpaceKind::Scalar,
+                1 => SpaceKind::Simple,
+                2 => SpaceKind::Null,
+                t => return Err(c.malformed(format!("dataspace type {t}"))),
+            },
+            v => return Err(c.unsupported(format!("dataspace version {v}"))),
+        };
+        let n = usize::from(sizes.length);
+        let mut dims = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            dims.push(c.uint(n)?);
+        }
+        let max_dims = if flags & 1 != 0 {
+            let mut m = Vec::with_capacity(rank);
+            for _ in 0..rank {
+                let v = c.uint(n)?;
+                m.push(if is_undefined(v, n) { None } else { Some(v) });
+            }
+            m
+        } else {
+            dims.iter().map(|&d| Some(d)).collect()
+        };
+        // Permutation indices (v1 flag bit 1) are never used by the library; skipped.
+        let kind = if kind == SpaceKind::Simple && rank == 0 {
+            SpaceKind::Scalar
+        } else {
+            kind
+        };
+        Ok(Dataspace {
+            kind,
+            dims,
+            max_dims,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(b: &[u8]) -> Result<Dataspace> {
+        Dataspace::decode(&mut Cursor::new(b, 0, "dataspace"), Sizes::default())
+    }
+
+    #[test]
+    fn v1_simple_with_max() {
+        let mut b = vec![1u8, 2, 1, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&3u64.to_le_bytes());
+        b.extend_from_slice(&4u64.to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        b.extend_from_slice(&4u64.to_le_bytes());
+        let s = dec(&b).unwrap();
+        assert_eq!(s.kind, SpaceKind::Simple);
+        assert_eq!(s.dims, vec![3, 4]);
+        assert_eq!(s.max_dims, vec![None, Some(4)]);
+        assert_eq!(s.num_elements(), Some(12));
+    }
+
+    #[test]
+    fn v2_scalar_null() {
+        assert_eq!(dec(&[2, 0, 0, 0]).unwrap().kind, SpaceKind::Scalar);
+        let n = dec(&[2, 0, 0, 2]).unwrap();
+        assert_eq!(n.kind, SpaceKind::Null);
+        assert_eq!(n.num_elements(), Some(0));
+        assert_eq!(
+            dec(&[1, 0, 0, 0, 0, 0, 0, 0]).unwrap().kind,
+            SpaceKind::Scalar
+        );
+    }
+
+    #[test]
+    fn malformed() {
+        assert!(dec(&[2, 1, 0, 1, 5]).is_err());
+        assert!(dec(&[3, 0, 0, 0]).is_err());
+        assert!(dec(&[2, 0, 0, 9]).is_err());
+        assert!(dec(&[2, 200, 0, 1]).is_err());
+        assert!(dec(&[]).is_err());
+    }
+}

@@ -1,0 +1,121 @@
+//! Fill value messages (HDF5 File Format Specification IV.A.2.e "Fill Value
+//! (Old)" and IV.A.2.f "Fill Value", versions 1–3).
+
+use crate::error::Result;
+use crate::hdf5fmt::cursor::{bounded, Cursor};
+use crate::hdf5fmt::limits;
+
+/// Whether and how a fill value was defined (`H5Pfill_value_defined`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FillValue {
+    /// No fill value: unwritten data is undefined.
+    Undefined,
+    /// The library default (zeros).
+    Default,
+    /// A user-defined value (bytes of one element in file order).
+    User(Vec<u8>),
+}
+
+impl FillValue {
+    /// `"undefined"`, `"default"` or `"user"`.
+    pub fn state_name(&self) -> &'static str {
+        match self {
+            FillValue::Undefined => "undefined",
+            FillValue::Default => "default",
+            FillValue::User(_) => "user",
+        }
+    }
+
+    /// The user bytes, if any.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            FillValue::User(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+fn value(c: &mut Cursor<'_>) -> Result<FillValue> {
+    let at = c.offset();
+    let n = c.u32()?;
+    let n = bounded(
+        u64::from(n),
+        limits::MAX_HEADER_CHUNK,
+        c.structure(),
+        at,
+        "fill value size",
+    )?;
+    if n == 0 {
+        return Ok(FillValue::Default);
+    }
+    Ok(FillValue::User(c.bytes(n)?.to_vec()))
+}
+
+/// Decode the old fill value message (type 4): a size and the value bytes.
+pub fn decode_old(c: &mut Cursor<'_>) -> Result<FillValue> {
+    value(c)
+}
+
+/// Decode the fill value message (type 5).
+pub fn decode(c: &mut Cursor<'_>) -> Result<FillValue> {
+    let version = c.u8()?;
+    match version {
+        1 | 2 => {
+            let _alloc_time = c.u8()?;
+            let _write_time = c.u8()?;
+            let defined = c.u8()?;
+            // libhdf5 reads the size only when a value is defined (any version).
+            if defined != 0 {
+                value(c)
+            } else {
+                Ok(FillValue::Undefined)
+            }
+        }
+        3 => {
+            let flags = c.u8()?;
+            if flags & 0x10 != 0 {
+                Ok(FillValue::Undefined)
+            } else if flags & 0x20 != 0 {
+                value(c)
+            } else {
+                Ok(FillValue::Default)
+            }
+        }
+        v => Err(c.unsupported(format!("fill value message version {v}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(b: &[u8]) -> Result<FillValue> {
+        decode(&mut Cursor::new(b, 0, "fill value"))
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(dec(&[2, 2, 2, 0]).unwrap(), FillValue::Undefined);
+        assert_eq!(
+            dec(&[2, 2, 2, 1, 2, 0, 0, 0, 7, 8]).unwrap(),
+            FillValue::User(vec![7, 8])
+        );
+        assert_eq!(dec(&[2, 2, 2, 1, 0, 0, 0, 0]).unwrap(), FillValue::Default);
+        assert_eq!(dec(&[3, 0x10]).unwrap(), FillValue::Undefined);
+        assert_eq!(dec(&[3, 0x02]).unwrap(), FillValue::Default);
+        assert_eq!(
+            dec(&[3, 0x20, 1, 0, 0, 0, 9]).unwrap().bytes(),
+            Some(&[9u8][..])
+        );
+        let old = decode_old(&mut Cursor::new(&[1, 0, 0, 0, 5], 0, "f")).unwrap();
+        assert_eq!(old.state_name(), "user");
+    }
+
+    #[test]
+    fn truncated() {
+        assert!(dec(&[3, 0x20, 9, 0, 0, 0, 1]).is_err());
+        assert!(dec(&[2, 2, 2, 1, 0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(dec(&[9]).is_err());
+        assert!(dec(&[]).is_err());
+    }
+}

@@ -1,0 +1,48 @@
+//! Group info message (HDF5 File Format Specification IV.A.2.k): link storage
+//! thresholds and size estimates of a new-style group.
+
+use crate::error::Result;
+use crate::hdf5fmt::cursor::Cursor;
+
+/// A decoded group info message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct GroupInfo {
+    pub max_compact: Option<u16>,
+    pub min_dense: Option<u16>,
+    pub est_entries: Option<u16>,
+    pub est_name_len: Option<u16>,
+}
+
+impl GroupInfo {
+    pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
+        let version = c.u8()?;
+        if version != 0 {
+            return Err(c.unsupported(format!("group info version {version}")));
+        }
+        let flags = c.u8()?;
+        let mut g = GroupInfo::default();
+        if flags & 1 != 0 {
+            g.max_compact = Some(c.u16()?);
+            g.min_dense = Some(c.u16()?);
+        }
+        if flags & 2 != 0 {
+            g.est_entries = Some(c.u16()?);
+            g.est_name_len = Some(c.u16()?);
+        }
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode() {
+        let g = GroupInfo::decode(&mut Cursor::new(&[0, 1, 8, 0, 6, 0], 0, "gi")).unwrap();
+        assert_eq!(g.max_compact, Some(8));
+        assert_eq!(g.min_dense, Some(6));
+        assert_eq!(g.est_entries, None);
+        assert!(GroupInfo::decode(&mut Cursor::new(&[0, 3, 8, 0, 6, 0], 0, "gi")).is_err());
+    }
+}
