@@ -4,6 +4,7 @@
 //! - [`filters`]: every HDF5 filter as encode/decode pairs.
 //! - [`medh5`]: the medh5 container.
 
+pub mod dump;
 pub mod error;
 pub mod filters;
 pub mod hdf5fmt;

@@ -1,0 +1,631 @@
+//! How h5py (3.16, over libhdf5 2.0) maps an HDF5 datatype
+//! (File Format Specification IV.A.2.d) to a numpy dtype, and the `dtype.str`
+//! spelling of the result (`<i8`, `|S10`, `|O`, `|b1`, `|V16`, ...).
+//!
+//! The dump compares these strings with the oracle's `expected/*.json`, so the rules
+//! follow h5py's translation exactly, including its choices for unusual types:
+//! non-IEEE floats widen to the smallest numpy float that holds them, a compound of
+//! two floats named `r`/`i` is a complex number, a 1-byte-or-wider enum with exactly
+//! the members `FALSE`=0 / `TRUE`=1 is numpy `bool`, opaque types tagged `NUMPY:<dt>`
+//! are that dtype, and types numpy cannot hold (time class, 128-bit integers, IEEE
+//! quad floats, new-style references, VAX floats) have no dtype at all.
+
+use crate::hdf5fmt::datatype::{ByteOrder, Datatype, FloatLayout, ReferenceKind};
+
+/// One numpy floating-point type as h5py sees it on x86-64:
+/// (itemsize, mantissa bits, max exponent, min exponent).
+const NUMPY_FLOATS: [(u32, u32, i64, i64); 4] = [
+    (2, 10, 16, -14),
+    (4, 23, 128, -126),
+    (8, 52, 1024, -1022),
+    // x87 80-bit long double stored in 16 bytes; h5py counts its explicit integer
+    // bit, so 64 mantissa bits.
+    (16, 64, 16384, -16382),
+];
+
+/// numpy itemsize of the float h5py picks for a float of `size` bytes with `layout`,
+/// or `None` when no numpy float can hold it.
+pub fn numpy_float_size(size: u32, layout: &FloatLayout) -> Option<u32> {
+    let e_size = u32::from(layout.exp_size);
+    let m_size = u32::from(layout.mant_size);
+    if e_size >= 63 {
+        return None;
+    }
+    let bias = i64::from(layout.exp_bias);
+    let max_needed = (1i64 << e_size) - bias - 1;
+    let min_needed = 1 - bias;
+    NUMPY_FLOATS
+        .iter()
+        .find(|&&(np_size, nmant, maxexp, minexp)| {
+            np_size >= size && m_size <= nmant && max_needed <= maxexp && min_needed >= minexp
+        })
+        .map(|&(np_size, ..)| np_size)
+}
+
+/// The `dtype.str` order character for a multi-byte numeric type.
+fn order_char(order: ByteOrder, size: u32) -> Option<char> {
+    if size == 1 {
+        return Some('|');
+    }
+    match order {
+        ByteOrder::Little => Some('<'),
+        ByteOrder::Big => Some('>'),
+        ByteOrder::Vax => None,
+    }
+}
+
+/// True for an enum h5py turns into numpy `bool`: exactly two members, `FALSE` = 0
+/// and `TRUE` = 1.
+pub fn is_bool_enum(dt: &Datatype) -> bool {
+    let Datatype::Enum { base, members } = dt else {
+        return false;
+    };
+    if members.len() != 2 {
+        return false;
+    }
+    let value_of = |name: &str| {
+        members
+            .iter()
+            .find(|m| m.name == name)
+            .and_then(|m| int_value(base, &m.value))
+    };
+    value_of("FALSE") == Some(0) && value_of("TRUE") == Some(1)
+}
+
+/// The value of an enum member (bytes in the base type's size and order) as an i128.
+pub(crate) fn int_value(base: &Datatype, bytes: &[u8]) -> Option<i128> {
+    let Datatype::Integer {
+        size,
+        order,
+        signed,
+        ..
+    } = base
+    else {
+        return None;
+    };
+    let n = *size as usize;
+    if n == 0 || n > 16 || bytes.len() < n {
+        return None;
+    }
+    let mut le = [0u8; 16];
+    let src = bytes.get(..n)?;
+    match order {
+        ByteOrder::Big => {
+            for (d, s) in le.iter_mut().zip(src.iter().rev()) {
+                *d = *s;
+            }
+        }
+        _ => le[..n].copy_from_slice(src),
+    }
+    if *signed && n < 16 && src_sign(&le[..n]) {
+        for b in le.iter_mut().skip(n) {
+            *b = 0xff;
+        }
+    }
+    Some(i128::from_le_bytes(le))
+}
+
+fn src_sign(le: &[u8]) -> bool {
+    le.last().is_some_and(|b| b & 0x80 != 0)
+}
+
+/// When a compound is what h5py reads as a numpy complex number: two members named
+/// `r` and `i` of the same float dtype of itemsize 4, 8 or 16. Returns that float's
+/// `dtype.str` (e.g. `<f4`).
+pub fn complex_compound_part(dt: &Datatype) -> Option<String> {
+    let Datatype::Compound { members, .. } = dt else {
+        return None;
+    };
+    let [r, i] = members.as_slice() else {
+        return None;
+    };
+    if r.name != "r" || i.name != "i" {
+        return None;
+    }
+    let (rs, is) = (numpy_dtype(&r.dtype)?, numpy_dtype(&i.dtype)?);
+    if rs != is || !matches!(r.dtype, Datatype::Float { .. }) {
+        return None;
+    }
+    matches!(&rs[1..], "f4" | "f8" | "f16").then_some(rs)
+}
+
+/// numpy `dtype.str` of what h5py makes of `dt`, or `None` when h5py has no numpy
+/// equivalent (the oracle then reads raw bytes, `hash_kind` `raw-file-bytes`).
+pub fn numpy_dtype(dt: &Datatype) -> Option<String> {
+    match dt {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            ..
+        } => {
+            if !matches!(size, 1 | 2 | 4 | 8) {
+                return None;
+            }
+            let kind = if *signed { 'i' } else { 'u' };
+            Some(format!("{}{kind}{size}", order_char(*order, *size)?))
+        }
+        Datatype::Bitfield { size, order, .. } => {
+            if !matches!(size, 1 | 2 | 4 | 8) {
+                return None;
+            }
+            Some(format!("{}u{size}", order_char(*order, *size)?))
+        }
+        Datatype::Float {
+            size,
+            order,
+            layout,
+        } => {
+            let np = numpy_float_size(*size, layout)?;
+            Some(format!("{}f{np}", order_char(*order, 2)?))
+        }
+        Datatype::Complex { base, .. } => {
+            let part = numpy_dtype(base)?;
+            complex_from_part(&part)
+        }
+        Datatype::String { size, .. } => Some(format!("|S{size}")),
+        Datatype::VarString { .. } => Some("|O".to_string()),
+        // h5py builds the sequence's dtype from its base's: no base dtype, no dtype
+        Datatype::VarSequence { base, .. } => numpy_dtype(base).map(|_| "|O".to_string()),
+        Datatype::Reference { kind, .. } => match kind {
+            ReferenceKind::Object | ReferenceKind::Region => Some("|O".to_string()),
+            _ => None,
+        },
+        Datatype::Opaque { size, tag } => match tag.strip_prefix("NUMPY:") {
+            Some(np) => normalize_numpy_tag(np),
+            None => Some(format!("|V{size}")),
+        },
+        Datatype::Enum { base, .. } => {
+            if is_bool_enum(dt) {
+                return Some("|b1".to_string());
+            }
+            numpy_dtype(base)
+        }
+        Datatype::Compound { .. } => {
+            if let Some(part) = complex_compound_part(dt) {
+                return complex_from_part(&part);
+            }
+            Some(format!("|V{}", numpy_itemsize(dt)?))
+        }
+        Datatype::Array { .. } => Some(format!("|V{}", numpy_itemsize(dt)?)),
+        Datatype::Time { .. } => None,
+    }
+}
+
+/// `<f4` -> `<c8` and so on (numpy only has complex types of 8, 16 and 32 bytes).
+fn complex_from_part(part: &str) -> Option<String> {
+    let (order, rest) = part.split_at(1);
+    let n: u32 = rest.strip_prefix('f')?.parse().ok()?;
+    matches!(n, 4 | 8 | 16).then(|| format!("{order}c{}", 2 * n))
+}
+
+/// `np.dtype(tag).str` for the numpy dtypes that h5py writes as opaque tags.
+fn normalize_numpy_tag(tag: &str) -> Option<String> {
+    let t = tag.trim();
+    let first = t.chars().next()?;
+    let (order, body) = if matches!(first, '<' | '>' | '|' | '=') {
+        (Some(first), &t[1..])
+    } else {
+        (None, t)
+    };
+    let kind = body.chars().next()?;
+    if !kind.is_ascii_alphabetic() {
+        return None;
+    }
+    let digits: String = body[1..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    let size: u32 = digits
+        .parse()
+        .unwrap_or(if kind == 'b' || kind == '?' { 1 } else { 0 });
+    let order_free = matches!(kind, 'S' | 'V' | 'b' | '?' | 'O') || size == 1;
+    let order = if order_free {
+        '|'
+    } else {
+        match order {
+            Some('>') => '>',
+            _ => '<',
+        }
+    };
+    Some(format!("{order}{body}"))
+}
+
+/// numpy itemsize of the dtype h5py makes of `dt` (objects are 8-byte pointers).
+pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
+    match dt {
+        Datatype::VarString { .. } | Datatype::VarSequence { .. } | Datatype::Reference { .. } => {
+            numpy_dtype(dt).map(|_| 8)
+        }
+        Datatype::Float { size, layout, .. } => numpy_float_size(*size, layout).map(u64::from),
+        Datatype::Complex { base, .. } => Some(2 * numpy_itemsize(base)?),
+        Datatype::Enum { base, .. } => {
+            if is_bool_enum(dt) {
+                Some(1)
+            } else {
+                numpy_itemsize(base)
+            }
+        }
+        Datatype::Compound { size, members } => {
+            if let Some(part) = complex_compound_part(dt) {
+                let n: u64 = part.get(2..)?.parse().ok()?;
+                return Some(2 * n);
+            }
+            for m in members {
+                let msize = numpy_itemsize(&m.dtype)?;
+                if u64::from(m.offset).checked_add(msize)? > u64::from(*size) {
+                    return None;
+                }
+            }
+            Some(u64::from(*size))
+        }
+        Datatype::Array { base, dims } => dims
+            .iter()
+            .try_fold(numpy_itemsize(base)?, |acc, &d| acc.checked_mul(d)),
+        Datatype::Opaque { size, .. } => Some(u64::from(*size)),
+        _ => numpy_dtype(dt).map(|_| dt.size()),
+    }
+}
+
+/// True when numpy would hold Python objects for `dt` (vlen strings, vlen sequences,
+/// object and region references anywhere inside).
+pub fn has_object(dt: &Datatype) -> bool {
+    match dt {
+        Datatype::VarString { .. } | Datatype::VarSequence { .. } | Datatype::Reference { .. } => {
+            true
+        }
+        Datatype::Compound { members, .. } => members.iter().any(|m| has_object(&m.dtype)),
+        Datatype::Array { base, .. } | Datatype::Enum { base, .. } => has_object(base),
+        _ => false,
+    }
+}
+
+/// True when the compound's members, in file order, overlap or go backwards — numpy
+/// then refuses `dtype.descr` and the oracle falls back to raw file bytes.
+pub fn compound_out_of_order(dt: &Datatype) -> bool {
+    match dt {
+        Datatype::Compound { members, .. } => {
+            if complex_compound_part(dt).is_some() {
+                return false;
+            }
+            let mut end = 0u64;
+            for m in members {
+                let start = u64::from(m.offset);
+                if start < end {
+                    return true;
+                }
+                end = start.saturating_add(numpy_itemsize(&m.dtype).unwrap_or(m.dtype.size()));
+                if compound_out_of_order(&m.dtype) {
+                    return true;
+                }
+            }
+            false
+        }
+        Datatype::Array { base, .. } => compound_out_of_order(base),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hdf5fmt::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
+
+    fn int(size: u32, order: ByteOrder, signed: bool) -> Datatype {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset: 0,
+            precision: (size * 8) as u16,
+        }
+    }
+
+    fn float(size: u32, order: ByteOrder, fields: [u8; 5], bias: u32) -> Datatype {
+        let [sign_pos, exp_pos, exp_size, mant_pos, mant_size] = fields;
+        Datatype::Float {
+            size,
+            order,
+            layout: FloatLayout {
+                bit_offset: 0,
+                precision: (size * 8) as u16,
+                sign_pos,
+                exp_pos,
+                exp_size,
+                mant_pos,
+                mant_size,
+                exp_bias: bias,
+                norm: 2,
+                pad: [false; 3],
+            },
+        }
+    }
+
+    fn member(name: &str, offset: u32, dtype: Datatype) -> CompoundMember {
+        CompoundMember {
+            name: name.into(),
+            offset,
+            dtype,
+        }
+    }
+
+    fn enum_of(base: Datatype, names: &[(&str, u8)]) -> Datatype {
+        Datatype::Enum {
+            base: Box::new(base),
+            members: names
+                .iter()
+                .map(|(n, v)| EnumMember {
+                    name: (*n).into(),
+                    value: vec![*v],
+                })
+                .collect(),
+        }
+    }
+
+    /// Every row is a (type, dtype string) pair seen in the shared corpus's
+    /// expected/*.json (h5py 3.16 over libhdf5 2.0).
+    #[test]
+    fn dtype_strings_match_the_oracle() {
+        use ByteOrder::{Big as BE, Little as LE};
+        let x87 = [79, 64, 15, 0, 64];
+        let vstr = Datatype::VarString {
+            size: 16,
+            pad: StringPad::NullTerm,
+            cset: CharSet::Utf8,
+        };
+        let table: Vec<(Datatype, Option<&str>)> = vec![
+            (int(1, LE, true), Some("|i1")),
+            (int(1, BE, false), Some("|u1")),
+            (int(2, BE, true), Some(">i2")),
+            (int(4, LE, true), Some("<i4")),
+            (int(4, BE, false), Some(">u4")),
+            (int(8, LE, false), Some("<u8")),
+            (int(16, BE, false), None),
+            (Datatype::float(2), Some("<f2")),
+            (float(2, BE, [15, 10, 5, 0, 10], 15), Some(">f2")),
+            (Datatype::float(4), Some("<f4")),
+            (float(8, BE, [63, 52, 11, 0, 52], 1023), Some(">f8")),
+            // bfloat16 widens to f4
+            (float(2, BE, [15, 7, 8, 0, 7], 127), Some(">f4")),
+            (float(4, LE, [26, 20, 6, 7, 13], 31), Some("<f4")),
+            (float(12, LE, x87, 16383), Some("<f16")),
+            (float(16, LE, x87, 16383), Some("<f16")),
+            // IEEE quad and IBM double-double: no numpy type
+            (float(16, LE, [127, 112, 15, 0, 112], 16383), None),
+            (float(16, BE, [127, 116, 11, 0, 116], 1023), None),
+            (
+                Datatype::Float {
+                    size: 8,
+                    order: ByteOrder::Vax,
+                    layout: FloatLayout::ieee(8),
+                },
+                None,
+            ),
+            (
+                Datatype::String {
+                    size: 10,
+                    pad: StringPad::NullPad,
+                    cset: CharSet::Ascii,
+                },
+                Some("|S10"),
+            ),
+            (vstr.clone(), Some("|O")),
+            (
+                Datatype::VarSequence {
+                    size: 16,
+                    base: Box::new(int(4, LE, true)),
+                },
+                Some("|O"),
+            ),
+            (
+                Datatype::Reference {
+                    size: 8,
+                    kind: ReferenceKind::Object,
+                },
+                Some("|O"),
+            ),
+            (
+                Datatype::Reference {
+                    size: 12,
+                    kind: ReferenceKind::Region,
+                },
+                Some("|O"),
+            ),
+            (
+                Datatype::Reference {
+                    size: 64,
+                    kind: ReferenceKind::ObjectV2,
+                },
+                None,
+            ),
+            (
+                Datatype::Bitfield {
+                    size: 1,
+                    order: BE,
+                    bit_offset: 0,
+                    precision: 8,
+                },
+                Some("|u1"),
+            ),
+            (
+                Datatype::Bitfield {
+                    size: 2,
+                    order: LE,
+                    bit_offset: 0,
+                    precision: 16,
+                },
+                Some("<u2"),
+            ),
+            (
+                Datatype::Opaque {
+                    size: 7,
+                    tag: "Character array".into(),
+                },
+                Some("|V7"),
+            ),
+            (
+                Datatype::Opaque {
+                    size: 8,
+                    tag: "NUMPY:<M8[s]".into(),
+                },
+                Some("<M8[s]"),
+            ),
+            (
+                Datatype::Opaque {
+                    size: 21,
+                    tag: "NUMPY:|S21".into(),
+                },
+                Some("|S21"),
+            ),
+            (
+                Datatype::Time {
+                    size: 4,
+                    order: LE,
+                    precision: 32,
+                },
+                None,
+            ),
+            (
+                enum_of(int(1, LE, true), &[("FALSE", 0), ("TRUE", 1)]),
+                Some("|b1"),
+            ),
+            (
+                enum_of(int(1, BE, true), &[("FALSE", 0), ("TRUE", 1)]),
+                Some("|b1"),
+            ),
+            (
+                enum_of(int(1, LE, true), &[("FALSE", 0), ("TRUE", 2)]),
+                Some("|i1"),
+            ),
+            (
+                enum_of(int(1, LE, false), &[("A", 0), ("B", 1), ("C", 2)]),
+                Some("|u1"),
+            ),
+            (
+                Datatype::Enum {
+                    base: Box::new(int(2, BE, true)),
+                    members: vec![],
+                },
+                Some(">i2"),
+            ),
+            (
+                Datatype::Complex {
+                    size: 8,
+                    base: Box::new(Datatype::float(4)),
+                },
+                Some("<c8"),
+            ),
+            (
+                Datatype::Complex {
+                    size: 32,
+                    base: Box::new(float(16, BE, x87, 16383)),
+                },
+                Some(">c32"),
+            ),
+            (
+                Datatype::Compound {
+                    size: 16,
+                    members: vec![
+                        member("r", 0, Datatype::float(8)),
+                        member("i", 8, Datatype::float(8)),
+                    ],
+                },
+                Some("<c16"),
+            ),
+            (
+                Datatype::Compound {
+                    size: 4,
+                    members: vec![
+                        member("r", 0, Datatype::float(2)),
+                        member("i", 2, Datatype::float(2)),
+                    ],
+                },
+                Some("|V4"),
+            ),
+            (
+                Datatype::Compound {
+                    size: 16,
+                    members: vec![
+                        member("a", 0, int(4, LE, true)),
+                        member("b", 8, Datatype::float(8)),
+                    ],
+                },
+                Some("|V16"),
+            ),
+            (
+                Datatype::Compound {
+                    size: 16,
+                    members: vec![member(
+                        "t",
+                        0,
+                        Datatype::Time {
+                            size: 4,
+                            order: LE,
+                            precision: 32,
+                        },
+                    )],
+                },
+                None,
+            ),
+            (
+                Datatype::Array {
+                    base: Box::new(int(4, LE, true)),
+                    dims: vec![3],
+                },
+                Some("|V12"),
+            ),
+            (
+                Datatype::Array {
+                    base: Box::new(Datatype::Array {
+                        base: Box::new(int(4, LE, true)),
+                        dims: vec![6, 3],
+                    }),
+                    dims: vec![4],
+                },
+                Some("|V288"),
+            ),
+            // object pointers are 8 bytes in numpy: array[3] of vlen str -> |V24
+            (
+                Datatype::Array {
+                    base: Box::new(vstr),
+                    dims: vec![3],
+                },
+                Some("|V24"),
+            ),
+            (
+                Datatype::Array {
+                    base: Box::new(Datatype::Complex {
+                        size: 8,
+                        base: Box::new(Datatype::float(4)),
+                    }),
+                    dims: vec![10, 10],
+                },
+                Some("|V800"),
+            ),
+        ];
+        for (dt, want) in table {
+            assert_eq!(numpy_dtype(&dt).as_deref(), want, "{dt:?}");
+        }
+    }
+
+    #[test]
+    fn out_of_order_compounds() {
+        // hdf5-json sample.h5 /dset2: members c@8, b@4 -> numpy refuses descr
+        let dt = Datatype::Compound {
+            size: 16,
+            members: vec![
+                member("c", 8, Datatype::float(8)),
+                member("b", 4, Datatype::float(4)),
+            ],
+        };
+        assert!(compound_out_of_order(&dt));
+        let ok = Datatype::Compound {
+            size: 16,
+            members: vec![
+                member("b", 4, Datatype::float(4)),
+                member("c", 8, Datatype::float(8)),
+            ],
+        };
+        assert!(!compound_out_of_order(&ok));
+    }
+}
