@@ -1,6 +1,147 @@
-//! `medh5`: the medh5 storage commands.
+//! `medh5`: the medh5 storage commands (same flags and `--json` shapes as the
+//! reference CLI where implemented). Exit codes: 0 ok, 1 handled error or failed
+//! check, 2 usage error.
 
-fn main() {
-    eprintln!("medh5: no commands yet");
-    std::process::exit(2);
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use purehdf::medh5::{check, create, profiles::Profile, writer};
+
+const USAGE: &str = "usage:
+  medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
+  medh5 create OUT --from MANIFEST.json [--profile P] [--json]
+  medh5 --version";
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("medh5: {msg}\n{USAGE}");
+    ExitCode::from(2)
+}
+
+struct Opts {
+    positional: Vec<String>,
+    from: Option<PathBuf>,
+    profile: Option<String>,
+    json: bool,
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        positional: Vec::new(),
+        from: None,
+        profile: None,
+        json: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => o.json = true,
+            "--from" => o.from = Some(it.next().ok_or("--from needs a path")?.into()),
+            "--profile" => o.profile = Some(it.next().ok_or("--profile needs a value")?.clone()),
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            s => o.positional.push(s.to_string()),
+        }
+    }
+    Ok(o)
+}
+
+fn write_and_report(
+    sample: purehdf::medh5::model::Sample,
+    profile: Profile,
+    out: &Path,
+    json: bool,
+    read_back: bool,
+) -> ExitCode {
+    let result = create::plan(sample, profile, None).and_then(|plan| {
+        writer::write_plan(&plan, out)?;
+        let checked = if read_back {
+            Some(check::check_written(out, &plan)?)
+        } else {
+            None
+        };
+        Ok((plan, checked))
+    });
+    match result {
+        Ok((plan, checked)) => {
+            if json {
+                let v = serde_json::json!({"path": out.display().to_string(), "content_id": plan.content_id});
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                println!("{}: {}", out.display(), plan.content_id);
+                if let Some(n) = checked {
+                    println!(
+                        "read back: {n} datasets identical (profile {})",
+                        profile.name()
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("medh5: {}: {e}", out.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        return usage("no command");
+    };
+    if cmd == "--version" {
+        println!("medh5 (purehdf) {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if cmd == "-h" || cmd == "--help" {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let o = match parse(&args[1..]) {
+        Ok(o) => o,
+        Err(e) => return usage(&e),
+    };
+    let profile = match Profile::from_name(o.profile.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return usage(&e.to_string()),
+    };
+    match cmd.as_str() {
+        "demo" => {
+            let [out] = o.positional.as_slice() else {
+                return usage("demo takes one output path");
+            };
+            match create::demo_sample() {
+                Ok(s) => write_and_report(s, profile, Path::new(out), o.json, true),
+                Err(e) => {
+                    eprintln!("medh5: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        "create" => {
+            let [out] = o.positional.as_slice() else {
+                return usage("create takes one output path");
+            };
+            let Some(manifest) = o.from else {
+                return usage("create needs --from MANIFEST.json");
+            };
+            let loaded = std::fs::read(&manifest)
+                .map_err(|e| purehdf::Error::io(manifest.display(), e))
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(Into::into))
+                .and_then(|m| {
+                    let base = manifest.parent().unwrap_or(Path::new("."));
+                    create::sample_from_manifest(&m, base)
+                });
+            match loaded {
+                Ok((s, p)) => {
+                    let p = if o.profile.is_some() { profile } else { p };
+                    write_and_report(s, p, Path::new(out), o.json, false)
+                }
+                Err(e) => {
+                    eprintln!("medh5: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        other => usage(&format!("unknown command {other}")),
+    }
 }

@@ -6,10 +6,13 @@
 
 pub mod attribute;
 pub mod canonical_json;
+pub mod check;
 pub mod chunking;
+pub mod create;
 pub mod document;
 pub mod integrity;
 pub mod model;
 pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
+pub mod writer;
