@@ -59,10 +59,19 @@ fn check_h5t(dt: &Datatype, h: &Value, ctx: &str) {
         Datatype::VarSequence { base, .. } => check_h5t(base, &h["base"], ctx),
         Datatype::Enum { base, members } => {
             check_h5t(base, &h["base"], ctx);
-            assert_eq!(members.len() as u64, h["nmembers"].as_u64().unwrap(), "{ctx}");
+            assert_eq!(
+                members.len() as u64,
+                h["nmembers"].as_u64().unwrap(),
+                "{ctx}"
+            );
         }
         Datatype::Array { base, dims } => {
-            let want: Vec<u64> = h["dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            let want: Vec<u64> = h["dims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
             assert_eq!(dims, &want, "{ctx}: array dims");
             check_h5t(base, &h["base"], ctx);
         }
@@ -78,14 +87,27 @@ fn check_h5t(dt: &Datatype, h: &Value, ctx: &str) {
                 }
             }
         }
-        Datatype::Integer { size, order, signed, .. } => {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            ..
+        } => {
             assert_eq!(u64::from(*size), h["size"].as_u64().unwrap(), "{ctx}: size");
             assert_eq!(*signed, h["signed"].as_bool().unwrap(), "{ctx}: sign");
-            assert_eq!(order_name(*order), h["order"].as_str().unwrap(), "{ctx}: order");
+            assert_eq!(
+                order_name(*order),
+                h["order"].as_str().unwrap(),
+                "{ctx}: order"
+            );
         }
         Datatype::Float { size, order, .. } => {
             assert_eq!(u64::from(*size), h["size"].as_u64().unwrap(), "{ctx}: size");
-            assert_eq!(order_name(*order), h["order"].as_str().unwrap(), "{ctx}: order");
+            assert_eq!(
+                order_name(*order),
+                h["order"].as_str().unwrap(),
+                "{ctx}: order"
+            );
         }
         _ => {}
     }
@@ -102,7 +124,9 @@ fn order_name(o: ByteOrder) -> &'static str {
 /// Numeric values of raw elements as f64 (integers and IEEE floats of 4/8 bytes).
 fn numbers(dt: &Datatype, raw: &[u8]) -> Option<Vec<f64>> {
     let (size, order) = match dt {
-        Datatype::Integer { size, order, .. } | Datatype::Float { size, order, .. } => (*size as usize, *order),
+        Datatype::Integer { size, order, .. } | Datatype::Float { size, order, .. } => {
+            (*size as usize, *order)
+        }
         _ => return None,
     };
     let mut out = Vec::new();
@@ -119,7 +143,9 @@ fn numbers(dt: &Datatype, raw: &[u8]) -> Option<Vec<f64>> {
                 ((i64::from_le_bytes(w) << shift) >> shift) as f64
             }
             Datatype::Integer { .. } => u64::from_le_bytes(w) as f64,
-            Datatype::Float { .. } if size == 4 => f32::from_le_bytes([w[0], w[1], w[2], w[3]]) as f64,
+            Datatype::Float { .. } if size == 4 => {
+                f32::from_le_bytes([w[0], w[1], w[2], w[3]]) as f64
+            }
             Datatype::Float { .. } if size == 8 => f64::from_le_bytes(w),
             _ => return None,
         };
@@ -149,11 +175,26 @@ fn check_object(file: &File, o: &Value) -> usize {
     let obj = file.object(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     assert_eq!(obj.kind_name(), kind, "{path}");
     let hdr = obj.header();
-    assert_eq!(u64::from(hdr.version), o["object_header"]["version"].as_u64().unwrap(), "{path}: header version");
-    let want_msgs: Vec<&str> = o["object_header"]["messages"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(
+        u64::from(hdr.version),
+        o["object_header"]["version"].as_u64().unwrap(),
+        "{path}: header version"
+    );
+    let want_msgs: Vec<&str> = o["object_header"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     assert_eq!(hdr.message_names(), want_msgs, "{path}: messages");
-    assert_eq!(file.attr_storage(hdr).name(), o["attr_storage"].as_str().unwrap(), "{path}: attr storage");
-    let attrs = obj.attributes().unwrap_or_else(|e| panic!("{path} attrs: {e}"));
+    assert_eq!(
+        file.attr_storage(hdr).name(),
+        o["attr_storage"].as_str().unwrap(),
+        "{path}: attr storage"
+    );
+    let attrs = obj
+        .attributes()
+        .unwrap_or_else(|e| panic!("{path} attrs: {e}"));
     let names: HashSet<String> = attrs.iter().map(|a| a.name.clone()).collect();
     let want: HashSet<String> = o["attrs"].as_object().unwrap().keys().cloned().collect();
     assert_eq!(names, want, "{path}: attribute names");
@@ -161,7 +202,10 @@ fn check_object(file: &File, o: &Value) -> usize {
     for a in &attrs {
         let w = &o["attrs"][&a.name];
         check_h5t(&a.dtype, &w["h5t"], &format!("{path}@{}", a.name));
-        let shape: Vec<u64> = w["shape"].as_array().map(|s| s.iter().map(|v| v.as_u64().unwrap()).collect()).unwrap_or_default();
+        let shape: Vec<u64> = w["shape"]
+            .as_array()
+            .map(|s| s.iter().map(|v| v.as_u64().unwrap()).collect())
+            .unwrap_or_default();
         assert_eq!(a.shape(), shape.as_slice(), "{path}@{}", a.name);
         if let (Some(nums), false) = (numbers(&a.dtype, &a.data), w["value"].is_null()) {
             let mut flat = Vec::new();
@@ -175,34 +219,69 @@ fn check_object(file: &File, o: &Value) -> usize {
         if matches!(a.dtype, Datatype::VarString { .. }) && a.shape().is_empty() {
             if let Some(s) = w["value"].as_str() {
                 let b = file.vlen_bytes(&a.data).unwrap();
-                assert_eq!(String::from_utf8_lossy(&b).trim_end_matches('\0'), s, "{path}@{}", a.name);
+                assert_eq!(
+                    String::from_utf8_lossy(&b).trim_end_matches('\0'),
+                    s,
+                    "{path}@{}",
+                    a.name
+                );
                 compared += 1;
             }
         }
     }
     match obj {
         Object::Group(g) => {
-            assert_eq!(g.storage().name(), o["storage"].as_str().unwrap(), "{path}: storage");
+            assert_eq!(
+                g.storage().name(),
+                o["storage"].as_str().unwrap(),
+                "{path}: storage"
+            );
             let links: Vec<String> = g.links().unwrap().into_iter().map(|(n, _)| n).collect();
-            let want: Vec<String> = o["links"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+            let want: Vec<String> = o["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
             assert_eq!(links, want, "{path}: links");
         }
         Object::Dataset(d) => {
             check_h5t(d.dtype(), &o["h5t"], path);
-            let shape: Vec<u64> = o["shape"].as_array().map(|s| s.iter().map(|v| v.as_u64().unwrap()).collect()).unwrap_or_default();
+            let shape: Vec<u64> = o["shape"]
+                .as_array()
+                .map(|s| s.iter().map(|v| v.as_u64().unwrap()).collect())
+                .unwrap_or_default();
             assert_eq!(d.shape(), shape.as_slice(), "{path}: shape");
             if let Some(ms) = o["maxshape"].as_array() {
                 let ms: Vec<Option<u64>> = ms.iter().map(Value::as_u64).collect();
                 assert_eq!(d.maxshape(), ms.as_slice(), "{path}: maxshape");
             }
-            assert_eq!(d.layout_kind(), o["layout"].as_str().unwrap(), "{path}: layout");
-            assert_eq!(d.space_kind().name(), o["dataspace"].as_str().unwrap(), "{path}: dataspace");
-            assert_eq!(d.fill_value().state_name(), o["fill_value_defined"].as_str().unwrap(), "{path}: fill");
+            assert_eq!(
+                d.layout_kind(),
+                o["layout"].as_str().unwrap(),
+                "{path}: layout"
+            );
+            assert_eq!(
+                d.space_kind().name(),
+                o["dataspace"].as_str().unwrap(),
+                "{path}: dataspace"
+            );
+            assert_eq!(
+                d.fill_value().state_name(),
+                o["fill_value_defined"].as_str().unwrap(),
+                "{path}: fill"
+            );
             if d.layout_kind() != "chunked" {
-                assert_eq!(d.storage_size().unwrap(), o["storage_size"].as_u64().unwrap(), "{path}: storage size");
+                assert_eq!(
+                    d.storage_size().unwrap(),
+                    o["storage_size"].as_u64().unwrap(),
+                    "{path}: storage size"
+                );
             }
             if let (Some(vals), true) = (o.get("values"), d.layout_kind() != "virtual") {
-                let raw = d.read_all_raw().unwrap_or_else(|e| panic!("{path} read: {e}"));
+                let raw = d
+                    .read_all_raw()
+                    .unwrap_or_else(|e| panic!("{path} read: {e}"));
                 if let Some(nums) = numbers(d.dtype(), &raw) {
                     let mut flat = Vec::new();
                     flatten(vals, &mut flat);
@@ -226,7 +305,10 @@ fn check_file(rel: &str) -> Option<usize> {
     let root = corpus()?;
     let exp = expected(&root, rel);
     let file = File::open(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    assert_eq!(u64::from(file.superblock().version), exp["format"]["superblock_version"].as_u64().unwrap());
+    assert_eq!(
+        u64::from(file.superblock().version),
+        exp["format"]["superblock_version"].as_u64().unwrap()
+    );
     let mut compared = 0;
     for o in exp["objects"].as_array().unwrap() {
         if matches!(o["kind"].as_str(), Some("group" | "dataset" | "datatype")) {
@@ -299,13 +381,27 @@ fn soft_and_external_links() {
         match o["kind"].as_str().unwrap() {
             "soft_link" => {
                 let (parent, name) = path.rsplit_once('/').unwrap();
-                let g = file.root().unwrap().group(if parent.is_empty() { "/" } else { parent }).unwrap();
-                assert_eq!(g.link(name).unwrap(), Link::Soft(o["target"].as_str().unwrap().to_string()));
+                let g = file
+                    .root()
+                    .unwrap()
+                    .group(if parent.is_empty() { "/" } else { parent })
+                    .unwrap();
+                assert_eq!(
+                    g.link(name).unwrap(),
+                    Link::Soft(o["target"].as_str().unwrap().to_string())
+                );
             }
             "external_link" => {
                 let (parent, name) = path.rsplit_once('/').unwrap();
-                let g = file.root().unwrap().group(if parent.is_empty() { "/" } else { parent }).unwrap();
-                assert!(matches!(g.link(name).unwrap(), Link::External { .. }), "{path}");
+                let g = file
+                    .root()
+                    .unwrap()
+                    .group(if parent.is_empty() { "/" } else { parent })
+                    .unwrap();
+                assert!(
+                    matches!(g.link(name).unwrap(), Link::External { .. }),
+                    "{path}"
+                );
             }
             "group" | "dataset" => {
                 check_object(&file, o);
@@ -326,11 +422,17 @@ fn smoke_walk_contiguous_files() {
     for line in manifest.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         let layouts = cols.get(10).copied().unwrap_or("");
-        if !layouts.split(',').all(|l| l.is_empty() || l == "contiguous" || l == "compact") {
+        if !layouts
+            .split(',')
+            .all(|l| l.is_empty() || l == "contiguous" || l == "compact")
+        {
             continue;
         }
         files += 1;
-        let Ok(file) = File::open(root.join(cols[0])) else { continue };
+        let tf = std::time::Instant::now();
+        let Ok(file) = File::open(root.join(cols[0])) else {
+            continue;
+        };
         opened += 1;
         let mut stack = vec![("/".to_string(), 0usize)];
         let mut seen = HashSet::new();
@@ -349,7 +451,10 @@ fn smoke_walk_contiguous_files() {
                     if let Ok(links) = g.links() {
                         for (name, link) in links {
                             if let Link::Hard(_) = link {
-                                stack.push((purehdf::hdf5fmt::link::join_path(&path, &name), depth + 1));
+                                stack.push((
+                                    purehdf::hdf5fmt::link::join_path(&path, &name),
+                                    depth + 1,
+                                ));
                             }
                         }
                     } else {
@@ -363,6 +468,9 @@ fn smoke_walk_contiguous_files() {
                 }
                 Object::NamedDatatype(_) => {}
             }
+        }
+        if tf.elapsed().as_millis() > 100 {
+            println!("slow: {} {:?}", cols[0], tf.elapsed());
         }
     }
     println!(
