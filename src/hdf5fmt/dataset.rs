@@ -75,7 +75,8 @@ impl Dataset {
         } else if let Some(m) = header.first(types::FILL_VALUE_OLD) {
             decode_with(&file, m, "fill value message", fill_value::decode_old)?
         } else {
-            FillValue::Default
+            // No fill value message at all: libhdf5 reports the value undefined.
+            FillValue::Undefined
         };
         let external = match header.first(types::EXTERNAL_FILES) {
             Some(m) => Some(decode_with(&file, m, "external files message", |c| {
