@@ -10,6 +10,7 @@ use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::MemSource;
 
 mod corpus;
+mod end_to_end;
 mod synthetic;
 
 const S: Sizes = Sizes {
