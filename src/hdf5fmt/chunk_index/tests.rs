@@ -9,6 +9,7 @@ use crate::hdf5fmt::btree_v2::tests::seal;
 use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::MemSource;
 
+mod bench;
 mod corpus;
 mod end_to_end;
 mod synthetic;

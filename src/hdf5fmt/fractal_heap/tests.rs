@@ -296,7 +296,10 @@ fn huge_objects_through_the_btree() {
     let id = |k: u8| [0x10, k, 0, 0, 0, 0, 0, 0];
     assert_eq!(heap.object(&src, S, &id(2)).unwrap(), b"second!!!");
     assert_eq!(heap.object(&src, S, &id(1)).unwrap(), b"first");
-    assert!(matches!(heap.object(&src, S, &id(3)), Err(Error::NotFound(_))));
+    assert!(matches!(
+        heap.object(&src, S, &id(3)),
+        Err(Error::NotFound(_))
+    ));
 }
 
 #[test]
@@ -320,7 +323,10 @@ fn filtered_root_direct_block() {
     let src = MemSource::new(f.clone());
     let heap = FractalHeap::open(&src, S, 0).unwrap();
     assert_eq!(heap.header.pipeline.len(), 1);
-    assert_eq!(heap.object(&src, S, &managed_id(21, 8)).unwrap(), b"squeezed");
+    assert_eq!(
+        heap.object(&src, S, &managed_id(21, 8)).unwrap(),
+        b"squeezed"
+    );
     // Cached second read.
     assert_eq!(heap.object(&src, S, &managed_id(23, 3)).unwrap(), b"uee");
     // Garbage instead of a deflate stream: a filter error, not a panic.

@@ -207,3 +207,39 @@ proptest! {
         prop_assert_eq!(part, expected(&dims, &start, &count, elem));
     }
 }
+
+fn mutate(mut f: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
+    for &(at, v) in edits {
+        if !f.is_empty() {
+            let i = at % f.len();
+            f[i] = v;
+        }
+    }
+    f
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any corruption of an index is an error or a (possibly different) answer,
+    /// never a panic or a hang.
+    #[test]
+    fn corrupted_indexes_never_panic(
+        edits in proptest::collection::vec((0usize..4096, any::<u8>()), 1..6),
+        cut in 0usize..4096,
+    ) {
+        let ea = mutate(extensible_array(14), &edits);
+        let src = MemSource::new(ea.clone());
+        let _ = chunks(&src, S, &ea_params(14));
+        let short = MemSource::new(ea[..cut.min(ea.len())].to_vec());
+        let _ = chunks(&short, S, &ea_params(14));
+        let mut p = ea_params(14);
+        p.max_dims = vec![Some(14)];
+        let _ = read_chunked(&src, S, &p, &[], None, &Selection::All, &mut [0u8; 14]);
+
+        let els: Vec<Vec<u8>> = (0..6u64).map(|i| (1000 + i).to_le_bytes().to_vec()).collect();
+        let fa = mutate(super::fixed_array(0, 8, 1, &els, Some(0xff)), &edits);
+        let fp = params(ChunkIndexKind::FixedArray { page_bits: 1 }, 0, &[12], &[2]);
+        let _ = chunks(&MemSource::new(fa), S, &fp);
+    }
+}
