@@ -48,16 +48,6 @@ pub struct Placement<'a> {
 }
 
 impl Placement<'_> {
-    /// Element index (in the array) of absolute coordinates `x`.
-    fn index(&self, x: &[u64]) -> Option<u64> {
-        let mut idx = 0u64;
-        for ((&x, &o), &s) in x.iter().zip(self.origin).zip(self.shape) {
-            let rel = x.checked_sub(o).filter(|&r| r < s)?;
-            idx = idx.checked_mul(s)?.checked_add(rel)?;
-        }
-        Some(idx)
-    }
-
     fn elements(&self) -> Option<u64> {
         self.shape.iter().try_fold(1u64, |a, &s| a.checked_mul(s))
     }
@@ -207,34 +197,69 @@ fn box_runs(
     {
         return None;
     }
-    let ext: Vec<u64> = lo
+    // The box must lie inside both arrays.
+    for i in 0..rank {
+        for p in [sp, dp] {
+            let end = p.origin.get(i)?.checked_add(*p.shape.get(i)?)?;
+            if lo[i] < p.origin[i] || hi[i] > end {
+                return None;
+            }
+        }
+    }
+    let ext: Vec<usize> = lo
         .iter()
         .zip(hi)
-        .map(|(l, h)| h.saturating_sub(*l))
-        .collect();
+        .map(|(l, h)| usize::try_from(h.saturating_sub(*l)).ok())
+        .collect::<Option<_>>()?;
     if ext.contains(&0) {
         return Some(());
     }
+    // Byte strides and the byte offsets of the box's first element; everything is
+    // inside buffers whose sizes were checked above, so no sum below overflows.
+    let strides = |p: Placement<'_>| -> Option<Vec<usize>> {
+        let mut st = vec![elem; rank];
+        for i in (0..rank - 1).rev() {
+            st[i] = st[i + 1].checked_mul(usize::try_from(p.shape[i + 1]).ok()?)?;
+        }
+        Some(st)
+    };
+    let (ss, ds) = (strides(sp)?, strides(dp)?);
+    let first = |p: Placement<'_>, st: &[usize]| -> Option<usize> {
+        (0..rank).try_fold(0usize, |acc, i| {
+            let rel = usize::try_from(lo[i] - p.origin[i]).ok()?;
+            acc.checked_add(rel.checked_mul(st[i])?)
+        })
+    };
+    let (mut s, mut t) = (first(sp, &ss)?, first(dp, &ds)?);
     // Merge trailing dimensions that both arrays and the box span whole.
     let mut d = rank - 1;
     let mut run = ext[d];
-    while d > 0 && ext[d] == sp.shape[d] && ext[d] == dp.shape[d] {
+    while d > 0 && ext[d] as u64 == sp.shape[d] && ext[d] as u64 == dp.shape[d] {
         d -= 1;
         run = run.checked_mul(ext[d])?;
     }
-    let run_bytes = usize::try_from(run).ok()?.checked_mul(elem)?;
-    let outer_hi: Vec<u64> = (0..rank)
-        .map(|i| if i < d { hi[i] } else { lo[i] + 1 })
-        .collect();
-    let at = |p: Placement<'_>, x: &[u64]| -> Option<usize> {
-        usize::try_from(p.index(x)?).ok()?.checked_mul(elem)
-    };
-    for_each_in_box(lo, &outer_hi, |x| {
-        let s = at(sp, x).ok_or(())?;
-        let t = at(dp, x).ok_or(())?;
-        f(s, t, run_bytes).ok_or(())
-    })
-    .ok()
+    let run_bytes = run.checked_mul(elem)?;
+    // Odometer over the outer dimensions 0..d, moving both offsets by strides.
+    let mut idx = vec![0usize; d];
+    loop {
+        f(s, t, run_bytes)?;
+        let mut k = d;
+        loop {
+            if k == 0 {
+                return Some(());
+            }
+            k -= 1;
+            idx[k] += 1;
+            s += ss[k];
+            t += ds[k];
+            if idx[k] < ext[k] {
+                break;
+            }
+            s -= ss[k] * ext[k];
+            t -= ds[k] * ext[k];
+            idx[k] = 0;
+        }
+    }
 }
 
 #[cfg(test)]

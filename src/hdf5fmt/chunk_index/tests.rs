@@ -9,7 +9,9 @@ use crate::hdf5fmt::btree_v2::tests::seal;
 use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::MemSource;
 
+mod bench;
 mod corpus;
+mod end_to_end;
 mod synthetic;
 
 const S: Sizes = Sizes {

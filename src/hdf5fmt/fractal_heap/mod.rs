@@ -23,6 +23,7 @@ pub mod header;
 pub mod pipeline;
 
 use blocks::{DirectRef, IndirectBlock};
+use btree_v2::records::HugeObjectRecord;
 pub use header::HeapHeader;
 
 const HEAP_ID: &str = "fractal heap ID";
@@ -49,6 +50,8 @@ struct Cache {
     verified: HashSet<u64>,
     /// Decoded filtered direct blocks.
     decoded: HashMap<u64, Arc<Vec<u8>>>,
+    /// Huge-object records by ID key, read once from the huge-object B-tree.
+    huge: Option<Arc<HashMap<u64, HugeObjectRecord>>>,
 }
 
 /// How a heap ID locates its object.
@@ -195,12 +198,32 @@ impl FractalHeap {
         }
     }
 
-    fn huge_record(
+    fn huge_record(&self, src: &dyn Source, sizes: Sizes, key: u64) -> Result<HugeObjectRecord> {
+        let cached = self.cache.lock().ok().and_then(|c| c.huge.clone());
+        let map = match cached {
+            Some(m) => m,
+            None => {
+                let m = Arc::new(self.huge_records(src, sizes)?);
+                if let Ok(mut c) = self.cache.lock() {
+                    c.huge = Some(m.clone());
+                }
+                m
+            }
+        };
+        map.get(&key).cloned().ok_or_else(|| {
+            Error::NotFound(format!(
+                "huge heap object {key} in heap {:#x}",
+                self.address
+            ))
+        })
+    }
+
+    /// Every record of the huge-object B-tree, by ID key.
+    fn huge_records(
         &self,
         src: &dyn Source,
         sizes: Sizes,
-        key: u64,
-    ) -> Result<btree_v2::records::HugeObjectRecord> {
+    ) -> Result<HashMap<u64, HugeObjectRecord>> {
         let bt_addr = self.header.huge_btree.ok_or_else(|| {
             Error::malformed(HUGE, self.address, "huge object but no huge B-tree")
         })?;
@@ -212,22 +235,15 @@ impl FractalHeap {
                 format!("huge-object B-tree of record type {}", tree.record_type),
             ));
         }
-        let mut found = None;
+        let mut map = HashMap::new();
         tree.for_each_record(src, sizes, &mut |r| {
-            if found.is_none() {
-                let rec = btree_v2::records::huge_object(tree.record_type, r, sizes)?;
-                if rec.id == Some(key) {
-                    found = Some(rec);
-                }
+            let rec = btree_v2::records::huge_object(tree.record_type, r, sizes)?;
+            if let Some(id) = rec.id {
+                map.insert(id, rec);
             }
             Ok(())
         })?;
-        found.ok_or_else(|| {
-            Error::NotFound(format!(
-                "huge heap object {key} in heap {:#x}",
-                self.address
-            ))
-        })
+        Ok(map)
     }
 
     fn huge_bytes(

@@ -11,6 +11,9 @@ const S: Sizes = Sizes {
 };
 
 struct Geo {
+    huge_bt: u64,
+    /// Filtered root direct block: stored size, mask, encoded pipeline.
+    filter: Option<(u64, u32, Vec<u8>)>,
     id_len: u16,
     flags: u8,
     width: u16,
@@ -25,11 +28,12 @@ fn header(g: &Geo) -> Vec<u8> {
     let mut v = b"FRHP".to_vec();
     v.push(0);
     v.extend_from_slice(&g.id_len.to_le_bytes());
-    v.extend_from_slice(&0u16.to_le_bytes());
+    let flen = g.filter.as_ref().map_or(0, |f| f.2.len() as u16);
+    v.extend_from_slice(&flen.to_le_bytes());
     v.push(g.flags);
     v.extend_from_slice(&4096u32.to_le_bytes());
     v.extend_from_slice(&0u64.to_le_bytes()); // next huge id
-    v.extend_from_slice(&u64::MAX.to_le_bytes()); // huge bt
+    v.extend_from_slice(&g.huge_bt.to_le_bytes()); // huge bt
     v.extend_from_slice(&0u64.to_le_bytes()); // free space
     v.extend_from_slice(&u64::MAX.to_le_bytes()); // fs manager
     for _ in 0..8 {
@@ -42,6 +46,11 @@ fn header(g: &Geo) -> Vec<u8> {
     v.extend_from_slice(&0u16.to_le_bytes());
     v.extend_from_slice(&g.root.to_le_bytes());
     v.extend_from_slice(&g.root_rows.to_le_bytes());
+    if let Some((size, mask, pipeline)) = &g.filter {
+        v.extend_from_slice(&size.to_le_bytes());
+        v.extend_from_slice(&mask.to_le_bytes());
+        v.extend_from_slice(pipeline);
+    }
     seal(v)
 }
 
@@ -77,6 +86,8 @@ fn managed_id(offset: u32, len: u16) -> Vec<u8> {
 
 fn geo(root: u64, root_rows: u16) -> Geo {
     Geo {
+        huge_bt: u64::MAX,
+        filter: None,
         id_len: 7,
         flags: 2,
         width: 4,
@@ -216,6 +227,8 @@ fn root_indirect_block() {
 fn indirect_cycle_is_detected() {
     // width 1, start = max direct = 512: rows 0-1 direct, row 2 indirect (2 rows).
     let g = Geo {
+        huge_bt: u64::MAX,
+        filter: None,
         id_len: 7,
         flags: 2,
         width: 1,
@@ -243,6 +256,87 @@ fn indirect_cycle_is_detected() {
         h.object(&src, S, &managed_id(1024 + 30, 4)).unwrap(),
         b"kid!"
     );
+}
+
+/// A v2 B-tree of huge-object records (type 1: address, length, id).
+fn huge_tree(records: &[(u64, u64, u64)]) -> (Vec<u8>, Vec<u8>) {
+    let mut h = b"BTHD".to_vec();
+    h.extend_from_slice(&[0, 1]);
+    h.extend_from_slice(&512u32.to_le_bytes());
+    h.extend_from_slice(&24u16.to_le_bytes());
+    h.extend_from_slice(&0u16.to_le_bytes());
+    h.extend_from_slice(&[100, 40]);
+    h.extend_from_slice(&3000u64.to_le_bytes());
+    h.extend_from_slice(&(records.len() as u16).to_le_bytes());
+    h.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    let mut leaf = b"BTLF".to_vec();
+    leaf.extend_from_slice(&[0, 1]);
+    for (a, l, id) in records {
+        for v in [a, l, id] {
+            leaf.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    (seal(h), seal(leaf))
+}
+
+#[test]
+fn huge_objects_through_the_btree() {
+    let mut g = geo(1000, 0);
+    g.id_len = 8;
+    g.huge_bt = 2000;
+    let mut f = Vec::new();
+    place(&mut f, 0, &header(&g));
+    let (h, leaf) = huge_tree(&[(4000, 5, 1), (4100, 9, 2)]);
+    place(&mut f, 2000, &h);
+    place(&mut f, 3000, &leaf);
+    place(&mut f, 4000, b"first");
+    place(&mut f, 4100, b"second!!!");
+    let src = MemSource::new(f);
+    let heap = FractalHeap::open(&src, S, 0).unwrap();
+    let id = |k: u8| [0x10, k, 0, 0, 0, 0, 0, 0];
+    assert_eq!(heap.object(&src, S, &id(2)).unwrap(), b"second!!!");
+    assert_eq!(heap.object(&src, S, &id(1)).unwrap(), b"first");
+    assert!(matches!(
+        heap.object(&src, S, &id(3)),
+        Err(Error::NotFound(_))
+    ));
+}
+
+#[test]
+fn filtered_root_direct_block() {
+    use crate::filters::{encode_pipeline, ChunkContext, FilterSpec};
+    let block = direct(0, 0, 512, &[(21, b"squeezed")]);
+    let spec = FilterSpec {
+        id: 1,
+        flags: 0,
+        cd_values: vec![6],
+        name: None,
+    };
+    let stored = encode_pipeline(&[spec], &ChunkContext::new(1, 512), &block).unwrap();
+    // Pipeline message v2: deflate, one client value.
+    let pipeline = vec![2u8, 1, 1, 0, 0, 0, 1, 0, 6, 0, 0, 0];
+    let mut g = geo(1000, 0);
+    g.filter = Some((stored.len() as u64, 0, pipeline));
+    let mut f = Vec::new();
+    place(&mut f, 0, &header(&g));
+    place(&mut f, 1000, &stored);
+    let src = MemSource::new(f.clone());
+    let heap = FractalHeap::open(&src, S, 0).unwrap();
+    assert_eq!(heap.header.pipeline.len(), 1);
+    assert_eq!(
+        heap.object(&src, S, &managed_id(21, 8)).unwrap(),
+        b"squeezed"
+    );
+    // Cached second read.
+    assert_eq!(heap.object(&src, S, &managed_id(23, 3)).unwrap(), b"uee");
+    // Garbage instead of a deflate stream: a filter error, not a panic.
+    let mut bad = f;
+    for b in &mut bad[1000..1010] {
+        *b = 0xaa;
+    }
+    let src = MemSource::new(bad);
+    let heap = FractalHeap::open(&src, S, 0).unwrap();
+    assert!(heap.object(&src, S, &managed_id(21, 8)).is_err());
 }
 
 // ---- real files -------------------------------------------------------------

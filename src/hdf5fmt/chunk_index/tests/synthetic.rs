@@ -207,3 +207,108 @@ proptest! {
         prop_assert_eq!(part, expected(&dims, &start, &count, elem));
     }
 }
+
+fn mutate(mut f: Vec<u8>, edits: &[(usize, u8)]) -> Vec<u8> {
+    for &(at, v) in edits {
+        if !f.is_empty() {
+            let i = at % f.len();
+            f[i] = v;
+        }
+    }
+    f
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Any corruption of an index is an error or a (possibly different) answer,
+    /// never a panic or a hang.
+    #[test]
+    fn corrupted_indexes_never_panic(
+        edits in proptest::collection::vec((0usize..4096, any::<u8>()), 1..6),
+        cut in 0usize..4096,
+    ) {
+        let ea = mutate(extensible_array(14), &edits);
+        let src = MemSource::new(ea.clone());
+        let _ = chunks(&src, S, &ea_params(14));
+        let short = MemSource::new(ea[..cut.min(ea.len())].to_vec());
+        let _ = chunks(&short, S, &ea_params(14));
+        let mut p = ea_params(14);
+        p.max_dims = vec![Some(14)];
+        let _ = read_chunked(&src, S, &p, &[], None, &Selection::All, &mut [0u8; 14]);
+
+        let els: Vec<Vec<u8>> = (0..6u64).map(|i| (1000 + i).to_le_bytes().to_vec()).collect();
+        let fa = mutate(super::fixed_array(0, 8, 1, &els, Some(0xff)), &edits);
+        let fp = params(ChunkIndexKind::FixedArray { page_bits: 1 }, 0, &[12], &[2]);
+        let _ = chunks(&MemSource::new(fa), S, &fp);
+    }
+}
+
+/// A paged data block: prefix (with its block offset) sealed, then one sealed
+/// page of elements per entry of `pages` (`None` leaves the page unwritten).
+fn paged_dblock(offset: u16, pages: &[Option<Vec<u64>>]) -> Vec<u8> {
+    let mut v = ea_block(b"EADB", &offset.to_le_bytes());
+    for p in pages {
+        match p {
+            Some(els) => v.extend(seal(addrs(els))),
+            None => v.extend(vec![0u8; 2 * 8 + 4]),
+        }
+    }
+    v
+}
+
+#[test]
+fn extensible_array_with_paged_data_blocks() {
+    // As `extensible_array` but pages of 2 elements (page bits 1).
+    let u = u64::MAX;
+    let el = |i: u64| 1000 + 10 * i;
+    let mut f = Vec::new();
+    let mut h = b"EAHD".to_vec();
+    h.extend_from_slice(&[0, 0, 8, 10, 2, 2, 2, 1]);
+    for v in [0u64, 0, 0, 0, 16, 16, 200] {
+        h.extend_from_slice(&v.to_le_bytes());
+    }
+    place(&mut f, 0, &seal(h));
+    let mut ib = addrs(&[el(0), u]);
+    ib.extend(addrs(&[400, 500]));
+    ib.extend(addrs(&[600, u, u, u, u, u, u, u]));
+    place(&mut f, 200, &ea_block(b"EAIB", &ib));
+    let mut d0 = 0u16.to_le_bytes().to_vec();
+    d0.extend(addrs(&[el(2), el(3)]));
+    place(&mut f, 400, &ea_block(b"EADB", &d0));
+    // Data block of super block 1 (in the index block): 4 elements in 2 pages.
+    place(
+        &mut f,
+        500,
+        &paged_dblock(2, &[Some(vec![el(4), el(5)]), Some(vec![el(6), el(7)])]),
+    );
+    // Super block 2: page bitmaps (block 0: both pages, block 1: page 0 only).
+    let mut sb = 6u16.to_le_bytes().to_vec();
+    sb.extend_from_slice(&[0b1100_0000, 0b1000_0000]);
+    sb.extend(addrs(&[700, 800]));
+    place(&mut f, 600, &ea_block(b"EASB", &sb));
+    place(
+        &mut f,
+        700,
+        &paged_dblock(6, &[Some(vec![el(8), el(9)]), Some(vec![el(10), el(11)])]),
+    );
+    place(
+        &mut f,
+        800,
+        &paged_dblock(10, &[Some(vec![el(12), el(13)]), None]),
+    );
+    let got = chunks(&MemSource::new(f.clone()), S, &ea_params(16)).unwrap();
+    let want: Vec<u64> = (0..14).filter(|&i| i != 1).collect();
+    assert_eq!(got.iter().map(|r| r.offset[0]).collect::<Vec<_>>(), want);
+    assert_eq!(got[4].address, el(5));
+    // Mark the unwritten page as written: its (zero) checksum is refused.
+    let mut bad = f;
+    let mut sb = 6u16.to_le_bytes().to_vec();
+    sb.extend_from_slice(&[0b1100_0000, 0b1100_0000]);
+    sb.extend(addrs(&[700, 800]));
+    place(&mut bad, 600, &ea_block(b"EASB", &sb));
+    assert!(matches!(
+        chunks(&MemSource::new(bad), S, &ea_params(16)),
+        Err(Error::Checksum { .. })
+    ));
+}
