@@ -12,7 +12,7 @@ use purehdf::filters::{decode_pipeline, encode_pipeline, ChunkContext, FilterSpe
 use serde_json::Value;
 
 /// Filters whose encoders are deterministic and must reproduce libhdf5's bytes.
-const EXACT_ENCODERS: &[u32] = &[3, 5, 6];
+const EXACT_ENCODERS: &[u32] = &[3, 4, 5, 6];
 
 /// Filter ids implemented on this branch.
 const OURS: &[u32] = &[1, 3, 4, 5, 6, 307, 32000, 32004, 32015];

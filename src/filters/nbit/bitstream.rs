@@ -68,6 +68,16 @@ impl BitWriter {
         }
     }
 
+    /// Bits written so far.
+    pub fn bit_len(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes written, the last one padded with zero bits.
+    pub fn finish(self) -> Vec<u8> {
+        self.out
+    }
+
     /// The bytes written, padded with zero bits, plus the one spare byte the C
     /// filters always count: `floor(bits / 8) + 1` bytes in all.
     pub fn finish_with_spare_byte(mut self) -> Vec<u8> {

@@ -11,6 +11,7 @@
 //! pixel); other widths use 1, 2 or 4 bytes per sample in the mask's byte order.
 
 pub mod aec;
+mod encode;
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
@@ -146,12 +147,73 @@ fn planes_to_pixels(planes: &[u8], width: usize) -> Vec<u8> {
     out
 }
 
-/// Apply the filter (not implemented: szip chunks are read-only here).
-pub fn encode(_input: &[u8], _cd_values: &[u32], _ctx: &ChunkContext) -> Result<Vec<u8>> {
-    Err(Error::UnsupportedFilter {
-        id: 0,
-        name: "szip encoder".into(),
-    })
+/// Split pixels into byte planes (the inverse of [`planes_to_pixels`]).
+fn pixels_to_planes(pixels: &[u8], width: usize) -> Vec<u8> {
+    let count = pixels.len() / width;
+    let mut out = pixels.to_vec();
+    for i in 0..count {
+        for j in 0..width {
+            out[j * count + i] = pixels[i * width + j];
+        }
+    }
+    out
+}
+
+/// Apply the filter. Like the C filter it fails when the coded stream would be
+/// larger than the input (libhdf5 then stores the chunk unfiltered).
+pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let sz = sz_params(cd_values)?;
+    let size = u32::try_from(input.len()).map_err(|_| err("chunk exceeds 4 GiB"))?;
+    let p = sz.aec();
+    let pixel = p.sample_bytes();
+    let width = if sz.interleaved() {
+        sz.bits_per_pixel as usize / 8
+    } else {
+        pixel
+    };
+    if input.len() % width != 0 {
+        return Err(err("chunk is not a whole number of pixels"));
+    }
+    let data = if sz.interleaved() {
+        pixels_to_planes(input, width)
+    } else {
+        input.to_vec()
+    };
+    let mask = if p.bits >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << p.bits) - 1
+    };
+    let values: Vec<u32> = data
+        .chunks_exact(pixel)
+        .map(|b| {
+            let mut le = [0u8; 4];
+            le[..pixel].copy_from_slice(b);
+            if p.msb {
+                le[..pixel].reverse();
+            }
+            u32::from_le_bytes(le) & mask
+        })
+        .collect();
+    // Each scanline becomes one RSI, padded with its last pixel (NN) or zeros.
+    let padded_line = p.rsi * p.block;
+    let mut samples = Vec::with_capacity(values.len().div_ceil(sz.scanline) * padded_line);
+    for line in values.chunks(sz.scanline) {
+        samples.extend_from_slice(line);
+        let pad = match (p.preprocess, line.last()) {
+            (true, Some(&last)) => last,
+            _ => 0,
+        };
+        samples.resize(samples.len() + padded_line - line.len(), pad);
+    }
+    let stream = encode::encode(&samples, &p);
+    if stream.len() > input.len() {
+        return Err(err("data does not compress; store the chunk unfiltered"));
+    }
+    let mut out = Vec::with_capacity(4 + stream.len());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&stream);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -188,7 +250,59 @@ mod tests {
         );
     }
 
+    fn round_trip(data: &[u8], cd: [u32; 4]) {
+        let ctx = ChunkContext::new(1, data.len());
+        match encode(data, &cd, &ctx) {
+            Ok(enc) => assert_eq!(decode(&enc, &cd, &ctx).unwrap(), data, "cd {cd:?}"),
+            Err(e) => assert!(e.to_string().contains("does not compress"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn encoder_round_trips_smooth_data() {
+        let ramp: Vec<u8> = (0..4096i32)
+            .flat_map(|i| ((i - 2048) as i16).to_le_bytes())
+            .collect();
+        let cd = [169, 8, 16, 1024];
+        let enc = encode(&ramp, &cd, &ChunkContext::new(2, 8192)).unwrap();
+        assert_eq!(&enc[..4], &8192u32.to_le_bytes());
+        assert_eq!(enc.len(), 1803, "the size libaec writes");
+        round_trip(&ramp, cd);
+        round_trip(&ramp, [177, 8, 16, 1000]);
+        let f32s: Vec<u8> = (0..1000)
+            .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+            .collect();
+        round_trip(&f32s, [169, 8, 32, 10]);
+        let f64s: Vec<u8> = (0..600).flat_map(|i| (i as f64).to_be_bytes()).collect();
+        round_trip(&f64s, [177, 4, 64, 50]);
+        round_trip(&[0u8; 1000], [141, 16, 8, 100]);
+        round_trip(&[], [169, 8, 16, 32]);
+    }
+
     proptest::proptest! {
+        #[test]
+        fn prop_round_trip(
+            values in proptest::collection::vec(0u32..70_000, 0..600),
+            mask in proptest::sample::select(vec![136u32, 168, 169, 177, 141, 4, 36]),
+            block in proptest::sample::select(vec![2u32, 4, 8, 16, 32, 64]),
+            bits_sel in 0usize..6,
+            scanline in 1u32..200,
+        ) {
+            let bits = [5u32, 8, 12, 16, 24, 32][bits_sel];
+            let width = match bits { 0..=8 => 1, 9..=16 => 2, _ => 4 };
+            let limit = if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 };
+            let data: Vec<u8> = values
+                .iter()
+                .flat_map(|&v| {
+                    let v = v.wrapping_mul(2_654_435_761) >> (v % 32) & limit;
+                    let v = if v % 3 == 0 { v & 0xF } else { v };
+                    let b = if mask & 16 != 0 { v.to_be_bytes() } else { v.to_le_bytes() };
+                    if mask & 16 != 0 { b[4 - width..].to_vec() } else { b[..width].to_vec() }
+                })
+                .collect();
+            round_trip(&data, [mask, block, bits, scanline]);
+        }
+
         #[test]
         fn prop_garbage_never_panics(
             data in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
