@@ -41,7 +41,6 @@ pub fn bitshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>) 
         if ts == 1 {
             planes_to_rows(&src[..body], &mut dst[..body], 1, nb);
         } else {
-            scratch.clear();
             scratch.resize(body, 0);
             shuffle::shuffle(&src[..body], scratch, ts);
             planes_to_rows(scratch, &mut dst[..body], ts, nb);
@@ -60,7 +59,6 @@ pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>
         if ts == 1 {
             rows_to_planes(&src[..body], &mut dst[..body], 1, nb);
         } else {
-            scratch.clear();
             scratch.resize(body, 0);
             rows_to_planes(&src[..body], scratch, ts, nb);
             shuffle::unshuffle(scratch, &mut dst[..body], ts);
@@ -363,8 +361,8 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     if p.comp == 0 {
         let mut out = vec![0u8; input.len()];
         for (s, d) in input
-            .chunks(p.block * p.ts)
-            .zip(out.chunks_mut(p.block * p.ts))
+            .chunks(p.block.saturating_mul(p.ts))
+            .zip(out.chunks_mut(p.block.saturating_mul(p.ts)))
         {
             bitunshuffle(s, d, p.ts, &mut scratch);
         }
@@ -412,7 +410,6 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
             .ok_or_else(|| bad("truncated block"))?;
         pos += 4 + c;
         let nbytes = elems * p.ts;
-        raw.clear();
         raw.resize(nbytes, 0);
         if p.comp == 2 {
             codec::lz4_decode_into(payload, &mut raw, NAME)?;
@@ -449,8 +446,8 @@ pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     if p.comp == 0 {
         let mut out = vec![0u8; input.len()];
         for (s, d) in input
-            .chunks(p.block * p.ts)
-            .zip(out.chunks_mut(p.block * p.ts))
+            .chunks(p.block.saturating_mul(p.ts))
+            .zip(out.chunks_mut(p.block.saturating_mul(p.ts)))
         {
             bitshuffle(s, d, p.ts, &mut scratch);
         }
@@ -462,11 +459,10 @@ pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     let n = input.len() / p.ts;
     let mut out = Vec::with_capacity(input.len() / 2 + 64);
     out.extend_from_slice(&(input.len() as u64).to_be_bytes());
-    out.extend_from_slice(&((p.block * p.ts) as u32).to_be_bytes());
+    out.extend_from_slice(&(p.block.saturating_mul(p.ts) as u32).to_be_bytes());
     let core = n - (n % p.block) % 8;
     let mut shuf = Vec::new();
-    for blk in input[..core * p.ts].chunks(p.block * p.ts) {
-        shuf.clear();
+    for blk in input[..core * p.ts].chunks(p.block.saturating_mul(p.ts)) {
         shuf.resize(blk.len(), 0);
         bitshuffle(blk, &mut shuf, p.ts, &mut scratch);
         let c = if p.comp == 2 {

@@ -310,36 +310,39 @@ impl ChunkDecoder {
         }
         // General path: streams into scratch, then undo filters slot 5 → 0.
         let mut a = std::mem::take(&mut self.a);
-        a.clear();
         a.resize(bsize, 0);
         let mut pos = start;
         for part in a.chunks_mut(bsize / nstreams) {
             pos = self.stream_into(h, chunk, pos, part)?;
         }
         let mut b = std::mem::take(&mut self.b);
-        b.clear();
         b.resize(bsize, 0);
-        for (f, meta) in active.iter().rev() {
+        let nf = active.len();
+        for (i, (f, meta)) in active.iter().rev().enumerate() {
+            // The last filter to undo writes straight into the output block.
+            let last = i + 1 == nf;
+            let dst: &mut [u8] = if last { &mut *out } else { &mut b };
             let ts = h.typesize;
             match *f {
                 filter::SHUFFLE => {
                     let es = if *meta != 0 { usize::from(*meta) } else { ts };
-                    shuffle::unshuffle(&a, &mut b, es);
+                    shuffle::unshuffle(&a, dst, es);
                 }
                 filter::BITSHUFFLE => {
                     let n = bsize / ts;
                     if h.version <= 2 && (n % 8 != 0 || h.blocksize < ts) {
-                        b.copy_from_slice(&a);
+                        dst.copy_from_slice(&a);
                     } else {
-                        bitshuffle::bitunshuffle(&a, &mut b, ts, &mut self.bits);
+                        bitshuffle::bitunshuffle(&a, dst, ts, &mut self.bits);
                     }
                 }
-                filter::DELTA => delta_decode(&a, &mut b, ref0, ts),
-                _ => b.copy_from_slice(&a),
+                filter::DELTA => delta_decode(&a, dst, ref0, ts),
+                _ => dst.copy_from_slice(&a),
             }
-            std::mem::swap(&mut a, &mut b);
+            if !last {
+                std::mem::swap(&mut a, &mut b);
+            }
         }
-        out.copy_from_slice(&a);
         self.a = a;
         self.b = b;
         Ok(())
@@ -356,7 +359,6 @@ impl ChunkDecoder {
     ) -> Result<()> {
         let neblock = out.len() / nstreams;
         let mut a = std::mem::take(&mut self.a);
-        a.clear();
         a.resize(out.len(), 0);
         let mut kinds = Vec::with_capacity(nstreams);
         let mut pos = start;

@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod codec;
 pub mod encode_chunk;
 pub mod frame;
+pub mod lz4block;
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
