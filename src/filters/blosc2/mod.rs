@@ -167,11 +167,10 @@ pub fn decode_into(
     if let frame::ChunkRef::Data(c) = f.chunk(0)? {
         let h = chunk::Header::parse(c)?;
         let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
-        let by_block = !h.memcpyed()
-            && !(h.extended && h.special() != 0)
-            && !h.filters.contains(&chunk::filter::DELTA)
-            && h.blocksize == block_bytes
-            && h.nbytes == f.nbytes;
+        let whole_only = h.memcpyed()
+            || (h.extended && h.special() != 0)
+            || h.filters.contains(&chunk::filter::DELTA);
+        let by_block = !whole_only && h.blocksize == block_bytes && h.nbytes == f.nbytes;
         if by_block {
             // Each block is decoded into a small scratch and scattered into place.
             let nblocks = h.nbytes / block_bytes;
