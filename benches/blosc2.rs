@@ -21,6 +21,7 @@ fn main() {
         eprintln!("usage: blosc2 DIR (see scripts/bench_blosc2.py)");
         return;
     };
+    kernels();
     let reps: usize = std::env::var("BENCH_REPEAT")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -103,6 +104,37 @@ fn main() {
             total as f64 / enc_t / 1e9,
             ratio_c,
             total as f64 / csize as f64
+        );
+    }
+}
+
+/// In-cache throughput of the shuffle kernels on 64 KiB blocks (GB/s).
+fn kernels() {
+    use purehdf::filters::{bitshuffle, shuffle};
+    let src: Vec<u8> = (0..65536u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let mut dst = vec![0u8; src.len()];
+    let mut scratch = Vec::new();
+    let time = |f: &mut dyn FnMut()| {
+        let mut best = f64::INFINITY;
+        for _ in 0..20 {
+            let t = Instant::now();
+            for _ in 0..64 {
+                f();
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        64.0 * 65536.0 / best / 1e9
+    };
+    for ts in [2usize, 4, 8] {
+        let u = time(&mut || shuffle::unshuffle(&src, &mut dst, ts));
+        let us = time(&mut || shuffle::unshuffle_scalar(&src, &mut dst, ts));
+        let b = time(&mut || bitshuffle::bitunshuffle(&src, &mut dst, ts, &mut scratch));
+        let bs = time(&mut || bitshuffle::bitunshuffle_scalar(&src, &mut dst, ts));
+        let f = time(&mut || bitshuffle::bitshuffle(&src, &mut dst, ts, &mut scratch));
+        println!(
+            "{{\"kernel_ts\": {ts}, \"unshuffle_simd\": {u:.2}, \"unshuffle_scalar\": {us:.2}, \"bitunshuffle_simd\": {b:.2}, \"bitunshuffle_scalar\": {bs:.2}, \"bitshuffle_simd\": {f:.2}}}"
         );
     }
 }

@@ -89,6 +89,20 @@ fn copy_match(out: &mut [u8], from: usize, op: usize, ml: usize, end: usize) {
     } else if off == 1 {
         let b = out[from];
         out[op..end].fill(b);
+    } else if off < 16 && end + 16 <= on {
+        // Short period: 16 bytes of the pattern, stored at steps of the
+        // largest multiple of the period that is ≤ 16 (overlapping stores).
+        let mut pat = [0u8; 16];
+        pat[..off].copy_from_slice(&out[from..op]);
+        for i in off..16 {
+            pat[i] = pat[i - off];
+        }
+        let step = 16 - 16 % off;
+        let mut k = 0;
+        while k < ml {
+            out[op + k..op + k + 16].copy_from_slice(&pat);
+            k += step;
+        }
     } else {
         // Overlapping: the pattern of `off` bytes repeats; double it each step.
         let mut done = 0;
