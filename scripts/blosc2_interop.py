@@ -65,6 +65,14 @@ def write_theirs(d: Path):
         a = blosc2.asarray(ct, chunks=ct.shape, blocks=blocks,
                            cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})
         cases.append((f"b2nd_lz4_blocks_{'x'.join(map(str, blocks))}", a.to_cframe(), ct.tobytes()))
+    # other ranks: 1-D, 5-D and 8-D single-chunk arrays with padded blocks
+    for shape, blocks in (((1001,), (128,)), ((3, 4, 5, 6, 7), (2, 3, 2, 4, 5)),
+                          ((2, 3, 2, 3, 2, 3, 2, 5), (1, 2, 2, 2, 1, 2, 2, 3))):
+        a = (np.arange(int(np.prod(shape)), dtype="<u4") * 2654435761 % 1000).astype("<i4").reshape(shape)
+        arr = blosc2.asarray(a, chunks=shape, blocks=blocks,
+                             cparams={"codec": blosc2.Codec.ZSTD, "clevel": 3,
+                                      "filters": [0, 0, 0, 0, 0, blosc2.Filter.BITSHUFFLE]})
+        cases.append((f"b2nd_rank{len(shape)}", arr.to_cframe(), a.tobytes()))
     for name, buf, raw in cases:
         (out / f"{name}.bin").write_bytes(buf)
         (out / f"{name}.raw").write_bytes(raw)

@@ -293,6 +293,16 @@ fn blosc2_interop_with_c() {
             n_ours += 2;
         }
     }
+    // Higher ranks (B2ND up to 16 dims): 5-D and 8-D chunks, int32, zstd bitshuffle.
+    for dims in [vec![3usize, 4, 5, 6, 7], vec![2, 3, 2, 3, 2, 3, 2, 5]] {
+        let items: usize = dims.iter().product();
+        let raw = sample(items * 4, 4, 99);
+        let mut cd = vec![1, 0, 4, raw.len() as u32, 3, 2, 5, dims.len() as u32];
+        cd.extend(dims.iter().map(|&d| d as u32));
+        let f = blosc2::encode(&raw, &cd, &ChunkContext::new(4, raw.len())).unwrap();
+        write(&format!("b2nd_rank{}", dims.len()), &f, &raw);
+        n_ours += 1;
+    }
     let zero = vec![0u8; 8192];
     let f = blosc2::encode(
         &zero,
