@@ -10,7 +10,7 @@
 /// Why a block is invalid.
 pub type DecodeError = &'static str;
 
-#[inline]
+#[inline(always)]
 fn read_len(src: &[u8], ip: &mut usize, mut n: usize) -> Result<usize, DecodeError> {
     loop {
         let b = *src.get(*ip).ok_or("truncated length")?;
@@ -24,6 +24,25 @@ fn read_len(src: &[u8], ip: &mut usize, mut n: usize) -> Result<usize, DecodeErr
 
 /// Decode one block into `out`; returns the number of bytes written.
 pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is available (checked above); the body is safe code.
+            return unsafe { decode_avx2(src, out) };
+        }
+    }
+    decode_impl(src, out)
+}
+
+/// The same safe decoder compiled with AVX2 enabled (32-byte moves).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn decode_avx2(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
+    decode_impl(src, out)
+}
+
+#[inline(always)]
+fn decode_impl(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     let (n, on) = (src.len(), out.len());
     let (mut ip, mut op) = (0usize, 0usize);
     loop {
@@ -71,11 +90,19 @@ pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn copy_match(out: &mut [u8], from: usize, op: usize, ml: usize, end: usize) {
     let off = op - from;
     let on = out.len();
-    if off >= 16 && end + 16 <= on {
+    if off >= 32 && end + 32 <= on {
+        let mut k = 0;
+        while k < ml {
+            let mut t = [0u8; 32];
+            t.copy_from_slice(&out[from + k..from + k + 32]);
+            out[op + k..op + k + 32].copy_from_slice(&t);
+            k += 32;
+        }
+    } else if off >= 16 && end + 16 <= on {
         // Non-overlapping 16-byte steps; surplus bytes are rewritten later.
         let mut k = 0;
         while k < ml {
