@@ -199,3 +199,236 @@ fn blosc2_encode_matches_container() {
     println!("blosc2 encode container checks: {checked}");
     assert!(checked > 20);
 }
+
+fn oracle_python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let p = PathBuf::from("/work/oracle-venv/bin/python");
+    p.exists().then_some(p)
+}
+
+fn sample(n: usize, ts: usize, seed: u32) -> Vec<u8> {
+    // smooth ramp + small noise, little-endian elements of `ts` bytes
+    let mut x = seed;
+    (0..n)
+        .map(|i| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let e = i / ts.max(1);
+            if i % ts.max(1) == 0 {
+                ((e / 5) as u8).wrapping_add((x >> 28) as u8)
+            } else {
+                (e >> (8 * (i % ts))) as u8
+            }
+        })
+        .collect()
+}
+
+/// Our Blosc2 chunks/frames decode with C-Blosc2 (python-blosc2) to the same
+/// bytes, and C-Blosc2's decode with ours.
+#[test]
+fn blosc2_interop_with_c() {
+    use purehdf::filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
+    let Some(py) = oracle_python() else {
+        println!("skipped: blosc2_interop_with_c (no oracle python)");
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/blosc2_interop.py");
+    let dir = std::env::temp_dir().join(format!("purehdf_blosc2_interop_{}", std::process::id()));
+    let ours = dir.join("ours");
+    std::fs::create_dir_all(&ours).unwrap();
+    let mut n_ours = 0;
+    let write = |name: &str, bin: &[u8], raw: &[u8]| {
+        std::fs::write(ours.join(format!("{name}.bin")), bin).unwrap();
+        std::fs::write(ours.join(format!("{name}.raw")), raw).unwrap();
+    };
+    for codec in [0u8, 1, 2, 4, 5] {
+        for filter in [0u8, 1, 2, 3] {
+            for ts in [1usize, 2, 3, 4, 8] {
+                let raw = sample(ts * 20_011, ts, u32::from(codec) * 31 + u32::from(filter));
+                let s = Settings {
+                    typesize: ts,
+                    clevel: 5,
+                    codec,
+                    filters: [0, 0, 0, 0, 0, filter],
+                    filters_meta: [0; 6],
+                    blocksize: if ts == 3 { 4099 } else { 0 },
+                };
+                let c = ChunkEncoder::new().encode(&raw, &s).unwrap();
+                write(&format!("chunk_c{codec}_f{filter}_t{ts}"), &c, &raw);
+                n_ours += 1;
+            }
+            // HDF5-filter frames: 1-D (plain frame) and 3-D (B2ND frame with padding)
+            let raw = sample(2 * 10 * 50 * 100, 2, 7);
+            let ctx = ChunkContext::new(2, raw.len());
+            let spec = |cd: Vec<u32>| FilterSpec {
+                id: 32026,
+                flags: 1,
+                cd_values: cd,
+                name: None,
+            };
+            let cd1 = vec![
+                1,
+                0,
+                2,
+                raw.len() as u32,
+                5,
+                u32::from(filter),
+                u32::from(codec),
+            ];
+            let f = filters::encode(&spec(cd1), &ctx, &raw).unwrap();
+            write(&format!("frame_c{codec}_f{filter}"), &f, &raw);
+            let mut cd3 = vec![
+                1,
+                0,
+                2,
+                raw.len() as u32,
+                1,
+                u32::from(filter),
+                u32::from(codec),
+            ];
+            cd3.extend([3, 10, 50, 100]);
+            let f = filters::encode(&spec(cd3), &ctx, &raw).unwrap();
+            write(&format!("b2nd_c{codec}_f{filter}"), &f, &raw);
+            n_ours += 2;
+        }
+    }
+    // Higher ranks (B2ND up to 16 dims): 5-D and 8-D chunks, int32, zstd bitshuffle.
+    for dims in [vec![3usize, 4, 5, 6, 7], vec![2, 3, 2, 3, 2, 3, 2, 5]] {
+        let items: usize = dims.iter().product();
+        let raw = sample(items * 4, 4, 99);
+        let mut cd = vec![1, 0, 4, raw.len() as u32, 3, 2, 5, dims.len() as u32];
+        cd.extend(dims.iter().map(|&d| d as u32));
+        let f = blosc2::encode(&raw, &cd, &ChunkContext::new(4, raw.len())).unwrap();
+        write(&format!("b2nd_rank{}", dims.len()), &f, &raw);
+        n_ours += 1;
+    }
+    let zero = vec![0u8; 8192];
+    let f = blosc2::encode(
+        &zero,
+        &[1, 0, 2, 8192, 3, 1, 5],
+        &ChunkContext::new(2, 8192),
+    )
+    .unwrap();
+    write("frame_zero", &f, &zero);
+    n_ours += 1;
+    let out = std::process::Command::new(&py)
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let j: Value = serde_json::from_str(line.trim().lines().last().unwrap()).unwrap();
+    assert_eq!(j["checked"].as_u64(), Some(n_ours as u64));
+    assert_eq!(
+        j["failures"].as_array().unwrap().len(),
+        0,
+        "C could not read ours: {}",
+        j["failures"]
+    );
+    // Theirs with ours.
+    let mut failures = Vec::new();
+    let mut n_theirs = 0;
+    for e in std::fs::read_dir(dir.join("theirs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("bin") {
+            continue;
+        }
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let buf = std::fs::read(&p).unwrap();
+        let raw = std::fs::read(p.with_extension("raw")).unwrap();
+        let got = if name.starts_with("chunk_") {
+            blosc2::chunk::decode(&buf, 1 << 24)
+        } else {
+            blosc2::decode(&buf, &[], &ChunkContext::new(1, raw.len()))
+        };
+        match got {
+            Ok(g) if g == raw => {}
+            Ok(_) => failures.push(format!("{name}: different bytes")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+        n_theirs += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("blosc2 interop: {n_ours} ours decoded by C, {n_theirs} theirs decoded by us");
+    assert!(n_theirs > 0);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Corrupted vectors (byte flips, truncations, length fields) must give an
+/// error or some bytes, never a panic or a runaway allocation.
+#[test]
+fn corrupted_vectors_never_panic() {
+    let Some(root) = shared() else {
+        println!("skipped: ../shared absent");
+        return;
+    };
+    let dir = root.join("vectors/filters");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let mut seed = 0x9e37_79b9_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut runs = 0;
+    for v in m["chunks"].as_array().unwrap() {
+        let p = pipeline(v);
+        if !p.iter().all(|f| OURS.contains(&u64::from(f.id))) {
+            continue;
+        }
+        let stored = std::fs::read(dir.join(v["file"].as_str().unwrap())).unwrap();
+        let es = dtype_size(v["dtype"].as_str().unwrap());
+        let n: usize = v["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as usize)
+            .product();
+        let ctx = ChunkContext::new(es, n * es);
+        for i in 0..300 {
+            let mut b = stored.clone();
+            match i % 4 {
+                0 => {
+                    let k = (next() as usize) % b.len();
+                    b[k] ^= 1 << (next() % 8);
+                }
+                1 => b.truncate((next() as usize) % b.len()),
+                2 => {
+                    // hit the header/length area
+                    let k = (next() as usize) % b.len().min(140);
+                    b[k] = next() as u8;
+                }
+                _ => {
+                    for _ in 0..4 {
+                        let k = (next() as usize) % b.len();
+                        b[k] = next() as u8;
+                    }
+                }
+            }
+            if let Ok(d) = filters::decode_pipeline(&p, 0, &ctx, &b) {
+                assert!(d.len() <= ctx.max_output);
+            }
+            runs += 1;
+        }
+    }
+    for v in m["blosc2_chunks"].as_array().unwrap() {
+        let stored = std::fs::read(dir.join(v["file"].as_str().unwrap())).unwrap();
+        for _ in 0..200 {
+            let mut b = stored.clone();
+            let k = (next() as usize) % b.len();
+            b[k] = next() as u8;
+            let _ = blosc2::chunk::decode(&b, 1 << 20);
+            runs += 1;
+        }
+    }
+    println!("corrupted inputs decoded without panic: {runs}");
+    assert!(runs > 1000);
+}

@@ -41,7 +41,6 @@ pub fn bitshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>) 
         if ts == 1 {
             planes_to_rows(&src[..body], &mut dst[..body], 1, nb);
         } else {
-            scratch.clear();
             scratch.resize(body, 0);
             shuffle::shuffle(&src[..body], scratch, ts);
             planes_to_rows(scratch, &mut dst[..body], ts, nb);
@@ -60,7 +59,6 @@ pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>
         if ts == 1 {
             rows_to_planes(&src[..body], &mut dst[..body], 1, nb);
         } else {
-            scratch.clear();
             scratch.resize(body, 0);
             rows_to_planes(&src[..body], scratch, ts, nb);
             shuffle::unshuffle(scratch, &mut dst[..body], ts);
@@ -127,17 +125,46 @@ fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
     rows_to_planes_scalar(rows, planes, ts, nb, 0)
 }
 
+/// 8×8 byte transpose: byte `k` of `out[c]` is byte `c` of `w[k]`.
+#[inline]
+fn transpose_bytes(w: &[u64; 8]) -> [u64; 8] {
+    let mut out = [0u64; 8];
+    for (c, o) in out.iter_mut().enumerate() {
+        for (k, x) in w.iter().enumerate() {
+            *o |= ((x >> (8 * c)) & 0xff) << (8 * k);
+        }
+    }
+    out
+}
+
+fn load8(s: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&s[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
 /// Scalar tail of [`planes_to_rows`] for columns `start..nb`.
 fn planes_to_rows_scalar(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize, start: usize) {
     let n = nb * 8;
     for j in 0..ts {
         let plane = &planes[j * n..(j + 1) * n];
-        for g in start..nb {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&plane[8 * g..8 * g + 8]);
-            let y = transpose8(u64::from_le_bytes(b)).to_le_bytes();
+        let r = &mut rows[8 * j * nb..8 * (j + 1) * nb];
+        let mut g = start;
+        // 8 columns at a time: 8 element groups → 8 bytes of each of the 8 rows.
+        while g + 8 <= nb {
+            let mut y = [0u64; 8];
+            for (c, v) in y.iter_mut().enumerate() {
+                *v = transpose8(load8(plane, 8 * (g + c)));
+            }
+            for (k, w) in transpose_bytes(&y).iter().enumerate() {
+                r[k * nb + g..k * nb + g + 8].copy_from_slice(&w.to_le_bytes());
+            }
+            g += 8;
+        }
+        for g in g..nb {
+            let y = transpose8(load8(plane, 8 * g)).to_le_bytes();
             for (k, v) in y.iter().enumerate() {
-                rows[(8 * j + k) * nb + g] = *v;
+                r[k * nb + g] = *v;
             }
         }
     }
@@ -149,7 +176,19 @@ fn rows_to_planes_scalar(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize, s
     for j in 0..ts {
         let r = &rows[8 * j * nb..8 * (j + 1) * nb];
         let plane = &mut planes[j * n..(j + 1) * n];
-        for g in start..nb {
+        let mut g = start;
+        while g + 8 <= nb {
+            let mut w = [0u64; 8];
+            for (k, v) in w.iter_mut().enumerate() {
+                *v = load8(r, k * nb + g);
+            }
+            for (c, x) in transpose_bytes(&w).iter().enumerate() {
+                let y = transpose8(*x);
+                plane[8 * (g + c)..8 * (g + c) + 8].copy_from_slice(&y.to_le_bytes());
+            }
+            g += 8;
+        }
+        for g in g..nb {
             let mut b = [0u8; 8];
             for (k, v) in b.iter_mut().enumerate() {
                 *v = r[k * nb + g];
@@ -363,8 +402,8 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     if p.comp == 0 {
         let mut out = vec![0u8; input.len()];
         for (s, d) in input
-            .chunks(p.block * p.ts)
-            .zip(out.chunks_mut(p.block * p.ts))
+            .chunks(p.block.saturating_mul(p.ts))
+            .zip(out.chunks_mut(p.block.saturating_mul(p.ts)))
         {
             bitunshuffle(s, d, p.ts, &mut scratch);
         }
@@ -412,7 +451,6 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
             .ok_or_else(|| bad("truncated block"))?;
         pos += 4 + c;
         let nbytes = elems * p.ts;
-        raw.clear();
         raw.resize(nbytes, 0);
         if p.comp == 2 {
             codec::lz4_decode_into(payload, &mut raw, NAME)?;
@@ -449,8 +487,8 @@ pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     if p.comp == 0 {
         let mut out = vec![0u8; input.len()];
         for (s, d) in input
-            .chunks(p.block * p.ts)
-            .zip(out.chunks_mut(p.block * p.ts))
+            .chunks(p.block.saturating_mul(p.ts))
+            .zip(out.chunks_mut(p.block.saturating_mul(p.ts)))
         {
             bitshuffle(s, d, p.ts, &mut scratch);
         }
@@ -462,11 +500,10 @@ pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     let n = input.len() / p.ts;
     let mut out = Vec::with_capacity(input.len() / 2 + 64);
     out.extend_from_slice(&(input.len() as u64).to_be_bytes());
-    out.extend_from_slice(&((p.block * p.ts) as u32).to_be_bytes());
+    out.extend_from_slice(&(p.block.saturating_mul(p.ts) as u32).to_be_bytes());
     let core = n - (n % p.block) % 8;
     let mut shuf = Vec::new();
-    for blk in input[..core * p.ts].chunks(p.block * p.ts) {
-        shuf.clear();
+    for blk in input[..core * p.ts].chunks(p.block.saturating_mul(p.ts)) {
         shuf.resize(blk.len(), 0);
         bitshuffle(blk, &mut shuf, p.ts, &mut scratch);
         let c = if p.comp == 2 {

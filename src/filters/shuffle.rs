@@ -55,6 +55,20 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
             dst[body..].copy_from_slice(&src[body..]);
             return;
         }
+        if ts == 4 && is_x86_feature_detected!("ssse3") {
+            // SAFETY: SSSE3 is available (checked above); the kernel bounds every access.
+            let done = unsafe { x86::shuffle4_ssse3(&src[..body], &mut dst[..body], n) };
+            for (j, plane) in dst[..body].chunks_exact_mut(n).enumerate() {
+                for (d, s) in plane[done..]
+                    .iter_mut()
+                    .zip(src[4 * done..body].iter().skip(j).step_by(4))
+                {
+                    *d = *s;
+                }
+            }
+            dst[body..].copy_from_slice(&src[body..]);
+            return;
+        }
     }
     shuffle_scalar_body(&src[..body], &mut dst[..body], ts, n);
     dst[body..].copy_from_slice(&src[body..]);
@@ -359,6 +373,31 @@ mod x86 {
             _mm_unpacklo_epi32(a3, b3),
             _mm_unpackhi_epi32(a3, b3),
         ]
+    }
+
+    /// Byte shuffle of 4-byte elements, 16 at a time; returns the count done.
+    #[target_feature(enable = "ssse3")]
+    pub(super) unsafe fn shuffle4_ssse3(src: &[u8], dst: &mut [u8], n: usize) -> usize {
+        debug_assert!(src.len() >= 4 * n && dst.len() >= 4 * n);
+        // Within each 16-byte register (4 elements): gather byte j of every element into dword j.
+        let mask = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        let mut i = 0;
+        while i + 16 <= n {
+            let x0 = _mm_shuffle_epi8(ld(src, 4 * i), mask);
+            let x1 = _mm_shuffle_epi8(ld(src, 4 * i + 16), mask);
+            let x2 = _mm_shuffle_epi8(ld(src, 4 * i + 32), mask);
+            let x3 = _mm_shuffle_epi8(ld(src, 4 * i + 48), mask);
+            let t0 = _mm_unpacklo_epi32(x0, x1);
+            let t1 = _mm_unpackhi_epi32(x0, x1);
+            let t2 = _mm_unpacklo_epi32(x2, x3);
+            let t3 = _mm_unpackhi_epi32(x2, x3);
+            st(dst, i, _mm_unpacklo_epi64(t0, t2));
+            st(dst, n + i, _mm_unpackhi_epi64(t0, t2));
+            st(dst, 2 * n + i, _mm_unpacklo_epi64(t1, t3));
+            st(dst, 3 * n + i, _mm_unpackhi_epi64(t1, t3));
+            i += 16;
+        }
+        i
     }
 
     /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`.

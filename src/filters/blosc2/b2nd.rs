@@ -242,6 +242,75 @@ pub fn reorder(
     Ok(())
 }
 
+/// Copy block `k` (C order of the block grid; `block` holds its padded items)
+/// into its place in the C-order chunk `c`, dropping padding.
+pub fn scatter_block(
+    meta: &Meta,
+    typesize: usize,
+    k: usize,
+    block: &[u8],
+    c: &mut [u8],
+) -> Result<()> {
+    let rank = meta.chunkshape.len();
+    let (cs, bsh) = (&meta.chunkshape, &meta.blockshape);
+    if rank == 0 || bsh.len() != rank {
+        return Err(bad("rank mismatch"));
+    }
+    let items = meta.chunk_items().ok_or_else(|| bad("size overflow"))?;
+    let block_items = bsh.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+    if block_items.and_then(|b| b.checked_mul(typesize)) != Some(block.len())
+        || items.checked_mul(typesize) != Some(c.len())
+    {
+        return Err(bad("buffer sizes do not match the block geometry"));
+    }
+    // Grid coordinates of block k.
+    let mut g = vec![0usize; rank];
+    let mut rem = k;
+    for d in (0..rank).rev() {
+        let n = cs[d].div_ceil(bsh[d]);
+        g[d] = rem % n;
+        rem /= n;
+    }
+    if rem != 0 {
+        return Err(bad("block index out of range"));
+    }
+    let last = rank - 1;
+    let row = bsh[last];
+    let x0 = g[last] * row;
+    let n = row.min(cs[last] - x0);
+    let mut cstride = vec![1usize; rank];
+    for i in (0..last).rev() {
+        cstride[i] = cstride[i + 1] * cs[i + 1];
+    }
+    let mut b = vec![0usize; rank];
+    for (r, src) in block.chunks_exact(row * typesize).enumerate() {
+        if r > 0 {
+            for d in (0..last).rev() {
+                b[d] += 1;
+                if b[d] < bsh[d] {
+                    break;
+                }
+                b[d] = 0;
+            }
+        }
+        let mut off = x0;
+        let mut inside = true;
+        for d in 0..last {
+            let x = g[d] * bsh[d] + b[d];
+            if x >= cs[d] {
+                inside = false;
+                break;
+            }
+            off += x * cstride[d];
+        }
+        if inside {
+            let co = off * typesize;
+            c[co..co + n * typesize].copy_from_slice(&src[..n * typesize]);
+        }
+    }
+    Ok(())
+}
+
 /// Block shape the HDF5 filter picks for `chunk` with a target of `target_bytes`.
 pub fn block_shape(chunk: &[usize], typesize: usize, target_bytes: usize) -> Vec<usize> {
     let n = target_bytes / typesize.max(1);
@@ -300,6 +369,11 @@ mod tests {
         let mut back = vec![0u8; 35];
         reorder(&meta, 1, &mut blocked, &mut back, true).unwrap();
         assert_eq!(back, c);
+        let mut by_block = vec![0u8; 35];
+        for (k, blk) in blocked.chunks(8).enumerate() {
+            scatter_block(&meta, 1, k, blk, &mut by_block).unwrap();
+        }
+        assert_eq!(by_block, c);
     }
 
     #[test]

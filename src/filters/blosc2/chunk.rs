@@ -230,20 +230,47 @@ impl ChunkDecoder {
             return Err(Error::unsupported("Blosc2 chunk", 0, "instrumented chunk"));
         }
         self.check_codec_and_filters(&h)?;
-        let bs = h.blocksize.min(h.nbytes);
-        if bs == 0 {
-            return Err(bad("zero block size"));
-        }
-        let nblocks = h.nbytes.div_ceil(bs);
-        if nblocks > (h.cbytes - hl) / 4 {
-            return Err(bad("bstarts do not fit the chunk"));
-        }
+        let (bs, _) = block_layout(&h)?;
         let (first, rest) = dst.split_at_mut(bs);
         self.decode_block(&h, chunk, 0, first, None)?;
         for (k, blk) in rest.chunks_mut(bs).enumerate() {
             self.decode_block(&h, chunk, k + 1, blk, Some(first))?;
         }
         Ok(())
+    }
+
+    /// Decode only block `k` into `out` (exactly that block's length), e.g. to
+    /// serve a window of a B2ND chunk. Chunks using delta can only be decoded
+    /// whole (blocks depend on block 0), as can memcpyed and special chunks.
+    pub fn decode_single_block(&mut self, chunk: &[u8], k: usize, out: &mut [u8]) -> Result<()> {
+        let h = Header::parse(chunk)?;
+        let chunk = &chunk[..h.cbytes];
+        if h.memcpyed() || (h.extended && h.special() != 0) || h.blosc2_flags & 0x81 != 0 {
+            return Err(Error::InvalidArgument(
+                "chunk has no independently decodable blocks".into(),
+            ));
+        }
+        if k > 0 && h.filters.contains(&filter::DELTA) {
+            return Err(Error::unsupported(
+                "Blosc2 chunk",
+                0,
+                "single block of a delta chunk",
+            ));
+        }
+        self.check_codec_and_filters(&h)?;
+        let (bs, nblocks) = block_layout(&h)?;
+        let len = if k + 1 == nblocks {
+            h.nbytes - k * bs
+        } else {
+            bs
+        };
+        if k >= nblocks || out.len() != len {
+            return Err(Error::InvalidArgument(format!(
+                "block {k} of {nblocks} does not have {} bytes",
+                out.len()
+            )));
+        }
+        self.decode_block(&h, chunk, k, out, None)
     }
 
     fn check_codec_and_filters(&self, h: &Header) -> Result<()> {
@@ -310,36 +337,39 @@ impl ChunkDecoder {
         }
         // General path: streams into scratch, then undo filters slot 5 → 0.
         let mut a = std::mem::take(&mut self.a);
-        a.clear();
         a.resize(bsize, 0);
         let mut pos = start;
         for part in a.chunks_mut(bsize / nstreams) {
             pos = self.stream_into(h, chunk, pos, part)?;
         }
         let mut b = std::mem::take(&mut self.b);
-        b.clear();
         b.resize(bsize, 0);
-        for (f, meta) in active.iter().rev() {
+        let nf = active.len();
+        for (i, (f, meta)) in active.iter().rev().enumerate() {
+            // The last filter to undo writes straight into the output block.
+            let last = i + 1 == nf;
+            let dst: &mut [u8] = if last { &mut *out } else { &mut b };
             let ts = h.typesize;
             match *f {
                 filter::SHUFFLE => {
                     let es = if *meta != 0 { usize::from(*meta) } else { ts };
-                    shuffle::unshuffle(&a, &mut b, es);
+                    shuffle::unshuffle(&a, dst, es);
                 }
                 filter::BITSHUFFLE => {
                     let n = bsize / ts;
                     if h.version <= 2 && (n % 8 != 0 || h.blocksize < ts) {
-                        b.copy_from_slice(&a);
+                        dst.copy_from_slice(&a);
                     } else {
-                        bitshuffle::bitunshuffle(&a, &mut b, ts, &mut self.bits);
+                        bitshuffle::bitunshuffle(&a, dst, ts, &mut self.bits);
                     }
                 }
-                filter::DELTA => delta_decode(&a, &mut b, ref0, ts),
-                _ => b.copy_from_slice(&a),
+                filter::DELTA => delta_decode(&a, dst, ref0, ts),
+                _ => dst.copy_from_slice(&a),
             }
-            std::mem::swap(&mut a, &mut b);
+            if !last {
+                std::mem::swap(&mut a, &mut b);
+            }
         }
-        out.copy_from_slice(&a);
         self.a = a;
         self.b = b;
         Ok(())
@@ -356,7 +386,6 @@ impl ChunkDecoder {
     ) -> Result<()> {
         let neblock = out.len() / nstreams;
         let mut a = std::mem::take(&mut self.a);
-        a.clear();
         a.resize(out.len(), 0);
         let mut kinds = Vec::with_capacity(nstreams);
         let mut pos = start;
@@ -424,6 +453,19 @@ impl ChunkDecoder {
         }
         Ok(p + c)
     }
+}
+
+/// Block size and block count of a block-structured chunk, checked against its size.
+pub fn block_layout(h: &Header) -> Result<(usize, usize)> {
+    let bs = h.blocksize.min(h.nbytes);
+    if bs == 0 {
+        return Err(bad("zero block size"));
+    }
+    let nblocks = h.nbytes.div_ceil(bs);
+    if nblocks > (h.cbytes - h.header_len()) / 4 {
+        return Err(bad("bstarts do not fit the chunk"));
+    }
+    Ok((bs, nblocks))
 }
 
 /// Fill `dst` for a special-value chunk (§3.6.2).

@@ -57,7 +57,7 @@ fn fail(filter: &str, what: impl std::fmt::Display) -> Error {
 
 /// Decode a raw LZ4 block into exactly `dst.len()` bytes.
 pub fn lz4_decode_into(src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
-    match lz4_flex::block::decompress_into(src, dst) {
+    match super::lz4block::decode(src, dst) {
         Ok(n) if n == dst.len() => Ok(()),
         Ok(n) => Err(fail(
             filter,

@@ -79,7 +79,7 @@ impl<'a> Frame<'a> {
             return Err(bad("header length out of range"));
         }
         let gflags = *bytes.get(25).ok_or_else(|| bad("truncated"))?;
-        if gflags & 0x0f > 2 || gflags & 0xc0 != 0 {
+        if gflags & 0x0f > 3 || gflags & 0xc0 != 0 {
             return Err(Error::unsupported(
                 "Blosc2 frame",
                 0,
@@ -272,7 +272,7 @@ fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>>
         expect(b, off, 0xC6)?;
         let clen = be(b, off + 1, 4)? as usize;
         let content = b
-            .get(off + 5..off.saturating_add(5).saturating_add(clen))
+            .get(off.saturating_add(5)..off.saturating_add(5).saturating_add(clen))
             .ok_or_else(|| bad("metalayer content outside the frame"))?;
         out.push((String::from_utf8_lossy(name).into_owned(), content));
     }

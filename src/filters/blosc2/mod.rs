@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod codec;
 pub mod encode_chunk;
 pub mod frame;
+pub mod lz4block;
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
@@ -162,6 +163,24 @@ pub fn decode_into(
     }
     if meta.is_c_order() && f.nbytes == dst.len() {
         return f.decode_into(dec, dst);
+    }
+    if let frame::ChunkRef::Data(c) = f.chunk(0)? {
+        let h = chunk::Header::parse(c)?;
+        let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+        let whole_only = h.memcpyed()
+            || (h.extended && h.special() != 0)
+            || h.filters.contains(&chunk::filter::DELTA);
+        let by_block = !whole_only && h.blocksize == block_bytes && h.nbytes == f.nbytes;
+        if by_block {
+            // Each block is decoded into a small scratch and scattered into place.
+            let nblocks = h.nbytes / block_bytes;
+            let mut scratch = vec![0u8; block_bytes];
+            for k in 0..nblocks {
+                dec.decode_single_block(c, k, &mut scratch)?;
+                b2nd::scatter_block(&meta, ts, k, &scratch, dst)?;
+            }
+            return Ok(());
+        }
     }
     let mut tmp = vec![0u8; f.nbytes];
     f.decode_into(dec, &mut tmp)?;
