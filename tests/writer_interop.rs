@@ -481,7 +481,9 @@ fn chunked() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     let rows: Vec<Vec<u16>> = v.chunks(5).map(|c| c.to_vec()).collect();
-    exp.push(json!({"path": "/edges", "kind": "dataset", "chunks": [3, 2], "value": rows}));
+    exp.push(
+        json!({"path": "/edges", "kind": "dataset", "chunks": [3, 2], "nchunks": 9, "value": rows}),
+    );
     // Many chunks (more than 1024 entries).
     let v: Vec<f32> = (0..5000).map(|i| i as f32).collect();
     w.create_dataset(
@@ -540,6 +542,31 @@ fn chunked() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     exp.push(json!({"path": "/unlim_empty", "kind": "dataset", "shape": [0], "value": []}));
+    // One unlimited dimension that is not the first, and many chunks (super blocks).
+    let v: Vec<i32> = (0..(3 * 2000)).collect();
+    w.create_dataset(
+        r,
+        "unlim_last",
+        DatasetSpec::new(Datatype::int(4, true), &[3, 2000])
+            .with_maxshape(&[Some(3), None])
+            .chunked(&[2, 3], vec![]),
+        to_bytes(&v),
+    )
+    .unwrap();
+    let rows: Vec<Vec<i32>> = v.chunks(2000).map(|c| c.to_vec()).collect();
+    exp.push(json!({"path": "/unlim_last", "kind": "dataset", "maxshape": [3, null], "nchunks": 1334, "value": rows}));
+    // 131 100 chunks: past the 131 060 entries that 1024-entry data blocks cover.
+    let v: Vec<u8> = (0..131_100u32).map(|i| (i % 251) as u8).collect();
+    w.create_dataset(
+        r,
+        "unlim_many",
+        DatasetSpec::new(Datatype::int(1, false), &[131_100])
+            .with_maxshape(&[None])
+            .chunked(&[1], vec![]),
+        v.clone(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/unlim_many", "kind": "dataset", "nchunks": 131_100, "value": v}));
     // Unwritten chunks read as the fill value.
     w.create_dataset(
         r,
@@ -561,7 +588,7 @@ fn chunked() -> (FileWriter, Vec<Value>) {
         )
         .unwrap();
     w.write_raw_chunk(d, &[1], to_bytes(&[8i32, 9]), 0).unwrap();
-    exp.push(json!({"path": "/raw", "kind": "dataset", "value": [0, 0, 8, 9]}));
+    exp.push(json!({"path": "/raw", "kind": "dataset", "nchunks": 1, "value": [0, 0, 8, 9]}));
     (w, exp)
 }
 

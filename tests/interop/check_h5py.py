@@ -119,6 +119,8 @@ def check_file(path):
                     ids = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
                     if ids != exp["filters"]:
                         problems.append(f"{p}: filters {ids} != {exp['filters']}")
+                if "nchunks" in exp and obj.id.get_num_chunks() != exp["nchunks"]:
+                    problems.append(f"{p}: {obj.id.get_num_chunks()} chunks != {exp['nchunks']}")
                 if exp.get("null"):
                     pass
                 elif "value" in exp:

@@ -6,6 +6,7 @@
 //! or a version 2 B-tree (types 10/11) when a dimension is extendible.
 
 use super::btree_v2::{self, BTreeParams};
+use super::extensible_array;
 use super::file_writer::Sink;
 use super::messages::{self, log2_floor, put_var, ChunkIndexInfo, UNDEF};
 use crate::error::{Error, Result};
@@ -285,8 +286,54 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
             addr,
         ));
     }
+    let unlimited: Vec<usize> = (0..rank).filter(|&i| input.max[i].is_none()).collect();
+    if let [unlim] = unlimited[..] {
+        let entries = ea_entries(input, unlim, &stored, filtered, csl);
+        let entry = if filtered { 8 + csl + 4 } else { 8 };
+        let (addr, info) = extensible_array::write(sink, &entries, entry, filtered)?;
+        return Ok(messages::layout_chunked(input.chunk, elem, &info, addr));
+    }
     let (addr, info) = write_btree_index(sink, rank, &mut stored, filtered, csl)?;
     Ok(messages::layout_chunked(input.chunk, elem, &info, addr))
+}
+
+fn encode_entry(s: &Stored, filtered: bool, csl: usize) -> Vec<u8> {
+    let mut e = s.addr.to_le_bytes().to_vec();
+    if filtered {
+        put_var(&mut e, s.size, csl);
+        e.extend_from_slice(&s.mask.to_le_bytes());
+    }
+    e
+}
+
+/// Extensible array entries keyed by libhdf5's chunk index: the unlimited
+/// dimension moved first, the others strided by their maximum chunk counts.
+fn ea_entries(
+    input: &ChunkedInput,
+    unlim: usize,
+    stored: &[Stored],
+    filtered: bool,
+    csl: usize,
+) -> BTreeMap<u64, Vec<u8>> {
+    let rank = input.dims.len();
+    let order: Vec<usize> = std::iter::once(unlim)
+        .chain((0..rank).filter(|&i| i != unlim))
+        .collect();
+    let max_chunks: Vec<u64> = order
+        .iter()
+        .map(|&i| input.max[i].unwrap_or(0).div_ceil(input.chunk[i]))
+        .collect();
+    stored
+        .iter()
+        .map(|s| {
+            let swz: Vec<u64> = order.iter().map(|&i| s.scaled[i]).collect();
+            let mut idx = swz[0];
+            for k in 1..rank {
+                idx = idx * max_chunks[k] + swz[k];
+            }
+            (idx, encode_entry(s, filtered, csl))
+        })
+        .collect()
 }
 
 fn linear(scaled: &[u64], grid: &[u64]) -> u64 {

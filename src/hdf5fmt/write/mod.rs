@@ -8,7 +8,8 @@
 //! info + group info, compact link messages up to 8 links, then a fractal heap and
 //! a type 5 v2 B-tree); attributes compact up to 8 (and under 64 KiB each), else a
 //! fractal heap and a type 8 v2 B-tree; layouts compact, contiguous, or chunked
-//! (layout v4: single chunk, fixed array, or v2 B-tree for extendible datasets);
+//! (layout v4: single chunk, fixed array, extensible array for one unlimited
+//! dimension, v2 B-tree for several);
 //! fill value message v3; filter pipeline v2; variable-length data in global heap
 //! collections.
 //!
@@ -27,6 +28,7 @@
 pub mod atomic;
 pub mod btree_v2;
 pub mod chunks;
+pub mod extensible_array;
 pub mod file_writer;
 pub mod fractal_heap;
 pub mod global_heap;
