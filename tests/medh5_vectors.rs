@@ -977,3 +977,22 @@ fn invalid_samples_are_refused() {
     s.annotations[0].annotated_class_ids = vec![1, 2];
     assert_eq!(code(s), "E404");
 }
+
+/// Throughput of the streaming dataset digest (run with `--release -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn hash_throughput() {
+    let data: Vec<u8> = (0..64u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    for algo in [DigestAlgo::Sha256, DigestAlgo::Sha512, DigestAlgo::Blake2b] {
+        let t = std::time::Instant::now();
+        let mut h = integrity::DatasetHasher::new(algo, "images/CT", "|u1", &[data.len() as u64]);
+        for chunk in data.chunks(1 << 20) {
+            h.update(chunk);
+        }
+        let d = h.finish();
+        let secs = t.elapsed().as_secs_f64();
+        println!("{}: {:.0} MiB/s ({})", algo.name(), 64.0 / secs, &d[..20]);
+    }
+}
