@@ -8,6 +8,7 @@ pub mod attribute;
 pub mod canonical_json;
 pub mod chunking;
 pub mod document;
+pub mod index;
 pub mod integrity;
 pub mod model;
 pub mod plan;
