@@ -303,9 +303,9 @@ pub fn build_entry(
                 .collect()
         });
         let mut coords: Vec<i32> = Vec::new();
-        let mut ordinal = 0u64;
         let mut c = vec![0u64; s];
-        for (flat, _) in fg.iter().enumerate().filter(|(_, on)| **on) {
+        for (ordinal, (flat, _)) in fg.iter().enumerate().filter(|(_, on)| **on).enumerate() {
+            let ordinal = ordinal as u64;
             let mut rem = flat as u64;
             for ax in (0..s).rev() {
                 c[ax] = rem % spatial[ax];
@@ -327,7 +327,6 @@ pub fn build_entry(
             if picks.as_ref().map_or(true, |p| p.contains(&ordinal)) {
                 coords.extend(c.iter().map(|&v| v as i32));
             }
-            ordinal += 1;
         }
         for ax in 0..s {
             if total == 0 {
