@@ -431,3 +431,100 @@ pub fn v3_index_matches_readme() {
         [-0.5, 3.5, -0.5, 7.5, -0.5, 7.5, 10.5, 15.5, 50.5, 63.5, -0.5, 63.5]
     );
 }
+
+/// Chunk shapes of grids without `chunk_hint` (optimiser, patch_hint, channel
+/// axes, stacked layers) equal what the reference writer chose on the host
+/// recorded in `tests/data/chunk_cases.json` (its detected L3 is replayed).
+#[test]
+fn plan_chunks_match_reference_writer() {
+    use purehdf::medh5::model::grid::AxisKind;
+    let text = std::fs::read_to_string(data_dir().join("chunk_cases.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let l3 = v["l3_bytes"].as_u64().unwrap();
+    let u = |x: &serde_json::Value| -> Vec<u64> {
+        x.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_u64().unwrap())
+            .collect()
+    };
+    for case in v["cases"].as_array().unwrap() {
+        let g = &case["grid"];
+        let shape = u(&g["shape"]);
+        let spacing: Vec<f64> = g["spacing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_f64().unwrap())
+            .collect();
+        let mut grid = match g["axis_kinds"].as_array() {
+            Some(k) => {
+                let kinds: Vec<AxisKind> = k
+                    .iter()
+                    .map(|s| match s.as_str().unwrap() {
+                        "channel" => AxisKind::Channel,
+                        "time" => AxisKind::Time,
+                        _ => AxisKind::Spatial,
+                    })
+                    .collect();
+                Grid::with_axes("g", &shape, &kinds, &spacing)
+            }
+            None => Grid::new("g", &shape, &spacing),
+        };
+        if let Some(p) = g["patch_hint"].as_array() {
+            grid.patch_hint = Some(p.iter().map(|e| e.as_i64().unwrap()).collect());
+        }
+        let spatial = grid.spatial_shape();
+        let n: usize = spatial.iter().product::<u64>() as usize;
+        let total: usize = shape.iter().product::<u64>() as usize;
+        let dtype = match case["dtype"].as_str().unwrap() {
+            "<i2" => NumDtype::I16,
+            "<f4" => NumDtype::F32,
+            "|u1" => NumDtype::U8,
+            "<f8" => NumDtype::F64,
+            other => panic!("{other}"),
+        };
+        let mut s = Sample::new("x", "S");
+        s.grids.push(grid);
+        let img =
+            ArrayData::from_bytes(dtype, shape.clone(), vec![0; total * dtype.size() as usize])
+                .unwrap();
+        s.images.push(Image::new("I", "g", "CT", img));
+        s.document.label_set = Some(LabelSet::from_keys(
+            "demo",
+            "1.0.0",
+            &["liver", "spleen", "kidney"],
+        ));
+        // Index sums along the spatial axes, as np.indices(spatial).sum(0).
+        let sums: Vec<u64> = (0..n as u64)
+            .map(|mut f| {
+                let mut t = 0;
+                for &d in spatial.iter().rev() {
+                    t += f % d;
+                    f /= d;
+                }
+                t
+            })
+            .collect();
+        let a: Vec<bool> = sums.iter().map(|t| t % 3 == 0).collect();
+        let b: Vec<bool> = sums.iter().map(|t| t % 5 == 0).collect();
+        let lay = encode::encode_layers(&[(1, &a), (2, &b)], &spatial).unwrap();
+        s.annotations
+            .push(Annotation::new("lay", "g", &[1, 2], lay));
+        let lm = encode::encode_labelmap(&[(1, &a)], &spatial).unwrap();
+        s.annotations.push(Annotation::new("lm", "g", &[1], lm));
+        let opts = WriteOptions {
+            l3_bytes: Some(l3),
+            ..WriteOptions::default()
+        };
+        let plan = s.into_plan(opts).unwrap();
+        for (path, want) in case["chunks"].as_object().unwrap() {
+            let got = match &plan.dataset(path).unwrap().layout {
+                Layout::Contiguous => None,
+                Layout::Chunked { dims, .. } => Some(dims.clone()),
+            };
+            let want = want.as_array().map(|_| u(want));
+            assert_eq!(got, want, "{} {path}", case["name"]);
+        }
+    }
+}
