@@ -1,8 +1,14 @@
 //! The medh5 medical-imaging container (`shared/spec/medh5.md`).
 //!
-//! Pure logic only (no HDF5 I/O): float text and canonical JSON, the `/meta`
-//! document, digests and `content_id`, codec profiles, the chunk optimiser and
-//! the sample model with its write plan.
+//! Pure logic only (no HDF5 I/O yet):
+//! - [`pyfloat`], [`canonical_json`]: Python float repr, canonical and `/meta` JSON (§0, §3.3, §5.5, §5.6);
+//! - [`document`]: the `/meta` sample document (§3);
+//! - [`attribute`]: typed attribute values, their HDF5 types and canonical JSON (§2.3, §5.5);
+//! - [`integrity`]: digest strings, per-dataset digests, `content_id` (§5);
+//! - [`profiles`], [`chunking`]: codec pipelines, contiguous threshold, chunk optimiser (§6.1–§6.5);
+//! - [`model`]: grids, images, annotations and their encodings, with validation (§2);
+//! - [`index`]: the sampling index (§6.8);
+//! - [`plan`]: the ordered write plan an HDF5 writer executes (§2, §5.3, §8).
 
 pub mod attribute;
 pub mod canonical_json;
@@ -10,6 +16,7 @@ pub mod check;
 pub mod chunking;
 pub mod create;
 pub mod document;
+pub mod index;
 pub mod integrity;
 pub mod model;
 pub mod plan;

@@ -5,6 +5,7 @@
 
 use super::attribute::{vlen_utf8, AttrValue};
 use super::chunking::{detect_l3_bytes, guess_chunk};
+use super::index::{build_entry, IndexEntry};
 use super::integrity::{self, ContentIdInput, DigestAlgo};
 use super::model::{ArrayData, Sample};
 use super::profiles::{is_contiguous, Profile, Role};
@@ -175,6 +176,105 @@ impl Planner {
         Ok(())
     }
 
+    /// The steps of `/index/<ann_id>/` (§6.8): `source_digest` is the group
+    /// digest of the annotation's datasets, always in sha256.
+    fn index_entry(
+        &mut self,
+        ann_id: &str,
+        e: IndexEntry,
+        opts: super::index::IndexOptions,
+    ) -> Result<()> {
+        let prefix = format!("annotations/{ann_id}/");
+        let children: Vec<(String, String)> = self
+            .digests
+            .iter()
+            .filter_map(|(p, d)| {
+                let name = p.strip_prefix(&prefix)?;
+                (!name.contains('/')).then(|| (name.to_string(), d.clone()))
+            })
+            .collect();
+        let children = if self.opts.digest_algo == DigestAlgo::Sha256 {
+            children
+        } else {
+            // Recompute the children's digests in sha256 for the source digest.
+            self.sha256_children(&prefix)
+        };
+        let source = integrity::group_digest(DigestAlgo::Sha256, &children);
+        let base = format!("index/{ann_id}");
+        self.steps.push(PlanStep::Group {
+            path: format!("/{base}"),
+            attrs: vec![
+                ("source_digest".to_string(), AttrValue::Str(source)),
+                (
+                    "max_coords".to_string(),
+                    AttrValue::i64(opts.max_coords as i64),
+                ),
+                ("seed".to_string(), AttrValue::i64(opts.seed as i64)),
+            ],
+        });
+        self.dataset(&format!("{base}/class_ids"), e.class_ids, None, Vec::new())?;
+        self.dataset(
+            &format!("{base}/voxel_counts"),
+            e.voxel_counts,
+            None,
+            Vec::new(),
+        )?;
+        self.dataset(
+            &format!("{base}/class_bboxes"),
+            e.class_bboxes,
+            None,
+            Vec::new(),
+        )?;
+        self.steps.push(PlanStep::Group {
+            path: format!("/{base}/fg_coords"),
+            attrs: Vec::new(),
+        });
+        for (class, coords) in e.fg_coords {
+            self.dataset(
+                &format!("{base}/fg_coords/{class}"),
+                coords,
+                None,
+                Vec::new(),
+            )?;
+        }
+        if let Some(occ) = e.occupancy {
+            let mut chunk = vec![1u64];
+            chunk.extend(occ.shape.iter().skip(1));
+            self.dataset(&format!("{base}/occupancy"), occ, Some(chunk), Vec::new())?;
+        }
+        Ok(())
+    }
+
+    /// sha256 digests of the datasets planned directly under `prefix`.
+    fn sha256_children(&self, prefix: &str) -> Vec<(String, String)> {
+        self.steps
+            .iter()
+            .filter_map(|s| match s {
+                PlanStep::Dataset(d) => {
+                    let rel = d.path.trim_start_matches('/');
+                    let name = rel.strip_prefix(prefix)?;
+                    let PlanData::Bytes(bytes) = &d.data else {
+                        return None;
+                    };
+                    let descr = integrity::dtype_descr(&d.datatype)?;
+                    (!name.contains('/')).then(|| {
+                        (
+                            name.to_string(),
+                            integrity::dataset_digest(
+                                DigestAlgo::Sha256,
+                                rel,
+                                &descr,
+                                &d.shape,
+                                bytes,
+                            ),
+                        )
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     fn covered(&mut self, rel: &str, attrs: &[(String, AttrValue)]) {
         if let Some(names) = integrity::covered_names(rel) {
             self.attr_objects.push((
@@ -209,8 +309,10 @@ impl Sample {
             grids,
             images,
             annotations,
+            index,
             ..
         } = self;
+        let mut entries: Vec<(String, IndexEntry)> = Vec::new();
         for g in &grids {
             let attrs = g.attrs();
             p.covered(&format!("grids/{}", g.id), &attrs);
@@ -240,6 +342,13 @@ impl Sample {
                 attrs,
             });
             let grid = grid_of(&ann.grid);
+            if let (Some(opts), Some(g)) = (&index, grid) {
+                if !matches!(ann.encoding, super::model::Encoding::Mask { .. }) {
+                    let entry =
+                        build_entry(&ann.encoding, &ann.class_ids, &g.spatial_shape(), opts)?;
+                    entries.push((ann.id.clone(), entry));
+                }
+            }
             for (name, array) in ann.encoding.into_datasets() {
                 let chunk = match (name, grid) {
                     ("data", Some(g)) => Some(g.annotation_chunks(
@@ -250,6 +359,17 @@ impl Sample {
                     _ => None,
                 };
                 p.dataset(&format!("{rel}/{name}"), array, chunk, Vec::new())?;
+            }
+        }
+        if let Some(opts) = index {
+            if !entries.is_empty() {
+                p.steps.push(PlanStep::Group {
+                    path: "/index".to_string(),
+                    attrs: Vec::new(),
+                });
+            }
+            for (ann_id, entry) in entries {
+                p.index_entry(&ann_id, entry, opts)?;
             }
         }
         p.steps.push(PlanStep::Dataset(DatasetSpec {

@@ -241,6 +241,35 @@ pub fn is_contiguous(shape: &[u64], element_size: u64) -> bool {
     }
 }
 
+/// Whether a dataset trips W902 (§6.2): outside `meta` and `index/`, raw size
+/// ≥ 1 MiB (vlen strings count 8 bytes per element) and stored unchunked or
+/// unfiltered; or a stacked annotation `data` whose first chunk extent is not 1.
+pub fn is_w902(
+    path: &str,
+    shape: &[u64],
+    element_size: u64,
+    chunks: Option<&[u64]>,
+    filtered: bool,
+    stacked: bool,
+) -> bool {
+    let p = path.trim_start_matches('/');
+    if p == "meta" || p == "index" || p.starts_with("index/") {
+        return false;
+    }
+    if stacked {
+        if let Some(c) = chunks {
+            if c.first().is_some_and(|&f| f != 1) {
+                return true;
+            }
+        }
+    }
+    let bytes = shape
+        .iter()
+        .try_fold(element_size, |acc, &d| acc.checked_mul(d))
+        .unwrap_or(u64::MAX);
+    bytes >= BULK_MIN_BYTES && (chunks.is_none() || !filtered)
+}
+
 /// Describe a stored pipeline the way `medh5 info` does: `contiguous` for no
 /// layout filters, `blosc2:<cname>:<clevel>+<shuffle>`, `gzip:<level>[+shuffle]`,
 /// `zstd:<level>`, `lzf`, `szip`, else `filter:<id>`; stages joined by `+`.
@@ -346,6 +375,59 @@ mod tests {
             "blosc2:zstd:9+bitshuffle"
         );
         assert_eq!(describe_pipeline(&[]), "contiguous");
+    }
+
+    #[test]
+    fn bulk_warning() {
+        assert!(is_w902("images/CT", &[64, 128, 128], 1, None, false, false));
+        assert!(!is_w902(
+            "images/CT",
+            &[64, 128, 128],
+            1,
+            Some(&[64, 64, 64]),
+            true,
+            false
+        ));
+        assert!(is_w902(
+            "images/CT",
+            &[64, 128, 128],
+            1,
+            Some(&[64, 64, 64]),
+            false,
+            false
+        ));
+        assert!(!is_w902(
+            "images/CT",
+            &[64, 128, 127],
+            1,
+            None,
+            false,
+            false
+        ));
+        assert!(!is_w902(
+            "index/a/occupancy",
+            &[64, 128, 128],
+            1,
+            None,
+            false,
+            false
+        ));
+        assert!(is_w902(
+            "annotations/l/data",
+            &[2, 8, 8, 8],
+            1,
+            Some(&[2, 8, 8, 8]),
+            true,
+            true
+        ));
+        assert!(!is_w902(
+            "annotations/l/data",
+            &[2, 8, 8, 8],
+            1,
+            Some(&[1, 8, 8, 8]),
+            true,
+            true
+        ));
     }
 
     #[test]

@@ -46,9 +46,14 @@ fn check_masks<'a>(masks: &[ClassMask<'a>], n: usize) -> Result<Vec<ClassMask<'a
 /// descending then id ascending, each gets the smallest colour none of its
 /// neighbours has (the reference's `greedy_colour`).
 pub fn greedy_colour(class_ids: &[u16], edges: &[(u16, u16)]) -> BTreeMap<u16, usize> {
-    let degree = |c: u16| edges.iter().filter(|(a, b)| *a == c || *b == c).count();
+    let mut degree: BTreeMap<u16, usize> = BTreeMap::new();
+    for &(a, b) in edges {
+        *degree.entry(a).or_default() += 1;
+        *degree.entry(b).or_default() += 1;
+    }
+    let deg = |c: u16| degree.get(&c).copied().unwrap_or(0);
     let mut order: Vec<u16> = class_ids.to_vec();
-    order.sort_by(|&a, &b| degree(b).cmp(&degree(a)).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| deg(b).cmp(&deg(a)).then(a.cmp(&b)));
     let mut colour: BTreeMap<u16, usize> = BTreeMap::new();
     for c in order {
         let used: Vec<usize> = edges
@@ -65,19 +70,60 @@ pub fn greedy_colour(class_ids: &[u16], edges: &[(u16, u16)]) -> BTreeMap<u16, u
     colour
 }
 
+/// Pairs of classes (ascending ids) that share at least one voxel; one pass
+/// over the voxels, reading each mask once.
+fn overlap_edges(masks: &[ClassMask<'_>], n: usize) -> Vec<(u16, u16)> {
+    let mut edges = std::collections::BTreeSet::new();
+    let mut on: Vec<u16> = Vec::new();
+    for v in 0..n {
+        on.clear();
+        for (c, m) in masks {
+            if m.get(v).copied().unwrap_or(false) {
+                on.push(*c);
+            }
+        }
+        for (i, &a) in on.iter().enumerate() {
+            for &b in &on[i + 1..] {
+                edges.insert((a, b));
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// `labelmap`: mutually exclusive class masks painted into one array, uint8
+/// when every class id is ≤ 254, else uint16; overlapping classes are E404.
+pub fn encode_labelmap(masks: &[ClassMask<'_>], spatial: &[u64]) -> Result<Encoding> {
+    let n = voxel_count(spatial)?;
+    let masks = check_masks(masks, n)?;
+    let mut vals = vec![0u16; n];
+    for (c, m) in &masks {
+        for (v, &on) in vals.iter_mut().zip(m.iter()) {
+            if on {
+                if *v != 0 {
+                    return Err(err(
+                        "E404",
+                        format!("classes {} and {c} overlap; use layers", *v),
+                    ));
+                }
+                *v = *c;
+            }
+        }
+    }
+    let data = if masks.iter().all(|m| m.0 <= 254) {
+        ArrayData::from_slice(spatial, &vals.iter().map(|&v| v as u8).collect::<Vec<u8>>())?
+    } else {
+        ArrayData::from_slice(spatial, &vals)?
+    };
+    Ok(Encoding::Labelmap { data })
+}
+
 /// `layers`: one labelmap per colour of the overlap graph; returns the encoding.
 pub fn encode_layers(masks: &[ClassMask<'_>], spatial: &[u64]) -> Result<Encoding> {
     let n = voxel_count(spatial)?;
     let masks = check_masks(masks, n)?;
     let ids: Vec<u16> = masks.iter().map(|m| m.0).collect();
-    let mut edges = Vec::new();
-    for (i, (a, ma)) in masks.iter().enumerate() {
-        for (b, mb) in masks.iter().skip(i + 1) {
-            if ma.iter().zip(mb.iter()).any(|(x, y)| *x && *y) {
-                edges.push((*a, *b));
-            }
-        }
-    }
+    let edges = overlap_edges(&masks, n);
     let colour = greedy_colour(&ids, &edges);
     let n_layers = colour.values().max().map_or(0, |m| m + 1);
     let mut layers: Vec<Vec<u16>> = vec![Vec::new(); n_layers];
@@ -345,6 +391,25 @@ mod tests {
         assert_eq!(words, [0b11, 0b10, 0, 0b01]);
         assert!(encode_layers(&[(0, &a)], &[2, 2]).is_err());
         assert!(encode_layers(&[(1, &a[..3])], &[2, 2]).is_err());
+    }
+
+    #[test]
+    fn labelmap_from_masks() {
+        let a = [true, false, false, false];
+        let b = [false, false, true, false];
+        let Encoding::Labelmap { data } = encode_labelmap(&[(2, &b), (1, &a)], &[2, 2]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (data.dtype, data.bytes.clone()),
+            (NumDtype::U8, vec![1, 0, 2, 0])
+        );
+        let Encoding::Labelmap { data } = encode_labelmap(&[(300, &a)], &[2, 2]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(data.dtype, NumDtype::U16);
+        assert!(encode_labelmap(&[(1, &a), (2, &a)], &[2, 2]).is_err());
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct Sample {
     pub annotations: Vec<Annotation>,
     /// Profiles the caller declares in addition to the inferred ones.
     pub declared_profiles: Vec<String>,
+    /// Build a sampling index (§6.8) for every non-`mask` annotation.
+    pub index: Option<crate::medh5::index::IndexOptions>,
 }
 
 impl Sample {
@@ -60,6 +62,14 @@ impl Sample {
         if multi {
             p.push("longitudinal".to_string());
         }
+        if self.index.is_some()
+            && self
+                .annotations
+                .iter()
+                .any(|a| !matches!(a.encoding, Encoding::Mask { .. }))
+        {
+            p.push("training".to_string());
+        }
         p.extend(self.declared_profiles.iter().cloned());
         p.sort();
         p.dedup();
@@ -74,6 +84,9 @@ impl Sample {
         }
         if self.images.is_empty() {
             return Err(err("E201", "a sample needs at least one image"));
+        }
+        if self.index.is_some_and(|o| o.max_coords == 0) {
+            return Err(err("E005", "index max_coords must be at least 1"));
         }
         for p in &self.declared_profiles {
             if !KNOWN_PROFILES.contains(&p.as_str()) {
