@@ -1,8 +1,8 @@
 //! Golden files (tests/golden/*.h5, written by h5py/libhdf5 with make_golden.py):
 //! dumps each one and compares with the oracle's description the way
-//! `check_dump.py` does. Objects that already match are pinned in `MUST_MATCH`, so a
-//! regression fails; the whole-file check is reported (and becomes an assertion for
-//! the files in `FILES_MATCHING`).
+//! `check_dump.py` does. Each file has a ceiling on its number of differences (what
+//! remains today: datasets whose filters are not implemented yet), so a regression
+//! fails; the integrator lowers the ceilings to 0 as the filters land.
 
 mod common;
 
@@ -12,23 +12,21 @@ use std::time::Duration;
 use common::{dump_with_limit, load_json, Outcome};
 use purehdf::dump::compare::compare;
 
-const FILES: [&str; 4] = [
-    "ext_target.h5",
-    "sb0_earliest.h5",
-    "sb2_v108.h5",
-    "sb3_latest.h5",
+/// (file, most differences allowed). The 14 of the v0 and v3 files are the
+/// shuffle / Blosc / Blosc2 / bitshuffle datasets (filters still stubs when set).
+const FILES: [(&str, usize); 4] = [
+    ("ext_target.h5", 0),
+    ("sb0_earliest.h5", 14),
+    ("sb2_v108.h5", 0),
+    ("sb3_latest.h5", 14),
 ];
-
-/// Files whose whole dump matches the oracle today (the integrator adds more as the
-/// reader and filters land).
-const FILES_MATCHING: &[&str] = &["ext_target.h5"];
 
 #[test]
 fn golden_files_match_libhdf5() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let mut report = Vec::new();
     let mut failed_required = Vec::new();
-    for f in FILES {
+    for (f, ceiling) in FILES {
         let exp =
             load_json(&dir.join("expected").join(format!("{f}.json"))).expect("expected JSON");
         let diffs = match dump_with_limit(&dir.join(f), Duration::from_secs(30)) {
@@ -49,7 +47,7 @@ fn golden_files_match_libhdf5() {
         for d in diffs.iter().take(40) {
             println!("    {d}");
         }
-        if crash || (!diffs.is_empty() && FILES_MATCHING.contains(&f)) {
+        if crash || diffs.len() > ceiling {
             failed_required.push(f);
         }
         report.push((f, diffs.len()));
@@ -58,6 +56,6 @@ fn golden_files_match_libhdf5() {
     println!("golden: {matching}/{} files match", report.len());
     assert!(
         failed_required.is_empty(),
-        "golden files that must match do not (or crashed): {failed_required:?}"
+        "golden files with more differences than allowed (or a crash): {failed_required:?}"
     );
 }

@@ -63,6 +63,9 @@ pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
     })
 }
 
+/// A group being walked: the group, its links, the next link to visit.
+type Frame = (Group, Vec<(String, Link)>, usize);
+
 struct Walker<'f> {
     file: &'f File,
     seen: HashMap<u64, String>,
@@ -95,7 +98,7 @@ impl Walker<'_> {
     /// explicit stack: nesting depth is file-controlled.
     fn walk(&mut self, root: Group) {
         self.seen.insert(root.address(), "/".into());
-        let mut stack: Vec<(Group, Vec<(String, Link)>, usize)> = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
         if let Some(links) = self.visit_group(&root) {
             stack.push((root, links, 0));
         }
