@@ -1,6 +1,159 @@
-//! `h5`: inspect, dump, extract and copy any HDF5 file.
+//! `h5`: inspect and dump any HDF5 file.
+//!
+//! ```text
+//! h5 ls [-r] FILE [PATH]     list a group's links (-r: the whole subtree)
+//! h5 dump --json FILE        describe the whole file as JSON (see purehdf::dump)
+//! ```
+//! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
+//! (or bad usage).
 
-fn main() {
-    eprintln!("h5: no commands yet");
-    std::process::exit(2);
+use std::collections::HashSet;
+use std::io::Write;
+use std::process::ExitCode;
+
+use purehdf::dump::numpy_dtype;
+use purehdf::dump::walk::dump_file;
+use purehdf::hdf5fmt::file::{File, Object};
+use purehdf::hdf5fmt::group::Group;
+use purehdf::hdf5fmt::link::join_path;
+use purehdf::hdf5fmt::messages::link::Link;
+
+const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       h5 dump --json FILE";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("ls") => ls(&args[1..]),
+        Some("dump") => dump(&args[1..]),
+        Some("-h") | Some("--help") | Some("help") => {
+            println!("{USAGE}");
+            0
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            2
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn dump(args: &[String]) -> u8 {
+    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let json = args.iter().any(|a| a == "--json");
+    let [path] = files.as_slice() else {
+        eprintln!("{USAGE}");
+        return 2;
+    };
+    if !json {
+        eprintln!("h5 dump: only --json output exists for now\n{USAGE}");
+        return 2;
+    }
+    match dump_file(path) {
+        Err(e) => {
+            eprintln!("h5: cannot open {path}: {e}");
+            2
+        }
+        Ok(d) => {
+            let mut out = std::io::stdout().lock();
+            let text = serde_json::to_string_pretty(&d.doc).unwrap_or_default();
+            let _ = writeln!(out, "{text}");
+            if d.failures > 0 {
+                eprintln!("h5: {} object(s) could not be read", d.failures);
+                1
+            } else {
+                0
+            }
+        }
+    }
+}
+
+fn ls(args: &[String]) -> u8 {
+    let recursive = args.iter().any(|a| a == "-r");
+    let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let (file, start) = match pos.as_slice() {
+        [f] => (*f, "/"),
+        [f, p] => (*f, p.as_str()),
+        _ => {
+            eprintln!("{USAGE}");
+            return 2;
+        }
+    };
+    let f = match File::open(file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("h5: cannot open {file}: {e}");
+            return 2;
+        }
+    };
+    let group = match f.object(start) {
+        Ok(Object::Group(g)) => g,
+        Ok(o) => {
+            println!("{}", describe(&o));
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("h5: {start}: {e}");
+            return 2;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let mut failures = 0;
+    let mut seen = HashSet::new();
+    seen.insert(group.address());
+    let mut stack = vec![group];
+    while let Some(g) = stack.pop() {
+        let links = match g.links() {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("h5: {}: {e}", g.path());
+                failures += 1;
+                continue;
+            }
+        };
+        let mut sub: Vec<Group> = Vec::new();
+        for (name, link) in links {
+            let path = join_path(g.path(), &name);
+            let line = match link {
+                Link::Soft(t) => format!("{path}\tsoft link -> {t}"),
+                Link::External { file, path: p } => format!("{path}\texternal link -> {file}:{p}"),
+                Link::UserDefined { kind, .. } => {
+                    format!("{path}\tuser-defined link (type {kind})")
+                }
+                Link::Hard(addr) => match f.object_at(addr, path.clone()) {
+                    Err(e) => {
+                        failures += 1;
+                        format!("{path}\terror: {e}")
+                    }
+                    Ok(o) => {
+                        let first = seen.insert(addr);
+                        let text = describe(&o);
+                        if let (true, true, Object::Group(cg)) = (recursive, first, o) {
+                            sub.push(cg);
+                        }
+                        if first {
+                            text
+                        } else {
+                            format!("{text}\t(hard link to an object already listed)")
+                        }
+                    }
+                },
+            };
+            let _ = writeln!(out, "{line}");
+        }
+        stack.extend(sub.into_iter().rev());
+    }
+    u8::from(failures > 0)
+}
+
+fn describe(o: &Object) -> String {
+    match o {
+        Object::Group(g) => format!("{}\tgroup", g.path()),
+        Object::Dataset(d) => format!(
+            "{}\tdataset\t{:?}\t{}",
+            d.path(),
+            d.shape(),
+            numpy_dtype(d.dtype()).unwrap_or_else(|| "?".into())
+        ),
+        Object::NamedDatatype(t) => format!("{}\tdatatype", t.path),
+    }
 }

@@ -289,7 +289,7 @@ fn tlv_obj(dt: &Datatype, s: &[u8], r: VlenResolver, out: &mut Vec<u8>) -> Resul
         Datatype::VarSequence { base, .. } => {
             let n = vlen_count(s)?;
             let data = if n == 0 { Vec::new() } else { r(s)? };
-            tlv_ndarray(base, n, &data, r, out)?;
+            tlv_vlen_array(base, n, &data, r, out)?;
         }
         Datatype::Reference { .. } => out.push(b'R'),
         Datatype::Compound { members, .. } => {
@@ -337,6 +337,28 @@ fn tlv_field(dt: &Datatype, s: &[u8], r: VlenResolver, out: &mut Vec<u8>) -> Res
         }
         _ => tlv_obj(dt, s, r, out),
     }
+}
+
+/// `object-tlv` encoding of a vlen sequence's items. h5py keeps a big-endian numeric
+/// base in file byte order but labels the array native, so those bytes are hashed as
+/// stored (the oracle's values for such data are byte-swapped garbage).
+fn tlv_vlen_array(
+    base: &Datatype,
+    n: u64,
+    data: &[u8],
+    r: VlenResolver,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if plain_numeric(base) == Some(ByteOrder::Big) {
+        let need = n
+            .checked_mul(base.size())
+            .ok_or_else(|| bad("array too large"))?;
+        out.push(b'A');
+        push_u64(out, n);
+        out.extend_from_slice(elem(data, 0, need)?);
+        return Ok(());
+    }
+    tlv_ndarray(base, n, data, r, out)
 }
 
 /// `object-tlv` encoding of a numpy array of `n` items of `dt` stored in `data`.

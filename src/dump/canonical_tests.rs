@@ -421,3 +421,37 @@ fn short_data_is_an_error_not_a_panic() {
     assert!(tlv_bytes(&vs, &[1, 0], &no_vlen, &mut out).is_ok()); // less than one element
     assert!(tlv_bytes(&vs, &heap_ptr(3, 0), &no_vlen, &mut out).is_err());
 }
+
+#[test]
+fn big_endian_vlen_sequences_keep_file_order() {
+    // golden sb0_earliest.h5 /types/vlen_f8_be: [[0.5, 1.5, 2.5], [-1.0]] stored >f8;
+    // the oracle hashed the big-endian bytes
+    let seqs: Vec<Vec<u8>> = vec![
+        [0.5f64, 1.5, 2.5]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect(),
+        (-1.0f64).to_be_bytes().to_vec(),
+    ];
+    let data: Vec<u8> = [3u32, 1]
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &n)| heap_ptr(n, i as u64))
+        .collect();
+    let resolve = |p: &[u8]| -> Result<Vec<u8>> {
+        let i = u64::from_le_bytes(p[4..12].try_into().unwrap()) as usize;
+        Ok(seqs[i].clone())
+    };
+    let dt = Datatype::VarSequence {
+        size: 16,
+        base: Box::new(Datatype::Float {
+            size: 8,
+            order: ByteOrder::Big,
+            layout: FloatLayout::ieee(8),
+        }),
+    };
+    assert_eq!(
+        sha(&dt, &data, &resolve).1,
+        "0be683d8a633f712ee910764c57667064842b6564bcdbc6c5bc30048f1197f9e"
+    );
+}

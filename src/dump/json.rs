@@ -295,7 +295,7 @@ pub fn attr_value(
         if let Datatype::VarSequence { base, .. } = dt {
             let n = vlen_count(data)?;
             let inner = if n == 0 { Vec::new() } else { r(data)? };
-            let (ileaf, imult) = flatten_array(base);
+            let (_, imult) = flatten_array(base);
             let size = n.saturating_mul(imult);
             if size <= MAX_PREVIEW {
                 let v = ndarray_json(base, &[n], &inner, r)?;
@@ -303,8 +303,7 @@ pub fn attr_value(
                     return Ok(AttrData::Value(v));
                 }
             }
-            let bytes = slice(&inner, 0, size.saturating_mul(ileaf.size()))?;
-            return hash_items(ileaf, bytes, r);
+            return inner_array_hash(dt_base(dt), data, r);
         }
         let v = item_json(dt, data, r)?;
         if py_json_len(&v) <= MAX_PREVIEW_JSON {
@@ -320,6 +319,24 @@ pub fn attr_value(
         }
     }
     hash_items(leaf, data, r)
+}
+
+fn dt_base(dt: &Datatype) -> &Datatype {
+    match dt {
+        Datatype::VarSequence { base, .. } => base,
+        other => other,
+    }
+}
+
+/// The hash of the inner array of one vlen sequence element `element` (what h5py
+/// returns for a scalar vlen dataset or attribute): `raw-le-packed` for plain items.
+pub fn inner_array_hash(base: &Datatype, element: &[u8], r: VlenResolver) -> Result<AttrData> {
+    let n = vlen_count(element)?;
+    let inner = if n == 0 { Vec::new() } else { r(element)? };
+    let (ileaf, imult) = flatten_array(base);
+    let size = n.saturating_mul(imult);
+    let bytes = slice(&inner, 0, size.saturating_mul(ileaf.size()))?;
+    hash_items(ileaf, bytes, r)
 }
 
 /// `_hash_data` of an array of `leaf` items.

@@ -15,9 +15,11 @@ pub mod compare;
 pub mod float;
 pub mod json;
 pub mod numpy;
+pub mod walk;
 
 #[cfg(test)]
 mod numpy_corpus_tests;
 
 pub use canonical::{hash_kind, DataHasher, HashKind, VlenResolver};
 pub use numpy::numpy_dtype;
+pub use walk::{dump_file, Dump};

@@ -251,19 +251,41 @@ pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
                 let n: u64 = part.get(2..)?.parse().ok()?;
                 return Some(2 * n);
             }
+            let delta = memory_size_delta(dt);
             for m in members {
                 let msize = numpy_itemsize(&m.dtype)?;
-                if u64::from(m.offset).checked_add(msize)? > u64::from(*size) {
+                if delta == 0 && u64::from(m.offset).checked_add(msize)? > u64::from(*size) {
                     return None;
                 }
             }
-            Some(u64::from(*size))
+            u64::try_from(i64::from(*size).checked_add(delta)?).ok()
         }
         Datatype::Array { base, dims } => dims
             .iter()
             .try_fold(numpy_itemsize(base)?, |acc, &d| acc.checked_mul(d)),
         Datatype::Opaque { size, .. } => Some(u64::from(*size)),
         _ => numpy_dtype(dt).map(|_| dt.size()),
+    }
+}
+
+/// How much bigger (negative: smaller) `dt` is in memory than in the file, as
+/// libhdf5 lays it out when h5py asks for a dataset's type (`H5Dget_type` sets the
+/// memory location): a vlen string becomes a `char*` (8 bytes), a vlen sequence an
+/// `hvl_t` (16 bytes), and compound members after them shift accordingly.
+pub fn memory_size_delta(dt: &Datatype) -> i64 {
+    match dt {
+        Datatype::VarString { size, .. } => 8 - i64::from(*size),
+        Datatype::VarSequence { size, .. } => 16 - i64::from(*size),
+        Datatype::Compound { members, .. } => {
+            members.iter().map(|m| memory_size_delta(&m.dtype)).sum()
+        }
+        Datatype::Array { base, dims } => {
+            let n = dims.iter().fold(1i64, |a, &d| {
+                a.saturating_mul(i64::try_from(d).unwrap_or(i64::MAX))
+            });
+            n.saturating_mul(memory_size_delta(base))
+        }
+        _ => 0,
     }
 }
 
@@ -606,6 +628,28 @@ mod tests {
         for (dt, want) in table {
             assert_eq!(numpy_dtype(&dt).as_deref(), want, "{dt:?}");
         }
+    }
+
+    #[test]
+    fn compounds_with_vlen_strings_shrink_to_memory_size() {
+        // golden sb0_earliest.h5 /types/compound_vlen: {id <i4 @0, label vlen str @4},
+        // 20 bytes in the file, |V12 for h5py (char* is 8 bytes)
+        let dt = Datatype::Compound {
+            size: 20,
+            members: vec![
+                member("id", 0, int(4, ByteOrder::Little, true)),
+                member(
+                    "label",
+                    4,
+                    Datatype::VarString {
+                        size: 16,
+                        pad: StringPad::NullTerm,
+                        cset: CharSet::Utf8,
+                    },
+                ),
+            ],
+        };
+        assert_eq!(numpy_dtype(&dt).as_deref(), Some("|V12"));
     }
 
     #[test]

@@ -77,11 +77,7 @@ fn datatype(t: &Value, bool_enum: bool) -> Option<Datatype> {
             };
             let pad = StringPad::NullPad;
             if t.get("variable")?.as_bool()? {
-                Datatype::VarString {
-                    size: 16,
-                    pad,
-                    cset,
-                }
+                Datatype::VarString { size, pad, cset }
             } else {
                 Datatype::String { size, pad, cset }
             }

@@ -1,0 +1,92 @@
+//! Shared helpers of the corpus and golden tests: finding the shared corpus, reading
+//! its manifest, and dumping a file in-process under a time limit with panics caught.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The shared corpus folder: `../shared/corpus` next to the checkout, else
+/// `/work/shared/corpus`; `None` when neither exists.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [
+        here.join("../shared/corpus"),
+        PathBuf::from("/work/shared/corpus"),
+    ]
+    .into_iter()
+    .find(|p| p.join("MANIFEST.tsv").is_file())
+}
+
+/// One MANIFEST.tsv row as column name -> value.
+pub type Row = std::collections::HashMap<String, String>;
+
+pub fn read_manifest(dir: &Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split('\t'))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// What dumping one file did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The dump document (possibly with failed objects).
+    Dumped(Value),
+    /// The file could not be opened (a clean error).
+    OpenError(String),
+    /// The dump panicked.
+    Crash(String),
+    /// The dump did not finish within the time limit.
+    Hang,
+}
+
+/// Dump `path` on its own thread, with `limit` to finish; panics are caught.
+pub fn dump_with_limit(path: &Path, limit: Duration) -> Outcome {
+    let (tx, rx) = mpsc::channel();
+    let p = path.to_path_buf();
+    let spawned = std::thread::Builder::new()
+        .name(format!("dump {}", path.display()))
+        .stack_size(16 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| purehdf::dump::walk::dump_file(&p));
+            let out = match r {
+                Ok(Ok(d)) => Outcome::Dumped(d.doc),
+                Ok(Err(e)) => Outcome::OpenError(e.to_string()),
+                Err(panic) => Outcome::Crash(
+                    panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panic".into()),
+                ),
+            };
+            let _ = tx.send(out);
+        });
+    if spawned.is_err() {
+        return Outcome::Crash("could not spawn a thread".into());
+    }
+    match rx.recv_timeout(limit) {
+        Ok(o) => o,
+        Err(mpsc::RecvTimeoutError::Timeout) => Outcome::Hang,
+        Err(mpsc::RecvTimeoutError::Disconnected) => Outcome::Crash("thread died".into()),
+    }
+}
+
+/// Load an expected description.
+pub fn load_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
