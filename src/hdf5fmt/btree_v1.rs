@@ -333,4 +333,41 @@ pub(crate) mod tests {
         assert_eq!(got, vec![(0, 100, 0x500), (4, 104, 0x600)]);
         assert!(chunk_entries(&src, Sizes::default(), 0, 0, &mut |_, _| Ok(())).is_err());
     }
+
+    #[test]
+    fn corpus_group_trees_lead_to_symbol_table_nodes() {
+        let Some(dir) = crate::hdf5fmt::fractal_heap::tests::corpus_dir() else {
+            println!("skipping: no corpus");
+            return;
+        };
+        let files = [
+            "hdf5/tools/test/h5diff/testfiles/h5diff_grp_recurse1.h5",
+            "hdf5/tools/test/h5repack/testfiles/h5repack_objs.h5",
+            "pyfive/tests/data/new_style_groups.hdf5",
+        ];
+        let mut snods = 0;
+        for rel in files {
+            let Ok(data) = std::fs::read(dir.join(rel)) else {
+                continue;
+            };
+            let src = MemSource::new(data.clone());
+            for a in crate::hdf5fmt::fractal_heap::tests::find_all(&data, b"TREE") {
+                if data.get(a as usize + 4) != Some(&0) || data.get(a as usize + 5) != Some(&0) {
+                    continue;
+                }
+                group_nodes(&src, Sizes::default(), a, &mut |child| {
+                    let at = child as usize;
+                    assert_eq!(
+                        data.get(at..at + 4),
+                        Some(&b"SNOD"[..]),
+                        "{rel}: child {child:#x}"
+                    );
+                    snods += 1;
+                    Ok(())
+                })
+                .unwrap();
+            }
+        }
+        assert!(snods >= 3, "{snods}");
+    }
 }

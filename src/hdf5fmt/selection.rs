@@ -76,7 +76,7 @@ pub fn for_each_in_box<E>(
     hi: &[u64],
     mut f: impl FnMut(&[u64]) -> Result<(), E>,
 ) -> Result<(), E> {
-    if lo.iter().zip(hi).any(|(l, h)| l >= h) {
+    if lo.len() != hi.len() || lo.iter().zip(hi).any(|(l, h)| l >= h) {
         return Ok(());
     }
     let mut cur = lo.to_vec();

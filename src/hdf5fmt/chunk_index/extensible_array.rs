@@ -323,9 +323,8 @@ impl DataBlocks<'_> {
             let Some(a) = a else {
                 continue;
             };
-            let bm = bitmaps
-                .get((d * init_size) as usize..((d + 1) * init_size) as usize)
-                .filter(|_| paged);
+            // One bit per page, numbered across the data blocks of this super block.
+            let bm = paged.then_some((bitmaps, d * npages));
             self.data_block(a, first + d * info.dblk_nelmts, info.dblk_nelmts, bm, emit)?;
         }
         Ok(())
@@ -336,7 +335,7 @@ impl DataBlocks<'_> {
         at: u64,
         start: u64,
         nelmts: u64,
-        page_init: Option<&[u8]>,
+        page_init: Option<(&[u8], u64)>,
         emit: &mut dyn FnMut(u64, &mut Cursor<'_>) -> Result<()>,
     ) -> Result<()> {
         self.count(at, DBLOCK)?;
@@ -362,9 +361,10 @@ impl DataBlocks<'_> {
             if start + pg * pn >= self.p.max_idx_set {
                 break;
             }
-            let init = page_init.map_or(true, |bm| {
-                bm.get((pg / 8) as usize)
-                    .is_some_and(|b| b & (0x80 >> (pg % 8)) != 0)
+            let init = page_init.map_or(true, |(bm, first_bit)| {
+                let bit = first_bit + pg;
+                bm.get((bit / 8) as usize)
+                    .is_some_and(|b| b & (0x80 >> (bit % 8)) != 0)
             });
             if !init {
                 continue;

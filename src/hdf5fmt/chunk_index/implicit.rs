@@ -30,7 +30,20 @@ pub fn chunks(
             "implicit index on a filtered dataset",
         ));
     }
-    let n: u64 = grid.per_dim.iter().product();
+    let n = grid
+        .per_dim
+        .iter()
+        .try_fold(1u64, |a, &c| a.checked_mul(c))
+        .unwrap_or(u64::MAX);
+    if n > grid.max_chunks {
+        return Err(Error::Limit {
+            structure: IMPLICIT,
+            offset: address,
+            what: "chunks",
+            value: n,
+            limit: grid.max_chunks,
+        });
+    }
     for i in 0..n {
         let scaled = unravel(i, &grid.per_dim)
             .ok_or_else(|| Error::malformed(IMPLICIT, address, "empty chunk grid"))?;

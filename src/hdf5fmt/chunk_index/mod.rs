@@ -2,6 +2,15 @@
 //! and the index structures of section III): v1 B-tree, single chunk, implicit,
 //! fixed array, extensible array and v2 B-tree. Each maps chunk coordinates to
 //! the address, stored size and filter mask of the chunk's bytes.
+//!
+//! Callers:
+//! - [`chunks`] / [`list_chunks`] list the stored chunks (element offsets,
+//!   address, stored size, mask); [`stored_bytes`] borrows one chunk's bytes.
+//! - [`read_chunked`] reads a selection, walking the index each call. For
+//!   repeated reads build a [`ChunkMap`] once and call [`read_chunked_with`],
+//!   optionally with a [`ChunkCache`] of decoded chunks. A layout message v4
+//!   with flags bit 0 ("partial edge chunks are not filtered") needs
+//!   `ChunkMap::with_unfiltered_edges(true)`.
 
 use std::borrow::Cow;
 

@@ -306,3 +306,21 @@ fn read_with_missing_chunks_and_fill() {
     let e = read_chunked(&src, S, &short, &[], None, &Selection::All, &mut [0u8; 40]).unwrap_err();
     assert!(matches!(e, Error::Chunk { .. }), "{e:?}");
 }
+
+#[test]
+fn oversized_grids_are_refused_quickly() {
+    let mut p = params(ChunkIndexKind::Implicit, 0, &[1 << 40, 1 << 40], &[1, 1]);
+    p.max_dims = vec![None, None];
+    assert!(matches!(
+        chunks(&MemSource::new(vec![]), S, &p),
+        Err(Error::Limit { .. })
+    ));
+    let mut out = [0u8; 1];
+    let sel = Selection::Hyperslab {
+        start: vec![5, 5],
+        count: vec![1, 1],
+    };
+    // The implicit map computes addresses on demand: reading one element is fine
+    // (the address lies past the end of the empty source: an error, not a hang).
+    assert!(read_chunked(&MemSource::new(vec![]), S, &p, &[], None, &sel, &mut out).is_err());
+}

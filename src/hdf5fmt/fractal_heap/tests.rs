@@ -453,3 +453,48 @@ fn corpus_dense_links_and_attributes() {
     println!("resolved {total} dense-storage records");
     assert!(total > 100, "only {total} records resolved");
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Well-checksummed headers with arbitrary geometry, and arbitrary IDs:
+        /// answers or errors, never a panic.
+        #[test]
+        fn arbitrary_geometry_and_ids(
+            id_len in 1u16..40,
+            width in any::<u16>(),
+            start_bits in 0u32..40,
+            direct_bits in 0u32..40,
+            heap_bits in any::<u16>(),
+            root_rows in any::<u16>(),
+            id in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let g = Geo {
+                huge_bt: 600,
+                filter: None,
+                id_len,
+                flags: 2,
+                width,
+                start: 1u64 << start_bits,
+                max_direct: 1u64 << direct_bits,
+                heap_bits,
+                root: 500,
+                root_rows,
+            };
+            let u = u64::MAX;
+            let mut f = Vec::new();
+            place(&mut f, 0, &header(&g));
+            place(&mut f, 500, &indirect(0, 0, &[u, u, 2000, u], &[500]));
+            place(&mut f, 2000, &direct(0, 1024, 512, &[(40, b"data")]));
+            let src = MemSource::new(f);
+            if let Ok(h) = FractalHeap::open(&src, S, 0) {
+                let _ = h.object(&src, S, &id);
+                let _ = h.object(&src, S, &managed_id(1024 + 40, 4));
+            }
+        }
+    }
+}

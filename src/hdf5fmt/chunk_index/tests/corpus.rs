@@ -387,3 +387,56 @@ fn corpus_indexes_match_libhdf5_and_read_to_the_recorded_hash() {
     }
     assert!(hashed > 150, "only {hashed} hashed");
 }
+
+/// Every index-like structure in every corpus file (found by signature, walked
+/// with made-up parameters) and every fractal heap (asked for IDs cut from its
+/// own bytes) gives an answer or an error: no panic, no hang.
+#[test]
+fn every_corpus_structure_walks_without_panicking() {
+    let Some(dir) = corpus_dir() else {
+        println!("skipping: no corpus");
+        return;
+    };
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
+    let (mut walked, mut heaps) = (0usize, 0usize);
+    for line in manifest.lines().skip(1) {
+        let rel = line.split('\t').next().unwrap();
+        let Ok(data) = std::fs::read(dir.join(rel)) else {
+            continue;
+        };
+        let src = MemSource::new(data.clone());
+        for (kind, rank) in [
+            ("btree_v1", 2usize),
+            ("fixed_array", 1),
+            ("extensible_array", 2),
+            ("btree_v2", 2),
+        ] {
+            for a in candidates(&data, kind) {
+                for filtered in [false, true] {
+                    let mut p = params(
+                        kind_of(kind, 0, 0).unwrap(),
+                        a,
+                        &vec![1000; rank],
+                        &vec![10; rank],
+                    );
+                    p.max_dims = vec![None; rank];
+                    p.filtered = filtered;
+                    let _ = chunks(&src, S, &p);
+                    walked += 1;
+                }
+            }
+        }
+        for a in find_all(&data, b"FRHP") {
+            let Ok(h) = crate::hdf5fmt::fractal_heap::FractalHeap::open(&src, S, a) else {
+                continue;
+            };
+            heaps += 1;
+            let id_len = usize::from(h.id_len);
+            for start in (0..data.len().saturating_sub(id_len)).step_by(997).take(50) {
+                let _ = h.object(&src, S, &data[start..start + id_len]);
+            }
+        }
+    }
+    println!("walked {walked} candidate indexes and probed {heaps} heaps");
+    assert!(walked > 500 && heaps > 20, "{walked} {heaps}");
+}

@@ -282,9 +282,10 @@ fn extensible_array_with_paged_data_blocks() {
         500,
         &paged_dblock(2, &[Some(vec![el(4), el(5)]), Some(vec![el(6), el(7)])]),
     );
-    // Super block 2: page bitmaps (block 0: both pages, block 1: page 0 only).
+    // Super block 2: page bits numbered across its data blocks (block 0: both
+    // pages, bits 0-1; block 1: page 0 only, bit 2).
     let mut sb = 6u16.to_le_bytes().to_vec();
-    sb.extend_from_slice(&[0b1100_0000, 0b1000_0000]);
+    sb.extend_from_slice(&[0b1110_0000, 0]);
     sb.extend(addrs(&[700, 800]));
     place(&mut f, 600, &ea_block(b"EASB", &sb));
     place(
@@ -304,7 +305,7 @@ fn extensible_array_with_paged_data_blocks() {
     // Mark the unwritten page as written: its (zero) checksum is refused.
     let mut bad = f;
     let mut sb = 6u16.to_le_bytes().to_vec();
-    sb.extend_from_slice(&[0b1100_0000, 0b1100_0000]);
+    sb.extend_from_slice(&[0b1111_0000, 0]);
     sb.extend(addrs(&[700, 800]));
     place(&mut bad, 600, &ea_block(b"EASB", &sb));
     assert!(matches!(
