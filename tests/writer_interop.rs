@@ -741,3 +741,44 @@ fn committed_file_opens_in_libhdf5() {
     std::fs::write(dir.join("committed.h5.json"), spec.to_string()).unwrap();
     check(&[path]);
 }
+
+#[test]
+fn hundred_thousand_links() {
+    let dir = out_dir("links");
+    let path = dir.join("links.h5");
+    let t0 = std::time::Instant::now();
+    let mut w = FileWriter::create(&path).unwrap();
+    let g = w.create_group(w.root(), "g").unwrap();
+    for i in 0..100_000u32 {
+        w.create_dataset(
+            g,
+            &format!("d{i:06}"),
+            DatasetSpec::scalar(Datatype::int(4, false)).compact(),
+            to_bytes(&[i]),
+        )
+        .unwrap();
+    }
+    let built = t0.elapsed();
+    w.commit().unwrap();
+    let total = t0.elapsed();
+    println!(
+        "100000 links: build {:?}, build+serialize+commit {:?}, {} bytes",
+        built,
+        total,
+        std::fs::metadata(&path).unwrap().len()
+    );
+    assert!(total.as_secs() < 30, "too slow: {total:?}");
+    let spec = json!({"objects": [{"path": "/g", "kind": "group", "nlinks": 100_000,
+        "sample": {"d000000": 0, "d054321": 54321, "d099999": 99999}}]});
+    std::fs::write(dir.join("links.h5.json"), spec.to_string()).unwrap();
+    match oracle_python() {
+        None => println!("skipped: no oracle python"),
+        Some(py) => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/check_h5py.py");
+            let out = Command::new(py).arg(script).arg(&path).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            println!("{text}");
+            assert!(out.status.success(), "h5py check failed:\n{text}");
+        }
+    }
+}

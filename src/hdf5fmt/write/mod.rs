@@ -44,6 +44,7 @@ use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
 use atomic::TempFile;
 use chunks::RawChunks;
 use file_writer::Sink;
+use std::collections::HashSet;
 use std::fs::File;
 use std::path::Path;
 
@@ -367,6 +368,8 @@ enum Output {
 /// Builds an HDF5 file. See the module documentation.
 pub struct FileWriter {
     nodes: Vec<Node>,
+    /// (group, link name) pairs, for O(1) duplicate checks.
+    link_names: HashSet<(usize, String)>,
     output: Output,
     fail_after: Option<u64>,
 }
@@ -386,6 +389,7 @@ impl FileWriter {
         let (temp, file) = TempFile::create(path.as_ref())?;
         Ok(FileWriter {
             nodes: vec![Self::empty_group()],
+            link_names: HashSet::new(),
             output: Output::File { temp, file },
             fail_after: None,
         })
@@ -395,6 +399,7 @@ impl FileWriter {
     pub fn in_memory() -> FileWriter {
         FileWriter {
             nodes: vec![Self::empty_group()],
+            link_names: HashSet::new(),
             output: Output::Memory,
             fail_after: None,
         }
@@ -435,13 +440,14 @@ impl FileWriter {
 
     fn add_link(&mut self, parent: GroupId, name: &str, link: Link) -> Result<()> {
         check_name(name)?;
-        let links = self.links_mut(parent)?;
-        if links.iter().any(|(n, _)| n == name) {
+        let key = (parent.0, name.to_string());
+        if self.link_names.contains(&key) {
             return Err(Error::InvalidArgument(format!(
                 "link {name:?} already exists"
             )));
         }
-        links.push((name.to_string(), link));
+        self.links_mut(parent)?.push((name.to_string(), link));
+        self.link_names.insert(key);
         Ok(())
     }
 
