@@ -321,6 +321,24 @@ fn strings_and_types() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     exp.push(json!({"path": "/vlen_seq", "kind": "dataset", "value": [[1, 2, 3], [], [9]]}));
+    // Committed datatype shared by a dataset, with an attribute of its own.
+    let t = w.commit_datatype(r, "my_type", Datatype::float(4)).unwrap();
+    w.set_attr(t, "doc", AttrValue::string("a named float"))
+        .unwrap();
+    w.create_dataset_with_type(
+        r,
+        "typed",
+        DatasetSpec::new(Datatype::int(1, false), &[2]),
+        t,
+        to_bytes(&[0.5f32, -1.0]),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/my_type", "kind": "datatype", "dtype": "<f4",
+        "attrs": {"doc": {"value": "a named float"}}}),
+    );
+    exp.push(json!({"path": "/typed", "kind": "dataset", "dtype": "<f4",
+        "committed_type": true, "value": [0.5, -1.0]}));
     // Soft link.
     w.soft_link(r, "alias", "/enum").unwrap();
     exp.push(json!({"path": "/alias", "kind": "softlink", "target": "/enum"}));

@@ -153,7 +153,15 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
         nodes,
         sink,
         gheap: GlobalHeap::default(),
+        named: std::collections::HashMap::new(),
     };
+    // Committed datatypes first: datasets refer to their addresses.
+    for (id, node) in nodes.iter().enumerate() {
+        if matches!(node.kind, NodeKind::NamedType(_)) {
+            let addr = s.object(id, 0)?;
+            s.named.insert(id, addr);
+        }
+    }
     let root = s.object(0, 0)?;
     s.gheap.flush(s.sink)?;
     let eof = s.sink.pos();
@@ -179,6 +187,8 @@ struct Serializer<'a> {
     nodes: &'a [Node],
     sink: &'a mut Sink,
     gheap: GlobalHeap,
+    /// Header addresses of committed datatypes, by node.
+    named: std::collections::HashMap<usize, u64>,
 }
 
 /// Sort key of dense-storage name index records: hash, then name.
@@ -195,9 +205,17 @@ impl Serializer<'_> {
             .nodes
             .get(id)
             .ok_or_else(|| Error::InvalidArgument(format!("no object {id}")))?;
+        if let Some(&addr) = self.named.get(&id) {
+            return Ok(addr);
+        }
         let mut msgs = match &node.kind {
             NodeKind::Group { links } => self.group(links, depth)?,
             NodeKind::Dataset(ds) => self.dataset(ds)?,
+            NodeKind::NamedType(dt) => vec![Message {
+                kind: kind::DATATYPE,
+                body: messages::datatype(dt)?,
+                flags: 1,
+            }],
         };
         self.attributes(&node.attrs, &mut msgs)?;
         let header = object_header::encode(&msgs)?;
@@ -432,10 +450,17 @@ impl Serializer<'_> {
             .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
         let mut msgs = vec![
             Message::new(kind::DATASPACE, messages::dataspace(&spec.shape)),
-            Message {
-                kind: kind::DATATYPE,
-                body: messages::datatype(&spec.dtype)?,
-                flags: 1,
+            match ds.named_type.and_then(|n| self.named.get(&n)) {
+                Some(&addr) => Message {
+                    kind: kind::DATATYPE,
+                    body: messages::shared_committed(addr),
+                    flags: 2,
+                },
+                None => Message {
+                    kind: kind::DATATYPE,
+                    body: messages::datatype(&spec.dtype)?,
+                    flags: 1,
+                },
             },
         ];
         let fill = spec.fill_value.as_deref();

@@ -56,6 +56,16 @@ pub struct GroupId(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DatasetId(usize);
 
+/// Handle of a committed (named) datatype in a [`FileWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DatatypeId(usize);
+
+impl From<DatatypeId> for ObjectId {
+    fn from(t: DatatypeId) -> Self {
+        ObjectId(t.0)
+    }
+}
+
 /// Any object that can carry attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ObjectId(usize);
@@ -346,6 +356,8 @@ pub(crate) enum Link {
 
 pub(crate) struct DatasetNode {
     pub spec: DatasetSpec,
+    /// Node of the committed datatype the dataset shares, if any.
+    pub named_type: Option<usize>,
     pub data: DatasetData,
     pub raw_chunks: RawChunks,
 }
@@ -353,6 +365,7 @@ pub(crate) struct DatasetNode {
 pub(crate) enum NodeKind {
     Group { links: Vec<(String, Link)> },
     Dataset(Box<DatasetNode>),
+    NamedType(Datatype),
 }
 
 pub(crate) struct Node {
@@ -494,11 +507,54 @@ impl FileWriter {
             kind: NodeKind::Dataset(Box::new(DatasetNode {
                 spec,
                 data: data.into(),
+                named_type: None,
                 raw_chunks: RawChunks::new(),
             })),
             attrs: Vec::new(),
         });
         Ok(DatasetId(id))
+    }
+
+    /// Commit `dtype` as a named datatype `name` in `parent`.
+    pub fn commit_datatype(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        dtype: Datatype,
+    ) -> Result<DatatypeId> {
+        let id = self.nodes.len();
+        self.add_link(parent, name, Link::Hard(id))?;
+        self.nodes.push(Node {
+            kind: NodeKind::NamedType(dtype),
+            attrs: Vec::new(),
+        });
+        Ok(DatatypeId(id))
+    }
+
+    /// Like [`FileWriter::create_dataset`], but the dataset's datatype is the
+    /// committed datatype `named` (stored as a shared datatype message); `spec.dtype`
+    /// is replaced by it.
+    pub fn create_dataset_with_type(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        mut spec: DatasetSpec,
+        named: DatatypeId,
+        data: impl Into<DatasetData>,
+    ) -> Result<DatasetId> {
+        match self.nodes.get(named.0).map(|n| &n.kind) {
+            Some(NodeKind::NamedType(dt)) => spec.dtype = dt.clone(),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{named:?} is not a datatype"
+                )))
+            }
+        }
+        let id = self.create_dataset(parent, name, spec, data)?;
+        if let Some(NodeKind::Dataset(ds)) = self.nodes.get_mut(id.0).map(|n| &mut n.kind) {
+            ds.named_type = Some(named.0);
+        }
+        Ok(id)
     }
 
     /// Store an already-encoded chunk (`filter_mask` bit i = stage i skipped) at chunk
