@@ -703,6 +703,26 @@ fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>, usize) {
         let rows: Vec<Vec<u16>> = v2.chunks(40).map(|c| c.to_vec()).collect();
         exp.push(json!({"path": format!("/{two}"), "kind": "dataset", "value": rows}));
     }
+    // Pre-encoded chunks through write_raw_chunk: one deflated, one stored raw with
+    // the deflate stage masked out.
+    let deflate = vec![spec(1, vec![6])];
+    if select("deflate") && purehdf::filters::encode_pipeline(&deflate, &ctx, &[0u8; 8]).is_ok() {
+        let d = w
+            .create_dataset(
+                r,
+                "raw_deflate",
+                DatasetSpec::new(Datatype::int(4, true), &[4]).chunked(&[2], deflate.clone()),
+                DatasetData::None,
+            )
+            .unwrap();
+        let c0 = purehdf::filters::encode(&deflate[0], &ctx, &to_bytes(&[1i32, 2])).unwrap();
+        w.write_raw_chunk(d, &[0], c0, 0).unwrap();
+        w.write_raw_chunk(d, &[1], to_bytes(&[3i32, 4]), 1).unwrap();
+        exp.push(
+            json!({"path": "/raw_deflate", "kind": "dataset", "filters": [1],
+            "nchunks": 2, "value": [1, 2, 3, 4]}),
+        );
+    }
     (w, exp, used)
 }
 
@@ -738,6 +758,7 @@ fn files_open_in_libhdf5() {
         files.push(path);
     }
     check(&files);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -758,6 +779,7 @@ fn committed_file_opens_in_libhdf5() {
     let spec = json!({"objects": [{"path": "/x", "kind": "dataset", "value": [1.0, 2.0]}]});
     std::fs::write(dir.join("committed.h5.json"), spec.to_string()).unwrap();
     check(&[path]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -799,4 +821,5 @@ fn hundred_thousand_links() {
             assert!(out.status.success(), "h5py check failed:\n{text}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 
@@ -191,6 +192,24 @@ struct Serializer<'a> {
     named: std::collections::HashMap<usize, u64>,
 }
 
+/// Borrowed element values.
+#[derive(Clone, Copy)]
+enum DataRef<'a> {
+    Raw(&'a [u8]),
+    Strings(&'a [String]),
+    Seqs(&'a [Vec<u8>]),
+}
+
+impl<'a> From<&'a AttrData> for DataRef<'a> {
+    fn from(d: &'a AttrData) -> Self {
+        match d {
+            AttrData::Raw(b) => DataRef::Raw(b),
+            AttrData::VarStrings(v) => DataRef::Strings(v),
+            AttrData::VarSequences(v) => DataRef::Seqs(v),
+        }
+    }
+}
+
 /// Sort key of dense-storage name index records: hash, then name.
 fn name_hash(name: &str) -> u32 {
     lookup3(name.as_bytes(), 0)
@@ -303,7 +322,7 @@ impl Serializer<'_> {
         for (name, value) in attrs {
             let dtype = messages::datatype(&value.dtype)?;
             let space = messages::dataspace(&value.shape);
-            let data = self.element_bytes(&value.dtype, &value.shape, &value.data)?;
+            let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
             encoded.push((
                 name.as_str(),
                 messages::attribute(name, &dtype, &space, &data)?,
@@ -337,17 +356,17 @@ impl Serializer<'_> {
     }
 
     /// Raw stored bytes of all elements; variable-length values go to the global heap.
-    fn element_bytes(
+    fn element_bytes<'d>(
         &mut self,
         dtype: &Datatype,
         shape: &Space,
-        data: &AttrData,
-    ) -> Result<Vec<u8>> {
+        data: DataRef<'d>,
+    ) -> Result<Cow<'d, [u8]>> {
         let n = shape
             .num_elements()
             .ok_or_else(|| Error::InvalidArgument("dataspace too large".into()))?;
         match data {
-            AttrData::Raw(bytes) => {
+            DataRef::Raw(bytes) => {
                 let want = n.checked_mul(dtype.size());
                 if want != Some(bytes.len() as u64) {
                     return Err(Error::InvalidArgument(format!(
@@ -357,9 +376,9 @@ impl Serializer<'_> {
                         dtype.size()
                     )));
                 }
-                Ok(bytes.clone())
+                Ok(Cow::Borrowed(bytes))
             }
-            AttrData::VarStrings(values) => {
+            DataRef::Strings(values) => {
                 if !matches!(dtype, Datatype::VarString { .. }) {
                     return Err(Error::InvalidArgument(
                         "string values need a variable-length string datatype".into(),
@@ -370,8 +389,9 @@ impl Serializer<'_> {
                     values.len(),
                     n,
                 )
+                .map(Cow::Owned)
             }
-            AttrData::VarSequences(values) => {
+            DataRef::Seqs(values) => {
                 let base = match dtype {
                     Datatype::VarSequence { base, .. } => base.size().max(1),
                     _ => {
@@ -388,7 +408,7 @@ impl Serializer<'_> {
                 let it = values
                     .iter()
                     .map(|v| (v.as_slice(), (v.len() as u64 / base) as usize));
-                self.vlen(it, values.len(), n)
+                self.vlen(it, values.len(), n).map(Cow::Owned)
             }
         }
     }
@@ -427,21 +447,15 @@ impl Serializer<'_> {
                 ));
             }
         }
-        let raw: Option<Vec<u8>> = match &ds.data {
+        let view = match &ds.data {
             DatasetData::None => None,
-            DatasetData::Raw(b) => {
-                Some(self.element_bytes(&spec.dtype, &spec.shape, &AttrData::Raw(b.clone()))?)
-            }
-            DatasetData::VarStrings(v) => Some(self.element_bytes(
-                &spec.dtype,
-                &spec.shape,
-                &AttrData::VarStrings(v.clone()),
-            )?),
-            DatasetData::VarSequences(v) => Some(self.element_bytes(
-                &spec.dtype,
-                &spec.shape,
-                &AttrData::VarSequences(v.clone()),
-            )?),
+            DatasetData::Raw(b) => Some(DataRef::Raw(b)),
+            DatasetData::VarStrings(v) => Some(DataRef::Strings(v)),
+            DatasetData::VarSequences(v) => Some(DataRef::Seqs(v)),
+        };
+        let raw: Option<Cow<[u8]>> = match view {
+            Some(v) => Some(self.element_bytes(&spec.dtype, &spec.shape, v)?),
+            None => None,
         };
         let nbytes = spec
             .shape
@@ -466,9 +480,11 @@ impl Serializer<'_> {
         let fill = spec.fill_value.as_deref();
         let (alloc, layout) = match &spec.layout {
             Layout::Compact => {
-                let data = raw.unwrap_or_else(|| match fill {
-                    Some(f) => f.repeat(nbytes as usize / f.len().max(1)),
-                    None => vec![0; nbytes as usize],
+                let data = raw.unwrap_or_else(|| {
+                    Cow::Owned(match fill {
+                        Some(f) => f.repeat(nbytes as usize / f.len().max(1)),
+                        None => vec![0; nbytes as usize],
+                    })
                 });
                 (AllocTime::Early, messages::layout_compact(&data)?)
             }
