@@ -585,6 +585,14 @@ fn chunked() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     exp.push(json!({"path": "/unlim_many", "kind": "dataset", "nchunks": 131_100, "value": v}));
+    w.create_dataset(
+        r,
+        "fixed_empty",
+        DatasetSpec::new(Datatype::int(4, true), &[0, 5]).chunked(&[4, 5], vec![]),
+        Vec::<u8>::new(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/fixed_empty", "kind": "dataset", "shape": [0, 5], "value": []}));
     // Unwritten chunks read as the fill value.
     w.create_dataset(
         r,

@@ -72,6 +72,9 @@ pub fn extract_chunk(
     } else {
         out.resize(n * elem, 0);
     }
+    if chunk.len() != rank || scaled.len() != rank {
+        return out;
+    }
     if rank == 0 {
         let len = elem.min(data.len());
         out[..len].copy_from_slice(&data[..len]);
