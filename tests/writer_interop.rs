@@ -831,3 +831,31 @@ fn hundred_thousand_links() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Throughput of chunked writes through shuffle + deflate (run with `--ignored`).
+#[test]
+#[ignore]
+fn encode_throughput() {
+    let n = 8 * 1024 * 1024usize; // 32 MiB of f32
+    let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.001).sin()).collect();
+    let bytes = to_bytes(&v);
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    w.create_dataset(
+        r,
+        "x",
+        DatasetSpec::new(Datatype::float(4), &[n as u64])
+            .chunked(&[256 * 1024], vec![spec(2, vec![]), spec(1, vec![4])]),
+        bytes,
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let out = w.finish().unwrap();
+    let dt = t0.elapsed();
+    println!(
+        "32 MiB f32 shuffle+deflate(4): {:?} ({:.1} MiB/s), {} bytes out",
+        dt,
+        32.0 / dt.as_secs_f64(),
+        out.len()
+    );
+}
