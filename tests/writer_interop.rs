@@ -321,6 +321,24 @@ fn strings_and_types() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     exp.push(json!({"path": "/vlen_seq", "kind": "dataset", "value": [[1, 2, 3], [], [9]]}));
+    // Committed datatype shared by a dataset, with an attribute of its own.
+    let t = w.commit_datatype(r, "my_type", Datatype::float(4)).unwrap();
+    w.set_attr(t, "doc", AttrValue::string("a named float"))
+        .unwrap();
+    w.create_dataset_with_type(
+        r,
+        "typed",
+        DatasetSpec::new(Datatype::int(1, false), &[2]),
+        t,
+        to_bytes(&[0.5f32, -1.0]),
+    )
+    .unwrap();
+    exp.push(
+        json!({"path": "/my_type", "kind": "datatype", "dtype": "<f4",
+        "attrs": {"doc": {"value": "a named float"}}}),
+    );
+    exp.push(json!({"path": "/typed", "kind": "dataset", "dtype": "<f4",
+        "committed_type": true, "value": [0.5, -1.0]}));
     // Soft link.
     w.soft_link(r, "alias", "/enum").unwrap();
     exp.push(json!({"path": "/alias", "kind": "softlink", "target": "/enum"}));
@@ -567,6 +585,14 @@ fn chunked() -> (FileWriter, Vec<Value>) {
     )
     .unwrap();
     exp.push(json!({"path": "/unlim_many", "kind": "dataset", "nchunks": 131_100, "value": v}));
+    w.create_dataset(
+        r,
+        "fixed_empty",
+        DatasetSpec::new(Datatype::int(4, true), &[0, 5]).chunked(&[4, 5], vec![]),
+        Vec::<u8>::new(),
+    )
+    .unwrap();
+    exp.push(json!({"path": "/fixed_empty", "kind": "dataset", "shape": [0, 5], "value": []}));
     // Unwritten chunks read as the fill value.
     w.create_dataset(
         r,
@@ -685,6 +711,26 @@ fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>, usize) {
         let rows: Vec<Vec<u16>> = v2.chunks(40).map(|c| c.to_vec()).collect();
         exp.push(json!({"path": format!("/{two}"), "kind": "dataset", "value": rows}));
     }
+    // Pre-encoded chunks through write_raw_chunk: one deflated, one stored raw with
+    // the deflate stage masked out.
+    let deflate = vec![spec(1, vec![6])];
+    if select("deflate") && purehdf::filters::encode_pipeline(&deflate, &ctx, &[0u8; 8]).is_ok() {
+        let d = w
+            .create_dataset(
+                r,
+                "raw_deflate",
+                DatasetSpec::new(Datatype::int(4, true), &[4]).chunked(&[2], deflate.clone()),
+                DatasetData::None,
+            )
+            .unwrap();
+        let c0 = purehdf::filters::encode(&deflate[0], &ctx, &to_bytes(&[1i32, 2])).unwrap();
+        w.write_raw_chunk(d, &[0], c0, 0).unwrap();
+        w.write_raw_chunk(d, &[1], to_bytes(&[3i32, 4]), 1).unwrap();
+        exp.push(
+            json!({"path": "/raw_deflate", "kind": "dataset", "filters": [1],
+            "nchunks": 2, "value": [1, 2, 3, 4]}),
+        );
+    }
     (w, exp, used)
 }
 
@@ -720,6 +766,7 @@ fn files_open_in_libhdf5() {
         files.push(path);
     }
     check(&files);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -740,4 +787,75 @@ fn committed_file_opens_in_libhdf5() {
     let spec = json!({"objects": [{"path": "/x", "kind": "dataset", "value": [1.0, 2.0]}]});
     std::fs::write(dir.join("committed.h5.json"), spec.to_string()).unwrap();
     check(&[path]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn hundred_thousand_links() {
+    let dir = out_dir("links");
+    let path = dir.join("links.h5");
+    let t0 = std::time::Instant::now();
+    let mut w = FileWriter::create(&path).unwrap();
+    let g = w.create_group(w.root(), "g").unwrap();
+    for i in 0..100_000u32 {
+        w.create_dataset(
+            g,
+            &format!("d{i:06}"),
+            DatasetSpec::scalar(Datatype::int(4, false)).compact(),
+            to_bytes(&[i]),
+        )
+        .unwrap();
+    }
+    let built = t0.elapsed();
+    w.commit().unwrap();
+    let total = t0.elapsed();
+    println!(
+        "100000 links: build {:?}, build+serialize+commit {:?}, {} bytes",
+        built,
+        total,
+        std::fs::metadata(&path).unwrap().len()
+    );
+    assert!(total.as_secs() < 30, "too slow: {total:?}");
+    let spec = json!({"objects": [{"path": "/g", "kind": "group", "nlinks": 100_000,
+        "sample": {"d000000": 0, "d054321": 54321, "d099999": 99999}}]});
+    std::fs::write(dir.join("links.h5.json"), spec.to_string()).unwrap();
+    match oracle_python() {
+        None => println!("skipped: no oracle python"),
+        Some(py) => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/check_h5py.py");
+            let out = Command::new(py).arg(script).arg(&path).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            println!("{text}");
+            assert!(out.status.success(), "h5py check failed:\n{text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Throughput of chunked writes through shuffle + deflate (run with `--ignored`).
+#[test]
+#[ignore]
+fn encode_throughput() {
+    let n = 8 * 1024 * 1024usize; // 32 MiB of f32
+    let v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.001).sin()).collect();
+    let bytes = to_bytes(&v);
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    w.create_dataset(
+        r,
+        "x",
+        DatasetSpec::new(Datatype::float(4), &[n as u64])
+            .chunked(&[256 * 1024], vec![spec(2, vec![]), spec(1, vec![4])]),
+        bytes,
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let out = w.finish().unwrap();
+    let dt = t0.elapsed();
+    println!(
+        "32 MiB f32 shuffle+deflate(4): {:?} ({:.1} MiB/s), {} bytes out",
+        dt,
+        32.0 / dt.as_secs_f64(),
+        out.len()
+    );
 }

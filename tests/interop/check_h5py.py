@@ -85,6 +85,13 @@ def check_file(path):
                     problems.append(f"{p}: soft link {link!r}")
                 continue
             obj = f[p]
+            if kind == "datatype":
+                if not isinstance(obj, h5py.Datatype):
+                    problems.append(f"{p}: not a committed datatype")
+                else:
+                    check_dtype(p, obj.dtype, exp, problems)
+                check_attrs(p, obj, exp.get("attrs"), problems)
+                continue
             if kind == "group":
                 if not isinstance(obj, h5py.Group):
                     problems.append(f"{p}: not a group")
@@ -119,6 +126,8 @@ def check_file(path):
                     ids = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
                     if ids != exp["filters"]:
                         problems.append(f"{p}: filters {ids} != {exp['filters']}")
+                if exp.get("committed_type") and not obj.id.get_type().committed():
+                    problems.append(f"{p}: datatype is not committed")
                 if "nchunks" in exp and obj.id.get_num_chunks() != exp["nchunks"]:
                     problems.append(f"{p}: {obj.id.get_num_chunks()} chunks != {exp['nchunks']}")
                 if exp.get("null"):

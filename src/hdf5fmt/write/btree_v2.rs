@@ -244,4 +244,77 @@ mod tests {
         assert_eq!(u16::from_le_bytes([hdr[12], hdr[13]]), 2);
         assert_eq!(u64::from_le_bytes(hdr[26..34].try_into().unwrap()), 5000);
     }
+
+    /// Test-only walk of a written tree: records in order.
+    fn walk(
+        b: &[u8],
+        p: &BTreeParams,
+        geo: &Geometry,
+        addr: u64,
+        nrec: u64,
+        depth: usize,
+        out: &mut Vec<Vec<u8>>,
+    ) {
+        let a = addr as usize;
+        let rs = usize::from(p.record_size);
+        let node = &b[a..a + p.node_size as usize];
+        if depth == 0 {
+            assert_eq!(&node[..4], b"BTLF");
+            for i in 0..nrec as usize {
+                out.push(node[6 + i * rs..6 + (i + 1) * rs].to_vec());
+            }
+            let end = 6 + nrec as usize * rs;
+            assert_eq!(
+                u32::from_le_bytes(node[end..end + 4].try_into().unwrap()),
+                metadata_checksum(&node[..end])
+            );
+            return;
+        }
+        assert_eq!(&node[..4], b"BTIN");
+        let mut pos = 6 + nrec as usize * rs;
+        let mut children = Vec::new();
+        for _ in 0..=nrec {
+            let child = u64::from_le_bytes(node[pos..pos + 8].try_into().unwrap());
+            pos += 8;
+            let mut n = 0u64;
+            for k in 0..geo.nrec_size {
+                n |= u64::from(node[pos + k]) << (8 * k);
+            }
+            pos += geo.nrec_size;
+            if depth > 1 {
+                pos += geo.cum_size[depth - 1];
+            }
+            children.push((child, n));
+        }
+        for (i, (child, n)) in children.iter().enumerate() {
+            walk(b, p, geo, *child, *n, depth - 1, out);
+            if i < nrec as usize {
+                out.push(node[6 + i * rs..6 + (i + 1) * rs].to_vec());
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn written_tree_holds_every_record_in_order(n in 0usize..6000, node_size in proptest::sample::select(vec![128u32, 512, 2048])) {
+            let p = BTreeParams { record_type: 5, record_size: 11, node_size, split: 100, merge: 40 };
+            let recs: Vec<Vec<u8>> = (0..n as u32)
+                .map(|i| { let mut r = i.to_be_bytes().to_vec(); r.resize(11, 7); r })
+                .collect();
+            let mut sink = Sink::memory();
+            let h = write(&mut sink, &p, &recs).unwrap() as usize;
+            let b = sink.into_bytes().unwrap();
+            let hdr = &b[h..];
+            let depth = u16::from_le_bytes([hdr[12], hdr[13]]) as usize;
+            let root = u64::from_le_bytes(hdr[16..24].try_into().unwrap());
+            let root_n = u64::from(u16::from_le_bytes([hdr[24], hdr[25]]));
+            proptest::prop_assert_eq!(u64::from_le_bytes(hdr[26..34].try_into().unwrap()), n as u64);
+            let mut out = Vec::new();
+            if n > 0 {
+                let geo = Geometry::new(&p, depth).unwrap();
+                walk(&b, &p, &geo, root, root_n, depth, &mut out);
+            }
+            proptest::prop_assert_eq!(out, recs);
+        }
+    }
 }

@@ -72,6 +72,9 @@ pub fn extract_chunk(
     } else {
         out.resize(n * elem, 0);
     }
+    if chunk.len() != rank || scaled.len() != rank {
+        return out;
+    }
     if rank == 0 {
         let len = elem.min(data.len());
         out[..len].copy_from_slice(&data[..len]);
@@ -475,5 +478,43 @@ mod tests {
             vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
         );
         assert_eq!(linear(&[1, 1], &[2, 3]), 4);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn chunks_reassemble_to_the_data(
+            dims in proptest::collection::vec(0u64..9, 1..4),
+            chunk_seed in proptest::collection::vec(1u64..5, 3),
+            elem in 1usize..4,
+        ) {
+            let rank = dims.len();
+            let chunk: Vec<u64> = chunk_seed[..rank].to_vec();
+            let n: u64 = dims.iter().product();
+            let data: Vec<u8> = (0..n as usize * elem).map(|i| (i % 253) as u8).collect();
+            let g = grid(&dims, &chunk);
+            let mut out = vec![0xEEu8; data.len()];
+            for s in all_scaled(&g) {
+                let c = extract_chunk(&data, &dims, &chunk, &s, elem, &vec![0xAB; elem]);
+                proptest::prop_assert_eq!(c.len() as u64, chunk.iter().product::<u64>() * elem as u64);
+                // Scatter the chunk back, checking padding outside the dataset.
+                let cn: u64 = chunk.iter().product();
+                for k in 0..cn {
+                    let mut rem = k;
+                    let mut pos = vec![0u64; rank];
+                    for i in (0..rank).rev() {
+                        pos[i] = s[i] * chunk[i] + rem % chunk[i];
+                        rem /= chunk[i];
+                    }
+                    let cell = &c[k as usize * elem..(k as usize + 1) * elem];
+                    if pos.iter().zip(&dims).all(|(p, d)| p < d) {
+                        let lin = pos.iter().zip(&dims).fold(0u64, |a, (p, d)| a * d + p) as usize;
+                        out[lin * elem..(lin + 1) * elem].copy_from_slice(cell);
+                    } else {
+                        proptest::prop_assert!(cell.iter().all(|&b| b == 0xAB));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(out, data);
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 
@@ -153,7 +154,15 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
         nodes,
         sink,
         gheap: GlobalHeap::default(),
+        named: std::collections::HashMap::new(),
     };
+    // Committed datatypes first: datasets refer to their addresses.
+    for (id, node) in nodes.iter().enumerate() {
+        if matches!(node.kind, NodeKind::NamedType(_)) {
+            let addr = s.object(id, 0)?;
+            s.named.insert(id, addr);
+        }
+    }
     let root = s.object(0, 0)?;
     s.gheap.flush(s.sink)?;
     let eof = s.sink.pos();
@@ -179,6 +188,26 @@ struct Serializer<'a> {
     nodes: &'a [Node],
     sink: &'a mut Sink,
     gheap: GlobalHeap,
+    /// Header addresses of committed datatypes, by node.
+    named: std::collections::HashMap<usize, u64>,
+}
+
+/// Borrowed element values.
+#[derive(Clone, Copy)]
+enum DataRef<'a> {
+    Raw(&'a [u8]),
+    Strings(&'a [String]),
+    Seqs(&'a [Vec<u8>]),
+}
+
+impl<'a> From<&'a AttrData> for DataRef<'a> {
+    fn from(d: &'a AttrData) -> Self {
+        match d {
+            AttrData::Raw(b) => DataRef::Raw(b),
+            AttrData::VarStrings(v) => DataRef::Strings(v),
+            AttrData::VarSequences(v) => DataRef::Seqs(v),
+        }
+    }
 }
 
 /// Sort key of dense-storage name index records: hash, then name.
@@ -195,9 +224,17 @@ impl Serializer<'_> {
             .nodes
             .get(id)
             .ok_or_else(|| Error::InvalidArgument(format!("no object {id}")))?;
+        if let Some(&addr) = self.named.get(&id) {
+            return Ok(addr);
+        }
         let mut msgs = match &node.kind {
             NodeKind::Group { links } => self.group(links, depth)?,
             NodeKind::Dataset(ds) => self.dataset(ds)?,
+            NodeKind::NamedType(dt) => vec![Message {
+                kind: kind::DATATYPE,
+                body: messages::datatype(dt)?,
+                flags: 1,
+            }],
         };
         self.attributes(&node.attrs, &mut msgs)?;
         let header = object_header::encode(&msgs)?;
@@ -285,7 +322,7 @@ impl Serializer<'_> {
         for (name, value) in attrs {
             let dtype = messages::datatype(&value.dtype)?;
             let space = messages::dataspace(&value.shape);
-            let data = self.element_bytes(&value.dtype, &value.shape, &value.data)?;
+            let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
             encoded.push((
                 name.as_str(),
                 messages::attribute(name, &dtype, &space, &data)?,
@@ -319,17 +356,17 @@ impl Serializer<'_> {
     }
 
     /// Raw stored bytes of all elements; variable-length values go to the global heap.
-    fn element_bytes(
+    fn element_bytes<'d>(
         &mut self,
         dtype: &Datatype,
         shape: &Space,
-        data: &AttrData,
-    ) -> Result<Vec<u8>> {
+        data: DataRef<'d>,
+    ) -> Result<Cow<'d, [u8]>> {
         let n = shape
             .num_elements()
             .ok_or_else(|| Error::InvalidArgument("dataspace too large".into()))?;
         match data {
-            AttrData::Raw(bytes) => {
+            DataRef::Raw(bytes) => {
                 let want = n.checked_mul(dtype.size());
                 if want != Some(bytes.len() as u64) {
                     return Err(Error::InvalidArgument(format!(
@@ -339,9 +376,9 @@ impl Serializer<'_> {
                         dtype.size()
                     )));
                 }
-                Ok(bytes.clone())
+                Ok(Cow::Borrowed(bytes))
             }
-            AttrData::VarStrings(values) => {
+            DataRef::Strings(values) => {
                 if !matches!(dtype, Datatype::VarString { .. }) {
                     return Err(Error::InvalidArgument(
                         "string values need a variable-length string datatype".into(),
@@ -352,8 +389,9 @@ impl Serializer<'_> {
                     values.len(),
                     n,
                 )
+                .map(Cow::Owned)
             }
-            AttrData::VarSequences(values) => {
+            DataRef::Seqs(values) => {
                 let base = match dtype {
                     Datatype::VarSequence { base, .. } => base.size().max(1),
                     _ => {
@@ -370,7 +408,7 @@ impl Serializer<'_> {
                 let it = values
                     .iter()
                     .map(|v| (v.as_slice(), (v.len() as u64 / base) as usize));
-                self.vlen(it, values.len(), n)
+                self.vlen(it, values.len(), n).map(Cow::Owned)
             }
         }
     }
@@ -409,21 +447,15 @@ impl Serializer<'_> {
                 ));
             }
         }
-        let raw: Option<Vec<u8>> = match &ds.data {
+        let view = match &ds.data {
             DatasetData::None => None,
-            DatasetData::Raw(b) => {
-                Some(self.element_bytes(&spec.dtype, &spec.shape, &AttrData::Raw(b.clone()))?)
-            }
-            DatasetData::VarStrings(v) => Some(self.element_bytes(
-                &spec.dtype,
-                &spec.shape,
-                &AttrData::VarStrings(v.clone()),
-            )?),
-            DatasetData::VarSequences(v) => Some(self.element_bytes(
-                &spec.dtype,
-                &spec.shape,
-                &AttrData::VarSequences(v.clone()),
-            )?),
+            DatasetData::Raw(b) => Some(DataRef::Raw(b)),
+            DatasetData::VarStrings(v) => Some(DataRef::Strings(v)),
+            DatasetData::VarSequences(v) => Some(DataRef::Seqs(v)),
+        };
+        let raw: Option<Cow<[u8]>> = match view {
+            Some(v) => Some(self.element_bytes(&spec.dtype, &spec.shape, v)?),
+            None => None,
         };
         let nbytes = spec
             .shape
@@ -432,18 +464,27 @@ impl Serializer<'_> {
             .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
         let mut msgs = vec![
             Message::new(kind::DATASPACE, messages::dataspace(&spec.shape)),
-            Message {
-                kind: kind::DATATYPE,
-                body: messages::datatype(&spec.dtype)?,
-                flags: 1,
+            match ds.named_type.and_then(|n| self.named.get(&n)) {
+                Some(&addr) => Message {
+                    kind: kind::DATATYPE,
+                    body: messages::shared_committed(addr),
+                    flags: 2,
+                },
+                None => Message {
+                    kind: kind::DATATYPE,
+                    body: messages::datatype(&spec.dtype)?,
+                    flags: 1,
+                },
             },
         ];
         let fill = spec.fill_value.as_deref();
         let (alloc, layout) = match &spec.layout {
             Layout::Compact => {
-                let data = raw.unwrap_or_else(|| match fill {
-                    Some(f) => f.repeat(nbytes as usize / f.len().max(1)),
-                    None => vec![0; nbytes as usize],
+                let data = raw.unwrap_or_else(|| {
+                    Cow::Owned(match fill {
+                        Some(f) => f.repeat(nbytes as usize / f.len().max(1)),
+                        None => vec![0; nbytes as usize],
+                    })
                 });
                 (AllocTime::Early, messages::layout_compact(&data)?)
             }

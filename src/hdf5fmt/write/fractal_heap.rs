@@ -154,4 +154,32 @@ mod tests {
         let mut sink = Sink::memory();
         assert!(write(&mut sink, &[vec![0u8; 70_000]], 8).is_ok());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn every_id_resolves_to_its_object(
+            objs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..300), 1..200),
+            id_len in 7u16..9,
+        ) {
+            let mut sink = Sink::memory();
+            let h = write(&mut sink, &objs, id_len).unwrap();
+            let b = sink.into_bytes().unwrap();
+            let hdr_len = header_bytes(0, 0, 0, 0, 0, 0, id_len).len();
+            let block = u64::from_le_bytes(b[hdr_len - 14..hdr_len - 6].try_into().unwrap()) as usize;
+            proptest::prop_assert_eq!(&b[block..block + 4], b"FHDB");
+            let start = u64::from_le_bytes(b[hdr_len - 34..hdr_len - 26].try_into().unwrap()) as usize;
+            proptest::prop_assert!(start.is_power_of_two());
+            for (o, id) in objs.iter().zip(&h.ids) {
+                proptest::prop_assert_eq!(id.len(), usize::from(id_len));
+                proptest::prop_assert_eq!(id[0], 0);
+                let off = u32::from_le_bytes(id[1..5].try_into().unwrap()) as usize;
+                let lens = if start > 65536 && id_len == 8 { 3 } else { 2 };
+                let mut len = 0usize;
+                for k in 0..lens {
+                    len |= usize::from(id[5 + k]) << (8 * k);
+                }
+                proptest::prop_assert_eq!(&b[block + off..block + off + len], &o[..]);
+            }
+        }
+    }
 }

@@ -143,4 +143,38 @@ mod tests {
         assert!(bytes.len() as u64 >= 10_000 + 48);
         assert_eq!(&bytes[32..32 + 10_000], &data[..]);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn objects_are_found_by_collection_and_index(
+            objs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..3000), 1..60),
+        ) {
+            let mut sink = Sink::memory();
+            let mut gh = GlobalHeap::default();
+            let refs: Vec<HeapRef> = objs.iter().map(|o| gh.add(&mut sink, o).unwrap()).collect();
+            gh.flush(&mut sink).unwrap();
+            let b = sink.into_bytes().unwrap();
+            for (o, r) in objs.iter().zip(&refs) {
+                let c = r.collection as usize;
+                proptest::prop_assert_eq!(&b[c..c + 4], b"GCOL");
+                let size = u64::from_le_bytes(b[c + 8..c + 16].try_into().unwrap()) as usize;
+                proptest::prop_assert!(size >= 4096);
+                let mut p = c + 16;
+                let mut found = None;
+                while p + 16 <= c + size {
+                    let idx = u16::from_le_bytes([b[p], b[p + 1]]);
+                    let len = u64::from_le_bytes(b[p + 8..p + 16].try_into().unwrap()) as usize;
+                    if idx == 0 {
+                        proptest::prop_assert_eq!(p + len, c + size);
+                        break;
+                    }
+                    if u32::from(idx) == r.index {
+                        found = Some(b[p + 16..p + 16 + len].to_vec());
+                    }
+                    p += 16 + len.div_ceil(8) * 8;
+                }
+                proptest::prop_assert_eq!(found.as_deref(), Some(&o[..]));
+            }
+        }
+    }
 }

@@ -330,6 +330,13 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
     Ok(())
 }
 
+/// Shared message, version 3, pointing at a committed object's header (type 2).
+pub fn shared_committed(address: u64) -> Vec<u8> {
+    let mut out = vec![3, 2];
+    put_u64(&mut out, address);
+    out
+}
+
 /// When storage space is allocated (fill value message).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocTime {

@@ -44,6 +44,7 @@ use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
 use atomic::TempFile;
 use chunks::RawChunks;
 use file_writer::Sink;
+use std::collections::HashSet;
 use std::fs::File;
 use std::path::Path;
 
@@ -54,6 +55,16 @@ pub struct GroupId(usize);
 /// Handle of a dataset in a [`FileWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DatasetId(usize);
+
+/// Handle of a committed (named) datatype in a [`FileWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DatatypeId(usize);
+
+impl From<DatatypeId> for ObjectId {
+    fn from(t: DatatypeId) -> Self {
+        ObjectId(t.0)
+    }
+}
 
 /// Any object that can carry attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -345,6 +356,8 @@ pub(crate) enum Link {
 
 pub(crate) struct DatasetNode {
     pub spec: DatasetSpec,
+    /// Node of the committed datatype the dataset shares, if any.
+    pub named_type: Option<usize>,
     pub data: DatasetData,
     pub raw_chunks: RawChunks,
 }
@@ -352,6 +365,7 @@ pub(crate) struct DatasetNode {
 pub(crate) enum NodeKind {
     Group { links: Vec<(String, Link)> },
     Dataset(Box<DatasetNode>),
+    NamedType(Datatype),
 }
 
 pub(crate) struct Node {
@@ -367,6 +381,8 @@ enum Output {
 /// Builds an HDF5 file. See the module documentation.
 pub struct FileWriter {
     nodes: Vec<Node>,
+    /// (group, link name) pairs, for O(1) duplicate checks.
+    link_names: HashSet<(usize, String)>,
     output: Output,
     fail_after: Option<u64>,
 }
@@ -386,6 +402,7 @@ impl FileWriter {
         let (temp, file) = TempFile::create(path.as_ref())?;
         Ok(FileWriter {
             nodes: vec![Self::empty_group()],
+            link_names: HashSet::new(),
             output: Output::File { temp, file },
             fail_after: None,
         })
@@ -395,6 +412,7 @@ impl FileWriter {
     pub fn in_memory() -> FileWriter {
         FileWriter {
             nodes: vec![Self::empty_group()],
+            link_names: HashSet::new(),
             output: Output::Memory,
             fail_after: None,
         }
@@ -435,13 +453,14 @@ impl FileWriter {
 
     fn add_link(&mut self, parent: GroupId, name: &str, link: Link) -> Result<()> {
         check_name(name)?;
-        let links = self.links_mut(parent)?;
-        if links.iter().any(|(n, _)| n == name) {
+        let key = (parent.0, name.to_string());
+        if self.link_names.contains(&key) {
             return Err(Error::InvalidArgument(format!(
                 "link {name:?} already exists"
             )));
         }
-        links.push((name.to_string(), link));
+        self.links_mut(parent)?.push((name.to_string(), link));
+        self.link_names.insert(key);
         Ok(())
     }
 
@@ -488,11 +507,54 @@ impl FileWriter {
             kind: NodeKind::Dataset(Box::new(DatasetNode {
                 spec,
                 data: data.into(),
+                named_type: None,
                 raw_chunks: RawChunks::new(),
             })),
             attrs: Vec::new(),
         });
         Ok(DatasetId(id))
+    }
+
+    /// Commit `dtype` as a named datatype `name` in `parent`.
+    pub fn commit_datatype(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        dtype: Datatype,
+    ) -> Result<DatatypeId> {
+        let id = self.nodes.len();
+        self.add_link(parent, name, Link::Hard(id))?;
+        self.nodes.push(Node {
+            kind: NodeKind::NamedType(dtype),
+            attrs: Vec::new(),
+        });
+        Ok(DatatypeId(id))
+    }
+
+    /// Like [`FileWriter::create_dataset`], but the dataset's datatype is the
+    /// committed datatype `named` (stored as a shared datatype message); `spec.dtype`
+    /// is replaced by it.
+    pub fn create_dataset_with_type(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        mut spec: DatasetSpec,
+        named: DatatypeId,
+        data: impl Into<DatasetData>,
+    ) -> Result<DatasetId> {
+        match self.nodes.get(named.0).map(|n| &n.kind) {
+            Some(NodeKind::NamedType(dt)) => spec.dtype = dt.clone(),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{named:?} is not a datatype"
+                )))
+            }
+        }
+        let id = self.create_dataset(parent, name, spec, data)?;
+        if let Some(NodeKind::Dataset(ds)) = self.nodes.get_mut(id.0).map(|n| &mut n.kind) {
+            ds.named_type = Some(named.0);
+        }
+        Ok(id)
     }
 
     /// Store an already-encoded chunk (`filter_mask` bit i = stage i skipped) at chunk
