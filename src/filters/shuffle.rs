@@ -168,6 +168,7 @@ pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
 }
 
 /// Portable plane interleave (reference for the SIMD versions).
+#[inline]
 pub fn unshuffle_planes_scalar(planes: &[&[u8]], dst: &mut [u8]) {
     let t = planes.len();
     let n = planes.iter().map(|p| p.len()).min().unwrap_or(0);
@@ -179,6 +180,7 @@ pub fn unshuffle_planes_scalar(planes: &[&[u8]], dst: &mut [u8]) {
 }
 
 /// Scalar interleave of elements `start..n`.
+#[inline]
 fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [u8], start: usize, n: usize) {
     let t = planes.len();
     let dst = &mut dst[start * t..n * t];

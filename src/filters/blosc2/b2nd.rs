@@ -277,38 +277,156 @@ pub fn scatter_block(
     let last = rank - 1;
     let row = bsh[last];
     let x0 = g[last] * row;
-    let n = row.min(cs[last] - x0);
-    let mut cstride = vec![1usize; rank];
-    for i in (0..last).rev() {
-        cstride[i] = cstride[i + 1] * cs[i + 1];
+    let n = row.min(cs[last] - x0) * typesize;
+    // Clipped extents (items of this block inside the chunk), strides in rows
+    // of the block and in items of the chunk.
+    let mut ext = vec![0usize; last];
+    let mut bstride = vec![0usize; last];
+    let mut cstride = vec![0usize; last];
+    let (mut brows, mut citems) = (1usize, cs[last]);
+    let mut base = x0;
+    for d in (0..last).rev() {
+        ext[d] = bsh[d].min(cs[d] - g[d] * bsh[d]);
+        bstride[d] = brows;
+        cstride[d] = citems;
+        base += g[d] * bsh[d] * citems;
+        brows *= bsh[d];
+        citems *= cs[d];
     }
-    let mut b = vec![0usize; rank];
-    for (r, src) in block.chunks_exact(row * typesize).enumerate() {
-        if r > 0 {
-            for d in (0..last).rev() {
-                b[d] += 1;
-                if b[d] < bsh[d] {
-                    break;
-                }
-                b[d] = 0;
-            }
-        }
-        let mut off = x0;
-        let mut inside = true;
-        for d in 0..last {
-            let x = g[d] * bsh[d] + b[d];
-            if x >= cs[d] {
-                inside = false;
+    let outer: usize = ext.iter().product();
+    let rowb = row * typesize;
+    let (mut src_row, mut coff) = (0usize, base);
+    let mut idx = vec![0usize; last];
+    for _ in 0..outer {
+        let s = &block[src_row * rowb..src_row * rowb + n];
+        copy_row(&mut c[coff * typesize..coff * typesize + n], s);
+        let mut d = last;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            src_row += bstride[d];
+            coff += cstride[d];
+            if idx[d] < ext[d] {
                 break;
             }
-            off += x * cstride[d];
-        }
-        if inside {
-            let co = off * typesize;
-            c[co..co + n * typesize].copy_from_slice(&src[..n * typesize]);
+            src_row -= bstride[d] * ext[d];
+            coff -= cstride[d] * ext[d];
+            idx[d] = 0;
         }
     }
     Ok(())
+}
+
+/// Like [`scatter_block`], but the block is given as its byte planes (a
+/// byte-shuffled block, `planes[j][i]` = byte `j` of item `i`): each row is
+/// interleaved straight into its place in `c`.
+pub fn scatter_planes(meta: &Meta, k: usize, planes: &[&[u8]], c: &mut [u8]) -> Result<()> {
+    let ts = planes.len();
+    let block_items: usize = meta.blockshape.iter().product();
+    if ts == 0 || planes.iter().any(|p| p.len() != block_items) {
+        return Err(bad("planes do not match the block geometry"));
+    }
+    let mut sub: Vec<&[u8]> = planes.to_vec();
+    for_each_row(meta, ts, k, c.len(), |item, n, co| {
+        for (s, p) in sub.iter_mut().zip(planes) {
+            *s = &p[item..item + n];
+        }
+        // Rows are short: the portable kernel (auto-vectorised for 2 and 4 planes)
+        // avoids the per-call dispatch of the SIMD one.
+        crate::filters::shuffle::unshuffle_planes_scalar(&sub, &mut c[co * ts..(co + n) * ts]);
+    })
+}
+
+/// Visit the in-chunk rows of block `k`: `(first item in the block, item
+/// count, first item in the C-order chunk)`.
+fn for_each_row(
+    meta: &Meta,
+    ts: usize,
+    k: usize,
+    c_len: usize,
+    mut f: impl FnMut(usize, usize, usize),
+) -> Result<()> {
+    let rank = meta.chunkshape.len();
+    let (cs, bsh) = (&meta.chunkshape, &meta.blockshape);
+    if rank == 0 || bsh.len() != rank {
+        return Err(bad("rank mismatch"));
+    }
+    let items = meta.chunk_items().ok_or_else(|| bad("size overflow"))?;
+    if items.checked_mul(ts) != Some(c_len) {
+        return Err(bad("buffer sizes do not match the block geometry"));
+    }
+    let mut g = vec![0usize; rank];
+    let mut rem = k;
+    for d in (0..rank).rev() {
+        let n = cs[d].div_ceil(bsh[d]);
+        g[d] = rem % n;
+        rem /= n;
+    }
+    if rem != 0 {
+        return Err(bad("block index out of range"));
+    }
+    let last = rank - 1;
+    let row = bsh[last];
+    let x0 = g[last] * row;
+    let n = row.min(cs[last] - x0);
+    let mut ext = vec![0usize; last];
+    let mut bstride = vec![0usize; last];
+    let mut cstride = vec![0usize; last];
+    let (mut brows, mut citems) = (1usize, cs[last]);
+    let mut base = x0;
+    for d in (0..last).rev() {
+        ext[d] = bsh[d].min(cs[d] - g[d] * bsh[d]);
+        bstride[d] = brows;
+        cstride[d] = citems;
+        base += g[d] * bsh[d] * citems;
+        brows *= bsh[d];
+        citems *= cs[d];
+    }
+    let outer: usize = ext.iter().product();
+    let (mut src_row, mut coff) = (0usize, base);
+    let mut idx = vec![0usize; last];
+    for _ in 0..outer {
+        f(src_row * row, n, coff);
+        let mut d = last;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            src_row += bstride[d];
+            coff += cstride[d];
+            if idx[d] < ext[d] {
+                break;
+            }
+            src_row -= bstride[d] * ext[d];
+            coff -= cstride[d] * ext[d];
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Copy a short row inline in 16-byte pieces (rows are typically 32–256
+/// bytes, where a `memcpy` call costs more than the copy).
+#[inline(always)]
+fn copy_row(dst: &mut [u8], src: &[u8]) {
+    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) -> bool {
+        match (<&mut [u8; N]>::try_from(dst), <&[u8; N]>::try_from(src)) {
+            (Ok(d), Ok(s)) => {
+                *d = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match dst.len() {
+        32 => fixed::<32>(dst, src),
+        64 => fixed::<64>(dst, src),
+        128 => fixed::<128>(dst, src),
+        256 => fixed::<256>(dst, src),
+        _ => false,
+    };
+    if !done {
+        dst.copy_from_slice(src);
+    }
 }
 
 /// Block shape the HDF5 filter picks for `chunk` with a target of `target_bytes`.

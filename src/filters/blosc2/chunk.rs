@@ -384,9 +384,25 @@ impl ChunkDecoder {
         nstreams: usize,
         out: &mut [u8],
     ) -> Result<()> {
-        let neblock = out.len() / nstreams;
+        let kinds = self.decode_streams(h, chunk, start, nstreams, out.len())?;
+        let planes = plane_refs(&kinds, &self.a, chunk, out.len() / nstreams);
+        shuffle::unshuffle_planes(&planes, out);
+        Ok(())
+    }
+
+    /// Decode the `nstreams` streams of a block of `bsize` bytes into `self.a`,
+    /// leaving raw streams in the chunk.
+    fn decode_streams(
+        &mut self,
+        h: &Header,
+        chunk: &[u8],
+        start: usize,
+        nstreams: usize,
+        bsize: usize,
+    ) -> Result<Vec<Stream>> {
+        let neblock = bsize / nstreams;
         let mut a = std::mem::take(&mut self.a);
-        a.resize(out.len(), 0);
+        a.resize(bsize, 0);
         let mut kinds = Vec::with_capacity(nstreams);
         let mut pos = start;
         for part in a.chunks_mut(neblock) {
@@ -399,21 +415,67 @@ impl ChunkDecoder {
                 kinds.push(Stream::Raw(p, p + neblock));
                 pos = p + neblock;
             } else {
-                pos = self.stream_into(h, chunk, pos, part)?;
+                match self.stream_into(h, chunk, pos, part) {
+                    Ok(p) => pos = p,
+                    Err(e) => {
+                        self.a = a;
+                        return Err(e);
+                    }
+                }
                 kinds.push(Stream::Scratch);
             }
         }
-        let planes: Vec<&[u8]> = kinds
-            .iter()
-            .zip(a.chunks(neblock))
-            .map(|(k, s)| match k {
-                Stream::Raw(x, y) => &chunk[*x..*y],
-                Stream::Scratch => s,
-            })
-            .collect();
-        shuffle::unshuffle_planes(&planes, out);
         self.a = a;
-        Ok(())
+        Ok(kinds)
+    }
+
+    /// For block `k` stored as byte-shuffled split streams (the usual Blosc2
+    /// layout with byte shuffle), decode its streams and return the byte
+    /// planes (raw streams borrowed from the chunk), so the caller can
+    /// interleave them straight into their destination. `None` for any other
+    /// layout (use [`ChunkDecoder::decode_single_block`]).
+    pub fn block_planes<'s>(
+        &'s mut self,
+        chunk: &'s [u8],
+        k: usize,
+    ) -> Result<Option<Vec<&'s [u8]>>> {
+        let h = Header::parse(chunk)?;
+        let chunk = &chunk[..h.cbytes];
+        if h.memcpyed() || (h.extended && h.special() != 0) || h.blosc2_flags & 0x81 != 0 {
+            return Ok(None);
+        }
+        self.check_codec_and_filters(&h)?;
+        let (bs, nblocks) = block_layout(&h)?;
+        if k >= nblocks {
+            return Err(Error::InvalidArgument(format!("block {k} of {nblocks}")));
+        }
+        let bsize = if k + 1 == nblocks {
+            h.nbytes - k * bs
+        } else {
+            bs
+        };
+        let nstreams = if h.split(bsize, bs) { h.typesize } else { 1 };
+        let mut active = h
+            .filters
+            .iter()
+            .zip(&h.filters_meta)
+            .filter(|(&f, _)| f != filter::NONE && f != filter::TRUNC_PREC);
+        let es = match (active.next(), active.next()) {
+            (Some((&filter::SHUFFLE, &m)), None) => {
+                if m != 0 {
+                    usize::from(m)
+                } else {
+                    h.typesize
+                }
+            }
+            _ => return Ok(None),
+        };
+        if nstreams <= 1 || es != nstreams || bsize % nstreams != 0 {
+            return Ok(None);
+        }
+        let start = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
+        let kinds = self.decode_streams(&h, chunk, start, nstreams, bsize)?;
+        Ok(Some(plane_refs(&kinds, &self.a, chunk, bsize / nstreams)))
     }
 
     /// Decode one stream starting at `pos` into `out`; returns the next position.
@@ -453,6 +515,23 @@ impl ChunkDecoder {
         }
         Ok(p + c)
     }
+}
+
+/// The byte planes of a decoded block: raw streams from the chunk, others from scratch.
+fn plane_refs<'s>(
+    kinds: &[Stream],
+    scratch: &'s [u8],
+    chunk: &'s [u8],
+    neblock: usize,
+) -> Vec<&'s [u8]> {
+    kinds
+        .iter()
+        .zip(scratch.chunks(neblock))
+        .map(|(k, s)| match k {
+            Stream::Raw(x, y) => &chunk[*x..*y],
+            Stream::Scratch => s,
+        })
+        .collect()
 }
 
 /// Block size and block count of a block-structured chunk, checked against its size.

@@ -176,6 +176,13 @@ pub fn decode_into(
             let nblocks = h.nbytes / block_bytes;
             let mut scratch = vec![0u8; block_bytes];
             for k in 0..nblocks {
+                // Byte-shuffled split blocks are interleaved straight into place.
+                if let Some(planes) = dec.block_planes(c, k)? {
+                    if planes.len() == ts {
+                        b2nd::scatter_planes(&meta, k, &planes, dst)?;
+                        continue;
+                    }
+                }
                 dec.decode_single_block(c, k, &mut scratch)?;
                 b2nd::scatter_block(&meta, ts, k, &scratch, dst)?;
             }
