@@ -167,13 +167,31 @@ pub fn fill_box(
             if zero || elem == 0 {
                 run.fill(0);
             } else {
-                for e in run.chunks_exact_mut(elem) {
-                    e.copy_from_slice(value);
-                }
+                fill_pattern(run, value);
             }
             Some(())
         },
     )
+}
+
+/// Fill `run` (a whole number of elements) with the element `value`: one element,
+/// then doubling copies, so the cost is a handful of `memcpy` calls per run.
+fn fill_pattern(run: &mut [u8], value: &[u8]) {
+    let elem = value.len();
+    if elem == 1 {
+        run.fill(value[0]);
+        return;
+    }
+    let Some(first) = run.get_mut(..elem) else {
+        return;
+    };
+    first.copy_from_slice(value);
+    let mut done = elem;
+    while done < run.len() {
+        let n = done.min(run.len() - done);
+        run.copy_within(..n, done);
+        done += n;
+    }
 }
 
 /// Enumerate the contiguous runs of a box copy as (src byte, dst byte, bytes).
@@ -258,6 +276,26 @@ fn box_runs(
             s -= ss[k] * ext[k];
             t -= ds[k] * ext[k];
             idx[k] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::fill_pattern;
+
+    #[test]
+    fn pattern_fill_equals_elementwise() {
+        for elem in 1..=9usize {
+            for count in [0usize, 1, 2, 3, 7, 64, 1000] {
+                let value: Vec<u8> = (0..elem as u8)
+                    .map(|b| b.wrapping_mul(37).wrapping_add(1))
+                    .collect();
+                let mut run = vec![0u8; elem * count];
+                fill_pattern(&mut run, &value);
+                let want: Vec<u8> = value.iter().copied().cycle().take(elem * count).collect();
+                assert_eq!(run, want, "elem {elem} count {count}");
+            }
         }
     }
 }
