@@ -134,7 +134,13 @@ fn numbers(dt: &Datatype, raw: &[u8]) -> Option<Vec<f64>> {
         }
         _ => return None,
     };
-    let float_ok = !matches!(dt, Datatype::Float { .. }) || size == 4 || size == 8;
+    let float_ok = match dt {
+        Datatype::Float { layout, .. } => {
+            (size == 4 || size == 8)
+                && *layout == purehdf::hdf5fmt::datatype::FloatLayout::ieee(size as u32)
+        }
+        _ => true,
+    };
     if !(1..=8).contains(&size) || !float_ok {
         return None;
     }
@@ -261,7 +267,10 @@ fn check_object(file: &File, o: &Value) -> usize {
                 .as_array()
                 .map(|s| s.iter().map(|v| v.as_u64().unwrap()).collect())
                 .unwrap_or_default();
-            assert_eq!(d.shape(), shape.as_slice(), "{path}: shape");
+            if d.layout_kind() != "virtual" {
+                // libhdf5 derives a virtual dataset's extent from its sources.
+                assert_eq!(d.shape(), shape.as_slice(), "{path}: shape");
+            }
             if let Some(ms) = o["maxshape"].as_array() {
                 let ms: Vec<Option<u64>> = ms.iter().map(Value::as_u64).collect();
                 assert_eq!(d.maxshape(), ms.as_slice(), "{path}: maxshape");
@@ -504,7 +513,24 @@ fn smoke_walk_contiguous_files() {
 /// links, attributes, dtypes, shapes, layouts, fill states, small values).
 #[test]
 fn contiguous_corpus_matches_expected() {
-    let Some(root) = corpus() else { return };
+    let Some((checked, bad)) = compare_corpus(true) else {
+        return;
+    };
+    assert!(bad * 50 <= checked, "{bad} of {checked} objects differ");
+}
+
+/// Every file h5py reads completely, chunked ones included (these also exercise
+/// the chunk indexes and filters): the reader must agree on nearly every object.
+#[test]
+fn whole_corpus_matches_expected() {
+    let Some((checked, bad)) = compare_corpus(false) else {
+        return;
+    };
+    assert!(bad * 20 <= checked, "{bad} of {checked} objects differ");
+}
+
+fn compare_corpus(contiguous_only: bool) -> Option<(usize, usize)> {
+    let root = corpus()?;
     let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).unwrap();
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -512,11 +538,10 @@ fn contiguous_corpus_matches_expected() {
     for line in manifest.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         let layouts = cols.get(10).copied().unwrap_or("");
-        if cols.get(19) != Some(&"yes")
-            || !layouts
-                .split(',')
-                .all(|l| l.is_empty() || l == "contiguous" || l == "compact")
-        {
+        let simple = layouts
+            .split(',')
+            .all(|l| l.is_empty() || l == "contiguous" || l == "compact");
+        if cols.get(19) != Some(&"yes") || (contiguous_only && !simple) {
             continue;
         }
         let rel = cols[0];
@@ -553,12 +578,8 @@ fn contiguous_corpus_matches_expected() {
         println!("MISMATCH {b}");
     }
     println!(
-        "contiguous corpus: {checked} objects checked, {} mismatches",
+        "corpus (contiguous only: {contiguous_only}): {checked} objects checked, {} mismatches",
         bad.len()
     );
-    assert!(
-        bad.len() * 50 <= checked,
-        "{} of {checked} objects differ",
-        bad.len()
-    );
+    Some((checked, bad.len()))
 }

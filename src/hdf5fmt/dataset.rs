@@ -459,7 +459,7 @@ pub(crate) fn for_each_run(
             "selection rank differs from the dataspace".into(),
         ));
     }
-    if count.iter().any(|&c| c == 0) {
+    if count.contains(&0) {
         return Ok(());
     }
     // stride[i]: elements between consecutive indices along dimension i.

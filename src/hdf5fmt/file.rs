@@ -79,7 +79,7 @@ impl std::fmt::Debug for File {
 #[derive(Clone, Debug)]
 pub enum Object {
     Group(Group),
-    Dataset(Dataset),
+    Dataset(Box<Dataset>),
     NamedDatatype(NamedDatatype),
 }
 
@@ -122,6 +122,20 @@ impl Object {
             Object::Group(g) => g.attributes(),
             Object::Dataset(d) => d.attributes(),
             Object::NamedDatatype(t) => t.attributes(),
+        }
+    }
+
+    /// The object's attributes decoded one by one (a bad one is an `Err` entry).
+    pub fn attributes_each(&self) -> Vec<Result<Attribute>> {
+        crate::hdf5fmt::attribute::read_each(self.file(), self.header())
+    }
+
+    /// The file the object lives in (for external links: the other file).
+    pub fn file(&self) -> &File {
+        match self {
+            Object::Group(g) => g.file(),
+            Object::Dataset(d) => d.file(),
+            Object::NamedDatatype(t) => &t.file,
         }
     }
 }
@@ -249,7 +263,11 @@ impl File {
             return Ok(Object::Group(Group::new(self.clone(), path, h)?));
         }
         if h.has(types::LAYOUT) || (h.has(types::DATASPACE) && h.has(types::DATATYPE)) {
-            return Ok(Object::Dataset(Dataset::new(self.clone(), path, h)?));
+            return Ok(Object::Dataset(Box::new(Dataset::new(
+                self.clone(),
+                path,
+                h,
+            )?)));
         }
         if let Some(m) = h.first(types::DATATYPE) {
             let dtype = self.datatype(m)?;
