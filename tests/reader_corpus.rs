@@ -228,6 +228,17 @@ fn check_object(file: &File, o: &Value) -> usize {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(hdr.message_names(), want_msgs, "{path}: messages");
+    let oh = &o["object_header"];
+    assert_eq!(
+        hdr.nchunks as u64,
+        oh["nchunks"].as_u64().unwrap(),
+        "{path}: nchunks"
+    );
+    assert_eq!(
+        hdr.messages.len() as u64,
+        oh["nmesgs"].as_u64().unwrap(),
+        "{path}: nmesgs"
+    );
     assert_eq!(
         file.attr_storage(hdr).name(),
         o["attr_storage"].as_str().unwrap(),
