@@ -525,6 +525,35 @@ fn mutated_files_never_panic() {
 }
 
 #[test]
+fn revised_references_point_at_datasets() {
+    // Dimension-scale REFERENCE_LIST attributes hold {H5T_STD_REF dataset, int dimension}.
+    let Some(root) = corpus() else { return };
+    let file = File::open(root.join("hdf5/hl/test/testfiles/test_ds_le_new_ref.h5")).unwrap();
+    let ds = file.object("/ds_1_al").unwrap();
+    let attr = ds
+        .attributes()
+        .unwrap()
+        .into_iter()
+        .find(|a| a.name == "REFERENCE_LIST")
+        .unwrap();
+    let Datatype::Compound { size, members } = &attr.dtype else {
+        panic!("{:?}", attr.dtype)
+    };
+    assert_eq!(members[0].name, "dataset");
+    let mut n = 0;
+    for e in attr.data.chunks(*size as usize) {
+        let r = file
+            .revised_reference(&e[..members[0].dtype.size() as usize])
+            .unwrap();
+        assert_eq!(r.kind, 2);
+        let obj = file.object_at(r.address.unwrap(), "/ref".into()).unwrap();
+        assert_eq!(obj.kind_name(), "dataset");
+        n += 1;
+    }
+    assert_eq!(n, 2);
+}
+
+#[test]
 fn soft_and_external_links() {
     let Some(root) = corpus() else { return };
     let rel = "jhdf/jhdf/src/test/resources/hdf5/test_file2.hdf5";
