@@ -554,6 +554,21 @@ fn revised_references_point_at_datasets() {
 }
 
 #[test]
+fn shared_messages_committed_and_sohm() {
+    // /DS1 uses a committed datatype; h5stat_tsohm.h5 keeps dataspaces in the
+    // shared-message heap (superblock extension -> SMTB -> fractal heap).
+    check_file("hdf5-json/data/hdf5/committed_type.h5");
+    check_file("hdf5/tools/test/h5stat/testfiles/h5stat_tsohm.h5");
+    let Some(root) = corpus() else { return };
+    let f = File::open(root.join("hdf5/tools/test/h5stat/testfiles/h5stat_tsohm.h5")).unwrap();
+    assert!(f.sohm_table().is_some());
+    let d = f.object("/dataset2").unwrap();
+    assert_eq!(d.header().shared_message_names(), vec!["dataspace"]);
+    let Object::Dataset(d) = d else { panic!() };
+    assert!(!d.shape().is_empty());
+}
+
+#[test]
 fn soft_and_external_links() {
     let Some(root) = corpus() else { return };
     let rel = "jhdf/jhdf/src/test/resources/hdf5/test_file2.hdf5";
