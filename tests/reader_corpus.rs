@@ -404,6 +404,28 @@ fn v2_superblock_compact_links_and_values() {
 }
 
 #[test]
+fn hyperslab_reads_of_contiguous_data() {
+    let Some(root) = corpus() else { return };
+    let f = File::open(root.join("pyfive/tests/data/latest.hdf5")).unwrap();
+    let d = f.root().unwrap().dataset("group1/dataset2").unwrap(); // >u8 [0, 1, 2, 3]
+    let sel = purehdf::Selection::Hyperslab {
+        start: vec![1],
+        count: vec![2],
+    };
+    let mut out = vec![0u8; 16];
+    d.read_raw(&sel, &mut out).unwrap();
+    assert_eq!(out[..8], 1u64.to_be_bytes());
+    assert_eq!(out[8..], 2u64.to_be_bytes());
+    // Wrong buffer size and out-of-range selections are errors.
+    assert!(d.read_raw(&sel, &mut [0u8; 8]).is_err());
+    let bad = purehdf::Selection::Hyperslab {
+        start: vec![3],
+        count: vec![2],
+    };
+    assert!(d.read_raw(&bad, &mut out).is_err());
+}
+
+#[test]
 fn v3_superblock_files() {
     for f in [
         "jhdf/jhdf/src/test/resources/hdf5/test_compact_datasets_latest.hdf5",
