@@ -205,7 +205,7 @@ impl Group {
     /// Open a dataset.
     pub fn dataset(&self, path: &str) -> Result<crate::hdf5fmt::dataset::Dataset> {
         match self.open(path)? {
-            Object::Dataset(d) => Ok(d),
+            Object::Dataset(d) => Ok(*d),
             o => Err(Error::InvalidArgument(format!(
                 "{} is a {}, not a dataset",
                 o.path(),
@@ -290,7 +290,7 @@ fn rename(obj: Object, path: String) -> Object {
             g.path = path;
             Object::Group(g)
         }
-        Object::Dataset(d) => Object::Dataset(d.with_path(path)),
+        Object::Dataset(d) => Object::Dataset(Box::new(d.with_path(path))),
         Object::NamedDatatype(mut t) => {
             t.path = path;
             Object::NamedDatatype(t)
