@@ -190,6 +190,9 @@ impl Sink<'_> {
 
 /// Decode `samples` samples (`samples × sample_bytes` output bytes).
 pub fn decode(input: &[u8], p: &Params, samples: usize) -> Result<Vec<u8>, AecError> {
+    if !(1..=32).contains(&p.bits) || !(1..=64).contains(&p.block) || p.rsi == 0 {
+        return Err(AecError::Corrupt("invalid coder parameters"));
+    }
     let n = p.sample_bytes();
     let cap = samples.saturating_mul(n);
     let rsi_size = p.rsi.saturating_mul(p.block);
