@@ -59,6 +59,18 @@ enum Desc {
 }
 
 impl Desc {
+    /// Packed bits per element.
+    fn packed_bits(&self) -> u64 {
+        match self {
+            Desc::Atomic { pieces, .. } => pieces.iter().map(|p| u64::from(p.bits)).sum(),
+            Desc::Array { count, base, .. } => (*count as u64).saturating_mul(base.packed_bits()),
+            Desc::Compound { members, .. } => members
+                .iter()
+                .fold(0u64, |acc, (_, m)| acc.saturating_add(m.packed_bits())),
+            Desc::NoOp { size } => (*size as u64).saturating_mul(8),
+        }
+    }
+
     fn size(&self) -> usize {
         match self {
             Desc::Atomic { size, .. }
@@ -284,6 +296,11 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
         .checked_mul(size)
         .filter(|&n| n <= ctx.max_output)
         .ok_or_else(|| err("decoded size exceeds the chunk bound"))?;
+    // Refuse before allocating when the packed data cannot be there.
+    let needed = (plan.elements as u64).saturating_mul(plan.desc.packed_bits());
+    if needed > (input.len() as u64).saturating_mul(8) {
+        return Err(err("packed data truncated"));
+    }
     let mut out = vec![0u8; total];
     if size == 0 {
         return Ok(out);

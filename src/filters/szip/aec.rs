@@ -198,7 +198,8 @@ pub fn decode(input: &[u8], p: &Params, samples: usize) -> Result<Vec<u8>, AecEr
     let rsi_size = p.rsi.saturating_mul(p.block);
     let mut sink = Sink {
         p,
-        out: Vec::with_capacity(cap),
+        // Zero-block runs compress enormously, so the capacity is only a hint.
+        out: Vec::with_capacity(cap.min(input.len().saturating_mul(256).max(4096))),
         cap,
         in_rsi: 0,
         last: 0,
