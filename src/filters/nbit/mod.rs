@@ -27,6 +27,8 @@ const ATOMIC: u32 = 1;
 const ARRAY: u32 = 2;
 const COMPOUND: u32 = 3;
 const NOOP: u32 = 4;
+/// Largest atomic type accepted (HDF5 atomics are at most 16 bytes; this is generous).
+const MAX_ATOMIC_SIZE: usize = 256;
 
 /// One byte's share of an atomic value: byte index in the element, bit count,
 /// and the shift of those bits inside the byte.
@@ -142,7 +144,10 @@ impl Params<'_> {
                 let precision = self.next()?;
                 let offset = self.next()?;
                 let bits = size as u64 * 8;
-                if u64::from(precision) + u64::from(offset) > bits || order > 1 {
+                if size > MAX_ATOMIC_SIZE
+                    || u64::from(precision) + u64::from(offset) > bits
+                    || order > 1
+                {
                     return Err(err(format!(
                         "invalid atomic type: size {size}, order {order}, precision {precision}, offset {offset}"
                     )));
