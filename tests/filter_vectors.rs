@@ -206,3 +206,32 @@ fn corpus_chunks_from_env() {
     }
     assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
 }
+
+/// Writes our encoders' output for libhdf5 to read back (a dev cross-check):
+/// `PUREHDF_XCHECK_DIR` holds `requests.json` (name, pipeline, element size,
+/// chunk bytes) and `<name>.raw`; each `<name>.ours` gets the encoded chunk.
+/// Skipped when unset.
+#[test]
+fn export_encoded_chunks_from_env() {
+    let Some(dir) = std::env::var_os("PUREHDF_XCHECK_DIR").map(PathBuf::from) else {
+        println!("skipped: PUREHDF_XCHECK_DIR unset");
+        return;
+    };
+    let requests: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("requests.json")).expect("requests"))
+            .expect("parse requests");
+    for item in requests.as_array().expect("array") {
+        let name = item["name"].as_str().expect("name");
+        let specs = pipeline(&item["pipeline"]);
+        let ctx = ChunkContext::new(
+            item["element_size"].as_u64().expect("esize") as usize,
+            item["chunk_bytes"].as_u64().expect("bytes") as usize,
+        );
+        let raw = std::fs::read(dir.join(format!("{name}.raw"))).unwrap();
+        let enc = encode_pipeline(&specs, &ctx, &raw).expect(name);
+        let back = decode_pipeline(&specs, 0, &ctx, &enc).expect(name);
+        assert_eq!(back.len(), raw.len(), "{name}");
+        std::fs::write(dir.join(format!("{name}.ours")), &enc).unwrap();
+        println!("{name}: {} -> {} bytes", raw.len(), enc.len());
+    }
+}

@@ -26,7 +26,7 @@ pub fn decode(input: &[u8], _cd_values: &[u32], ctx: &ChunkContext) -> Result<Ve
 fn inflate_bounded(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
     // One spare byte beyond the cap lets us tell "exactly cap" from "more than cap".
     let limit = cap.saturating_add(1);
-    let mut out: Vec<u8> = Vec::with_capacity(hint.clamp(64, limit));
+    let mut out: Vec<u8> = Vec::with_capacity(hint.max(64).min(limit));
     let mut z = Decompress::new(true);
     loop {
         if out.len() == out.capacity() {
@@ -118,6 +118,13 @@ mod tests {
             ..small
         };
         assert_eq!(decode(&enc, &[9], &exact).unwrap().len(), 100_000);
+        let zero = ChunkContext {
+            max_output: 0,
+            ..small
+        };
+        assert!(decode(&enc, &[9], &zero).is_err());
+        let empty = encode(&[], &[1], &ctx(0)).unwrap();
+        assert_eq!(decode(&empty, &[1], &zero).unwrap(), Vec::<u8>::new());
     }
 
     proptest::proptest! {

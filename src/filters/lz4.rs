@@ -37,6 +37,14 @@ pub fn decode(input: &[u8], _cd_values: &[u32], ctx: &ChunkContext) -> Result<Ve
                 ctx.max_output
             ))
         })?;
+    // LZ4 expands at most ~255:1, so a header claiming more is corrupt; this also
+    // keeps a tiny chunk from making us zero a huge buffer.
+    if orig / 256 > input.len() {
+        return Err(err(format!(
+            "original size {orig} impossible for {} stored bytes",
+            input.len()
+        )));
+    }
     let block = be_u32(input, 8)? as usize;
     let block = block.min(orig);
     if block == 0 && orig > 0 {
@@ -152,6 +160,10 @@ mod tests {
         let mut huge = enc.clone();
         huge[0] = 0x10;
         assert!(decode(&huge, &[0], &ctx(3000)).is_err());
+        let mut inflated = enc.clone();
+        inflated[4..8].copy_from_slice(&2_000_000u32.to_be_bytes());
+        let roomy = ChunkContext::new(1, 4_000_000);
+        assert!(decode(&inflated, &[0], &roomy).is_err(), "impossible ratio");
         let mut zero_block = enc;
         zero_block[8..12].copy_from_slice(&[0; 4]);
         assert!(decode(&zero_block, &[0], &ctx(3000)).is_err());

@@ -33,7 +33,9 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
         Some(&n) if n > 0 => n as usize,
         _ => ctx.chunk_bytes,
     };
-    decompress(input, hint.min(ctx.max_output), ctx.max_output)
+    // A back reference of 3 bytes yields at most 264 bytes: bound the initial buffer.
+    let hint = hint.min(ctx.max_output).min(input.len().saturating_mul(88));
+    decompress(input, hint, ctx.max_output)
 }
 
 /// Decompress a raw LZF stream; `cap` bounds the output.

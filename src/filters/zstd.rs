@@ -47,11 +47,13 @@ pub fn decode(input: &[u8], _cd_values: &[u32], ctx: &ChunkContext) -> Result<Ve
                 "frame content size {content} exceeds the bound {cap}"
             )));
         }
-        out.reserve(if content > 0 {
+        // Only a hint: a tiny frame may claim a large size, so bound the reservation.
+        let hint = if content > 0 {
             content as usize
         } else {
             ctx.chunk_bytes.min(room)
-        });
+        };
+        out.reserve(hint.min(src.len().saturating_mul(64).max(1 << 16)));
         loop {
             let finished = frame
                 .decode_blocks(&mut src, BlockDecodingStrategy::UptoBlocks(1))

@@ -27,6 +27,8 @@ const ATOMIC: u32 = 1;
 const ARRAY: u32 = 2;
 const COMPOUND: u32 = 3;
 const NOOP: u32 = 4;
+/// Largest atomic type accepted (HDF5 atomics are at most 16 bytes; this is generous).
+const MAX_ATOMIC_SIZE: usize = 256;
 
 /// One byte's share of an atomic value: byte index in the element, bit count,
 /// and the shift of those bits inside the byte.
@@ -59,6 +61,18 @@ enum Desc {
 }
 
 impl Desc {
+    /// Packed bits per element.
+    fn packed_bits(&self) -> u64 {
+        match self {
+            Desc::Atomic { pieces, .. } => pieces.iter().map(|p| u64::from(p.bits)).sum(),
+            Desc::Array { count, base, .. } => (*count as u64).saturating_mul(base.packed_bits()),
+            Desc::Compound { members, .. } => members
+                .iter()
+                .fold(0u64, |acc, (_, m)| acc.saturating_add(m.packed_bits())),
+            Desc::NoOp { size } => (*size as u64).saturating_mul(8),
+        }
+    }
+
     fn size(&self) -> usize {
         match self {
             Desc::Atomic { size, .. }
@@ -130,7 +144,10 @@ impl Params<'_> {
                 let precision = self.next()?;
                 let offset = self.next()?;
                 let bits = size as u64 * 8;
-                if u64::from(precision) + u64::from(offset) > bits || order > 1 {
+                if size > MAX_ATOMIC_SIZE
+                    || u64::from(precision) + u64::from(offset) > bits
+                    || order > 1
+                {
                     return Err(err(format!(
                         "invalid atomic type: size {size}, order {order}, precision {precision}, offset {offset}"
                     )));
@@ -284,6 +301,11 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
         .checked_mul(size)
         .filter(|&n| n <= ctx.max_output)
         .ok_or_else(|| err("decoded size exceeds the chunk bound"))?;
+    // Refuse before allocating when the packed data cannot be there.
+    let needed = (plan.elements as u64).saturating_mul(plan.desc.packed_bits());
+    if needed > (input.len() as u64).saturating_mul(8) {
+        return Err(err("packed data truncated"));
+    }
     let mut out = vec![0u8; total];
     if size == 0 {
         return Ok(out);

@@ -100,6 +100,9 @@ fn noop_flag_and_bad_parameters() {
     assert!(decode(&[0; 8], &[8, 0, 4, 1, 2, 0, 17, 0], &ctx(8)).is_err());
     assert!(decode(&[0; 8], &[7, 0, 4, 1, 2, 0, 12, 0], &ctx(8)).is_err());
     assert!(decode(&[0; 8], &[4, 0, 4, 2], &ctx(8)).is_err());
+    // Found by cargo-fuzz: a gigantic atomic size made the piece list huge.
+    let giant_atomic = [8, 0, 1, 1, 0xFFFF_FFF0, 0, 0xFFFF_0000, 0];
+    assert!(decode(&[0; 8], &giant_atomic, &ctx(8)).is_err());
     let huge = [8, 0, u32::MAX, 1, 8, 0, 1, 0];
     assert!(decode(&[0; 8], &huge, &ctx(8)).is_err());
 }

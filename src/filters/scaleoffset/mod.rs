@@ -182,6 +182,10 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
             .get(HEADER..)
             .ok_or_else(|| err("packed data truncated"))?
     };
+    let needed = (p.elements as u64).saturating_mul(u64::from(minbits));
+    if needed > (packed.len() as u64).saturating_mul(8) {
+        return Err(err("packed data truncated"));
+    }
     let mut r = BitReader::new(packed);
     let code_fill = mask(minbits);
     let mut out = vec![0u8; total];

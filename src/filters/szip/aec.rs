@@ -190,12 +190,16 @@ impl Sink<'_> {
 
 /// Decode `samples` samples (`samples × sample_bytes` output bytes).
 pub fn decode(input: &[u8], p: &Params, samples: usize) -> Result<Vec<u8>, AecError> {
+    if !(1..=32).contains(&p.bits) || !(1..=64).contains(&p.block) || p.rsi == 0 {
+        return Err(AecError::Corrupt("invalid coder parameters"));
+    }
     let n = p.sample_bytes();
     let cap = samples.saturating_mul(n);
     let rsi_size = p.rsi.saturating_mul(p.block);
     let mut sink = Sink {
         p,
-        out: Vec::with_capacity(cap),
+        // Zero-block runs compress enormously, so the capacity is only a hint.
+        out: Vec::with_capacity(cap.min(input.len().saturating_mul(256).max(4096))),
         cap,
         in_rsi: 0,
         last: 0,

@@ -1,8 +1,7 @@
 //! CCSDS 121.0-B adaptive entropy encoder producing streams that libaec's SZIP
 //! layer (and [`super::aec`]) decode: per block it picks the cheapest of one
-//! zero block, second extension, split sample `k` and no compression.
-//! Multi-block zero runs are not used, so output differs from libaec on long zero
-//! runs; on the szip vector (an int16 ramp) it is byte-identical.
+//! zero-block run, second extension, split sample `k` and no compression. On the
+//! szip vector (an int16 ramp) the output is byte-identical to libaec's.
 
 use super::aec::Params;
 use crate::filters::nbit::bitstream::BitWriter;
@@ -32,7 +31,8 @@ fn fs_len(v: u32, k: u32) -> u64 {
     u64::from(v >> k) + 1
 }
 
-/// Encode `samples` (each `< 2^bits`) into a stream; the caller pads scanlines.
+/// Encode `samples` (each `< 2^bits`) into a stream; the caller pads every
+/// scanline to whole RSIs, so `samples` holds whole RSIs.
 pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
     let xmax = if p.bits >= 32 {
         u32::MAX
@@ -46,12 +46,15 @@ pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
     };
     let uncomp_id = (1u32 << id_len) - 1;
     let kmax = uncomp_id - 2;
-    let rsi_size = p.rsi * p.block;
     let mut w = BitWriter::with_capacity(samples.len() * p.sample_bytes() / 2 + 16);
+    let nblocks = samples.len() / p.block;
     let mut mapped = vec![0u32; p.block];
     let mut prev = 0u32;
-    for (bi, raw) in samples.chunks(p.block).enumerate() {
-        let reference = p.preprocess && (bi * p.block) % rsi_size == 0;
+    let mut bi = 0usize;
+    while bi < nblocks {
+        let raw = &samples[bi * p.block..(bi + 1) * p.block];
+        let in_rsi = bi % p.rsi;
+        let reference = p.preprocess && in_rsi == 0;
         for (i, &x) in raw.iter().enumerate() {
             mapped[i] = if !p.preprocess || (i == 0 && reference) {
                 x
@@ -61,11 +64,44 @@ pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
             prev = x;
         }
         let start = usize::from(reference);
-        let coded = &mapped[start..raw.len()];
+        let coded = &mapped[start..];
         let ref_bits = if reference { u64::from(p.bits) } else { 0 };
 
+        if coded.iter().all(|&v| v == 0) {
+            // A run of zero blocks, within this RSI and this 64-block segment.
+            let limit = (p.rsi - in_rsi).min(64 - in_rsi % 64);
+            let mut run = 1;
+            while run < limit {
+                let next = &samples[(bi + run) * p.block..(bi + run + 1) * p.block];
+                let zero = if p.preprocess {
+                    next.iter().all(|&x| x == prev)
+                } else {
+                    next.iter().all(|&x| x == 0)
+                };
+                if !zero {
+                    break;
+                }
+                run += 1;
+            }
+            w.write(0, id_len);
+            w.write(0, 1);
+            if reference {
+                w.write(u64::from(raw[0]), p.bits);
+            }
+            let fs = if run == limit {
+                4 // "remainder of segment"
+            } else if run <= 4 {
+                run as u32 - 1
+            } else {
+                run as u32
+            };
+            write_fs(&mut w, fs);
+            bi += run;
+            continue;
+        }
+
         // Costs in bits (excluding the id and reference sample).
-        let uncomp_cost = u64::from(p.bits) * raw.len() as u64 - ref_bits;
+        let uncomp_cost = u64::from(p.bits) * p.block as u64 - ref_bits;
         let mut best_k = 0u32;
         let mut best_cost = u64::MAX;
         for k in 0..=kmax.min(p.bits) {
@@ -75,25 +111,15 @@ pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
                 best_k = k;
             }
         }
-        let se_cost = second_extension_cost(&mapped[..raw.len()], start);
-        let all_zero = coded.iter().all(|&v| v == 0);
+        let se_cost = second_extension_cost(&mapped, start);
 
-        if all_zero && raw.len() == p.block {
-            w.write(0, id_len);
-            w.write(0, 1);
-            if reference {
-                w.write(u64::from(raw[0]), p.bits);
-            }
-            w.write(1, 1); // FS 0: one zero block
-        } else if se_cost.is_some_and(|c| c + 1 < best_cost.min(uncomp_cost))
-            && raw.len() == p.block
-        {
+        if se_cost.is_some_and(|c| c + 1 < best_cost.min(uncomp_cost)) {
             w.write(0, id_len);
             w.write(1, 1);
             if reference {
                 w.write(u64::from(raw[0]), p.bits);
             }
-            write_second_extension(&mut w, &mapped[..raw.len()], start);
+            write_second_extension(&mut w, &mapped, start);
         } else if best_cost < uncomp_cost {
             w.write(u64::from(best_k + 1), id_len);
             if reference {
@@ -107,10 +133,11 @@ pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
             }
         } else {
             w.write(u64::from(uncomp_id), id_len);
-            for &v in &mapped[..raw.len()] {
+            for &v in &mapped {
                 w.write(u64::from(v), p.bits);
             }
         }
+        bi += 1;
     }
     w.finish()
 }

@@ -277,6 +277,17 @@ mod tests {
         round_trip(&f64s, [177, 4, 64, 50]);
         round_trip(&[0u8; 1000], [141, 16, 8, 100]);
         round_trip(&[], [169, 8, 16, 32]);
+        // Zero runs use multi-block zero codes: 20000 zero bytes in 21 bytes, as libaec.
+        let zeros = encode(
+            &[0u8; 20_000],
+            &[169, 32, 32, 4096],
+            &ChunkContext::new(4, 20_000),
+        );
+        assert_eq!(zeros.unwrap().len(), 21);
+        round_trip(&[0u8; 20_000], [169, 32, 32, 4096]);
+        let mut runs = vec![0u8; 3000];
+        runs[1500] = 9;
+        round_trip(&runs, [141, 8, 8, 700]);
     }
 
     proptest::proptest! {
