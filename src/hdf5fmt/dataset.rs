@@ -2,7 +2,7 @@
 //! dataspace, layout, filters and fill value, and raw reads of a selection in
 //! file byte order from compact, contiguous, external and chunked storage.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
@@ -34,6 +34,8 @@ pub struct Dataset {
     filters: Vec<FilterSpec>,
     fill: FillValue,
     external: Option<ExternalFiles>,
+    /// The chunk index walked once, on the first chunked read, and shared by clones.
+    chunk_map: Arc<OnceLock<Arc<chunk_index::read::ChunkMap>>>,
 }
 
 fn decode_with<T>(
@@ -94,6 +96,7 @@ impl Dataset {
             filters,
             fill,
             external,
+            chunk_map: Arc::new(OnceLock::new()),
         })
     }
 
@@ -329,14 +332,28 @@ impl Dataset {
                 let params = self.chunk_params().ok_or_else(|| {
                     Error::malformed("layout", self.address(), "chunked layout without params")
                 })?;
-                chunk_index::read_chunked(
+                let map = match self.chunk_map.get() {
+                    Some(m) => m.clone(),
+                    None => {
+                        let unfiltered_edges =
+                            matches!(self.layout, Layout::Chunked { flags, .. } if flags & 1 != 0);
+                        let m = chunk_index::read::ChunkMap::build(
+                            self.file.source(),
+                            self.file.sizes(),
+                            &params,
+                        )?
+                        .with_unfiltered_edges(unfiltered_edges);
+                        self.chunk_map.get_or_init(|| Arc::new(m)).clone()
+                    }
+                };
+                chunk_index::read::read_chunked_with(
                     self.file.source(),
-                    self.file.sizes(),
-                    &params,
+                    &map,
                     &self.filters,
                     self.fill.bytes(),
                     selection,
                     out,
+                    None,
                 )
             }
             Layout::Virtual { .. } => Err(Error::unsupported(
