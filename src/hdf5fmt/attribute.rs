@@ -97,6 +97,34 @@ pub fn read_all(file: &File, h: &ObjectHeader) -> Result<Vec<Attribute>> {
     Ok(out)
 }
 
+/// Every attribute of the object, each decoded on its own: one malformed
+/// attribute gives one `Err` entry instead of failing the whole list. Sorted by
+/// name (errors last).
+pub fn read_each(file: &File, h: &ObjectHeader) -> Vec<Result<Attribute>> {
+    let mut out: Vec<Result<Attribute>> = h
+        .all(types::ATTRIBUTE)
+        .map(|m| {
+            file.message_body(m)
+                .and_then(|b| decode(file, &b, m.offset))
+        })
+        .collect();
+    match info(file, h) {
+        Ok(Some(i)) => match dense(file, &i) {
+            Ok(v) => out.extend(v.into_iter().map(Ok)),
+            Err(e) => out.push(Err(e)),
+        },
+        Ok(None) => {}
+        Err(e) => out.push(Err(e)),
+    }
+    out.sort_by(|a, b| match (a, b) {
+        (Ok(a), Ok(b)) => a.name.as_bytes().cmp(b.name.as_bytes()),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => std::cmp::Ordering::Equal,
+    });
+    out
+}
+
 /// The attributes kept in dense storage.
 fn dense(file: &File, info: &AttributeInfo) -> Result<Vec<Attribute>> {
     let (Some(heap_addr), Some(index)) = (info.heap_address, info.name_index) else {

@@ -75,7 +75,8 @@ impl Dataset {
         } else if let Some(m) = header.first(types::FILL_VALUE_OLD) {
             decode_with(&file, m, "fill value message", fill_value::decode_old)?
         } else {
-            FillValue::Default
+            // No fill value message at all: libhdf5 reports the value undefined.
+            FillValue::Undefined
         };
         let external = match header.first(types::EXTERNAL_FILES) {
             Some(m) => Some(decode_with(&file, m, "external files message", |c| {
@@ -458,7 +459,7 @@ pub(crate) fn for_each_run(
             "selection rank differs from the dataspace".into(),
         ));
     }
-    if count.iter().any(|&c| c == 0) {
+    if count.contains(&0) {
         return Ok(());
     }
     // stride[i]: elements between consecutive indices along dimension i.

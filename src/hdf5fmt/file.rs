@@ -14,6 +14,7 @@ use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::fractal_heap::FractalHeap;
 use crate::hdf5fmt::global_heap::{Collection, HeapId, VlenRef};
 use crate::hdf5fmt::group::Group;
+use crate::hdf5fmt::link::LinkMessage;
 use crate::hdf5fmt::messages::shared::{decode_table_message, SharedRef, SohmTable};
 use crate::hdf5fmt::messages::{datatype, types};
 use crate::hdf5fmt::object_header::{Message, ObjectHeader};
@@ -25,6 +26,8 @@ use crate::hdf5fmt::{attribute::Attribute, Sizes};
 const GHEAP_CACHE: usize = 256;
 /// Deepest chain of shared messages pointing at shared messages.
 const MAX_SHARED_DEPTH: usize = 8;
+/// Most groups whose sorted link lists are kept at once.
+const LINK_CACHE: usize = 64;
 
 /// A source seen from the base address: offset 0 is the superblock's base.
 struct BasedSource {
@@ -54,6 +57,7 @@ struct Inner {
     superblock: Superblock,
     gheap: Mutex<HashMap<u64, Arc<Collection>>>,
     sohm: OnceLock<Option<SohmTable>>,
+    links: Mutex<HashMap<u64, Arc<Vec<LinkMessage>>>>,
 }
 
 /// An open HDF5 file. Cheap to clone (shared handle).
@@ -75,7 +79,7 @@ impl std::fmt::Debug for File {
 #[derive(Clone, Debug)]
 pub enum Object {
     Group(Group),
-    Dataset(Dataset),
+    Dataset(Box<Dataset>),
     NamedDatatype(NamedDatatype),
 }
 
@@ -118,6 +122,20 @@ impl Object {
             Object::Group(g) => g.attributes(),
             Object::Dataset(d) => d.attributes(),
             Object::NamedDatatype(t) => t.attributes(),
+        }
+    }
+
+    /// The object's attributes decoded one by one (a bad one is an `Err` entry).
+    pub fn attributes_each(&self) -> Vec<Result<Attribute>> {
+        crate::hdf5fmt::attribute::read_each(self.file(), self.header())
+    }
+
+    /// The file the object lives in (for external links: the other file).
+    pub fn file(&self) -> &File {
+        match self {
+            Object::Group(g) => g.file(),
+            Object::Dataset(d) => d.file(),
+            Object::NamedDatatype(t) => &t.file,
         }
     }
 }
@@ -198,6 +216,7 @@ impl File {
                 superblock,
                 gheap: Mutex::new(HashMap::new()),
                 sohm: OnceLock::new(),
+                links: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -244,7 +263,11 @@ impl File {
             return Ok(Object::Group(Group::new(self.clone(), path, h)?));
         }
         if h.has(types::LAYOUT) || (h.has(types::DATASPACE) && h.has(types::DATATYPE)) {
-            return Ok(Object::Dataset(Dataset::new(self.clone(), path, h)?));
+            return Ok(Object::Dataset(Box::new(Dataset::new(
+                self.clone(),
+                path,
+                h,
+            )?)));
         }
         if let Some(m) = h.first(types::DATATYPE) {
             let dtype = self.datatype(m)?;
@@ -431,6 +454,30 @@ impl File {
         } else {
             Err(Error::NotFound(format!("external file {}", c.display())))
         }
+    }
+
+    /// The name-sorted links of the group whose header is at `address`, from the
+    /// cache or computed by `load` (path lookups in big groups stay cheap).
+    pub(crate) fn cached_links(
+        &self,
+        address: u64,
+        load: impl FnOnce() -> Result<Vec<LinkMessage>>,
+    ) -> Result<Arc<Vec<LinkMessage>>> {
+        if let Ok(cache) = self.inner.links.lock() {
+            if let Some(v) = cache.get(&address) {
+                return Ok(Arc::clone(v));
+            }
+        }
+        let mut v = load()?;
+        v.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        let v = Arc::new(v);
+        if let Ok(mut cache) = self.inner.links.lock() {
+            if cache.len() >= LINK_CACHE {
+                cache.clear();
+            }
+            cache.insert(address, Arc::clone(&v));
+        }
+        Ok(v)
     }
 
     /// How the object with header `h` stores its attributes.

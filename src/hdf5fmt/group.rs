@@ -151,11 +151,18 @@ impl Group {
         Ok(out)
     }
 
+    fn sorted_links(&self) -> Result<Arc<Vec<LinkMessage>>> {
+        self.file
+            .cached_links(self.address(), || self.link_messages(false))
+    }
+
     /// Every link, sorted by name (byte order, as libhdf5's name index).
     pub fn links(&self) -> Result<Vec<(String, Link)>> {
-        let mut v = self.link_messages(false)?;
-        v.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        Ok(v.into_iter().map(|m| (m.name, m.link)).collect())
+        Ok(self
+            .sorted_links()?
+            .iter()
+            .map(|m| (m.name.clone(), m.link.clone()))
+            .collect())
     }
 
     /// Every link in creation order (name order for links without one).
@@ -169,10 +176,12 @@ impl Group {
 
     /// The link named `name` in this group.
     pub fn link(&self, name: &str) -> Result<Link> {
-        self.link_messages(false)?
-            .into_iter()
-            .find(|m| m.name == name)
-            .map(|m| m.link)
+        let links = self.sorted_links()?;
+        links
+            .binary_search_by(|m| m.name.as_bytes().cmp(name.as_bytes()))
+            .ok()
+            .and_then(|i| links.get(i))
+            .map(|m| m.link.clone())
             .ok_or_else(|| Error::NotFound(join_path(&self.path, name)))
     }
 
@@ -196,7 +205,7 @@ impl Group {
     /// Open a dataset.
     pub fn dataset(&self, path: &str) -> Result<crate::hdf5fmt::dataset::Dataset> {
         match self.open(path)? {
-            Object::Dataset(d) => Ok(d),
+            Object::Dataset(d) => Ok(*d),
             o => Err(Error::InvalidArgument(format!(
                 "{} is a {}, not a dataset",
                 o.path(),
@@ -281,7 +290,7 @@ fn rename(obj: Object, path: String) -> Object {
             g.path = path;
             Object::Group(g)
         }
-        Object::Dataset(d) => Object::Dataset(d.with_path(path)),
+        Object::Dataset(d) => Object::Dataset(Box::new(d.with_path(path))),
         Object::NamedDatatype(mut t) => {
             t.path = path;
             Object::NamedDatatype(t)

@@ -80,13 +80,18 @@ impl ObjectHeader {
         self.first(mtype).is_some()
     }
 
-    /// Names of the distinct message types present (nil excluded), sorted.
+    /// Names of the distinct message types present (nil excluded), sorted, as
+    /// libhdf5 2.0 reports them: types it does not know (9 "bogus" and anything
+    /// above 24) are all counted as its "unknown" type 25 (`"msg25"`).
     pub fn message_names(&self) -> Vec<String> {
         let set: BTreeSet<String> = self
             .messages
             .iter()
             .filter(|m| m.mtype != types::NIL)
-            .map(|m| message_name(m.mtype))
+            .map(|m| match m.mtype {
+                types::BOGUS | 25.. => message_name(25),
+                t => message_name(t),
+            })
             .collect();
         set.into_iter().collect()
     }

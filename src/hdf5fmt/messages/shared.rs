@@ -20,7 +20,9 @@ impl SharedRef {
         let version = c.u8()?;
         match version {
             1 => {
-                c.skip(1 + 6)?;
+                // flags, 6 reserved bytes, then a symbol-table-entry-like record
+                // whose first field (a name offset) is unused.
+                c.skip(1 + 6 + usize::from(sizes.offset))?;
                 Ok(SharedRef::ObjectHeader(addr(c, sizes)?))
             }
             2 => {
@@ -122,6 +124,7 @@ mod tests {
     #[test]
     fn versions() {
         let mut b = vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&8u64.to_le_bytes());
         b.extend_from_slice(&0x40u64.to_le_bytes());
         assert_eq!(dec(&b).unwrap(), SharedRef::ObjectHeader(0x40));
         let mut b = vec![2u8, 0];
