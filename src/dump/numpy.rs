@@ -548,6 +548,14 @@ mod tests {
                 },
                 Some(">c32"),
             ),
+            // tcomplex.h5 /DatasetLongDoubleComplex: binary128 parts, still complex256
+            (
+                Datatype::Complex {
+                    size: 32,
+                    base: Box::new(float(16, LE, [127, 112, 15, 0, 112], 16383)),
+                },
+                Some("<c32"),
+            ),
             (
                 Datatype::Compound {
                     size: 16,
