@@ -11,3 +11,9 @@ pub mod hdf5fmt;
 pub mod medh5;
 
 pub use error::{Error, Result};
+pub use hdf5fmt::attribute::Attribute;
+pub use hdf5fmt::dataset::Dataset;
+pub use hdf5fmt::file::{File, NamedDatatype, Object};
+pub use hdf5fmt::group::Group;
+pub use hdf5fmt::link::Link;
+pub use hdf5fmt::selection::Selection;

@@ -228,6 +228,17 @@ fn check_object(file: &File, o: &Value) -> usize {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(hdr.message_names(), want_msgs, "{path}: messages");
+    let oh = &o["object_header"];
+    assert_eq!(
+        hdr.nchunks as u64,
+        oh["nchunks"].as_u64().unwrap(),
+        "{path}: nchunks"
+    );
+    assert_eq!(
+        hdr.messages.len() as u64,
+        oh["nmesgs"].as_u64().unwrap(),
+        "{path}: nmesgs"
+    );
     assert_eq!(
         file.attr_storage(hdr).name(),
         o["attr_storage"].as_str().unwrap(),
@@ -393,6 +404,28 @@ fn v2_superblock_compact_links_and_values() {
 }
 
 #[test]
+fn hyperslab_reads_of_contiguous_data() {
+    let Some(root) = corpus() else { return };
+    let f = File::open(root.join("pyfive/tests/data/latest.hdf5")).unwrap();
+    let d = f.root().unwrap().dataset("group1/dataset2").unwrap(); // >u8 [0, 1, 2, 3]
+    let sel = purehdf::Selection::Hyperslab {
+        start: vec![1],
+        count: vec![2],
+    };
+    let mut out = vec![0u8; 16];
+    d.read_raw(&sel, &mut out).unwrap();
+    assert_eq!(out[..8], 1u64.to_be_bytes());
+    assert_eq!(out[8..], 2u64.to_be_bytes());
+    // Wrong buffer size and out-of-range selections are errors.
+    assert!(d.read_raw(&sel, &mut [0u8; 8]).is_err());
+    let bad = purehdf::Selection::Hyperslab {
+        start: vec![3],
+        count: vec![2],
+    };
+    assert!(d.read_raw(&bad, &mut out).is_err());
+}
+
+#[test]
 fn v3_superblock_files() {
     for f in [
         "jhdf/jhdf/src/test/resources/hdf5/test_compact_datasets_latest.hdf5",
@@ -443,6 +476,118 @@ fn external_raw_data_file() {
     let d = f.root().unwrap().dataset("external").unwrap();
     assert_eq!(d.external_files().unwrap().slots.len(), 1);
     assert!(d.read_all_raw().is_err());
+}
+
+#[test]
+fn link_resolution() {
+    let Some(root) = corpus() else { return };
+    let file = File::open(root.join("jhdf/jhdf/src/test/resources/hdf5/test_file2.hdf5")).unwrap();
+    // External link into test_file_ext.hdf5 (same folder) resolves to a dataset.
+    let ext = file.object("/links_group/external_link").unwrap();
+    assert_eq!(ext.kind_name(), "dataset");
+    assert_eq!(ext.path(), "/links_group/external_link");
+    // A missing external file and a dangling soft link are errors on that object only.
+    assert!(file
+        .object("/links_group/external_link_to_missing_file")
+        .is_err());
+    assert!(file.object("/links_group/broken_soft_link").is_err());
+    // Soft links reach the same object header as the target path.
+    let a = file.object("/links_group/soft_link_to_int8").unwrap();
+    let b = file.object("/datasets_group/int/int8").unwrap();
+    assert_eq!(a.address(), b.address());
+    let g = file.object("/links_group/soft_link_to_group").unwrap();
+    assert_eq!(g.kind_name(), "group");
+    // Relative paths from a group, and "." components.
+    let grp = file.root().unwrap().group("datasets_group").unwrap();
+    assert_eq!(grp.open("int/./int8").unwrap().address(), b.address());
+    assert!(matches!(
+        file.object("/nope"),
+        Err(purehdf::Error::NotFound(_))
+    ));
+}
+
+/// Byte-flipped copies of real files: every walk ends with a value or an error.
+#[test]
+fn mutated_files_never_panic() {
+    let Some(root) = corpus() else { return };
+    for rel in [
+        "pyfive/tests/data/latest.hdf5",
+        "anndata/tests/data/archives/v0.11.4/adata.h5ad",
+        "netcdf-rust/testdata/hdf5/dense_groups.h5",
+        "hdf5-json/data/hdf5/comp_complex.h5",
+    ] {
+        let orig = std::fs::read(root.join(rel)).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            let mut bytes = orig.clone();
+            for _ in 0..4 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let i = (state as usize) % bytes.len().min(4096);
+                bytes[i] = (state >> 32) as u8;
+            }
+            let Ok(file) = File::from_bytes(bytes) else {
+                continue;
+            };
+            let Ok(g) = file.root() else { continue };
+            let Ok(links) = g.links() else { continue };
+            let _ = g.attributes();
+            for (name, _) in links {
+                if let Ok(o) = g.open(&name) {
+                    let _ = o.attributes_each();
+                    if let Object::Dataset(d) = o {
+                        let _ = d.read_all_raw();
+                        let _ = d.storage_size();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn revised_references_point_at_datasets() {
+    // Dimension-scale REFERENCE_LIST attributes hold {H5T_STD_REF dataset, int dimension}.
+    let Some(root) = corpus() else { return };
+    let file = File::open(root.join("hdf5/hl/test/testfiles/test_ds_le_new_ref.h5")).unwrap();
+    let ds = file.object("/ds_1_al").unwrap();
+    let attr = ds
+        .attributes()
+        .unwrap()
+        .into_iter()
+        .find(|a| a.name == "REFERENCE_LIST")
+        .unwrap();
+    let Datatype::Compound { size, members } = &attr.dtype else {
+        panic!("{:?}", attr.dtype)
+    };
+    assert_eq!(members[0].name, "dataset");
+    let mut n = 0;
+    for e in attr.data.chunks(*size as usize) {
+        let r = file
+            .revised_reference(&e[..members[0].dtype.size() as usize])
+            .unwrap();
+        assert_eq!(r.kind, 2);
+        let obj = file.object_at(r.address.unwrap(), "/ref".into()).unwrap();
+        assert_eq!(obj.kind_name(), "dataset");
+        n += 1;
+    }
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn shared_messages_committed_and_sohm() {
+    // /DS1 uses a committed datatype; h5stat_tsohm.h5 keeps dataspaces in the
+    // shared-message heap (superblock extension -> SMTB -> fractal heap).
+    check_file("hdf5-json/data/hdf5/committed_type.h5");
+    check_file("hdf5/tools/test/h5stat/testfiles/h5stat_tsohm.h5");
+    let Some(root) = corpus() else { return };
+    let f = File::open(root.join("hdf5/tools/test/h5stat/testfiles/h5stat_tsohm.h5")).unwrap();
+    assert!(f.sohm_table().is_some());
+    let d = f.object("/dataset2").unwrap();
+    assert_eq!(d.header().shared_message_names(), vec!["dataspace"]);
+    let Object::Dataset(d) = d else { panic!() };
+    assert!(!d.shape().is_empty());
 }
 
 #[test]

@@ -253,6 +253,15 @@ impl Dataset {
     /// `selected elements × element size`.
     pub fn read_raw(&self, selection: &Selection, out: &mut [u8]) -> Result<()> {
         let esize = self.element_size()?;
+        if let Layout::Virtual { .. } = self.layout {
+            // The stored extent of a virtual dataset may be a placeholder that
+            // libhdf5 recomputes from the sources: never answer with it.
+            return Err(Error::unsupported(
+                "layout",
+                self.address(),
+                "virtual dataset reads",
+            ));
+        }
         if self.space.kind == SpaceKind::Null {
             return if out.is_empty() {
                 Ok(())

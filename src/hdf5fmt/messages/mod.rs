@@ -90,3 +90,47 @@ mod tests {
         assert_eq!(message_name(40), "msg40");
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use crate::hdf5fmt::cursor::Cursor;
+    use crate::hdf5fmt::Sizes;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every message decoder returns a value or an error on any bytes.
+        #[test]
+        fn decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let s = Sizes::default();
+            let c = || Cursor::new(&bytes, 0, "fuzz");
+            let _ = super::dataspace::Dataspace::decode(&mut c(), s);
+            let _ = super::datatype::decode(&mut c());
+            let _ = super::fill_value::decode(&mut c());
+            let _ = super::fill_value::decode_old(&mut c());
+            let _ = super::layout::Layout::decode(&mut c(), s);
+            let _ = super::filter_pipeline::decode(&mut c());
+            let _ = super::link::LinkMessage::decode(&mut c(), s);
+            let _ = super::link_info::LinkInfo::decode(&mut c(), s);
+            let _ = super::attribute_info::AttributeInfo::decode(&mut c(), s);
+            let _ = super::group_info::GroupInfo::decode(&mut c());
+            let _ = super::external_files::ExternalFiles::decode(&mut c(), s);
+            let _ = super::shared::SharedRef::decode(&mut c(), s);
+            let _ = super::symbol_table::SymbolTableEntry::decode(&mut c(), s);
+            let none = |_: u16, _: &super::shared::SharedRef| -> crate::Result<Vec<u8>> {
+                Err(crate::Error::NotFound("x".into()))
+            };
+            let _ = super::attribute::AttributeMessage::decode(&mut c(), s, &none);
+        }
+
+        /// Datatype messages with a valid header but random properties.
+        #[test]
+        fn datatype_random_properties(class in 0u8..12, version in 1u8..5, bits in any::<[u8; 3]>(),
+                                      size in 0u32..64, rest in proptest::collection::vec(any::<u8>(), 0..128)) {
+            let mut b = vec![class | (version << 4)];
+            b.extend_from_slice(&bits);
+            b.extend_from_slice(&size.to_le_bytes());
+            b.extend_from_slice(&rest);
+            let _ = super::datatype::decode(&mut Cursor::new(&b, 0, "fuzz"));
+        }
+    }
+}
