@@ -9,4 +9,5 @@ cd "$ROOT"
 bash "$ROOT/scripts/oracle-venv.sh"
 export PUREHDF_ORACLE_PYTHON="$ROOT/.oracle-venv/bin/python"
 
-cargo test --release "$@"
+# --no-fail-fast: every test binary runs and reports even after a failure
+cargo test --release --no-fail-fast "$@"

@@ -183,6 +183,9 @@ fn canon_elem(dt: &Datatype, s: &[u8], out: &mut Vec<u8>) -> Result<()> {
                 float::encode(v, np, out);
             }
         }
+        // numpy complex256 is read without conversion (whatever float layout the
+        // file declares); smaller ones are pairs of IEEE floats
+        Datatype::Complex { size: 32, .. } => out.extend_from_slice(s),
         Datatype::Complex { base, .. } => {
             let half = base.size();
             canon_elem(base, elem(s, 0, half)?, out)?;
@@ -349,7 +352,7 @@ fn tlv_vlen_array(
     r: VlenResolver,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    if plain_numeric(base) == Some(ByteOrder::Big) {
+    if vlen_keeps_file_order(base) {
         let need = n
             .checked_mul(base.size())
             .ok_or_else(|| bad("array too large"))?;
@@ -471,6 +474,45 @@ impl<'a> DataHasher<'a> {
     /// The hex digest.
     pub fn finish(self) -> String {
         hex(&self.sha.finalize())
+    }
+}
+
+/// True for a big-endian number (or complex number) as a vlen sequence's base: h5py
+/// keeps its bytes in file order but labels them native.
+pub fn vlen_keeps_file_order(base: &Datatype) -> bool {
+    match base {
+        Datatype::Complex { base, .. } => plain_numeric(base) == Some(ByteOrder::Big),
+        other => plain_numeric(other) == Some(ByteOrder::Big),
+    }
+}
+
+/// `base` with every byte order set to little-endian (how h5py labels the items of a
+/// big-endian vlen sequence).
+pub fn relabel_little(base: &Datatype) -> Datatype {
+    match base {
+        Datatype::Integer {
+            size,
+            signed,
+            bit_offset,
+            precision,
+            ..
+        } => Datatype::Integer {
+            size: *size,
+            order: ByteOrder::Little,
+            signed: *signed,
+            bit_offset: *bit_offset,
+            precision: *precision,
+        },
+        Datatype::Float { size, layout, .. } => Datatype::Float {
+            size: *size,
+            order: ByteOrder::Little,
+            layout: *layout,
+        },
+        Datatype::Complex { size, base } => Datatype::Complex {
+            size: *size,
+            base: Box::new(relabel_little(base)),
+        },
+        other => other.clone(),
     }
 }
 

@@ -9,8 +9,8 @@
 use serde_json::{Map, Number, Value};
 
 use super::canonical::{
-    canonical_bytes, convert_fixed_string, flatten_array, hex, tlv_bytes, vlen_string_bytes,
-    DataHasher, HashKind, VlenResolver,
+    canonical_bytes, convert_fixed_string, flatten_array, hex, relabel_little, tlv_bytes,
+    vlen_keeps_file_order, vlen_string_bytes, DataHasher, HashKind, VlenResolver,
 };
 use super::float;
 use super::numpy::{complex_compound_part, has_object, is_bool_enum, numpy_float_size};
@@ -151,6 +151,16 @@ pub fn item_json(dt: &Datatype, s: &[u8], r: VlenResolver) -> Result<Value> {
             canonical_bytes(dt, s, &mut c)?;
             float_json(np_float_value(&c))
         }
+        Datatype::Complex { size: 32, base } => {
+            let part = |b: &[u8]| match &**base {
+                Datatype::Float { order, layout, .. } => float_json(float::to_f64(float::decode(
+                    float::load_bits(b, *order),
+                    layout,
+                ))),
+                _ => Value::Null,
+            };
+            Value::Array(vec![part(slice(s, 0, 16)?), part(slice(s, 16, 16)?)])
+        }
         Datatype::Complex { base, .. } => {
             let h = base.size();
             Value::Array(vec![
@@ -172,7 +182,11 @@ pub fn item_json(dt: &Datatype, s: &[u8], r: VlenResolver) -> Result<Value> {
         Datatype::VarSequence { base, .. } => {
             let n = vlen_count(s)?;
             let data = if n == 0 { Vec::new() } else { r(s)? };
-            ndarray_json(base, &[n], &data, r)?
+            if vlen_keeps_file_order(base) {
+                ndarray_json(&relabel_little(base), &[n], &data, r)?
+            } else {
+                ndarray_json(base, &[n], &data, r)?
+            }
         }
         Datatype::Reference { .. } => Value::String("<reference>".into()),
         Datatype::Compound { members, .. } => {

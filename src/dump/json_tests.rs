@@ -215,3 +215,43 @@ fn references_render_as_placeholder() {
         json!(["<reference>", "<reference>"])
     );
 }
+
+#[test]
+fn big_endian_vlen_items_read_as_h5py_labels_them() {
+    // pyfive attr_datatypes.hdf5 /@vlen_uint64: [[1, 2], [3, 4, 5], [42]] stored >u8;
+    // h5py shows the big-endian bytes read as little-endian
+    let dt = Datatype::VarSequence {
+        size: 16,
+        base: Box::new(Datatype::Integer {
+            size: 8,
+            order: crate::hdf5fmt::datatype::ByteOrder::Big,
+            signed: false,
+            bit_offset: 0,
+            precision: 64,
+        }),
+    };
+    let seqs: Vec<Vec<u64>> = vec![vec![1, 2], vec![3, 4, 5], vec![42]];
+    let mut data = Vec::new();
+    for (i, s) in seqs.iter().enumerate() {
+        data.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        data.extend_from_slice(&(i as u64).to_le_bytes());
+        data.extend_from_slice(&0u32.to_le_bytes());
+    }
+    let resolve = |p: &[u8]| -> Result<Vec<u8>> {
+        let i = u64::from_le_bytes(p[4..12].try_into().unwrap()) as usize;
+        Ok(seqs[i].iter().flat_map(|v| v.to_be_bytes()).collect())
+    };
+    let v = attr_value(&dt, Some(&[3]), &data, &resolve).unwrap();
+    assert_eq!(
+        v,
+        AttrData::Value(json!([
+            [72057594037927936u64, 144115188075855872u64],
+            [
+                216172782113783808u64,
+                288230376151711744u64,
+                360287970189639680u64
+            ],
+            [3026418949592973312u64]
+        ]))
+    );
+}

@@ -159,9 +159,13 @@ pub fn numpy_dtype(dt: &Datatype) -> Option<String> {
             let np = numpy_float_size(*size, layout)?;
             Some(format!("{}f{np}", order_char(*order, 2)?))
         }
-        Datatype::Complex { base, .. } => {
-            let part = numpy_dtype(base)?;
-            complex_from_part(&part)
+        // h5py maps the complex class by size alone (numpy complex64/128/256)
+        Datatype::Complex { size, base } => {
+            let order = match **base {
+                Datatype::Float { order, .. } => order_char(order, 2)?,
+                _ => return None,
+            };
+            matches!(size, 8 | 16 | 32).then(|| format!("{order}c{size}"))
         }
         Datatype::String { size, .. } => Some(format!("|S{size}")),
         Datatype::VarString { .. } => Some("|O".to_string()),
@@ -238,7 +242,7 @@ pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
             numpy_dtype(dt).map(|_| 8)
         }
         Datatype::Float { size, layout, .. } => numpy_float_size(*size, layout).map(u64::from),
-        Datatype::Complex { base, .. } => Some(2 * numpy_itemsize(base)?),
+        Datatype::Complex { size, .. } => numpy_dtype(dt).map(|_| u64::from(*size)),
         Datatype::Enum { base, .. } => {
             if is_bool_enum(dt) {
                 Some(1)
@@ -543,6 +547,14 @@ mod tests {
                     base: Box::new(float(16, BE, x87, 16383)),
                 },
                 Some(">c32"),
+            ),
+            // tcomplex.h5 /DatasetLongDoubleComplex: binary128 parts, still complex256
+            (
+                Datatype::Complex {
+                    size: 32,
+                    base: Box::new(float(16, LE, [127, 112, 15, 0, 112], 16383)),
+                },
+                Some("<c32"),
             ),
             (
                 Datatype::Compound {

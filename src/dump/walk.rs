@@ -13,7 +13,7 @@ use super::canonical::{DataHasher, VlenResolver};
 use super::json::{attr_value, inner_array_hash, AttrData};
 use super::numpy::numpy_dtype;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::attribute::Attribute;
+use crate::hdf5fmt::attribute::{read_each, Attribute};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
@@ -21,6 +21,7 @@ use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::dataspace::SpaceKind;
 use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::object_header::ObjectHeader;
 use crate::hdf5fmt::selection::Selection;
 
 /// Logical data size above which a dataset is not hashed (as the oracle).
@@ -126,13 +127,8 @@ impl Walker<'_> {
         let mut rec = Map::new();
         rec.insert("path".into(), Value::String(g.path().to_string()));
         rec.insert("kind".into(), Value::String("group".into()));
-        let mut problem = None;
-        match g.attributes() {
-            Ok(a) => {
-                rec.insert("attrs".into(), self.attrs(&a));
-            }
-            Err(e) => problem = Some(e),
-        }
+        let (attrs, problem) = self.attrs_of(g.file(), g.header());
+        rec.insert("attrs".into(), attrs);
         let links = match g.links() {
             Ok(l) => l,
             Err(e) => {
@@ -200,12 +196,11 @@ impl Walker<'_> {
                                 r.insert("path".into(), Value::String(t.path.clone()));
                                 r.insert("kind".into(), Value::String("datatype".into()));
                                 r.insert("dtype".into(), opt_str(numpy_dtype(&t.dtype)));
-                                match t.attributes() {
-                                    Ok(a) => {
-                                        r.insert("attrs".into(), self.attrs(&a));
-                                        self.objects.push(Value::Object(r));
-                                    }
-                                    Err(e) => self.fail(r, &e),
+                                let (attrs, problem) = self.attrs_of(&t.file, &t.header);
+                                r.insert("attrs".into(), attrs);
+                                match problem {
+                                    Some(e) => self.fail(r, &e),
+                                    None => self.objects.push(Value::Object(r)),
                                 }
                             }
                         }
@@ -214,6 +209,23 @@ impl Walker<'_> {
             }
         }
         None
+    }
+
+    /// The attributes of the object with header `h`, decoded one by one: one that
+    /// cannot be decoded is left out (the oracle cannot open it either) and its error
+    /// returned.
+    fn attrs_of(&mut self, file: &File, h: &ObjectHeader) -> (Value, Option<Error>) {
+        let mut good = Vec::new();
+        let mut problem = None;
+        for a in read_each(file, h) {
+            match a {
+                Ok(a) => good.push(a),
+                Err(e) => {
+                    problem.get_or_insert(e);
+                }
+            }
+        }
+        (self.attrs(&good), problem)
     }
 
     fn attrs(&mut self, attrs: &[Attribute]) -> Value {
@@ -296,13 +308,10 @@ impl Walker<'_> {
                 error = Some(e);
             }
         }
-        match d.attributes() {
-            Ok(a) => {
-                rec.insert("attrs".into(), self.attrs(&a));
-            }
-            Err(e) => {
-                error.get_or_insert(e);
-            }
+        let (attrs, problem) = self.attrs_of(d.file(), d.header());
+        rec.insert("attrs".into(), attrs);
+        if let Some(e) = problem {
+            error.get_or_insert(e);
         }
         match error {
             Some(e) => self.fail(rec, &e),
