@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # THE test command (see README): sets up the oracle venv, then runs every test
-# (unit + integration) in release mode with the oracle available to the tests.
-set -euo pipefail
+# (unit, doc and integration) in release mode with the oracle available to the
+# tests. Integration tests run with --nocapture so their summary lines (corpus
+# match counts, vector counts, interop counts) appear in the log. Every group
+# runs even when an earlier one fails; the script fails if any did.
+set -uo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-bash "$ROOT/scripts/oracle-venv.sh"
+bash "$ROOT/scripts/oracle-venv.sh" || exit 1
 export PUREHDF_ORACLE_PYTHON="$ROOT/.oracle-venv/bin/python"
 
-# --no-fail-fast: every test binary runs and reports even after a failure
-cargo test --release --no-fail-fast "$@"
+status=0
+cargo test --release --no-fail-fast --lib --bins "$@" || status=1
+cargo test --release --no-fail-fast --doc "$@" || status=1
+cargo test --release --no-fail-fast --test '*' "$@" -- --nocapture || status=1
+exit $status

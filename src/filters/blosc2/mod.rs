@@ -97,7 +97,16 @@ pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
     if !frame::is_frame(input) {
         return Ok(chunk::Header::parse(input)?.nbytes);
     }
-    let f = Frame::parse(input, max)?;
+    // A B2ND frame's nbytes counts the padding of its blocks, which can exceed the
+    // decoded chunk several times over; bound the frame by the global cap and the
+    // decoded (unpadded) size by `max`.
+    let f = Frame::parse(input, FRAME_CAP)?;
+    if b2nd_meta(&f)?.is_none() && f.nbytes > max {
+        return Err(bad(format!(
+            "frame nbytes {} exceeds the bound {max}",
+            f.nbytes
+        )));
+    }
     match b2nd_meta(&f)? {
         Some(m) => {
             let items = m.chunk_items().ok_or_else(|| bad("size overflow"))?;
@@ -115,6 +124,9 @@ fn b2nd_meta(f: &Frame) -> Result<Option<b2nd::Meta>> {
         None => Ok(None),
     }
 }
+
+/// Largest frame (padded B2ND extent included) this decoder accepts.
+const FRAME_CAP: usize = crate::hdf5fmt::limits::MAX_DECODED as usize;
 
 /// Undo the filter.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
@@ -140,7 +152,14 @@ pub fn decode_into(
     if !frame::is_frame(input) {
         return dec.decode_into(input, dst);
     }
-    let f = Frame::parse(input, dst.len().saturating_mul(2).saturating_add(65_536))?;
+    let f = Frame::parse(input, FRAME_CAP)?;
+    if b2nd_meta(&f)?.is_none() && f.nbytes > dst.len() {
+        return Err(bad(format!(
+            "frame nbytes {} exceeds the output of {} bytes",
+            f.nbytes,
+            dst.len()
+        )));
+    }
     let Some(meta) = b2nd_meta(&f)? else {
         return f.decode_into(dec, dst);
     };
