@@ -158,3 +158,18 @@ fn reference_accepts_our_samples() {
     assert_eq!(checked, 12);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The reference refuses a uint16 labelmap whose classes fit in uint8 (E411); so do we.
+#[test]
+fn wide_labelmap_is_refused_like_the_reference() {
+    let mut s = mixed_sample([3, 5, 7]);
+    let n = 3 * 5 * 7;
+    let labels: Vec<u8> = (0..n)
+        .flat_map(|i: u16| ((i / 10) % 3).to_le_bytes())
+        .collect();
+    s.annotations[0].encoding = Encoding::Labelmap {
+        data: ArrayData::from_bytes(NumDtype::U16, vec![3, 5, 7], labels).unwrap(),
+    };
+    let e = plan(s, Profile::Balanced, Some(32 << 20)).unwrap_err();
+    assert!(e.to_string().contains("E411"), "{e}");
+}

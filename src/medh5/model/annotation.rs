@@ -303,10 +303,26 @@ impl Annotation {
             }
         };
         let n = self.class_ids.len() as u64;
+        // uint16 label data is only allowed when uint8 cannot hold it: a class id
+        // above 254, or ignore voxels present (the reference's E411 wide-dtype rule).
+        let too_wide = |data: &ArrayData| -> Result<()> {
+            if data.dtype != NumDtype::U16 || self.class_ids.iter().any(|&c| c > 254) {
+                return Ok(());
+            }
+            let ignore = u64::from(self.ignore_id);
+            if (0..data.len()).any(|i| data.get_u64(i) == Some(ignore)) {
+                return Ok(());
+            }
+            Err(err(
+                "E411",
+                at("stored as uint16 although every class id is at most 254 and no ignore voxel is present (uint8 required)"),
+            ))
+        };
         match &self.encoding {
             Encoding::Labelmap { data } => {
                 dtype_ok(data, &[NumDtype::U8, NumDtype::U16])?;
                 check_shape(data, None)?;
+                too_wide(data)?;
                 for i in 0..data.len() {
                     let v = data.get_u64(i).unwrap_or(0);
                     if v != 0
@@ -325,6 +341,7 @@ impl Annotation {
                 layer_class_ids,
             } => {
                 dtype_ok(data, &[NumDtype::U8, NumDtype::U16])?;
+                too_wide(data)?;
                 let l = layer_class_ids.shape.first().copied().unwrap_or(0);
                 check_shape(data, Some(l))?;
                 dtype_ok(layer_class_ids, &[NumDtype::U16])?;
