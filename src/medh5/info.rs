@@ -110,12 +110,15 @@ pub fn info(path: &Path, display: &str) -> Result<Value> {
         json!(meta["deidentification"].is_object()),
     );
 
+    // A grid without a `timepoint` attribute belongs to the first timepoint.
+    let default_tp = meta["timepoints"][0]["id"].clone();
     let mut grid_tp = std::collections::HashMap::new();
     let mut grids = Vec::new();
     for id in s.members("grids")? {
         let a = Attrs(s.object_attrs(&format!("grids/{id}"))?);
-        grid_tp.insert(id.clone(), a.get("timepoint"));
-        grids.push(grid_json(&id, &a));
+        let tp = a.or("timepoint", default_tp.clone());
+        grid_tp.insert(id.clone(), tp.clone());
+        grids.push(grid_json(&id, &a, tp));
     }
     out.insert("grids".into(), Value::Array(grids));
     let mut images = Vec::new();
@@ -133,7 +136,22 @@ pub fn info(path: &Path, display: &str) -> Result<Value> {
     let mut anns = Vec::new();
     for id in s.members("annotations")? {
         let a = Attrs(s.object_attrs(&format!("annotations/{id}"))?);
-        anns.push(annotation_json(&s.file, &id, &a)?);
+        let tps = match a.get("timepoints") {
+            Value::Null => {
+                let tp = a
+                    .get("grid")
+                    .as_str()
+                    .and_then(|g| grid_tp.get(g).cloned())
+                    .unwrap_or(Value::Null);
+                if tp.is_null() {
+                    json!([])
+                } else {
+                    json!([tp])
+                }
+            }
+            v => v,
+        };
+        anns.push(annotation_json(&s.file, &id, &a, tps)?);
     }
     out.insert("annotations".into(), Value::Array(anns));
     let mut transforms = Vec::new();
@@ -149,7 +167,7 @@ pub fn info(path: &Path, display: &str) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
-fn grid_json(id: &str, a: &Attrs) -> Value {
+fn grid_json(id: &str, a: &Attrs, timepoint: Value) -> Value {
     let shape = a.get("shape");
     let spacing = a.get("spacing");
     let kinds = a.get("axis_kinds");
@@ -174,7 +192,7 @@ fn grid_json(id: &str, a: &Attrs) -> Value {
     json!({"id": id, "shape": shape, "axis_names": a.get("axis_names"), "axis_kinds": kinds,
            "spacing": spacing, "origin": a.get("origin"), "direction": a.get("direction"),
            "coord_system": a.get("coord_system"), "units": a.get("units"),
-           "timepoint": a.get("timepoint"), "frame_uid": a.get("frame_uid"),
+           "timepoint": timepoint, "frame_uid": a.get("frame_uid"),
            "physical_size": physical})
 }
 
@@ -188,7 +206,7 @@ fn image_json(id: &str, a: &Attrs, ds: &Dataset, timepoint: Value) -> Value {
            "nbytes": nbytes})
 }
 
-fn annotation_json(file: &File, id: &str, a: &Attrs) -> Result<Value> {
+fn annotation_json(file: &File, id: &str, a: &Attrs, timepoints: Value) -> Result<Value> {
     let kind = a.get("kind");
     let class_ids = a.get("class_ids");
     let annotated = a.get("annotated_class_ids");
@@ -210,7 +228,7 @@ fn annotation_json(file: &File, id: &str, a: &Attrs) -> Result<Value> {
     m.insert("kind".into(), kind.clone());
     m.insert("task".into(), a.get("task"));
     m.insert("grid".into(), a.get("grid"));
-    m.insert("timepoints".into(), a.get("timepoints"));
+    m.insert("timepoints".into(), timepoints);
     m.insert("classes".into(), json!(len_of(&class_ids)));
     m.insert("annotated_classes".into(), json!(len_of(&annotated)));
     m.insert("fully_covered".into(), json!(fully));
