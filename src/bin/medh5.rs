@@ -213,6 +213,10 @@ fn run_verify(o: &Opts) -> ExitCode {
             Err(e) => {
                 all_ok = false;
                 eprintln!("medh5: {p}: {e}");
+                if o.json {
+                    entries
+                        .push(serde_json::json!({"path": p, "ok": false, "error": e.to_string()}));
+                }
             }
         }
     }

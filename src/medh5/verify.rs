@@ -226,7 +226,13 @@ fn check_one(file: &File, f: &Found, stored: &str) -> Result<Check> {
     let Ok((algo, _)) = parse_digest(stored) else {
         return Ok(Check::Malformed);
     };
-    Ok(match compute_digest(file, &f.ds, &f.path, algo)? {
+    // As the reference: bytes that cannot be read fail the whole file, with
+    // the object named in the error.
+    let fresh = compute_digest(file, &f.ds, &f.path, algo).map_err(|e| Error::Medh5 {
+        code: "E701".into(),
+        message: format!("{}: {e}", f.path),
+    })?;
+    Ok(match fresh {
         None => Check::Unverifiable,
         Some(d) if d == stored => Check::Ok,
         Some(_) => Check::Mismatch,
