@@ -226,6 +226,18 @@ fn agrees_with_reference() {
             assert_eq!((c1, c2), (0, 0), "{cmd} {fs}");
             assert_eq!(a, b, "{cmd} {fs}");
         }
+        let text = |bin: &Path| {
+            Command::new(bin)
+                .args(["tree", fs])
+                .output()
+                .unwrap()
+                .stdout
+        };
+        assert_eq!(
+            String::from_utf8(text(Path::new(BIN))).unwrap(),
+            String::from_utf8(text(&o)).unwrap(),
+            "tree text {fs}"
+        );
     }
 }
 

@@ -519,23 +519,21 @@ impl Node {
         Value::Object(m)
     }
 
-    fn width(&self, depth: usize) -> usize {
-        let own = 4 * (depth + 1) + self.name.chars().count();
-        self.children
-            .iter()
-            .map(|c| c.width(depth + 1))
-            .fold(own, usize::max)
-    }
-
-    fn render(&self, prefix: &str, col: usize, out: &mut String) {
+    /// The reference pads a top-level name to 23 characters and a name at
+    /// depth `d >= 1` to `25 - 4d` (at least one space follows).
+    fn render(&self, prefix: &str, depth: usize, out: &mut String) {
         let head = format!("{prefix}\u{251c}\u{2500}\u{2500} ");
         let top = prefix.is_empty();
         let mut name = self.name.clone();
         if top && self.group {
             name.push('/');
         }
-        let used = head.chars().count() + name.chars().count();
-        let pad = col.saturating_sub(used).max(1);
+        let width = if top {
+            23
+        } else {
+            25usize.saturating_sub(4 * depth)
+        };
+        let pad = width.saturating_sub(name.chars().count()).max(1);
         let line = match (top, self.group, self.role) {
             (true, true, Some(r)) => format!("{head}{name}{}# {r}", " ".repeat(pad)),
             (_, _, Some(r)) => format!("{head}{name}{}{}   # {r}", " ".repeat(pad), self.describe),
@@ -543,9 +541,13 @@ impl Node {
         };
         out.push_str(line.trim_end());
         out.push('\n');
+        // The reference's text tree shows three levels (the JSON has all).
+        if depth >= 2 {
+            return;
+        }
         let inner = format!("{prefix}\u{2502}   ");
         for c in &self.children {
-            c.render(&inner, col, out);
+            c.render(&inner, depth + 1, out);
         }
     }
 }
@@ -559,10 +561,9 @@ impl Tree {
 
     /// The text tree.
     pub fn to_text(&self) -> String {
-        let col = self.objects.iter().map(|n| n.width(0)).max().unwrap_or(0) + 2;
         let mut out = format!("{}\n", self.path);
         for n in &self.objects {
-            n.render("", col, &mut out);
+            n.render("", 0, &mut out);
         }
         out
     }
