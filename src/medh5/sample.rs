@@ -366,4 +366,33 @@ mod tests {
         // value z*256 + y*16 + x
         assert_eq!(i16::from_le_bytes([buf[0], buf[1]]), 256 + 32 + 3);
     }
+
+    #[test]
+    fn chunked_patch_equals_slice_of_whole() {
+        let p = "/work/shared/vectors/medh5/v2_balanced.medh5";
+        if !Path::new(p).exists() {
+            return;
+        }
+        let s = SampleFile::open(p).unwrap();
+        let ds = s.image("CT").unwrap();
+        assert_eq!(ds.shape(), &[32, 64, 64]);
+        let mut whole = vec![0u8; 32 * 64 * 64 * 2];
+        read_patch(&ds, None, &[], &mut whole).unwrap();
+        let (start, count) = ([3u64, 10, 20], [6u64, 20, 30]);
+        let mut patch = vec![0u8; 6 * 20 * 30 * 2];
+        read_patch(&ds, Some(&start), &count, &mut patch).unwrap();
+        let mut expect = Vec::new();
+        for z in 3..9usize {
+            for y in 10..30usize {
+                let at = ((z * 64 + y) * 64 + 20) * 2;
+                expect.extend_from_slice(&whole[at..at + 60]);
+            }
+        }
+        assert_eq!(patch, expect);
+        // A patch reaching outside the image is refused.
+        let mut small = vec![0u8; 2 * 2 * 2 * 2];
+        assert!(read_patch(&ds, Some(&[31, 0, 0]), &[2, 2, 2], &mut small).is_err());
+        let lab = s.annotation_data("organs").unwrap();
+        assert_eq!(lab.shape(), &[32, 64, 64]);
+    }
 }
