@@ -5,11 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{check, create, profiles::Profile, writer};
+use purehdf::medh5::{check, create, info, profiles::Profile, verify, writer};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
   medh5 create OUT --from MANIFEST.json [--profile P] [--json]
+  medh5 verify FILE... [--partial OBJ]... [--json]     recompute digests and content_id
+  medh5 info PATH [--json]                            summary of a sample
+  medh5 tree PATH [--json]                            the sample's object tree
   medh5 --version";
 
 fn usage(msg: &str) -> ExitCode {
@@ -22,6 +25,7 @@ struct Opts {
     from: Option<PathBuf>,
     profile: Option<String>,
     json: bool,
+    partial: Vec<String>,
 }
 
 fn parse(args: &[String]) -> Result<Opts, String> {
@@ -30,12 +34,16 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         from: None,
         profile: None,
         json: false,
+        partial: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => o.json = true,
             "--from" => o.from = Some(it.next().ok_or("--from needs a path")?.into()),
+            "--partial" => o
+                .partial
+                .push(it.next().ok_or("--partial needs an object path")?.clone()),
             "--profile" => o.profile = Some(it.next().ok_or("--profile needs a value")?.clone()),
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             s => o.positional.push(s.to_string()),
@@ -142,6 +150,104 @@ fn main() -> ExitCode {
                 }
             }
         }
+        "verify" => run_verify(&o),
+        "info" | "tree" => {
+            let [path] = o.positional.as_slice() else {
+                return usage(&format!("{cmd} takes one path"));
+            };
+            run_info(cmd == "tree", path, o.json)
+        }
         other => usage(&format!("unknown command {other}")),
+    }
+}
+
+/// Pretty JSON as the reference prints it: 2-space indent, non-ASCII escaped.
+fn print_json(v: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    println!("{out}");
+}
+
+fn run_verify(o: &Opts) -> ExitCode {
+    if o.positional.is_empty() {
+        return usage("verify needs at least one file");
+    }
+    let partial = (!o.partial.is_empty()).then_some(o.partial.as_slice());
+    let mut all_ok = true;
+    let mut entries = Vec::new();
+    for p in &o.positional {
+        match verify::verify_path(Path::new(p), p, partial) {
+            Ok(r) => {
+                all_ok &= r.ok;
+                if o.json {
+                    entries.push(r.to_json());
+                } else {
+                    let cid = match r.content_id_ok {
+                        Some(true) => "content_id ok",
+                        Some(false) => "content_id MISMATCH",
+                        None => "content_id not checked",
+                    };
+                    let state = if r.ok { "OK" } else { "FAILED" };
+                    println!("{p}: {state}  {} objects, {cid}", r.checked);
+                    for m in &r.mismatched {
+                        println!("  MISMATCH  {m}");
+                    }
+                    for m in &r.malformed {
+                        println!("  MALFORMED  {m}");
+                    }
+                    for m in &r.unattested {
+                        println!("  UNATTESTED  {m}");
+                    }
+                }
+            }
+            Err(e) => {
+                all_ok = false;
+                eprintln!("medh5: {p}: {e}");
+                if o.json {
+                    entries
+                        .push(serde_json::json!({"path": p, "ok": false, "error": e.to_string()}));
+                }
+            }
+        }
+    }
+    if o.json {
+        print_json(&serde_json::Value::Array(entries));
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
+    let result = if tree {
+        info::tree(Path::new(path), path).map(|t| (t.to_json(), t.to_text()))
+    } else {
+        info::info(Path::new(path), path).map(|i| (i.clone(), info::info_text(&i)))
+    };
+    match result {
+        Ok((v, text)) => {
+            if json {
+                print_json(&v);
+            } else {
+                print!("{text}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("medh5: {path}: {e}");
+            ExitCode::from(1)
+        }
     }
 }

@@ -1,0 +1,398 @@
+//! Reading a medh5 sample (`shared/spec/medh5.md` §2, §3, §5.5): root
+//! attributes, the `/meta` document, the members of `grids`, `images` and
+//! `annotations`, attribute values decoded to [`Json`], and image or labelmap
+//! reads (whole or as a patch) straight into the caller's buffer.
+
+use std::path::Path;
+
+use super::canonical_json::Json;
+use super::document::SampleDocument;
+use super::model::half::f16_to_f64;
+use crate::error::{Error, Result};
+use crate::hdf5fmt::attribute::Attribute;
+use crate::hdf5fmt::dataset::Dataset;
+use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};
+use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::group::Group;
+use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::selection::Selection;
+
+/// Cap on the number of elements of one attribute decoded to JSON.
+const MAX_ATTR_ELEMENTS: u64 = 1 << 20;
+
+/// An open sample file.
+#[derive(Debug)]
+pub struct SampleFile {
+    pub file: File,
+}
+
+impl SampleFile {
+    /// Open the file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(SampleFile {
+            file: File::open(path)?,
+        })
+    }
+
+    /// Wrap an already open file.
+    pub fn from_file(file: File) -> Self {
+        SampleFile { file }
+    }
+
+    /// The root attributes as `(name, JSON value)`.
+    pub fn root_attrs(&self) -> Result<Vec<(String, Json)>> {
+        attrs_json(&self.file, &self.file.root()?.attributes()?)
+    }
+
+    /// The stored `/meta` string bytes.
+    pub fn meta_bytes(&self) -> Result<Vec<u8>> {
+        match self.file.object("meta")? {
+            Object::Dataset(ds) => read_scalar_string(&self.file, &ds),
+            _ => Err(Error::Medh5 {
+                code: "E004".into(),
+                message: "/meta is not a dataset".into(),
+            }),
+        }
+    }
+
+    /// The parsed sample document.
+    pub fn document(&self) -> Result<SampleDocument> {
+        let bytes = self.meta_bytes()?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| Error::Medh5 {
+            code: "E004".into(),
+            message: "/meta is not UTF-8".into(),
+        })?;
+        SampleDocument::from_meta(text)
+    }
+
+    /// Names of the hard-linked members of top-level group `group` (`grids`,
+    /// `images`, `annotations`, `transforms`), in byte order; empty when the
+    /// group is absent.
+    pub fn members(&self, group: &str) -> Result<Vec<String>> {
+        let Ok(Object::Group(g)) = self.file.object(group) else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = g
+            .links()?
+            .into_iter()
+            .filter(|(_, l)| matches!(l, Link::Hard(_)))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The attributes of the object at `path` as `(name, JSON value)`.
+    pub fn object_attrs(&self, path: &str) -> Result<Vec<(String, Json)>> {
+        attrs_json(&self.file, &self.file.object(path)?.attributes()?)
+    }
+
+    /// The image dataset `images/<id>` (its level-0 data when it is a group).
+    pub fn image(&self, id: &str) -> Result<Dataset> {
+        dataset_or_data(&self.file, &format!("images/{id}"))
+    }
+
+    /// The voxel dataset of annotation `id` (`annotations/<id>/data`).
+    pub fn annotation_data(&self, id: &str) -> Result<Dataset> {
+        dataset_or_data(&self.file, &format!("annotations/{id}"))
+    }
+}
+
+/// The dataset at `path`, or `path/data` / `path/0` when `path` is a group.
+fn dataset_or_data(file: &File, path: &str) -> Result<Dataset> {
+    match file.object(path)? {
+        Object::Dataset(ds) => Ok(ds),
+        Object::Group(g) => g.dataset("data").or_else(|_| g.dataset("0")),
+        Object::NamedDatatype(_) => Err(Error::NotFound(format!("{path} is not a dataset"))),
+    }
+}
+
+/// Read the box `start .. start + count` of `ds` (whole dataset when `start`
+/// is `None`) into `out`, which must hold exactly the selected elements in the
+/// stored element size; elements keep the file's byte order.
+pub fn read_patch(
+    ds: &Dataset,
+    start: Option<&[u64]>,
+    count: &[u64],
+    out: &mut [u8],
+) -> Result<()> {
+    let sel = match start {
+        None => Selection::All,
+        Some(s) => Selection::Hyperslab {
+            start: s.to_vec(),
+            count: count.to_vec(),
+        },
+    };
+    ds.read_raw(&sel, out)
+}
+
+/// Read a scalar (or one-element) string dataset's bytes.
+pub fn read_scalar_string(file: &File, ds: &Dataset) -> Result<Vec<u8>> {
+    let size = usize::try_from(ds.dtype().size()).map_err(|_| too_large(ds.path()))?;
+    if ds.num_elements() != 1 {
+        return Err(Error::Medh5 {
+            code: "E004".into(),
+            message: format!("{} is not a scalar string", ds.path()),
+        });
+    }
+    let mut buf = vec![0u8; size];
+    ds.read_raw(&Selection::All, &mut buf)?;
+    string_element(file, ds.dtype(), &buf)
+}
+
+fn too_large(path: &str) -> Error {
+    Error::InvalidArgument(format!("{path}: too large"))
+}
+
+/// The bytes of one string element (vlen: from the global heap; fixed: with
+/// its padding removed).
+pub fn string_element(file: &File, dt: &Datatype, el: &[u8]) -> Result<Vec<u8>> {
+    match dt {
+        Datatype::VarString { .. } => file.vlen_bytes(el),
+        Datatype::String { pad, .. } => Ok(strip_padding(el, *pad).to_vec()),
+        _ => Err(Error::Medh5 {
+            code: "E004".into(),
+            message: "not a string type".into(),
+        }),
+    }
+}
+
+/// A fixed-length string element without its padding.
+pub fn strip_padding(el: &[u8], pad: StringPad) -> &[u8] {
+    match pad {
+        StringPad::NullTerm => el.split(|&b| b == 0).next().unwrap_or(&[]),
+        StringPad::NullPad => {
+            let end = el.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+            el.get(..end).unwrap_or(&[])
+        }
+        StringPad::SpacePad => {
+            let end = el.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
+            el.get(..end).unwrap_or(&[])
+        }
+    }
+}
+
+/// Decode every attribute to `(name, JSON)`.
+pub fn attrs_json(file: &File, attrs: &[Attribute]) -> Result<Vec<(String, Json)>> {
+    attrs
+        .iter()
+        .map(|a| Ok((a.name.clone(), attr_json(file, a)?)))
+        .collect()
+}
+
+/// An attribute value as the JSON of §5.5: strings (string arrays flatten),
+/// bools, integers, floats widened to f64, nested by shape.
+pub fn attr_json(file: &File, a: &Attribute) -> Result<Json> {
+    let n = a.num_elements();
+    if n > MAX_ATTR_ELEMENTS {
+        return Err(too_large(&a.name));
+    }
+    let size = usize::try_from(a.dtype.size()).map_err(|_| too_large(&a.name))?;
+    if size == 0 {
+        return Ok(Json::Str(describe_type(&a.dtype)));
+    }
+    let elems: Vec<&[u8]> = a.data.chunks_exact(size).take(n as usize).collect();
+    if (elems.len() as u64) < n {
+        return Err(Error::Medh5 {
+            code: "E004".into(),
+            message: format!("attribute {}: value shorter than its dataspace", a.name),
+        });
+    }
+    let shape = a.shape();
+    match &a.dtype {
+        Datatype::String { .. } | Datatype::VarString { .. } => {
+            let strs = elems
+                .iter()
+                .map(|el| {
+                    let b = string_element(file, &a.dtype, el)?;
+                    Ok(Json::Str(String::from_utf8_lossy(&b).into_owned()))
+                })
+                .collect::<Result<Vec<Json>>>()?;
+            if shape.is_empty() {
+                Ok(strs.into_iter().next().unwrap_or(Json::Null))
+            } else {
+                Ok(Json::Array(strs))
+            }
+        }
+        dt => {
+            let vals = elems
+                .iter()
+                .map(|el| scalar_json(dt, el))
+                .collect::<Option<Vec<Json>>>();
+            match vals {
+                Some(v) => Ok(super::attribute::nest(v.into_iter(), shape)),
+                None => Ok(Json::Str(describe_type(dt))),
+            }
+        }
+    }
+}
+
+/// One numeric/bool element as JSON, `None` for types without a number form.
+pub fn scalar_json(dt: &Datatype, el: &[u8]) -> Option<Json> {
+    match dt {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            ..
+        } => {
+            let v = int_value(el, *size, *order, *signed)?;
+            Some(match v {
+                IntValue::S(i) => Json::Int(i),
+                IntValue::U(u) => match i64::try_from(u) {
+                    Ok(i) => Json::Int(i),
+                    Err(_) => Json::UInt(u),
+                },
+            })
+        }
+        Datatype::Float { size, order, .. } => float_value(el, *size, *order).map(Json::Float),
+        Datatype::Enum { base, members } => {
+            if super::integrity::is_bool_enum(base, members) {
+                Some(Json::Bool(el.first().copied()? != 0))
+            } else {
+                scalar_json(base, el)
+            }
+        }
+        _ => None,
+    }
+}
+
+enum IntValue {
+    S(i64),
+    U(u64),
+}
+
+fn le_bytes(el: &[u8], size: u32, order: ByteOrder) -> Option<[u8; 8]> {
+    let n = size as usize;
+    if n == 0 || n > 8 {
+        return None;
+    }
+    let src = el.get(..n)?;
+    let mut b = [0u8; 8];
+    for (i, &v) in src.iter().enumerate() {
+        let j = if order == ByteOrder::Big {
+            n - 1 - i
+        } else {
+            i
+        };
+        *b.get_mut(j)? = v;
+    }
+    Some(b)
+}
+
+fn int_value(el: &[u8], size: u32, order: ByteOrder, signed: bool) -> Option<IntValue> {
+    let b = le_bytes(el, size, order)?;
+    let raw = u64::from_le_bytes(b);
+    let bits = size * 8;
+    if signed {
+        let shift = 64 - bits;
+        Some(IntValue::S(((raw << shift) as i64) >> shift))
+    } else {
+        Some(IntValue::U(raw))
+    }
+}
+
+/// A float element (2, 4 or 8 bytes) widened to f64.
+pub fn float_value(el: &[u8], size: u32, order: ByteOrder) -> Option<f64> {
+    let b = le_bytes(el, size, order)?;
+    match size {
+        2 => Some(f16_to_f64(u16::from_le_bytes([b[0], b[1]]))),
+        4 => Some(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        8 => Some(f64::from_le_bytes(b)),
+        _ => None,
+    }
+}
+
+fn describe_type(dt: &Datatype) -> String {
+    format!("<unsupported type of {} bytes>", dt.size())
+}
+
+/// The root group of a file (convenience for walkers).
+pub fn root(file: &File) -> Result<Group> {
+    file.root()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_and_float_decoding() {
+        let dt = Datatype::int(2, true);
+        assert_eq!(
+            scalar_json(&dt, &(-3i16).to_le_bytes()),
+            Some(Json::Int(-3))
+        );
+        let dt = Datatype::int(8, false);
+        assert_eq!(
+            scalar_json(&dt, &u64::MAX.to_le_bytes()),
+            Some(Json::UInt(u64::MAX))
+        );
+        let dt = Datatype::float(4);
+        assert_eq!(
+            scalar_json(&dt, &0.8f32.to_le_bytes()),
+            Some(Json::Float(f64::from(0.8f32)))
+        );
+        assert_eq!(float_value(&[0x00, 0x3c], 2, ByteOrder::Little), Some(1.0));
+        assert_eq!(float_value(&[0x3c, 0x00], 2, ByteOrder::Big), Some(1.0));
+    }
+
+    #[test]
+    fn padding_is_stripped() {
+        assert_eq!(strip_padding(b"ab\0\0", StringPad::NullPad), b"ab");
+        assert_eq!(strip_padding(b"ab\0c", StringPad::NullTerm), b"ab");
+        assert_eq!(strip_padding(b"ab  ", StringPad::SpacePad), b"ab");
+    }
+
+    #[test]
+    fn reads_vector_meta_and_attrs() {
+        let p = "/work/shared/vectors/medh5/v1b_dense_label.medh5";
+        if !Path::new(p).exists() {
+            return;
+        }
+        let s = SampleFile::open(p).unwrap();
+        let doc = s.document().unwrap();
+        assert_eq!(doc.identity.sample_id, "v1b");
+        assert_eq!(s.members("images").unwrap(), vec!["CT".to_string()]);
+        let attrs = s.object_attrs("grids/ct").unwrap();
+        let spacing = attrs.iter().find(|(n, _)| n == "spacing").unwrap();
+        assert_eq!(
+            spacing.1,
+            Json::Array(vec![Json::Float(2.0), Json::Float(0.8), Json::Float(0.8)])
+        );
+        let ds = s.image("CT").unwrap();
+        let mut buf = vec![0u8; 2 * 2 * 2 * 2];
+        read_patch(&ds, Some(&[1, 2, 3]), &[2, 2, 2], &mut buf).unwrap();
+        // value z*256 + y*16 + x
+        assert_eq!(i16::from_le_bytes([buf[0], buf[1]]), 256 + 32 + 3);
+    }
+
+    #[test]
+    fn chunked_patch_equals_slice_of_whole() {
+        let p = "/work/shared/vectors/medh5/v2_balanced.medh5";
+        if !Path::new(p).exists() {
+            return;
+        }
+        let s = SampleFile::open(p).unwrap();
+        let ds = s.image("CT").unwrap();
+        assert_eq!(ds.shape(), &[32, 64, 64]);
+        let mut whole = vec![0u8; 32 * 64 * 64 * 2];
+        read_patch(&ds, None, &[], &mut whole).unwrap();
+        let (start, count) = ([3u64, 10, 20], [6u64, 20, 30]);
+        let mut patch = vec![0u8; 6 * 20 * 30 * 2];
+        read_patch(&ds, Some(&start), &count, &mut patch).unwrap();
+        let mut expect = Vec::new();
+        for z in 3..9usize {
+            for y in 10..30usize {
+                let at = ((z * 64 + y) * 64 + 20) * 2;
+                expect.extend_from_slice(&whole[at..at + 60]);
+            }
+        }
+        assert_eq!(patch, expect);
+        // A patch reaching outside the image is refused.
+        let mut small = vec![0u8; 2 * 2 * 2 * 2];
+        assert!(read_patch(&ds, Some(&[31, 0, 0]), &[2, 2, 2], &mut small).is_err());
+        let lab = s.annotation_data("organs").unwrap();
+        assert_eq!(lab.shape(), &[32, 64, 64]);
+    }
+}

@@ -1,0 +1,512 @@
+//! `verify` (`shared/spec/medh5.md` §5.7): recompute every stamped object
+//! digest (§5.2) from the file's bytes, recompute `content_id` from the stored
+//! digests (§5.4), judge unattested paths and stale index entries (§6.8).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::canonical_json::Json;
+use super::integrity::{
+    self, canonical_attrs, covered_names, dtype_descr, group_digest, parse_digest,
+    to_little_endian, ContentIdInput, DatasetHasher, DigestAlgo,
+};
+use super::sample::{attr_json, attrs_json, read_scalar_string, string_element};
+use crate::error::{Error, Result};
+use crate::hdf5fmt::dataset::Dataset;
+use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::selection::Selection;
+
+/// Bytes read per slab when streaming a dataset into its digest.
+const SLAB_BYTES: u64 = 64 << 20;
+/// Cap on the objects visited in one walk.
+const MAX_OBJECTS: usize = 1 << 20;
+/// The groups whose every path `content_id` must attest.
+const ATTESTED_GROUPS: &[&str] = &["grids", "images", "annotations", "transforms"];
+
+/// One file's verify entry (§5.7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub path: String,
+    pub ok: bool,
+    pub checked: usize,
+    pub mismatched: Vec<String>,
+    pub undigested: Vec<String>,
+    pub unattested: Vec<String>,
+    pub malformed: Vec<String>,
+    pub content_id_ok: Option<bool>,
+    pub stale_index: Vec<String>,
+    pub unverifiable: Vec<String>,
+}
+
+impl VerifyReport {
+    /// The reference's JSON entry (keys in its order).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "ok": self.ok,
+            "checked": self.checked,
+            "mismatched": self.mismatched,
+            "undigested": self.undigested,
+            "unattested": self.unattested,
+            "malformed": self.malformed,
+            "content_id_ok": self.content_id_ok,
+            "stale_index": self.stale_index,
+            "unverifiable": self.unverifiable,
+        })
+    }
+}
+
+/// A dataset found by the walk, at its first path.
+struct Found {
+    path: String,
+    ds: Dataset,
+    digest: Option<String>,
+}
+
+/// What the depth-first walk of §5.3 finds.
+#[derive(Default)]
+struct Walk {
+    datasets: Vec<Found>,
+    /// Paths that are not their object's first path, soft and external links.
+    aliases: Vec<String>,
+    /// Member objects of the attested groups: `(path, first-path?)`.
+    members: Vec<String>,
+}
+
+fn walk(file: &File) -> Result<Walk> {
+    let mut out = Walk::default();
+    let mut seen: HashMap<u64, String> = HashMap::new();
+    let root = file.root()?;
+    seen.insert(root.address(), String::new());
+    let mut stack = vec![(root, String::new())];
+    // Depth-first in byte order: process a group's links in order, recursing
+    // immediately (explicit stack of pending link lists).
+    let mut pending: Vec<(String, std::vec::IntoIter<(String, Link)>)> = Vec::new();
+    if let Some((g, p)) = stack.pop() {
+        let mut links = g.links()?;
+        links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        pending.push((p, links.into_iter()));
+    }
+    while let Some((prefix, iter)) = pending.last_mut() {
+        let Some((name, link)) = iter.next() else {
+            pending.pop();
+            continue;
+        };
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let depth1 = !prefix.contains('/') && !prefix.is_empty();
+        if depth1 && ATTESTED_GROUPS.contains(&prefix.as_str()) {
+            out.members.push(path.clone());
+        }
+        let addr = match link {
+            Link::Hard(a) => a,
+            _ => {
+                out.aliases.push(path);
+                continue;
+            }
+        };
+        if seen.contains_key(&addr) {
+            out.aliases.push(path);
+            continue;
+        }
+        if seen.len() >= MAX_OBJECTS {
+            return Err(Error::InvalidArgument("too many objects".into()));
+        }
+        seen.insert(addr, path.clone());
+        match file.object_at(addr, format!("/{path}"))? {
+            Object::Group(g) => {
+                let mut links = g.links()?;
+                links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                pending.push((path, links.into_iter()));
+            }
+            Object::Dataset(ds) => {
+                let digest = match ds.attribute("digest") {
+                    Ok(a) => match attr_json(file, &a)? {
+                        Json::Str(s) => Some(s),
+                        _ => Some(String::new()),
+                    },
+                    Err(_) => None,
+                };
+                out.datasets.push(Found { path, ds, digest });
+            }
+            Object::NamedDatatype(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+fn in_attested(path: &str) -> bool {
+    path.split('/')
+        .next()
+        .is_some_and(|top| ATTESTED_GROUPS.contains(&top))
+        && path.contains('/')
+}
+
+/// Recompute the digest of `ds` at sample-relative `path` in `algo`;
+/// `Ok(None)` when its type has no digest.
+pub fn compute_digest(
+    file: &File,
+    ds: &Dataset,
+    path: &str,
+    algo: DigestAlgo,
+) -> Result<Option<String>> {
+    let dt = ds.dtype();
+    let Some(descr) = dtype_descr(dt) else {
+        return Ok(None);
+    };
+    let shape = ds.shape().to_vec();
+    let mut h = DatasetHasher::new(algo, path, &descr, &shape);
+    if shape.contains(&0) {
+        return Ok(Some(h.finish()));
+    }
+    let elem = dt.size().max(1);
+    let is_string = matches!(dt, Datatype::String { .. } | Datatype::VarString { .. });
+    // Slabs along the first axis (scalar: one element).
+    let (rows, row_elems) = match shape.split_first() {
+        None => (1u64, 1u64),
+        Some((&n, rest)) => (
+            n,
+            rest.iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| too_large(path))?,
+        ),
+    };
+    let row_bytes = row_elems.checked_mul(elem).ok_or_else(|| too_large(path))?;
+    let per_slab = (SLAB_BYTES / row_bytes.max(1)).max(1);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut r = 0u64;
+    while r < rows {
+        let n = per_slab.min(rows - r);
+        let len = usize::try_from(n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?)
+            .map_err(|_| too_large(path))?;
+        buf.resize(len, 0);
+        let sel = if shape.is_empty() {
+            Selection::All
+        } else {
+            let mut start = vec![0u64; shape.len()];
+            let mut count = shape.clone();
+            if let (Some(s), Some(c)) = (start.first_mut(), count.first_mut()) {
+                *s = r;
+                *c = n;
+            }
+            Selection::Hyperslab { start, count }
+        };
+        ds.read_raw(&sel, &mut buf)?;
+        if is_string {
+            for el in buf.chunks_exact(elem as usize) {
+                h.update_string(&string_element(file, dt, el)?);
+            }
+        } else {
+            to_little_endian(dt, &mut buf);
+            h.update(&buf);
+        }
+        r += n;
+    }
+    Ok(Some(h.finish()))
+}
+
+fn too_large(path: &str) -> Error {
+    Error::InvalidArgument(format!("{path}: too large"))
+}
+
+/// Outcome of checking one digested dataset.
+enum Check {
+    Ok,
+    Mismatch,
+    Malformed,
+    Unverifiable,
+}
+
+fn check_one(file: &File, f: &Found, stored: &str) -> Result<Check> {
+    let Ok((algo, _)) = parse_digest(stored) else {
+        return Ok(Check::Malformed);
+    };
+    // As the reference: bytes that cannot be read fail the whole file, with
+    // the object named in the error.
+    let fresh = compute_digest(file, &f.ds, &f.path, algo).map_err(|e| Error::Medh5 {
+        code: "E701".into(),
+        message: format!("{}: {e}", f.path),
+    })?;
+    Ok(match fresh {
+        None => Check::Unverifiable,
+        Some(d) if d == stored => Check::Ok,
+        Some(_) => Check::Mismatch,
+    })
+}
+
+fn check_all(file: &File, items: &[(&Found, &str)]) -> Vec<Result<Check>> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        items
+            .par_iter()
+            .map(|(f, d)| check_one(file, f, d))
+            .collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        items.iter().map(|(f, d)| check_one(file, f, d)).collect()
+    }
+}
+
+/// Verify the file at `path`; `display` is the path printed in the report.
+pub fn verify_path(path: &Path, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {
+    let file = File::open(path)?;
+    verify_file(&file, display, partial)
+}
+
+/// Verify an open sample file (§5.7). `partial`: only these dataset paths are
+/// recomputed and `content_id` is not judged.
+pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {
+    let w = walk(file)?;
+    let mut rep = VerifyReport {
+        path: display.to_string(),
+        ..Default::default()
+    };
+    let by_path: HashMap<&str, &Found> = w.datasets.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut items: Vec<(&Found, &str)> = Vec::new();
+    if let Some(names) = partial {
+        for n in names {
+            let key = n.trim_start_matches('/');
+            match by_path
+                .get(key)
+                .and_then(|f| f.digest.as_deref().map(|d| (*f, d)))
+            {
+                Some(it) => items.push(it),
+                None => rep.malformed.push(key.to_string()),
+            }
+        }
+    } else {
+        for f in &w.datasets {
+            let top_index = f.path == "index" || f.path.starts_with("index/");
+            if top_index || f.path == "meta" {
+                continue;
+            }
+            match f.digest.as_deref() {
+                Some(d) => items.push((f, d)),
+                None if dtype_descr(f.ds.dtype()).is_some() => rep.undigested.push(f.path.clone()),
+                None => {}
+            }
+        }
+    }
+    for ((f, _), res) in items.iter().zip(check_all(file, &items)) {
+        match res? {
+            Check::Ok => rep.checked += 1,
+            Check::Mismatch => {
+                rep.checked += 1;
+                rep.mismatched.push(f.path.clone());
+            }
+            Check::Malformed => rep.malformed.push(f.path.clone()),
+            Check::Unverifiable => rep.unverifiable.push(f.path.clone()),
+        }
+    }
+    if partial.is_none() {
+        rep.unattested = w
+            .aliases
+            .iter()
+            .filter(|p| in_attested(p))
+            .cloned()
+            .collect();
+        rep.content_id_ok = content_id_ok(file, &w)?;
+        rep.stale_index = stale_index(file, &w)?;
+    }
+    for v in [
+        &mut rep.mismatched,
+        &mut rep.undigested,
+        &mut rep.unattested,
+        &mut rep.malformed,
+        &mut rep.unverifiable,
+    ] {
+        v.sort();
+    }
+    rep.ok = rep.mismatched.is_empty()
+        && rep.malformed.is_empty()
+        && rep.unattested.is_empty()
+        && rep.content_id_ok != Some(false);
+    Ok(rep)
+}
+
+/// The root's `digest_algo` (sha256 when absent or unknown).
+fn root_algo(root_attrs: &[(String, Json)]) -> DigestAlgo {
+    root_attrs
+        .iter()
+        .find(|(n, _)| n == "digest_algo")
+        .and_then(|(_, v)| match v {
+            Json::Str(s) => DigestAlgo::from_name(s),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Recompute `content_id` from the stored digests (§5.4).
+pub fn compute_content_id(file: &File) -> Result<String> {
+    let w = walk(file)?;
+    Ok(content_id_input(file, &w)?.content_id())
+}
+
+fn content_id_input(file: &File, w: &Walk) -> Result<ContentIdInput> {
+    let root_attrs = attrs_json(file, &file.root()?.attributes()?)?;
+    let algo = root_algo(&root_attrs);
+    let meta = match file.object("meta")? {
+        Object::Dataset(ds) => read_scalar_string(file, &ds)?,
+        _ => Vec::new(),
+    };
+    let datasets = w
+        .datasets
+        .iter()
+        .filter_map(|f| f.digest.clone().map(|d| (f.path.clone(), d)))
+        .collect();
+    let mut attribute_objects = vec![(
+        String::new(),
+        canonical_attrs(integrity::ROOT_COVERED, &root_attrs),
+    )];
+    for m in &w.members {
+        let Some(covered) = covered_names(m) else {
+            continue;
+        };
+        let Ok(obj) = file.object(m) else { continue };
+        let attrs = attrs_json(file, &obj.attributes()?)?;
+        attribute_objects.push((m.clone(), canonical_attrs(covered, &attrs)));
+    }
+    Ok(ContentIdInput {
+        algo,
+        datasets,
+        meta,
+        attribute_objects,
+    })
+}
+
+fn content_id_ok(file: &File, w: &Walk) -> Result<Option<bool>> {
+    let declared = match file.root()?.attribute("content_id") {
+        Ok(a) => match attr_json(file, &a)? {
+            Json::Str(s) => s,
+            _ => return Ok(Some(false)),
+        },
+        Err(_) => return Ok(None),
+    };
+    Ok(Some(content_id_input(file, w)?.content_id() == declared))
+}
+
+/// Index entries whose `source_digest` no longer matches their annotation.
+fn stale_index(file: &File, w: &Walk) -> Result<Vec<String>> {
+    let Ok(Object::Group(index)) = file.object("index") else {
+        return Ok(Vec::new());
+    };
+    let mut stale = Vec::new();
+    for (name, _) in index.links()? {
+        let Ok(entry) = index.open(&name) else {
+            continue;
+        };
+        let declared = match entry
+            .attributes()?
+            .into_iter()
+            .find(|a| a.name == "source_digest")
+        {
+            Some(a) => match attr_json(file, &a)? {
+                Json::Str(s) => s,
+                _ => String::new(),
+            },
+            None => continue,
+        };
+        let fresh = match parse_digest(&declared) {
+            Ok((algo, _)) => annotation_group_digest(file, w, &name, algo)?,
+            Err(_) => None,
+        };
+        if fresh.as_deref() != Some(declared.as_str()) {
+            stale.push(name);
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+fn annotation_group_digest(
+    file: &File,
+    w: &Walk,
+    ann: &str,
+    algo: DigestAlgo,
+) -> Result<Option<String>> {
+    let prefix = format!("annotations/{ann}/");
+    let Ok(Object::Group(_)) = file.object(&format!("annotations/{ann}")) else {
+        return Ok(None);
+    };
+    let mut children = Vec::new();
+    for f in &w.datasets {
+        let Some(name) = f.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        if name.contains('/') {
+            continue;
+        }
+        let d = match &f.digest {
+            Some(d) => d.clone(),
+            None => match compute_digest(file, &f.ds, &f.path, algo)? {
+                Some(d) => d,
+                None => continue,
+            },
+        };
+        children.push((name.to_string(), d));
+    }
+    Ok(Some(group_digest(algo, &children)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VEC: &str = "/work/shared/vectors/medh5";
+
+    #[test]
+    fn vectors_verify_ok() {
+        let Ok(rd) = std::fs::read_dir(VEC) else {
+            return;
+        };
+        let mut n = 0;
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().and_then(|s| s.to_str()) != Some("medh5") {
+                continue;
+            }
+            let r = verify_path(&p, "x", None).unwrap();
+            assert!(r.ok, "{}: {r:?}", p.display());
+            assert_eq!(r.content_id_ok, Some(true));
+            assert!(r.checked >= 1);
+            n += 1;
+        }
+        assert_eq!(n, 7);
+    }
+
+    #[test]
+    fn v3_counts_and_content_id() {
+        let p = Path::new(VEC).join("v3_stacked_index.medh5");
+        if !p.exists() {
+            return;
+        }
+        let r = verify_path(&p, "v3", None).unwrap();
+        assert_eq!(r.checked, 13);
+        let f = File::open(&p).unwrap();
+        assert_eq!(
+            compute_content_id(&f).unwrap(),
+            "sha256:e4c4ac56afdaa8c234ceb90cc20a5ea939529193ed76b505b7c97b2ad0da4b68"
+        );
+    }
+
+    #[test]
+    fn partial_unknown_path_is_malformed() {
+        let p = Path::new(VEC).join("v1_minimal.medh5");
+        if !p.exists() {
+            return;
+        }
+        let names = vec!["images/CT".to_string(), "images/nope".to_string()];
+        let r = verify_path(&p, "v1", Some(&names)).unwrap();
+        assert_eq!(r.checked, 1);
+        assert_eq!(r.malformed, vec!["images/nope".to_string()]);
+        assert_eq!(r.content_id_ok, None);
+        assert!(!r.ok);
+    }
+}
