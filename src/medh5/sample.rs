@@ -101,7 +101,7 @@ impl SampleFile {
 /// The dataset at `path`, or `path/data` / `path/0` when `path` is a group.
 fn dataset_or_data(file: &File, path: &str) -> Result<Dataset> {
     match file.object(path)? {
-        Object::Dataset(ds) => Ok(ds),
+        Object::Dataset(ds) => Ok(*ds),
         Object::Group(g) => g.dataset("data").or_else(|_| g.dataset("0")),
         Object::NamedDatatype(_) => Err(Error::NotFound(format!("{path} is not a dataset"))),
     }

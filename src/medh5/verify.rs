@@ -132,7 +132,11 @@ fn walk(file: &File) -> Result<Walk> {
                     },
                     Err(_) => None,
                 };
-                out.datasets.push(Found { path, ds, digest });
+                out.datasets.push(Found {
+                    path,
+                    ds: *ds,
+                    digest,
+                });
             }
             Object::NamedDatatype(_) => {}
         }
