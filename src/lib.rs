@@ -10,5 +10,6 @@ pub mod filters;
 pub mod hdf5fmt;
 pub mod medh5;
 pub mod npy;
+pub mod tools;
 
 pub use error::{Error, Result};
