@@ -526,6 +526,18 @@ impl Copier<'_> {
                         .zip(chunk.iter())
                         .map(|(o, c)| o / c.max(&1))
                         .collect();
+                    // chunks left beyond a shrunken extent cannot be read: drop them
+                    let outside = coords
+                        .iter()
+                        .zip(ds.shape().iter().zip(chunk.iter()))
+                        .any(|(&s, (&d, &c))| s >= d.div_ceil(c.max(1)));
+                    if outside {
+                        self.report.notes.push(format!(
+                            "{path}: chunk {:?} outside the extent dropped",
+                            r.offset
+                        ));
+                        continue;
+                    }
                     let bytes = chunk_index::stored_bytes(self.src.source(), &r)?.into_owned();
                     self.w.write_raw_chunk(d, &coords, bytes, r.filter_mask)?;
                     self.report.raw_chunks += 1;
