@@ -3,6 +3,8 @@
 //! ```text
 //! h5 ls [-r] FILE [PATH]     list a group's links (-r: the whole subtree)
 //! h5 dump --json FILE        describe the whole file as JSON (see purehdf::dump)
+//! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf::tools::cat)
+//! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::tools::copy)
 //! ```
 //! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
 //! (or bad usage).
@@ -25,6 +27,8 @@ fn main() -> ExitCode {
     let code = match args.first().map(String::as_str) {
         Some("ls") => ls(&args[1..]),
         Some("dump") => dump(&args[1..]),
+        Some("cat") => purehdf::tools::cat::run(&args[1..]),
+        Some("copy") => purehdf::tools::copy::run(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
             0

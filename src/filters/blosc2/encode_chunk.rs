@@ -137,7 +137,16 @@ pub struct ChunkEncoder {
 
 fn header(s: &Settings, flags: u8, nbytes: usize, bs: usize, blosc2_flags: u8) -> Vec<u8> {
     let mut h = Vec::with_capacity(32);
-    h.extend_from_slice(&[5, 1, flags, s.typesize.min(255) as u8]);
+    h.extend_from_slice(&[
+        5,
+        1,
+        flags,
+        if s.typesize > 255 {
+            1
+        } else {
+            s.typesize as u8
+        },
+    ]);
     h.extend_from_slice(&(nbytes as i32).to_le_bytes());
     h.extend_from_slice(&(bs as i32).to_le_bytes());
     h.extend_from_slice(&[0; 4]);
