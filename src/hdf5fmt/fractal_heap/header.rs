@@ -9,7 +9,7 @@ use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
 use super::doubling_table::DoublingTable;
-use super::pipeline::parse_filter_pipeline;
+use crate::hdf5fmt::messages::filter_pipeline;
 
 pub(crate) const HEADER: &str = "fractal heap header";
 
@@ -86,8 +86,9 @@ pub fn parse(src: &dyn Source, sizes: Sizes, address: u64) -> Result<HeapHeader>
     let (root_filtered, pipeline) = if filter_len > 0 {
         let size = c.length(sizes.length)?;
         let mask = c.u32()?;
-        let info = c.sub(usize::from(filter_len))?;
-        (Some((size, mask)), parse_filter_pipeline(info)?)
+        // The heap embeds an encoded filter pipeline message: one decoder serves both.
+        let mut info = c.sub(usize::from(filter_len))?;
+        (Some((size, mask)), filter_pipeline::decode(&mut info)?)
     } else {
         (None, Vec::new())
     };

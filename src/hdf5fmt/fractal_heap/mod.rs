@@ -20,7 +20,6 @@ use crate::hdf5fmt::Sizes;
 pub mod blocks;
 pub mod doubling_table;
 pub mod header;
-pub mod pipeline;
 
 use blocks::{DirectRef, IndirectBlock};
 use btree_v2::records::HugeObjectRecord;
