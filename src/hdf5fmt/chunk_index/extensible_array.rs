@@ -131,29 +131,6 @@ fn parse_header(
     })
 }
 
-/// Check a block's common prefix; the cursor is left after the header address.
-fn prefix<'a>(
-    bytes: &'a [u8],
-    at: u64,
-    structure: &'static str,
-    sig: &[u8; 4],
-    sizes: Sizes,
-    header: u64,
-) -> Result<Cursor<'a>> {
-    let mut c = Cursor::new(bytes, at, structure);
-    c.signature(sig)?;
-    let version = c.u8()?;
-    if version != 0 {
-        return Err(c.unsupported(format!("version {version}")));
-    }
-    c.u8()?;
-    let owner = c.uint(usize::from(sizes.offset))?;
-    if owner != header {
-        return Err(c.malformed(format!("belongs to array {owner:#x}, not {header:#x}")));
-    }
-    Ok(c)
-}
-
 /// Walk the array and push every written chunk.
 pub fn chunks(
     src: &dyn Source,
@@ -213,7 +190,7 @@ pub fn chunks(
     let nsblk_addrs = p.nsblks().saturating_sub(iblock_nsblks);
     let len = 4 + 1 + 1 + o + p.idx_blk_elmts * esize + (ndblk_addrs + nsblk_addrs) * o + 4;
     let bytes = src.read(IBLOCK, iblock, len)?;
-    let mut c = prefix(&bytes, iblock, IBLOCK, b"EAIB", sizes, address)?;
+    let mut c = super::array_block_prefix(&bytes, iblock, IBLOCK, b"EAIB", sizes, address)?;
     verify_checksum(&bytes, iblock, IBLOCK)?;
     for i in 0..p.idx_blk_elmts {
         emit(i, &mut c)?;
@@ -311,7 +288,8 @@ impl DataBlocks<'_> {
         // Read the full block (its checksum covers every data block address).
         let len = 4 + 1 + 1 + o + self.p.arr_off_size as u64 + info.ndblks * (init_size + o) + 4;
         let bytes = self.src.read(SBLOCK, at, len)?;
-        let mut c = prefix(&bytes, at, SBLOCK, b"EASB", self.sizes, self.header)?;
+        let mut c =
+            super::array_block_prefix(&bytes, at, SBLOCK, b"EASB", self.sizes, self.header)?;
         verify_checksum(&bytes, at, SBLOCK)?;
         c.uint(self.p.arr_off_size)?;
         let bitmaps = c.bytes_u64(info.ndblks * init_size)?;
@@ -345,7 +323,8 @@ impl DataBlocks<'_> {
         let paged = nelmts > self.p.page_nelmts;
         let body = if paged { 0 } else { nelmts * esize };
         let bytes = self.src.read(DBLOCK, at, pre + body + 4)?;
-        let mut c = prefix(&bytes, at, DBLOCK, b"EADB", self.sizes, self.header)?;
+        let mut c =
+            super::array_block_prefix(&bytes, at, DBLOCK, b"EADB", self.sizes, self.header)?;
         verify_checksum(&bytes, at, DBLOCK)?;
         c.uint(self.p.arr_off_size)?;
         if !paged {

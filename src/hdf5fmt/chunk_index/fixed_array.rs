@@ -141,7 +141,7 @@ pub fn chunks(
     let prefix = 4 + 1 + 1 + o;
     if nelmts <= page_nelmts {
         let bytes = src.read(DBLOCK, dblock, prefix + nelmts * esize + 4)?;
-        let mut c = block_cursor(&bytes, dblock, sizes, address)?;
+        let mut c = super::array_block_prefix(&bytes, dblock, DBLOCK, b"FADB", sizes, address)?;
         verify_checksum(&bytes, dblock, DBLOCK)?;
         for i in 0..nelmts {
             emit(i, &mut c)?;
@@ -151,7 +151,7 @@ pub fn chunks(
     let npages = nelmts.div_ceil(page_nelmts);
     let bitmap_len = npages.div_ceil(8);
     let bytes = src.read(DBLOCK, dblock, prefix + bitmap_len + 4)?;
-    let mut c = block_cursor(&bytes, dblock, sizes, address)?;
+    let mut c = super::array_block_prefix(&bytes, dblock, DBLOCK, b"FADB", sizes, address)?;
     verify_checksum(&bytes, dblock, DBLOCK)?;
     let bitmap = c.bytes_u64(bitmap_len)?;
     let page_size = page_nelmts * esize + 4;
@@ -179,20 +179,4 @@ pub fn chunks(
         }
     }
     Ok(())
-}
-
-/// Check a data block's prefix; the cursor is left after the header address.
-fn block_cursor<'a>(bytes: &'a [u8], at: u64, sizes: Sizes, header: u64) -> Result<Cursor<'a>> {
-    let mut c = Cursor::new(bytes, at, DBLOCK);
-    c.signature(b"FADB")?;
-    let version = c.u8()?;
-    if version != 0 {
-        return Err(c.unsupported(format!("version {version}")));
-    }
-    c.u8()?;
-    let owner = c.uint(usize::from(sizes.offset))?;
-    if owner != header {
-        return Err(c.malformed(format!("belongs to array {owner:#x}, not {header:#x}")));
-    }
-    Ok(c)
 }

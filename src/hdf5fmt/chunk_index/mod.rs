@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -183,6 +184,30 @@ pub fn read_chunked(
 ) -> Result<()> {
     let map = ChunkMap::build(src, sizes, params)?;
     read_chunked_with(src, &map, pipeline, fill_value, selection, out, None)
+}
+
+/// Check the prefix shared by fixed- and extensible-array blocks (signature, version 0,
+/// client id, owning header address); the cursor is left after the header address.
+fn array_block_prefix<'a>(
+    bytes: &'a [u8],
+    at: u64,
+    structure: &'static str,
+    sig: &[u8; 4],
+    sizes: Sizes,
+    header: u64,
+) -> Result<Cursor<'a>> {
+    let mut c = Cursor::new(bytes, at, structure);
+    c.signature(sig)?;
+    let version = c.u8()?;
+    if version != 0 {
+        return Err(c.unsupported(format!("version {version}")));
+    }
+    c.u8()?;
+    let owner = c.uint(usize::from(sizes.offset))?;
+    if owner != header {
+        return Err(c.malformed(format!("belongs to array {owner:#x}, not {header:#x}")));
+    }
+    Ok(c)
 }
 
 #[cfg(test)]
