@@ -21,6 +21,7 @@ use crate::hdf5fmt::messages::{filter_pipeline, types};
 use crate::hdf5fmt::object_header::{Message, ObjectHeader};
 use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::{PreadSource, Source};
+use crate::hdf5fmt::virtual_layout;
 
 /// An open dataset with its metadata decoded.
 #[derive(Clone, Debug)]
@@ -36,6 +37,8 @@ pub struct Dataset {
     external: Option<ExternalFiles>,
     /// The chunk index walked once, on the first chunked read, and shared by clones.
     chunk_map: Arc<OnceLock<Arc<chunk_index::read::ChunkMap>>>,
+    /// A virtual dataset's mappings resolved against its sources, on first use.
+    vplan: Arc<OnceLock<Arc<virtual_layout::Plan>>>,
 }
 
 fn decode_with<T>(
@@ -97,6 +100,7 @@ impl Dataset {
             fill,
             external,
             chunk_map: Arc::new(OnceLock::new()),
+            vplan: Arc::new(OnceLock::new()),
         })
     }
 
@@ -129,9 +133,27 @@ impl Dataset {
         &self.space
     }
 
-    /// Current dimensions (empty for scalar and null datasets).
+    /// Current dimensions (empty for scalar and null datasets). For a virtual
+    /// dataset, the extent recomputed from its sources, as libhdf5 reports it
+    /// (the stored one when the sources cannot be resolved).
     pub fn shape(&self) -> &[u64] {
-        &self.space.dims
+        match self.virtual_plan() {
+            Ok(Some(p)) => &p.dims,
+            _ => &self.space.dims,
+        }
+    }
+
+    /// The resolved mappings of a virtual dataset (`None` for other layouts),
+    /// computed once and shared by clones.
+    pub fn virtual_plan(&self) -> Result<Option<&virtual_layout::Plan>> {
+        if !matches!(self.layout, Layout::Virtual { .. }) {
+            return Ok(None);
+        }
+        if let Some(p) = self.vplan.get() {
+            return Ok(Some(p));
+        }
+        let p = Arc::new(virtual_layout::plan(self)?);
+        Ok(Some(self.vplan.get_or_init(|| p)))
     }
 
     /// Maximum dimensions (`None` = unlimited).
@@ -144,6 +166,13 @@ impl Dataset {
     }
 
     pub fn num_elements(&self) -> u64 {
+        if matches!(self.layout, Layout::Virtual { .. }) && self.space.kind != SpaceKind::Null {
+            return self
+                .shape()
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .unwrap_or(0);
+        }
         self.space.num_elements().unwrap_or(0)
     }
 
@@ -256,14 +285,8 @@ impl Dataset {
     /// `selected elements × element size`.
     pub fn read_raw(&self, selection: &Selection, out: &mut [u8]) -> Result<()> {
         let esize = self.element_size()?;
-        if let Layout::Virtual { .. } = self.layout {
-            // The stored extent of a virtual dataset may be a placeholder that
-            // libhdf5 recomputes from the sources: never answer with it.
-            return Err(Error::unsupported(
-                "layout",
-                self.address(),
-                "virtual dataset reads",
-            ));
+        if let Some(plan) = self.virtual_plan()? {
+            return virtual_layout::read(self, plan, selection, out);
         }
         if self.space.kind == SpaceKind::Null {
             return if out.is_empty() {
@@ -356,10 +379,10 @@ impl Dataset {
                     None,
                 )
             }
-            Layout::Virtual { .. } => Err(Error::unsupported(
+            Layout::Virtual { .. } => Err(Error::malformed(
                 "layout",
                 self.address(),
-                "virtual dataset reads",
+                "virtual layout without a plan",
             )),
         }
     }

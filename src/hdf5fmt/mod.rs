@@ -8,6 +8,7 @@ pub mod checksum;
 pub mod chunk_index;
 pub mod cursor;
 pub mod dataset;
+pub mod dataspace_selection;
 pub mod datatype;
 pub mod file;
 pub mod fractal_heap;
@@ -21,6 +22,7 @@ pub mod object_header;
 pub mod selection;
 pub mod source;
 pub mod superblock;
+pub mod virtual_layout;
 pub mod write;
 
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.

@@ -1,0 +1,25 @@
+//! Virtual datasets (HDF5 File Format Specification IV.A.2.i, data layout
+//! message version 4+, layout class 3): the mapping list kept in the global
+//! heap, printf-style source names, the extent of unlimited mappings,
+//! resolution of source files and datasets, and reads that gather source
+//! elements into the virtual dataset's shape.
+//!
+//! - [`mapping`]: decode the mapping list (source file, source dataset, source
+//!   selection, virtual selection per mapping).
+//! - [`source_name`]: `%b` / `%%` in source names.
+//! - [`extent`]: unlimited-dimension arithmetic.
+//! - [`resolve`]: open sources (missing ones read as the fill value), compute
+//!   the current extent, detect cycles.
+//! - [`read`]: read a box of the virtual dataset.
+//! - [`convert`]: source → virtual datatype conversion.
+
+pub mod convert;
+pub mod extent;
+pub mod mapping;
+pub mod read;
+pub mod resolve;
+pub mod source_name;
+
+pub use mapping::Mapping;
+pub use read::read;
+pub use resolve::{mappings, plan, Plan};
