@@ -42,14 +42,18 @@ pub struct Dump {
 pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
     let path = path.as_ref();
     let file = File::open(path)?;
-    let root = file.root()?;
     let mut w = Walker {
         file: &file,
         seen: HashMap::new(),
         objects: Vec::new(),
         failures: 0,
     };
-    w.walk(root);
+    match file.root() {
+        Ok(root) => w.walk(root),
+        // libhdf5 opens a file whose root object header is unreadable (a writer
+        // that never closed it) and reports the root as a group it cannot read.
+        Err(e) => w.fail(unreadable_root(), &e),
+    }
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let doc = json!({
         "file": path.display().to_string(),
@@ -62,6 +66,16 @@ pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
         doc,
         failures: w.failures,
     })
+}
+
+/// The record of a root group whose header cannot be read: no attributes, no links.
+fn unreadable_root() -> Map<String, Value> {
+    let mut rec = Map::new();
+    rec.insert("path".into(), Value::String("/".into()));
+    rec.insert("kind".into(), Value::String("group".into()));
+    rec.insert("attrs".into(), Value::Object(Map::new()));
+    rec.insert("links".into(), Value::Array(Vec::new()));
+    rec
 }
 
 /// A group being walked: the group, its links, the next link to visit.
@@ -211,21 +225,19 @@ impl Walker<'_> {
         None
     }
 
-    /// The attributes of the object with header `h`, decoded one by one: one that
-    /// cannot be decoded is left out (the oracle cannot open it either) and its error
-    /// returned.
+    /// The attributes of the object with header `h`. libhdf5 decodes all of an
+    /// object's attribute messages whenever it opens one of them, so one that
+    /// cannot be decoded makes every attribute of the object unreadable: then no
+    /// attribute is listed and the first error is returned.
     fn attrs_of(&mut self, file: &File, h: &ObjectHeader) -> (Value, Option<Error>) {
         let mut good = Vec::new();
-        let mut problem = None;
         for a in read_each(file, h) {
             match a {
                 Ok(a) => good.push(a),
-                Err(e) => {
-                    problem.get_or_insert(e);
-                }
+                Err(e) => return (Value::Object(Map::new()), Some(e)),
             }
         }
-        (self.attrs(&good), problem)
+        (self.attrs(&good), None)
     }
 
     fn attrs(&mut self, attrs: &[Attribute]) -> Value {

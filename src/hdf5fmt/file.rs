@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
+use crate::hdf5fmt::cache_image::{CacheImage, CacheImageMessage, OverlaySource};
 use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
@@ -222,6 +223,7 @@ impl File {
                 base: superblock.base_address,
             })
         };
+        let src = with_cache_image(src, &superblock)?;
         Ok(File {
             inner: Arc::new(Inner {
                 src,
@@ -549,6 +551,28 @@ impl File {
     /// How the object with header `h` stores its attributes.
     pub fn attr_storage(&self, h: &ObjectHeader) -> AttrStorage {
         crate::hdf5fmt::attribute::storage(self, h)
+    }
+}
+
+/// `src` seen through the metadata cache image the superblock extension names,
+/// if any: metadata a writer left only in the image is read from there. A
+/// superblock extension that cannot be read is ignored here (as it is for the
+/// shared message table); a cache image message or block that is broken is an
+/// error, since the file's metadata cannot be trusted without it.
+fn with_cache_image(src: Arc<dyn Source>, sb: &Superblock) -> Result<Arc<dyn Source>> {
+    let Some(ext) = sb.extension else {
+        return Ok(src);
+    };
+    let Ok(h) = ObjectHeader::read(src.as_ref(), sb.sizes, ext) else {
+        return Ok(src);
+    };
+    let Some(m) = h.first(types::MDC_IMAGE) else {
+        return Ok(src);
+    };
+    let msg = CacheImageMessage::decode(&mut m.cursor("metadata cache image message"), sb.sizes)?;
+    match CacheImage::read(src.as_ref(), sb.sizes, &msg)? {
+        Some(image) => Ok(Arc::new(OverlaySource::new(src, image))),
+        None => Ok(src),
     }
 }
 

@@ -27,3 +27,5 @@ pub const MAX_RANK: usize = 32;
 pub const MAX_MEMBERS: usize = 65_536;
 /// Most elements in one attribute or vlen sequence materialised at once.
 pub const MAX_ELEMENTS: u64 = 1 << 28;
+/// Largest metadata cache image block read and kept in memory (256 MiB).
+pub const MAX_CACHE_IMAGE: u64 = 256 << 20;

@@ -4,6 +4,7 @@
 pub mod attribute;
 pub mod btree_v1;
 pub mod btree_v2;
+pub mod cache_image;
 pub mod checksum;
 pub mod chunk_index;
 pub mod cursor;
