@@ -202,11 +202,14 @@ fn decode_hyperslab(c: &mut Cursor<'_>) -> Result<DataspaceSelection> {
         let v = read_values(c, 1, 4 * rank, enc)?;
         let dims: Vec<HyperDim> = v
             .chunks_exact(4)
-            .map(|q| HyperDim {
-                start: q[0],
-                stride: q[1],
-                count: limited(q[2], enc),
-                block: limited(q[3], enc),
+            .filter_map(|q| match *q {
+                [start, stride, count, block] => Some(HyperDim {
+                    start,
+                    stride,
+                    count: limited(count, enc),
+                    block: limited(block, enc),
+                }),
+                _ => None,
             })
             .collect();
         check_regular(c, &dims)?;

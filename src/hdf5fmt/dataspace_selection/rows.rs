@@ -224,7 +224,7 @@ fn span_tree(boxes: &[&[u64]], d: usize, rank: usize, work: &mut u64) -> Result<
     cuts.dedup();
     let mut spans: Vec<(u64, u64, Arc<Node>)> = Vec::new();
     for w in cuts.windows(2) {
-        let (a, b) = (w[0], w[1]);
+        let [a, b] = *w else { continue };
         *work = work.saturating_add(boxes.len() as u64);
         if *work > MAX_SPAN_WORK {
             return Err(Error::Limit {

@@ -42,7 +42,7 @@ pub fn decode_mappings(block: &[u8], at: u64, sizes: Sizes) -> Result<Vec<Mappin
         available: block.len() as u64,
     })?;
     let (body, sum) = block.split_at(body_len);
-    let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+    let stored = u32::from_le_bytes(sum.try_into().unwrap_or([0; 4]));
     let computed = metadata_checksum(body);
     if stored != computed {
         return Err(Error::Checksum {

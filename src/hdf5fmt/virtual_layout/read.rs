@@ -32,20 +32,18 @@ impl Target<'_> {
     /// Clip the run of `n` elements starting at `vc` (along the last dimension)
     /// to the box: (elements skipped, elements kept), `None` when outside.
     fn clip(&self, vc: &[u64], n: u64) -> Option<(u64, u64)> {
-        let r = vc.len();
-        if r == 0 {
+        let Some((&last, outer)) = vc.split_last() else {
             return Some((0, n));
-        }
-        for i in 0..r - 1 {
-            let (s, c) = (*self.start.get(i)?, *self.count.get(i)?);
-            if vc[i] < s || vc[i] - s >= c {
+        };
+        for ((&x, &s), &c) in outer.iter().zip(self.start).zip(self.count) {
+            if x < s || x - s >= c {
                 return None;
             }
         }
-        let (s, c) = (*self.start.get(r - 1)?, *self.count.get(r - 1)?);
-        let lo = vc[r - 1].max(s);
-        let hi = vc[r - 1].saturating_add(n).min(s.saturating_add(c));
-        (lo < hi).then(|| (lo - vc[r - 1], hi - lo))
+        let (s, c) = (*self.start.get(outer.len())?, *self.count.get(outer.len())?);
+        let lo = last.max(s);
+        let hi = last.saturating_add(n).min(s.saturating_add(c));
+        (lo < hi).then(|| (lo - last, hi - lo))
     }
 
     /// True once C-ordered rows starting at `vc` can no longer reach the box.
@@ -109,8 +107,10 @@ pub fn read(ds: &Dataset, plan: &Plan, selection: &Selection, out: &mut [u8]) ->
             let n = step.min(rows0 - done);
             let mut s = start.clone();
             let mut c = count.clone();
-            s[0] += done;
-            c[0] = n;
+            if let (Some(s0), Some(c0)) = (s.first_mut(), c.first_mut()) {
+                *s0 += done;
+                *c0 = n;
+            }
             let a = (done * per_row) as usize;
             let b = ((done + n) * per_row) as usize;
             let part = out

@@ -123,9 +123,9 @@ fn plan_in(ds: &Dataset, walk: &mut Walk) -> Result<Plan> {
 /// What one mapping became before the extent is known.
 enum Pending {
     /// Limited mapping.
-    Fixed(Option<Source>),
+    Fixed(Option<Box<Source>>),
     /// Unlimited in both selections: virtual and source clip sizes.
-    Unlimited(Option<(Source, u64, u64)>),
+    Unlimited(Option<Box<(Source, u64, u64)>>),
     /// Printf mapping: the sources of blocks `0..n`.
     Printf(Vec<Source>),
 }
@@ -151,7 +151,9 @@ impl Resolver<'_> {
             let dset = SourceName::parse(&m.source_dataset)?;
             let printf = file.has_substitutions() || dset.has_substitutions();
             let p = match (vu, su) {
-                (None, None) if !printf => Pending::Fixed(self.source(&file, &dset, 0, walk)?),
+                (None, None) if !printf => {
+                    Pending::Fixed(self.source(&file, &dset, 0, walk)?.map(Box::new))
+                }
                 (Some(v), Some(s)) if !printf => {
                     let vd = dim(&m.virtual_select, v)?;
                     let sd = dim(&m.source_select, s)?;
@@ -159,7 +161,7 @@ impl Resolver<'_> {
                     Pending::Unlimited(opened.map(|src| {
                         let e = src.dims.get(s).copied().unwrap_or(0);
                         let clip_v = extent_for_slices(&vd, slices_below(&sd, e));
-                        (src, clip_v, e)
+                        Box::new((src, clip_v, e))
                     }))
                 }
                 (Some(v), None) if printf => {
@@ -222,9 +224,10 @@ impl Resolver<'_> {
             Pending::Fixed(Some(source)) => pieces.push(Piece {
                 virtual_select: Placed::new(&m.virtual_select, dims, None)?,
                 source_select: Placed::new(&m.source_select, &source.dims, None)?,
-                source,
+                source: *source,
             }),
-            Pending::Unlimited(Some((source, clip_v, clip_s))) => {
+            Pending::Unlimited(Some(b)) => {
+                let (source, clip_v, clip_s) = *b;
                 let vu = m.virtual_select.unlimited_dim();
                 let su = m.source_select.unlimited_dim();
                 pieces.push(Piece {
