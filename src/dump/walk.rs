@@ -430,3 +430,36 @@ fn hash_dataset(file: &File, d: &Dataset) -> Result<Hashed> {
     let kind = hasher.kind().as_str();
     Ok(Hashed::Done(kind, hasher.finish()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hdf5fmt::checksum::metadata_checksum;
+    use crate::hdf5fmt::superblock::SIGNATURE;
+
+    /// A writer that never closed its file leaves the root header unwritten:
+    /// the dump still describes the root, as a group that could not be read.
+    #[test]
+    fn unreadable_root_is_a_failed_group() {
+        let mut f = SIGNATURE.to_vec();
+        f.extend_from_slice(&[2, 8, 8, 0]);
+        for a in [0u64, u64::MAX, 0x100, 0x30] {
+            f.extend_from_slice(&a.to_le_bytes());
+        }
+        let ck = metadata_checksum(&f);
+        f.extend_from_slice(&ck.to_le_bytes());
+        f.resize(0x100, 0);
+        let path = std::env::temp_dir().join(format!("purehdf-noclose-{}.h5", std::process::id()));
+        std::fs::write(&path, &f).unwrap();
+        let d = dump_file(&path);
+        std::fs::remove_file(&path).unwrap();
+        let d = d.unwrap();
+        assert_eq!(d.failures, 1);
+        let objs = d.doc["objects"].as_array().unwrap();
+        assert_eq!(objs.len(), 1);
+        assert_eq!(objs[0]["path"], "/");
+        assert_eq!(objs[0]["kind"], "group");
+        assert_eq!(objs[0]["links"], json!([]));
+        assert!(objs[0]["error"].as_str().unwrap().contains("object header"));
+    }
+}

@@ -214,9 +214,10 @@ impl CacheImage {
             available: total as u64,
         })?;
         let (body, tail) = bytes.split_at(body_len);
-        let stored = u32::from_le_bytes(tail.try_into().map_err(|_| {
-            Error::malformed(STRUCTURE, at, "checksum field is not 4 bytes")
-        })?);
+        let stored = u32::from_le_bytes(
+            tail.try_into()
+                .map_err(|_| Error::malformed(STRUCTURE, at, "checksum field is not 4 bytes"))?,
+        );
         let mut c = Cursor::new(body, at, STRUCTURE);
         let header = decode_header(&mut c, sizes, total)?;
         let computed = metadata_checksum(body);
@@ -361,9 +362,7 @@ impl Source for OverlaySource {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let end = offset
-            .checked_add(buf.len() as u64)
-            .ok_or_else(io_eof)?;
+        let end = offset.checked_add(buf.len() as u64).ok_or_else(io_eof)?;
         let file_len = self.inner.len();
         // The part inside the file comes from the file, the rest must be covered
         // by entries; entries then overwrite what they cover.

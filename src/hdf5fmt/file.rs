@@ -592,6 +592,100 @@ mod tests {
         assert_eq!(buf, [2, 3]);
     }
 
+    /// A v2 object header holding `msgs` (type, body), with its checksum.
+    fn ohdr(msgs: &[(u8, Vec<u8>)]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (t, d) in msgs {
+            body.push(*t);
+            body.extend_from_slice(&(d.len() as u16).to_le_bytes());
+            body.push(0);
+            body.extend_from_slice(d);
+        }
+        let mut h = b"OHDR".to_vec();
+        h.extend_from_slice(&[2, 0, body.len() as u8]);
+        h.extend(body);
+        let ck = crate::hdf5fmt::checksum::metadata_checksum(&h);
+        h.extend_from_slice(&ck.to_le_bytes());
+        h
+    }
+
+    /// A file whose root group header (at 0x200) exists only in a metadata cache
+    /// image at 0x300, named by the superblock extension at 0x100. `image` edits
+    /// the image block before it is placed.
+    fn file_with_cache_image(mdci: bool, image: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+        use crate::hdf5fmt::checksum::metadata_checksum;
+        // Root: compact storage (link info with no heap) and a hard link "x".
+        let mut link_info = vec![0u8, 0];
+        link_info.extend_from_slice(&[0xff; 16]);
+        let mut link = vec![1u8, 0, 1, b'x'];
+        link.extend_from_slice(&0x200u64.to_le_bytes());
+        let root = ohdr(&[(0x02, link_info), (0x06, link)]);
+        // Image block with one entry: the root header.
+        let mut entries = vec![5u8, 0x01, 1, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
+        entries.extend_from_slice(&0x200u64.to_le_bytes());
+        entries.extend_from_slice(&(root.len() as u64).to_le_bytes());
+        entries.extend_from_slice(&root);
+        let total = 18 + entries.len() + 4;
+        let mut img = b"MDCI".to_vec();
+        img.extend_from_slice(&[0, 0]);
+        img.extend_from_slice(&(total as u64).to_le_bytes());
+        img.extend_from_slice(&1u32.to_le_bytes());
+        img.extend(entries);
+        let ck = metadata_checksum(&img);
+        img.extend_from_slice(&ck.to_le_bytes());
+        image(&mut img);
+        // Superblock extension: the cache image message (or a harmless one).
+        let mut m = vec![0u8];
+        m.extend_from_slice(&0x300u64.to_le_bytes());
+        m.extend_from_slice(&(img.len() as u64).to_le_bytes());
+        let ext = ohdr(&[(if mdci { 0x18 } else { 0x0d }, m)]);
+        let mut f = crate::hdf5fmt::superblock::SIGNATURE.to_vec();
+        f.extend_from_slice(&[2, 8, 8, 0]);
+        for a in [0u64, 0x100, 0x300 + img.len() as u64, 0x200] {
+            f.extend_from_slice(&a.to_le_bytes());
+        }
+        let ck = metadata_checksum(&f);
+        f.extend_from_slice(&ck.to_le_bytes());
+        f.resize(0x100, 0);
+        f.extend(ext);
+        f.resize(0x300, 0); // the root header's own bytes stay zero
+        f.extend(img);
+        f
+    }
+
+    #[test]
+    fn root_header_read_from_cache_image() {
+        let f = File::from_bytes(file_with_cache_image(true, |_| {})).unwrap();
+        let root = f.root().unwrap();
+        let links = root.links().unwrap();
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].0, "x");
+        // Without the cache image message the root header is all zeros.
+        let f = File::from_bytes(file_with_cache_image(false, |_| {})).unwrap();
+        assert!(f.root().is_err());
+    }
+
+    #[test]
+    fn broken_cache_image_is_a_typed_error() {
+        let bad_sum = file_with_cache_image(true, |img| img[20] ^= 1);
+        match File::from_bytes(bad_sum) {
+            Err(Error::Checksum {
+                structure, offset, ..
+            }) => {
+                assert_eq!((structure, offset), ("metadata cache image", 0x300));
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad_sig = file_with_cache_image(true, |img| img[0] = b'X');
+        assert!(matches!(
+            File::from_bytes(bad_sig),
+            Err(Error::Malformed {
+                structure: "metadata cache image",
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn not_hdf5_is_an_error() {
         assert!(File::from_bytes(b"hello world".to_vec()).is_err());
