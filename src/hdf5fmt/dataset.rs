@@ -36,7 +36,15 @@ pub struct Dataset {
     external: Option<ExternalFiles>,
     /// The chunk index walked once, on the first chunked read, and shared by clones.
     chunk_map: Arc<OnceLock<Arc<chunk_index::read::ChunkMap>>>,
+    /// Decoded chunks that partial reads touched (see [`CHUNK_CACHE_BYTES`]),
+    /// shared by clones.
+    chunk_cache: Arc<OnceLock<chunk_index::ChunkCache>>,
 }
+
+/// Decoded bytes one dataset handle keeps of the chunks its partial reads
+/// touched, so that neighbouring patches do not decode the same chunk again.
+/// Reads covering whole chunks bypass the cache.
+pub const CHUNK_CACHE_BYTES: u64 = 64 << 20;
 
 fn decode_with<T>(
     file: &File,
@@ -97,6 +105,7 @@ impl Dataset {
             fill,
             external,
             chunk_map: Arc::new(OnceLock::new()),
+            chunk_cache: Arc::new(OnceLock::new()),
         })
     }
 
@@ -346,6 +355,10 @@ impl Dataset {
                         self.chunk_map.get_or_init(|| Arc::new(m)).clone()
                     }
                 };
+                let cache = self.chunk_cache.get_or_init(|| {
+                    let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
+                    chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
+                });
                 chunk_index::read::read_chunked_with(
                     self.file.source(),
                     &map,
@@ -353,7 +366,7 @@ impl Dataset {
                     self.fill.bytes(),
                     selection,
                     out,
-                    None,
+                    Some(cache),
                 )
             }
             Layout::Virtual { .. } => Err(Error::unsupported(
