@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
-use crate::filters::shuffle::unshuffle_planes_scalar;
+use crate::filters::shuffle::unshuffle_planes;
 use crate::hdf5fmt::limits;
 use crate::hdf5fmt::selection::{for_each_in_box, Placement};
 
@@ -161,13 +161,22 @@ impl OutBuf {
                 "byte planes of different lengths",
             ));
         }
+        if let [p0, p1] = planes {
+            // int16 and friends: the common case, without a plane vector.
+            return self.for_runs(bp, dp, lo, hi, 2, items * 2, &mut |s, run| {
+                let (i, n) = (s / 2, run.len() / 2);
+                let end = i.checked_add(n)?;
+                unshuffle_planes(&[p0.get(i..end)?, p1.get(i..end)?], run);
+                Some(())
+            });
+        }
         let mut sub: Vec<&[u8]> = planes.to_vec();
         self.for_runs(bp, dp, lo, hi, ts, items * ts, &mut |s, run| {
             let (i, n) = (s / ts, run.len() / ts);
             for (p, full) in sub.iter_mut().zip(planes) {
                 *p = full.get(i..i.checked_add(n)?)?;
             }
-            unshuffle_planes_scalar(&sub, run);
+            unshuffle_planes(&sub, run);
             Some(())
         })
     }
