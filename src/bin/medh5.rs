@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{check, create, info, profiles::Profile, verify, writer};
+use purehdf::medh5::{bench, check, create, info, profiles::Profile, verify, writer};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
@@ -13,6 +13,8 @@ const USAGE: &str = "usage:
   medh5 verify FILE... [--partial OBJ]... [--json]     recompute digests and content_id
   medh5 info PATH [--json]                            summary of a sample
   medh5 tree PATH [--json]                            the sample's object tree
+  medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
+                                                      open-first-patch, verify); JSON as the last line
   medh5 --version";
 
 fn usage(msg: &str) -> ExitCode {
@@ -103,6 +105,9 @@ fn main() -> ExitCode {
     if cmd == "-h" || cmd == "--help" {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
+    }
+    if cmd == "bench-op" {
+        return run_bench_op(&args[1..]);
     }
     let o = match parse(&args[1..]) {
         Ok(o) => o,
@@ -247,6 +252,23 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
         }
         Err(e) => {
             eprintln!("medh5: {path}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_bench_op(args: &[String]) -> ExitCode {
+    let a = match bench::Args::parse(args) {
+        Ok(a) => a,
+        Err(e) => return usage(&e.to_string()),
+    };
+    match bench::run(&a) {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("medh5: bench-op {}: {e}", a.op);
             ExitCode::from(1)
         }
     }

@@ -206,6 +206,62 @@ pub fn decode_pipeline(
     Ok(buf.unwrap_or_else(|| input.to_vec()))
 }
 
+/// Scratch reused by [`decode_pipeline_reusing`] from one chunk to the next.
+#[derive(Default)]
+pub struct DecodeScratch {
+    /// The decoded chunk of the last call.
+    pub out: Vec<u8>,
+    blosc2: blosc2::chunk::ChunkDecoder,
+    block: Vec<u8>,
+}
+
+impl DecodeScratch {
+    /// The Blosc2 decoder state and a block-sized scratch, for callers that
+    /// decode Blosc2 chunks block by block.
+    pub fn blosc2_parts(&mut self) -> (&mut blosc2::chunk::ChunkDecoder, &mut Vec<u8>) {
+        (&mut self.blosc2, &mut self.block)
+    }
+}
+
+/// [`decode_pipeline`] into `scratch.out`, reusing its allocation (and the
+/// Blosc2 decoder's buffers) from call to call, so a reader decoding many
+/// chunks does not fault in fresh pages for each one. A lone Blosc2 stage
+/// decodes in place; other pipelines fall back to [`decode_pipeline`].
+pub fn decode_pipeline_reusing(
+    pipeline: &[FilterSpec],
+    mask: u32,
+    ctx: &ChunkContext,
+    input: &[u8],
+    scratch: &mut DecodeScratch,
+) -> Result<()> {
+    let mut active = pipeline
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= 32 || mask & (1 << i) == 0);
+    if let (Some((_, spec)), None) = (active.next(), active.next()) {
+        if spec.id == ids::BLOSC2 {
+            let n = blosc2::decoded_len(input, ctx.max_output).map_err(|e| tag(e, spec))?;
+            if n > ctx.max_output {
+                return Err(Error::filter(
+                    spec.id,
+                    filter_name(spec.id),
+                    "decoded stage exceeds the chunk bound",
+                ));
+            }
+            scratch.out.resize(n, 0);
+            return blosc2::decode_into(
+                input,
+                &spec.cd_values,
+                &mut scratch.blosc2,
+                &mut scratch.out,
+            )
+            .map_err(|e| tag(e, spec));
+        }
+    }
+    scratch.out = decode_pipeline(pipeline, mask, ctx, input)?;
+    Ok(())
+}
+
 /// Apply a whole pipeline (write direction), stages in order.
 pub fn encode_pipeline(
     pipeline: &[FilterSpec],

@@ -39,7 +39,15 @@ pub struct Dataset {
     chunk_map: Arc<OnceLock<Arc<chunk_index::read::ChunkMap>>>,
     /// A virtual dataset's mappings resolved against its sources, on first use.
     vplan: Arc<OnceLock<Arc<virtual_layout::Plan>>>,
+    /// Decoded chunks that partial reads touched (see [`CHUNK_CACHE_BYTES`]),
+    /// shared by clones.
+    chunk_cache: Arc<OnceLock<chunk_index::ChunkCache>>,
 }
+
+/// Decoded bytes one dataset handle keeps of the chunks its partial reads
+/// touched, so that neighbouring patches do not decode the same chunk again.
+/// Reads covering whole chunks bypass the cache.
+pub const CHUNK_CACHE_BYTES: u64 = 64 << 20;
 
 fn decode_with<T>(
     file: &File,
@@ -101,6 +109,7 @@ impl Dataset {
             external,
             chunk_map: Arc::new(OnceLock::new()),
             vplan: Arc::new(OnceLock::new()),
+            chunk_cache: Arc::new(OnceLock::new()),
         })
     }
 
@@ -369,6 +378,10 @@ impl Dataset {
                         self.chunk_map.get_or_init(|| Arc::new(m)).clone()
                     }
                 };
+                let cache = self.chunk_cache.get_or_init(|| {
+                    let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
+                    chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
+                });
                 chunk_index::read::read_chunked_with(
                     self.file.source(),
                     &map,
@@ -376,7 +389,7 @@ impl Dataset {
                     self.fill.bytes(),
                     selection,
                     out,
-                    None,
+                    Some(cache),
                 )
             }
             Layout::Virtual { .. } => Err(Error::malformed(

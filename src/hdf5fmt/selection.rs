@@ -196,7 +196,7 @@ fn fill_pattern(run: &mut [u8], value: &[u8]) {
 
 /// Enumerate the contiguous runs of a box copy as (src byte, dst byte, bytes).
 #[allow(clippy::too_many_arguments)]
-fn box_runs(
+pub fn box_runs(
     sp: Placement<'_>,
     dp: Placement<'_>,
     lo: &[u64],

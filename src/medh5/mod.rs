@@ -11,6 +11,7 @@
 //! - [`plan`]: the ordered write plan an HDF5 writer executes (§2, §5.3, §8).
 
 pub mod attribute;
+pub mod bench;
 pub mod canonical_json;
 pub mod check;
 pub mod chunking;

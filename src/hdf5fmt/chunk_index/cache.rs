@@ -2,7 +2,7 @@
 //! chunk-index address) and chunk offset, for callers that read many small
 //! patches from the same chunks. Use one cache per open file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 type Key = (u64, Vec<u64>);
@@ -18,7 +18,12 @@ pub struct ChunkCache {
 struct Lru {
     tick: u64,
     map: HashMap<Key, (u64, Arc<Vec<u8>>)>,
+    /// Chunks partial reads have touched (see [`ChunkCache::seen`]).
+    touched: HashSet<Key>,
 }
+
+/// Cap on the chunk keys [`ChunkCache::seen`] remembers (cleared when full).
+const MAX_TOUCHED: usize = 1 << 16;
 
 impl ChunkCache {
     /// A cache holding up to `capacity` decoded chunks (0 disables it).
@@ -37,6 +42,22 @@ impl ChunkCache {
         let e = g.map.get_mut(&(dataset, offset.to_vec()))?;
         e.0 = tick;
         Some(e.1.clone())
+    }
+
+    /// Whether a partial read touched this chunk before; records the touch.
+    /// Readers decode a chunk whole (and keep it) only from its second touch
+    /// on, so one-off reads decode just the part they need.
+    pub fn seen(&self, dataset: u64, offset: &[u64]) -> bool {
+        if self.capacity == 0 {
+            return false;
+        }
+        let Ok(mut g) = self.inner.lock() else {
+            return false;
+        };
+        if g.touched.len() >= MAX_TOUCHED {
+            g.touched.clear();
+        }
+        !g.touched.insert((dataset, offset.to_vec()))
     }
 
     /// Remember a decoded chunk, evicting the least recently used one when full.

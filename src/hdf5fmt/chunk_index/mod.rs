@@ -19,6 +19,7 @@ use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
+mod b2nd_window;
 mod btree_v1;
 mod btree_v2;
 pub mod cache;

@@ -8,18 +8,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::filters::{decode_pipeline, ChunkContext, FilterSpec};
-use crate::hdf5fmt::selection::{copy_box, fill_box, for_each_in_box, intersect, touched_chunks};
+use crate::filters::{
+    decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
+};
+use crate::hdf5fmt::selection::{box_runs, fill_box, for_each_in_box, intersect, touched_chunks};
 use crate::hdf5fmt::selection::{Placement, Selection};
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
+use super::b2nd_window::{read_window, Window};
 use super::cache::ChunkCache;
 use super::grid::Grid;
 use super::{chunks, implicit, ChunkIndexKind, ChunkIndexParams, ChunkRecord};
-
-/// Bytes of decoded chunks held at once by one batch of parallel decodes.
-const BATCH_BYTES: u64 = 256 << 20;
 
 /// A chunk lookup built once per dataset: chunk coordinates (in chunk units) →
 /// stored chunk. Implicit indexes are computed on demand.
@@ -107,23 +107,11 @@ impl ChunkMap {
     }
 }
 
-/// Decoded bytes of one chunk: borrowed from the source, or owned.
-enum Decoded<'s> {
-    Stored(Cow<'s, [u8]>),
-    Shared(Arc<Vec<u8>>),
-}
-
-impl Decoded<'_> {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Decoded::Stored(c) => c,
-            Decoded::Shared(a) => a,
-        }
-    }
-}
-
 struct Job<'m> {
     record: Cow<'m, ChunkRecord>,
+    /// Element coordinates of the chunk's first element, from its grid
+    /// position (never from the record, so two jobs never overlap).
+    origin: Vec<u64>,
 }
 
 fn chunk_error(key: u64, rec: &ChunkRecord, e: Error) -> Error {
@@ -134,86 +122,260 @@ fn chunk_error(key: u64, rec: &ChunkRecord, e: Error) -> Error {
     }
 }
 
-fn decode_one<'s>(
-    src: &'s dyn Source,
-    map: &ChunkMap,
-    pipeline: &[FilterSpec],
-    rec: &ChunkRecord,
-    cache: Option<&ChunkCache>,
-) -> Result<Decoded<'s>> {
-    let g = &map.grid;
-    let want = g.chunk_bytes as usize;
-    let skip_all = map.unfiltered_edges && map.is_partial_edge(&rec.offset);
-    let active = !skip_all
-        && pipeline
+/// What a read does with decoded chunks.
+struct Plan<'a> {
+    map: &'a ChunkMap,
+    pipeline: &'a [FilterSpec],
+    cache: Option<&'a ChunkCache>,
+    dst: Placement<'a>,
+    elem: usize,
+}
+
+impl Plan<'_> {
+    /// True when the chunk's filters are all skipped (stored bytes are the data).
+    fn unfiltered(&self, rec: &ChunkRecord) -> bool {
+        let skip_all = self.map.unfiltered_edges && self.map.is_partial_edge(&rec.offset);
+        skip_all
+            || !self
+                .pipeline
+                .iter()
+                .enumerate()
+                .any(|(i, _)| i >= 32 || rec.filter_mask & (1 << i) == 0)
+    }
+
+    /// True when the pipeline's only active stage is Blosc2.
+    fn lone_blosc2(&self, rec: &ChunkRecord) -> bool {
+        let mut active = self
+            .pipeline
             .iter()
             .enumerate()
-            .any(|(i, _)| i >= 32 || rec.filter_mask & (1 << i) == 0);
-    if !active {
-        let stored = super::stored_bytes(src, rec).map_err(|e| chunk_error(map.key, rec, e))?;
-        if stored.len() < want {
-            let e = Error::malformed(
+            .filter(|(i, _)| *i >= 32 || rec.filter_mask & (1 << i) == 0);
+        match (active.next(), active.next()) {
+            (Some((_, spec)), None) => spec.id == crate::filters::ids::BLOSC2,
+            _ => false,
+        }
+    }
+
+    /// Decode the chunk of `job` and copy its intersection with the selection
+    /// into `out`; `scratch` is reused between chunks.
+    fn run(
+        &self,
+        src: &dyn Source,
+        job: &Job<'_>,
+        out: &OutBuf,
+        scratch: &mut DecodeScratch,
+    ) -> Result<()> {
+        let g = &self.map.grid;
+        let rec = &job.record;
+        let want = g.chunk_bytes as usize;
+        let err = |e: Error| chunk_error(self.map.key, rec, e);
+        let cp = Placement {
+            origin: &job.origin,
+            shape: &g.chunk_dims,
+        };
+        let Some((blo, bhi)) = intersect(cp, self.dst) else {
+            return Ok(());
+        };
+        let short = |len: usize, what: &str| {
+            err(Error::malformed(
                 "chunk",
                 rec.address,
-                format!("{} bytes stored, chunk needs {want}", stored.len()),
-            );
-            return Err(chunk_error(map.key, rec, e));
+                format!("{what} {len} bytes, chunk needs {want}"),
+            ))
+        };
+        let copy = |bytes: &[u8]| -> Result<()> {
+            if bytes.len() < want {
+                return Err(short(bytes.len(), "holds"));
+            }
+            out.copy_box(bytes, cp, self.dst, &blo, &bhi, self.elem)
+        };
+        if self.unfiltered(rec) {
+            let stored = super::stored_bytes(src, rec).map_err(err)?;
+            return copy(&stored);
         }
-        return Ok(Decoded::Stored(stored));
+        if let Some(hit) = self.cache.and_then(|c| c.get(self.map.key, &rec.offset)) {
+            return copy(&hit);
+        }
+        let stored = super::stored_bytes(src, rec).map_err(err)?;
+        let ctx = ChunkContext::new(g.element_size as usize, want);
+        // Chunks the selection only partly covers are likely read again by the
+        // next patch: keep them decoded when the caller gave a cache.
+        let covered = blo == cp.origin.to_vec()
+            && bhi
+                .iter()
+                .zip(cp.origin)
+                .zip(cp.shape)
+                .all(|((&h, &o), &c)| h == o.saturating_add(c));
+        let reread = !covered
+            && self
+                .cache
+                .is_some_and(|c| c.seen(self.map.key, &rec.offset));
+        if !reread && self.lone_blosc2(rec) {
+            // First touch: decode only the blocks the selection meets.
+            let w = Window {
+                chunk: cp,
+                dst: self.dst,
+                lo: &blo,
+                hi: &bhi,
+                elem: self.elem,
+            };
+            let (dec, block) = scratch.blosc2_parts();
+            if read_window(&stored, &w, dec, block, out).map_err(err)? {
+                return Ok(());
+            }
+        }
+        if let (Some(c), true) = (self.cache, reread) {
+            let decoded =
+                decode_pipeline(self.pipeline, rec.filter_mask, &ctx, &stored).map_err(err)?;
+            if decoded.len() < want {
+                return Err(short(decoded.len(), "decodes to"));
+            }
+            let decoded = Arc::new(decoded);
+            c.insert(self.map.key, &rec.offset, decoded.clone());
+            return copy(&decoded);
+        }
+        decode_pipeline_reusing(self.pipeline, rec.filter_mask, &ctx, &stored, scratch)
+            .map_err(err)?;
+        if scratch.out.len() < want {
+            return Err(short(scratch.out.len(), "decodes to"));
+        }
+        copy(&scratch.out)
     }
-    if let Some(hit) = cache.and_then(|c| c.get(map.key, &rec.offset)) {
-        return Ok(Decoded::Shared(hit));
+}
+
+/// The caller's output buffer, written by several chunk jobs at once: each job
+/// writes only the box where its chunk meets the selection, and chunk boxes
+/// (placed by grid position) are disjoint, so no byte is written twice.
+pub(super) struct OutBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: `OutBuf` is built from a `&mut [u8]` that outlives every job (the
+// jobs run inside `read_chunked_with`, which holds that borrow and does not
+// touch the buffer meanwhile); jobs write disjoint byte ranges only.
+unsafe impl Sync for OutBuf {}
+
+fn bad_box() -> Error {
+    Error::malformed("chunked read", 0, "chunk box outside its buffers")
+}
+
+impl OutBuf {
+    fn new(out: &mut [u8]) -> Self {
+        OutBuf {
+            ptr: out.as_mut_ptr(),
+            len: out.len(),
+        }
     }
-    let stored = super::stored_bytes(src, rec).map_err(|e| chunk_error(map.key, rec, e))?;
-    let ctx = ChunkContext::new(g.element_size as usize, want);
-    let out = decode_pipeline(pipeline, rec.filter_mask, &ctx, &stored)
-        .map_err(|e| chunk_error(map.key, rec, e))?;
-    if out.len() < want {
-        let e = Error::malformed(
-            "chunk",
-            rec.address,
-            format!("decodes to {} bytes, chunk needs {want}", out.len()),
-        );
-        return Err(chunk_error(map.key, rec, e));
+
+    /// Call `f(source byte offset, destination run)` for every contiguous run
+    /// of the box `lo .. hi` copied from an array placed at `sp` (`src_len`
+    /// bytes) into this buffer placed at `dp`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn for_runs(
+        &self,
+        sp: Placement<'_>,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+        elem: usize,
+        src_len: usize,
+        f: &mut dyn FnMut(usize, &mut [u8]) -> Option<()>,
+    ) -> Result<()> {
+        box_runs(sp, dp, lo, hi, elem, src_len, self.len, &mut |s, d, n| {
+            if d.checked_add(n)? > self.len {
+                return None;
+            }
+            // SAFETY: `d + n <= len` was just checked, so the range lies inside
+            // the buffer; it belongs to this job's box only (see the type's
+            // comment), so no other reference to these bytes exists while `f`
+            // runs.
+            let run = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(d), n) };
+            f(s, run)
+        })
+        .ok_or_else(bad_box)
     }
-    let out = Arc::new(out);
-    if let Some(c) = cache {
-        c.insert(map.key, &rec.offset, out.clone());
+
+    /// [`crate::hdf5fmt::selection::copy_box`] into the shared buffer.
+    pub(super) fn copy_box(
+        &self,
+        src: &[u8],
+        sp: Placement<'_>,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+        elem: usize,
+    ) -> Result<()> {
+        self.for_runs(sp, dp, lo, hi, elem, src.len(), &mut |s, run| {
+            copy_run(run, src.get(s..s.checked_add(run.len())?)?);
+            Some(())
+        })
     }
-    Ok(Decoded::Shared(out))
+
+    /// Zero the box `lo .. hi` of the buffer placed at `dp`.
+    pub(super) fn fill_zero(
+        &self,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+        elem: usize,
+    ) -> Result<()> {
+        let n = dp
+            .shape
+            .iter()
+            .try_fold(elem, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
+            .ok_or_else(bad_box)?;
+        self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
+            run.fill(0);
+            Some(())
+        })
+    }
+}
+
+/// Copy one run; short rows (the usual 64–256 bytes of a chunk row) inline,
+/// where a `memcpy` call costs more than the copy.
+#[inline(always)]
+fn copy_run(dst: &mut [u8], src: &[u8]) {
+    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) -> bool {
+        match (<&mut [u8; N]>::try_from(dst), <&[u8; N]>::try_from(src)) {
+            (Ok(d), Ok(s)) => {
+                *d = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match dst.len() {
+        64 => fixed::<64>(dst, src),
+        128 => fixed::<128>(dst, src),
+        256 => fixed::<256>(dst, src),
+        _ => false,
+    };
+    if !done {
+        dst.copy_from_slice(src);
+    }
 }
 
 #[cfg(feature = "parallel")]
-fn decode_batch<'s>(
-    src: &'s dyn Source,
-    map: &ChunkMap,
-    pipeline: &[FilterSpec],
-    jobs: &[Job<'_>],
-    cache: Option<&ChunkCache>,
-) -> Vec<Result<Decoded<'s>>> {
+fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     use rayon::prelude::*;
-    if pipeline.is_empty() || jobs.len() < 2 {
+    if jobs.len() < 2 {
+        let mut scratch = DecodeScratch::default();
         return jobs
             .iter()
-            .map(|j| decode_one(src, map, pipeline, &j.record, cache))
-            .collect();
+            .try_for_each(|j| plan.run(src, j, out, &mut scratch));
     }
     jobs.par_iter()
-        .map(|j| decode_one(src, map, pipeline, &j.record, cache))
-        .collect()
+        .try_for_each_init(DecodeScratch::default, |scratch, j| {
+            plan.run(src, j, out, scratch)
+        })
 }
 
 #[cfg(not(feature = "parallel"))]
-fn decode_batch<'s>(
-    src: &'s dyn Source,
-    map: &ChunkMap,
-    pipeline: &[FilterSpec],
-    jobs: &[Job<'_>],
-    cache: Option<&ChunkCache>,
-) -> Vec<Result<Decoded<'s>>> {
+fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
+    let mut scratch = DecodeScratch::default();
     jobs.iter()
-        .map(|j| decode_one(src, map, pipeline, &j.record, cache))
-        .collect()
+        .try_for_each(|j| plan.run(src, j, out, &mut scratch))
 }
 
 /// Read `selection` through a prebuilt [`ChunkMap`] (see [`super::read_chunked`]),
@@ -267,7 +429,15 @@ pub fn read_chunked_with(
     let mut missing = Vec::new();
     for_each_in_box::<Error>(&lo, &hi, |scaled| {
         match map.get(scaled) {
-            Some(record) => jobs.push(Job { record }),
+            Some(record) => {
+                let origin = scaled
+                    .iter()
+                    .zip(&g.chunk_dims)
+                    .map(|(&s, &c)| s.checked_mul(c))
+                    .collect::<Option<Vec<u64>>>()
+                    .ok_or_else(|| Error::InvalidArgument("chunk position overflows".into()))?;
+                jobs.push(Job { record, origin })
+            }
             None => missing.push(scaled.to_vec()),
         }
         Ok(())
@@ -287,19 +457,12 @@ pub fn read_chunked_with(
             fill_box(out, dst, &blo, &bhi, fill).ok_or_else(bad_box)?;
         }
     }
-    let per_batch = (BATCH_BYTES / g.chunk_bytes.max(1)).clamp(1, 4096) as usize;
-    for batch in jobs.chunks(per_batch) {
-        let decoded = decode_batch(src, map, pipeline, batch, cache);
-        for (job, d) in batch.iter().zip(decoded) {
-            let d = d?;
-            let cp = Placement {
-                origin: &job.record.offset,
-                shape: &g.chunk_dims,
-            };
-            if let Some((blo, bhi)) = intersect(cp, dst) {
-                copy_box(d.bytes(), cp, out, dst, &blo, &bhi, elem).ok_or_else(bad_box)?;
-            }
-        }
-    }
-    Ok(())
+    let plan = Plan {
+        map,
+        pipeline,
+        cache,
+        dst,
+        elem,
+    };
+    run_jobs(src, &plan, &jobs, &OutBuf::new(out))
 }

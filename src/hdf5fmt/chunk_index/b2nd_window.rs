@@ -1,0 +1,183 @@
+//! Window reads of Blosc2 B2ND chunks (filter 32026; `shared/spec/filters.md`
+//! Blosc2, the `b2nd` metalayer): decode only the blocks of a chunk that meet
+//! the selection and write each block's part straight into the caller's
+//! buffer — byte-shuffled blocks are interleaved from their byte planes in
+//! place — so neither a whole decoded chunk nor a second copy is needed.
+//!
+//! Anything this path does not handle (plain frames, several chunks per
+//! frame, delta, memcpyed blocks, mismatched geometry) answers `Ok(false)` and
+//! the caller decodes the chunk whole.
+
+use crate::error::Result;
+use crate::filters::blosc2::b2nd::Meta;
+use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
+use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
+use crate::filters::shuffle::unshuffle_planes;
+use crate::hdf5fmt::limits;
+use crate::hdf5fmt::selection::{for_each_in_box, Placement};
+
+use super::read::OutBuf;
+
+/// Where one chunk's window goes.
+pub(super) struct Window<'a> {
+    /// The chunk's placement in dataset coordinates.
+    pub chunk: Placement<'a>,
+    /// The caller's buffer placement (the selection).
+    pub dst: Placement<'a>,
+    /// The box (absolute coordinates) where chunk and selection meet.
+    pub lo: &'a [u64],
+    pub hi: &'a [u64],
+    pub elem: usize,
+}
+
+/// The B2ND geometry of a one-chunk frame whose blocks decode independently.
+struct Blocked<'f> {
+    meta: Meta,
+    chunk: &'f [u8],
+}
+
+fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
+    let Some(m) = f.metalayer("b2nd").or_else(|| f.metalayer("caterva")) else {
+        return Ok(None);
+    };
+    let meta = Meta::parse(m)?;
+    let rank = w.chunk.shape.len();
+    let same_chunk = meta.chunkshape.len() == rank
+        && meta.blockshape.len() == rank
+        && meta
+            .chunkshape
+            .iter()
+            .zip(w.chunk.shape)
+            .all(|(&a, &b)| a as u64 == b)
+        && meta.blockshape.iter().all(|&b| b > 0);
+    let ts = f.typesize;
+    let padded = meta.padded_items().and_then(|p| p.checked_mul(ts));
+    if !same_chunk || ts != w.elem || f.nchunks() != 1 || padded != Some(f.nbytes) {
+        return Ok(None);
+    }
+    let ChunkRef::Data(c) = f.chunk(0)? else {
+        return Ok(None);
+    };
+    let h = Header::parse(c)?;
+    let block_bytes = meta
+        .blockshape
+        .iter()
+        .try_fold(ts, |a, &b| a.checked_mul(b));
+    let independent = !h.memcpyed()
+        && !(h.extended && h.special() != 0)
+        && !h.filters.contains(&filter::DELTA)
+        && block_bytes == Some(h.blocksize)
+        && h.nbytes == f.nbytes;
+    Ok(independent.then_some(Blocked { meta, chunk: c }))
+}
+
+/// Decode the blocks of the Blosc2 frame `input` that meet `w` into `out`.
+/// `Ok(false)`: not a block-decodable B2ND frame (nothing was written).
+pub(super) fn read_window(
+    input: &[u8],
+    w: &Window<'_>,
+    dec: &mut ChunkDecoder,
+    scratch: &mut Vec<u8>,
+    out: &OutBuf,
+) -> Result<bool> {
+    if !frame::is_frame(input) {
+        return Ok(false);
+    }
+    let f = Frame::parse(input, limits::MAX_DECODED as usize)?;
+    if let (Some(m), 1) = (f.metalayer("b2nd"), f.nchunks()) {
+        // A zero chunk: fill the window, decode nothing.
+        if let ChunkRef::Special { kind: 1 | 4, .. } = f.chunk(0)? {
+            if Meta::parse(m).is_ok_and(|meta| meta.chunkshape.len() == w.chunk.shape.len()) {
+                out.fill_zero(w.dst, w.lo, w.hi, w.elem)?;
+                return Ok(true);
+            }
+        }
+    }
+    let Some(b) = blocked(&f, w)? else {
+        return Ok(false);
+    };
+    let rank = w.chunk.shape.len();
+    let bs: Vec<u64> = b.meta.blockshape.iter().map(|&x| x as u64).collect();
+    let nb: Vec<u64> = w
+        .chunk
+        .shape
+        .iter()
+        .zip(&bs)
+        .map(|(&c, &s)| c.div_ceil(s))
+        .collect();
+    // Blocks (in block units) the window touches.
+    let mut first = Vec::with_capacity(rank);
+    let mut last = Vec::with_capacity(rank);
+    for d in 0..rank {
+        let rel_lo = w.lo[d] - w.chunk.origin[d];
+        let rel_hi = w.hi[d] - w.chunk.origin[d];
+        first.push(rel_lo / bs[d]);
+        last.push(rel_hi.div_ceil(bs[d]).min(nb[d]));
+    }
+    let block_bytes = b.meta.blockshape.iter().product::<usize>() * w.elem;
+    let mut borigin = vec![0u64; rank];
+    for_each_in_box(&first, &last, |g| {
+        let mut k = 0u64;
+        for d in 0..rank {
+            k = k * nb[d] + g[d];
+            borigin[d] = w.chunk.origin[d] + g[d] * bs[d];
+        }
+        let bp = Placement {
+            origin: &borigin,
+            shape: &bs,
+        };
+        let lo: Vec<u64> = (0..rank).map(|d| w.lo[d].max(borigin[d])).collect();
+        let hi: Vec<u64> = (0..rank).map(|d| w.hi[d].min(borigin[d] + bs[d])).collect();
+        let k = k as usize;
+        if let Some(planes) = dec.block_planes(b.chunk, k)? {
+            if planes.len() == w.elem {
+                return out.interleave_box(&planes, bp, w.dst, &lo, &hi);
+            }
+        }
+        scratch.resize(block_bytes, 0);
+        dec.decode_single_block(b.chunk, k, scratch)?;
+        out.copy_box(scratch, bp, w.dst, &lo, &hi, w.elem)
+    })?;
+    Ok(true)
+}
+
+impl OutBuf {
+    /// Interleave the byte planes of a block placed at `bp` (`planes[j][i]` =
+    /// byte `j` of item `i`) into the box `lo .. hi` of the buffer placed at `dp`.
+    fn interleave_box(
+        &self,
+        planes: &[&[u8]],
+        bp: Placement<'_>,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+    ) -> Result<()> {
+        let ts = planes.len();
+        let items = planes.first().map_or(0, |p| p.len());
+        if ts == 0 || planes.iter().any(|p| p.len() != items) {
+            return Err(crate::error::Error::malformed(
+                "Blosc2 block",
+                0,
+                "byte planes of different lengths",
+            ));
+        }
+        if let [p0, p1] = planes {
+            // int16 and friends: the common case, without a plane vector.
+            return self.for_runs(bp, dp, lo, hi, 2, items * 2, &mut |s, run| {
+                let (i, n) = (s / 2, run.len() / 2);
+                let end = i.checked_add(n)?;
+                unshuffle_planes(&[p0.get(i..end)?, p1.get(i..end)?], run);
+                Some(())
+            });
+        }
+        let mut sub: Vec<&[u8]> = planes.to_vec();
+        self.for_runs(bp, dp, lo, hi, ts, items * ts, &mut |s, run| {
+            let (i, n) = (s / ts, run.len() / ts);
+            for (p, full) in sub.iter_mut().zip(planes) {
+                *p = full.get(i..i.checked_add(n)?)?;
+            }
+            unshuffle_planes(&sub, run);
+            Some(())
+        })
+    }
+}
