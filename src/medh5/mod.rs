@@ -16,6 +16,7 @@ pub mod check;
 pub mod chunking;
 pub mod create;
 pub mod document;
+pub mod fix;
 pub mod index;
 pub mod info;
 pub mod integrity;
