@@ -20,6 +20,7 @@ pub mod fix;
 pub mod index;
 pub mod info;
 pub mod integrity;
+pub mod labelmap;
 pub mod model;
 pub mod plan;
 pub mod profiles;
