@@ -193,7 +193,7 @@ impl Painter {
             }
             distinct += 1;
             let r = self.rank(c);
-            if best.is_none_or(|(br, _)| r >= br) {
+            if best.map_or(true, |(br, _)| r >= br) {
                 best = Some((r, c));
             }
         }
@@ -231,7 +231,7 @@ pub fn decode(
             .iter()
             .zip(&count)
             .zip(&grid_shape)
-            .any(|((&s, &c), &d)| s.checked_add(c).is_none_or(|e| e > d))
+            .any(|((&s, &c), &d)| s.checked_add(c).map_or(true, |e| e > d))
     {
         return Err(Error::InvalidArgument(format!(
             "{gpath}: patch {start:?}+{count:?} outside {grid_shape:?}"
@@ -489,4 +489,73 @@ fn paint_instances(
         }
     }
     Ok(overwritten)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V3: &str = "/work/shared/vectors/medh5/v3_stacked_index.medh5";
+
+    fn counts(v: &LabelVolume) -> Vec<(u16, usize)> {
+        let mut m = std::collections::BTreeMap::new();
+        for &x in &v.data {
+            *m.entry(x).or_insert(0usize) += 1;
+        }
+        m.into_iter().collect()
+    }
+
+    #[test]
+    fn v3_encodings_match_the_reference_counts() {
+        let Ok(f) = File::open(V3) else { return };
+        // class counts of the reference's labelmap() on the same file
+        let lay = decode(&f, "lay", None, &[]).unwrap();
+        assert_eq!(lay.shape, vec![16, 64, 64]);
+        assert_eq!(
+            counts(&lay),
+            vec![(0, 16384), (1, 8192), (2, 8192), (3, 32768)]
+        );
+        assert_eq!(lay.overwritten, 16384);
+        let bit = decode(&f, "bit", None, &[]).unwrap();
+        assert_eq!(bit.data, lay.data);
+        let prob = decode(&f, "prob", None, &[]).unwrap();
+        assert_eq!(counts(&prob), vec![(0, 24576), (1, 8192), (3, 32768)]);
+        assert_eq!(prob.overwritten, 8192);
+        let inst = decode(&f, "inst", None, &[]).unwrap();
+        assert_eq!(counts(&inst), vec![(0, 61120), (1, 256), (2, 4160)]);
+        let fov = decode(&f, "fov", None, &[]).unwrap();
+        assert_eq!(counts(&fov), vec![(0, 65536)]);
+    }
+
+    #[test]
+    fn patch_is_the_slice_of_the_whole_and_priority_reorders() {
+        let Ok(f) = File::open(V3) else { return };
+        let whole = decode(&f, "bit", None, &[]).unwrap();
+        let (start, count) = ([2u64, 10, 30], [3u64, 10, 10]);
+        let patch = decode(&f, "bit", Some((&start, &count)), &[]).unwrap();
+        let mut expect = Vec::new();
+        for z in 2..5usize {
+            for y in 10..20usize {
+                for x in 30..40usize {
+                    expect.push(whole.data[(z * 64 + y) * 64 + x]);
+                }
+            }
+        }
+        assert_eq!(patch.data, expect);
+        // class 1 first: where 1 and 3 overlap, 1 now wins
+        let pri = decode(&f, "bit", None, &[1]).unwrap();
+        assert_eq!(
+            counts(&pri),
+            vec![(0, 16384), (1, 16384), (2, 8192), (3, 24576)]
+        );
+        assert!(decode(&f, "bit", Some((&[15, 0, 0], &[2, 1, 1])), &[]).is_err());
+        assert!(decode(&f, "nope", None, &[]).is_err());
+        assert!(pri.to_u8().is_ok());
+        let wide = LabelVolume {
+            shape: vec![1],
+            data: vec![65535],
+            overwritten: 0,
+        };
+        assert!(wide.to_u8().is_err());
+    }
 }

@@ -525,3 +525,84 @@ fn stale_after(file: &File, digests: &[(String, String)]) -> Result<Vec<String>>
     stale.sort();
     Ok(stale)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VEC: &str = "/work/shared/vectors/medh5";
+
+    #[test]
+    fn clean_vector_diagnosis() {
+        let Ok(f) = File::open(format!("{VEC}/v1b_dense_label.medh5")) else {
+            return;
+        };
+        let d = diagnose_file(&f, "v1b").unwrap();
+        assert!(d.clean());
+        assert_eq!(d.missing_index, vec!["organs".to_string()]);
+        assert_eq!(d.content_id_ok, Some(true));
+        let r = Repair {
+            path: "v1b".into(),
+            diagnosis: d,
+            ..Repair::default()
+        };
+        assert!(r.ok());
+        assert_eq!(r.to_text(), "v1b: nothing to fix\n");
+        let v3 = File::open(format!("{VEC}/v3_stacked_index.medh5")).unwrap();
+        assert!(diagnose_file(&v3, "v3").unwrap().missing_index.is_empty());
+    }
+
+    #[test]
+    fn rewrite_keeps_bytes_and_records_the_reason() {
+        let src = std::path::PathBuf::from(format!("{VEC}/v3_stacked_index.medh5"));
+        if !src.exists() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("purehdf-fix-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dst = dir.join("v3.medh5");
+        std::fs::copy(&src, &dst).unwrap();
+        let opts = FixOptions {
+            rewrite_digests: true,
+            reason: Some("unit test".into()),
+            ..FixOptions::default()
+        };
+        let r = fix_path(&dst, "v3", &opts).unwrap();
+        assert!(r.rewrote_digests && r.ok() && r.changed());
+        assert_eq!(r.notes, vec![NOTE_UNVERIFIED.to_string()]);
+        let before = File::open(&src).unwrap();
+        let after = File::open(&dst).unwrap();
+        let v = verify_file(&after, "v3", None).unwrap();
+        assert!(v.ok, "{v:?}");
+        assert_eq!(v.checked, 13);
+        assert_eq!(
+            super::super::verify::compute_content_id(&after).unwrap(),
+            r.content_id.clone().unwrap()
+        );
+        for p in ["images/CT", "annotations/bit/data", "index/lay/occupancy"] {
+            let (Object::Dataset(a), Object::Dataset(b)) =
+                (before.object(p).unwrap(), after.object(p).unwrap())
+            else {
+                panic!("{p}")
+            };
+            assert_eq!(a.read_all_raw().unwrap(), b.read_all_raw().unwrap(), "{p}");
+            assert_eq!(a.filters(), b.filters(), "{p}");
+        }
+        let doc = super::super::sample::SampleFile::from_file(after)
+            .meta_bytes()
+            .unwrap();
+        let text = String::from_utf8(doc).unwrap();
+        assert!(text.contains(
+            r#""params": {"reason": "unit test", "restamped": "all", "verified_content": false}"#
+        ));
+        // no reason: refused, file untouched
+        let bytes = std::fs::read(&dst).unwrap();
+        let no_reason = FixOptions {
+            reason: Some("  ".into()),
+            ..opts
+        };
+        assert!(fix_path(&dst, "v3", &no_reason).is_err());
+        assert_eq!(std::fs::read(&dst).unwrap(), bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -62,7 +62,7 @@ fn next_id(prefix: &str, list: &[Json]) -> String {
     }
 }
 
-fn take_list(obj: &mut Vec<(String, Json)>, key: &str) -> Vec<Json> {
+fn take_list(obj: &mut [(String, Json)], key: &str) -> Vec<Json> {
     match obj.iter_mut().find(|(k, _)| k == key) {
         Some((_, Json::Array(a))) => std::mem::take(a),
         _ => Vec::new(),
