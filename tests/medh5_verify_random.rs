@@ -36,6 +36,15 @@ fn run(bin: &Path, args: &[&str]) -> (i32, Value) {
 }
 
 static GENERATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Tests done with the shared sample directory (the last one removes it).
+static DONE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+const USERS: usize = 2;
+
+fn release(dir: &Path) {
+    if DONE.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == USERS {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
 
 /// Generate the samples once per test binary run.
 fn samples() -> Option<(PathBuf, PathBuf, Vec<Value>)> {
@@ -145,6 +154,7 @@ fn verify_agrees_on_random_samples_and_mutations() {
         "medh5 verify random: {files_ok}/{} samples, {muts_ok}/{muts} mutations agree",
         manifest.len()
     );
+    release(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -206,6 +216,7 @@ fn labelmap_equals_reference() {
         }
     }
     kinds.sort();
+    release(&dir);
     println!(
         "medh5 labelmap: {checked} annotations equal the reference's labelmap() ({})",
         kinds.join(", ")

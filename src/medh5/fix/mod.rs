@@ -411,7 +411,11 @@ fn rewrite(
     provenance::record(&mut doc, record);
     let meta = doc.to_meta();
 
-    let mut w = FileWriter::create(path)?;
+    // A symlink is followed (the file it names is replaced, the link kept);
+    // the new file gets the old one's permission bits (§8).
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let mut w = FileWriter::create(&target)?;
     let copied = copy::copy_sample(file, &mut w, algo)?;
     let root = w.root();
     let meta_ds = w.create_dataset(
@@ -481,6 +485,10 @@ fn rewrite(
     .content_id();
     w.set_attr(root, "content_id", copy::utf8(&content_id))?;
     let still_stale = stale_after(file, &copied.digests)?;
+    if let (Some(p), Some(tmp)) = (perms, w.temp_path()) {
+        std::fs::set_permissions(tmp, p)
+            .map_err(|e| Error::io(format!("chmod {}", tmp.display()), e))?;
+    }
     w.commit()?;
     Ok((content_id, still_stale))
 }
@@ -595,6 +603,28 @@ mod tests {
         assert!(text.contains(
             r#""params": {"reason": "unit test", "restamped": "all", "verified_content": false}"#
         ));
+        // through a symlink to a read-only file: the link stays, the mode too
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o444)).unwrap();
+            let link = dir.join("link.medh5");
+            std::os::unix::fs::symlink(&dst, &link).unwrap();
+            let r2 = fix_path(&link, "link", &opts).unwrap();
+            assert!(r2.ok());
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            let mode = std::fs::metadata(&dst).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o444);
+            let after = File::open(&dst).unwrap();
+            assert_eq!(
+                super::super::verify::compute_content_id(&after).unwrap(),
+                r2.content_id.unwrap()
+            );
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
         // no reason: refused, file untouched
         let bytes = std::fs::read(&dst).unwrap();
         let no_reason = FixOptions {
