@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{bench, check, create, info, profiles::Profile, verify, writer};
+use purehdf::medh5::{bench, check, create, fix, info, profiles::Profile, verify, writer};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
   medh5 create OUT --from MANIFEST.json [--profile P] [--json]
   medh5 verify FILE... [--partial OBJ]... [--json]     recompute digests and content_id
+  medh5 fix FILE... [--rewrite-digests --reason R [--by WHO]] [--json]   diagnose; re-attest digests
   medh5 info PATH [--json]                            summary of a sample
   medh5 tree PATH [--json]                            the sample's object tree
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
@@ -28,6 +29,10 @@ struct Opts {
     profile: Option<String>,
     json: bool,
     partial: Vec<String>,
+    rewrite_digests: bool,
+    rebuild_index: bool,
+    reason: Option<String>,
+    by: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Opts, String> {
@@ -37,11 +42,19 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         profile: None,
         json: false,
         partial: Vec::new(),
+        rewrite_digests: false,
+        rebuild_index: false,
+        reason: None,
+        by: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => o.json = true,
+            "--rewrite-digests" => o.rewrite_digests = true,
+            "--rebuild-index" => o.rebuild_index = true,
+            "--reason" => o.reason = Some(it.next().ok_or("--reason needs a value")?.clone()),
+            "--by" => o.by = Some(it.next().ok_or("--by needs a value")?.clone()),
             "--from" => o.from = Some(it.next().ok_or("--from needs a path")?.into()),
             "--partial" => o
                 .partial
@@ -156,6 +169,7 @@ fn main() -> ExitCode {
             }
         }
         "verify" => run_verify(&o),
+        "fix" => run_fix(&o),
         "info" | "tree" => {
             let [path] = o.positional.as_slice() else {
                 return usage(&format!("{cmd} takes one path"));
@@ -271,5 +285,54 @@ fn run_bench_op(args: &[String]) -> ExitCode {
             eprintln!("medh5: bench-op {}: {e}", a.op);
             ExitCode::from(1)
         }
+    }
+}
+
+fn run_fix(o: &Opts) -> ExitCode {
+    if o.positional.is_empty() {
+        return usage("fix needs at least one file");
+    }
+    if o.rewrite_digests && o.reason.is_none() {
+        return usage("--rewrite-digests needs --reason REASON");
+    }
+    if o.rebuild_index {
+        eprintln!("medh5: --rebuild-index is not implemented yet");
+        return ExitCode::from(1);
+    }
+    let opts = fix::FixOptions {
+        rewrite_digests: o.rewrite_digests,
+        reason: o.reason.clone(),
+        by: o.by.clone(),
+        ..fix::FixOptions::default()
+    };
+    let mut all_ok = true;
+    let mut entries = Vec::new();
+    for p in &o.positional {
+        match fix::fix_path(Path::new(p), p, &opts) {
+            Ok(r) => {
+                all_ok &= r.ok();
+                if o.json {
+                    entries.push(r.to_json());
+                } else {
+                    print!("{}", r.to_text());
+                }
+            }
+            Err(e) => {
+                all_ok = false;
+                eprintln!("medh5: {e}");
+                if o.json {
+                    entries
+                        .push(serde_json::json!({"path": p, "ok": false, "error": e.to_string()}));
+                }
+            }
+        }
+    }
+    if o.json {
+        print_json(&serde_json::Value::Array(entries));
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

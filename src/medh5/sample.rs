@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::canonical_json::Json;
 use super::document::SampleDocument;
+pub use super::labelmap::LabelVolume;
 use super::model::half::f16_to_f64;
 use crate::error::{Error, Result};
 use crate::hdf5fmt::attribute::Attribute;
@@ -90,6 +91,35 @@ impl SampleFile {
     /// The image dataset `images/<id>` (its level-0 data when it is a group).
     pub fn image(&self, id: &str) -> Result<Dataset> {
         dataset_or_data(&self.file, &format!("images/{id}"))
+    }
+
+    /// Annotation `ann_id` decoded to one label volume as the reference's
+    /// `labelmap()` returns it (uint16; [`LabelVolume::to_u8`] for uint8),
+    /// for the `labelmap`, `layers`, `bitmask`, `probmap`, `instances` and
+    /// `mask` encodings (see [`super::labelmap`]).
+    pub fn labelmap(&self, ann_id: &str) -> Result<LabelVolume> {
+        super::labelmap::decode(&self.file, ann_id, None, &[])
+    }
+
+    /// [`SampleFile::labelmap`] over the spatial box `start .. start + count`.
+    pub fn labelmap_patch(
+        &self,
+        ann_id: &str,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<LabelVolume> {
+        super::labelmap::decode(&self.file, ann_id, Some((start, count)), &[])
+    }
+
+    /// [`SampleFile::labelmap`] with overlap ties broken by `priority`
+    /// (highest precedence first; classes it omits are painted first).
+    pub fn labelmap_with_priority(
+        &self,
+        ann_id: &str,
+        roi: Option<(&[u64], &[u64])>,
+        priority: &[u16],
+    ) -> Result<LabelVolume> {
+        super::labelmap::decode(&self.file, ann_id, roi, priority)
     }
 
     /// The voxel dataset of annotation `id` (`annotations/<id>/data`).

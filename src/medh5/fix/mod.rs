@@ -1,0 +1,638 @@
+//! `fix` (`shared/spec/medh5.md` §5.8, §8): diagnose a sample (what `verify`
+//! finds, plus voxel annotations without a sampling index), and on request
+//! re-attest its digests: a copy-on-write amend ([`copy`]) that restamps every
+//! dataset digest from the current bytes, records the reason in `/meta`
+//! provenance ([`provenance`]), recomputes `content_id` and atomically
+//! replaces the file. Report shapes and exit rules follow the reference CLI.
+
+pub mod copy;
+pub mod provenance;
+
+use std::path::Path;
+
+use self::provenance::{Performer, Reattestation, Restamped};
+use super::canonical_json::Json;
+use super::create::now_utc;
+use super::integrity::{
+    canonical_attrs, covered_names, group_digest, ContentIdInput, DigestAlgo, ROOT_COVERED,
+};
+use super::sample::{attr_json, attrs_json, read_scalar_string};
+use super::verify::verify_file;
+use crate::error::{Error, Result};
+use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::write::FileWriter;
+
+/// The note every re-attestation carries (the reference's wording).
+pub const NOTE_UNVERIFIED: &str =
+    "digests were recomputed from the current bytes; this asserts nothing about whether those bytes are correct";
+
+/// Voxel kinds a sampling index is built for (every voxel kind but `mask`).
+const INDEXED_KINDS: [&str; 5] = ["labelmap", "layers", "bitmask", "instances", "probmap"];
+/// Groups every path of which `content_id` must attest.
+const ATTESTED: [&str; 4] = ["grids", "images", "annotations", "transforms"];
+
+/// What is wrong with one file (§5.8).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnosis {
+    pub path: String,
+    pub mismatched: Vec<String>,
+    pub malformed: Vec<String>,
+    pub undigested: Vec<String>,
+    pub unattested: Vec<String>,
+    pub stale_index: Vec<String>,
+    pub missing_index: Vec<String>,
+    pub content_id_ok: Option<bool>,
+}
+
+impl Diagnosis {
+    /// A stale index is a defect; an absent one is a choice.
+    pub fn needs_index(&self) -> bool {
+        !self.stale_index.is_empty()
+    }
+
+    /// The digests no longer attest the bytes.
+    pub fn needs_digests(&self) -> bool {
+        !self.mismatched.is_empty()
+            || !self.malformed.is_empty()
+            || !self.unattested.is_empty()
+            || self.content_id_ok == Some(false)
+    }
+
+    pub fn clean(&self) -> bool {
+        !self.needs_index() && !self.needs_digests()
+    }
+
+    /// As the reference's `diagnosis` object.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "mismatched": self.mismatched,
+            "malformed": self.malformed,
+            "undigested": self.undigested,
+            "unattested": self.unattested,
+            "stale_index": self.stale_index,
+            "missing_index": self.missing_index,
+            "content_id_ok": self.content_id_ok,
+            "needs_index": self.needs_index(),
+            "needs_digests": self.needs_digests(),
+        })
+    }
+}
+
+/// What was done to one file (§5.8).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repair {
+    pub path: String,
+    pub diagnosis: Diagnosis,
+    pub rebuilt_index: Vec<String>,
+    pub rewrote_digests: bool,
+    pub content_id: Option<String>,
+    pub notes: Vec<String>,
+    /// Index entries still stale after the repair.
+    pub still_stale: Vec<String>,
+}
+
+impl Repair {
+    pub fn changed(&self) -> bool {
+        self.rewrote_digests || !self.rebuilt_index.is_empty()
+    }
+
+    /// Nothing left to do: the file was clean, or the repair left nothing stale.
+    pub fn ok(&self) -> bool {
+        if self.changed() {
+            self.still_stale.is_empty()
+        } else {
+            self.diagnosis.clean()
+        }
+    }
+
+    /// As the reference's `fix --json` entry.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "path": self.path,
+            "ok": self.ok(),
+            "diagnosis": self.diagnosis.to_json(),
+            "rebuilt_index": self.rebuilt_index,
+            "rewrote_digests": self.rewrote_digests,
+            "content_id": self.content_id,
+            "changed": self.changed(),
+            "notes": self.notes,
+        })
+    }
+
+    /// The reference's text report.
+    pub fn to_text(&self) -> String {
+        let d = &self.diagnosis;
+        let mut out = String::new();
+        if self.changed() {
+            out.push_str(&format!("{}: rewrote digests\n", self.path));
+            for n in &self.notes {
+                out.push_str(&format!("  note: {n}\n"));
+            }
+            return out;
+        }
+        if d.clean() {
+            out.push_str(&format!("{}: nothing to fix\n", self.path));
+            return out;
+        }
+        out.push_str(&format!(
+            "{}: needs attention, nothing changed\n",
+            self.path
+        ));
+        for p in &d.mismatched {
+            out.push_str(&format!(
+                "  digest mismatch: {p} (--rewrite-digests, and read what it means first)\n"
+            ));
+        }
+        for p in &d.malformed {
+            out.push_str(&format!(
+                "  malformed digest: {p} (not of the form ALGO:HEX; --rewrite-digests, and read what it means first)\n"
+            ));
+        }
+        for p in &d.unattested {
+            out.push_str(&format!(
+                "  unsigned: {p} (no line of content_id covers it at this path)\n"
+            ));
+        }
+        if !d.stale_index.is_empty() {
+            out.push_str(&format!(
+                "  stale sampling index: {} (--rebuild-index)\n",
+                d.stale_index.join(", ")
+            ));
+        }
+        if d.content_id_ok == Some(false) {
+            out.push_str("  content_id does not match the file's own contents\n");
+        }
+        out
+    }
+}
+
+/// Options of [`fix_path`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixOptions {
+    /// Re-attest digests; needs a non-empty reason.
+    pub rewrite_digests: bool,
+    pub reason: Option<String>,
+    /// A person to record instead of the software.
+    pub by: Option<String>,
+    /// The software recorded as agent (name, version).
+    pub software: (String, String),
+    /// Root `generator` of the rewritten file.
+    pub generator: String,
+}
+
+impl Default for FixOptions {
+    fn default() -> Self {
+        FixOptions {
+            rewrite_digests: false,
+            reason: None,
+            by: None,
+            software: ("purehdf".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            generator: format!("purehdf {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+fn e703(msg: String) -> Error {
+    Error::Medh5 {
+        code: "E703".into(),
+        message: msg,
+    }
+}
+
+/// The root's `digest_algo` as stored (`None` when absent).
+fn declared_algo(file: &File) -> Result<Option<String>> {
+    match file.root()?.attribute("digest_algo") {
+        Ok(a) => match attr_json(file, &a)? {
+            Json::Str(s) => Ok(Some(s)),
+            other => Ok(Some(other.to_canonical())),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+fn unknown_algo(display: &str, name: &str) -> Error {
+    e703(format!(
+        "{display:?} declares digest_algo {name:?}, which is not sha256, sha512 or blake2b: \
+         its digests can be neither checked nor kept; re-attest it with \
+         `medh5 fix --rewrite-digests --reason ...` (restamps in sha256)"
+    ))
+}
+
+/// Annotation ids of voxel kinds other than `mask` without an `index/<id>` entry.
+fn missing_index(file: &File) -> Result<Vec<String>> {
+    let Ok(Object::Group(anns)) = file.object("annotations") else {
+        return Ok(Vec::new());
+    };
+    let index = match file.object("index") {
+        Ok(Object::Group(g)) => Some(g),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (name, _) in anns.links()? {
+        let Ok(obj) = anns.open(&name) else { continue };
+        let kind = match obj.attributes()?.into_iter().find(|a| a.name == "kind") {
+            Some(a) => attr_json(file, &a)?,
+            None => continue,
+        };
+        let Json::Str(kind) = kind else { continue };
+        if !INDEXED_KINDS.contains(&kind.as_str()) {
+            continue;
+        }
+        let has = index.as_ref().is_some_and(|g| g.link(&name).is_ok());
+        if !has {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Diagnose an open file; `display` is the path printed.
+pub fn diagnose_file(file: &File, display: &str) -> Result<Diagnosis> {
+    if let Some(name) = declared_algo(file)? {
+        if DigestAlgo::from_name(&name).is_none() {
+            return Err(unknown_algo(display, &name));
+        }
+    }
+    let v = verify_file(file, display, None)?;
+    let mut d = Diagnosis {
+        path: display.to_string(),
+        mismatched: v.mismatched,
+        malformed: v.malformed,
+        undigested: v.undigested,
+        unattested: v.unattested,
+        stale_index: v.stale_index,
+        missing_index: missing_index(file)?,
+        content_id_ok: v.content_id_ok,
+    };
+    // Under a declared content_id, a dataset without digest inside an
+    // attested group is bound by no line (the reference lists it as unattested).
+    if d.content_id_ok.is_some() {
+        for p in &d.undigested {
+            let top = p.split('/').next().unwrap_or("");
+            if ATTESTED.contains(&top) && !d.unattested.contains(p) {
+                d.unattested.push(p.clone());
+            }
+        }
+        d.unattested.sort();
+    }
+    Ok(d)
+}
+
+/// Diagnose, and repair what `opts` asks for. The file is replaced atomically
+/// only when digests are rewritten.
+pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair> {
+    let file = File::open(path)?;
+    if !opts.rewrite_digests {
+        let diagnosis = diagnose_file(&file, display)?;
+        return Ok(Repair {
+            path: display.to_string(),
+            diagnosis,
+            ..Repair::default()
+        });
+    }
+    let reason = opts
+        .reason
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .ok_or_else(|| {
+            Error::InvalidArgument(
+                "rewriting digests re-attests content this tool did not verify; pass a reason, \
+                 which is recorded in the file's provenance"
+                    .into(),
+            )
+        })?;
+    let declared = declared_algo(&file)?;
+    let algo_change = match &declared {
+        Some(n) if DigestAlgo::from_name(n).is_none() => Some((n.clone(), "sha256".to_string())),
+        _ => None,
+    };
+    let algo = declared
+        .as_deref()
+        .and_then(DigestAlgo::from_name)
+        .unwrap_or_default();
+    let diagnosis = if algo_change.is_some() {
+        Diagnosis {
+            path: display.to_string(),
+            missing_index: missing_index(&file)?,
+            ..Diagnosis::default()
+        }
+    } else {
+        diagnose_file(&file, display)?
+    };
+    let mut listed: Vec<String> = diagnosis
+        .mismatched
+        .iter()
+        .chain(&diagnosis.malformed)
+        .chain(&diagnosis.unattested)
+        .cloned()
+        .collect();
+    listed.sort();
+    listed.dedup();
+    let restamped = if listed.is_empty() {
+        Restamped::All
+    } else {
+        Restamped::Paths(listed)
+    };
+    let performer = match &opts.by {
+        Some(p) => Performer::Person(p.clone()),
+        None => Performer::Software {
+            name: opts.software.0.clone(),
+            version: opts.software.1.clone(),
+        },
+    };
+    let record = Reattestation {
+        performer,
+        reason: reason.to_string(),
+        restamped,
+        algo_change: algo_change.clone(),
+    };
+    let (content_id, still_stale) = rewrite(&file, path, algo, &record, opts)?;
+    let mut notes = Vec::new();
+    if !still_stale.is_empty() {
+        notes.push(format!(
+            "{} sampling index entry no longer match their annotations ({}); rebuild them with --rebuild-index",
+            still_stale.len(),
+            still_stale.join(", ")
+        ));
+    }
+    notes.push(NOTE_UNVERIFIED.to_string());
+    if let Some((from, _)) = &algo_change {
+        notes.push(format!(
+            "the file declared digest_algo '{from}', which §2.1 does not permit; it was restamped in sha256"
+        ));
+    }
+    Ok(Repair {
+        path: display.to_string(),
+        diagnosis,
+        rebuilt_index: Vec::new(),
+        rewrote_digests: true,
+        content_id: Some(content_id),
+        notes,
+        still_stale,
+    })
+}
+
+/// The amend: copy everything, restamp, new `/meta`, root attributes,
+/// `content_id`, atomic replace. Returns the new `content_id` and the index
+/// entries left stale by the new digests.
+fn rewrite(
+    file: &File,
+    path: &Path,
+    algo: DigestAlgo,
+    record: &Reattestation,
+    opts: &FixOptions,
+) -> Result<(String, Vec<String>)> {
+    let meta_bytes = match file.object("meta")? {
+        Object::Dataset(ds) => read_scalar_string(file, &ds)?,
+        _ => {
+            return Err(Error::Medh5 {
+                code: "E004".into(),
+                message: "/meta is not a dataset".into(),
+            })
+        }
+    };
+    let text = std::str::from_utf8(&meta_bytes).map_err(|_| Error::Medh5 {
+        code: "E004".into(),
+        message: "/meta is not UTF-8".into(),
+    })?;
+    let parsed: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Medh5 {
+        code: "E004".into(),
+        message: format!("/meta is not JSON: {e}"),
+    })?;
+    let mut doc = Json::from_serde(&parsed);
+    if !matches!(doc, Json::Object(_)) {
+        return Err(Error::Medh5 {
+            code: "E004".into(),
+            message: "/meta is not a JSON object".into(),
+        });
+    }
+    provenance::record(&mut doc, record);
+    let meta = doc.to_meta();
+
+    // A symlink is followed (the file it names is replaced, the link kept);
+    // the new file gets the old one's permission bits (§8).
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let mut w = FileWriter::create(&target)?;
+    let copied = copy::copy_sample(file, &mut w, algo)?;
+    let root = w.root();
+    let meta_ds = w.create_dataset(
+        root,
+        "meta",
+        crate::hdf5fmt::write::DatasetSpec::scalar(crate::hdf5fmt::write::vlen_string_type(
+            crate::hdf5fmt::datatype::CharSet::Utf8,
+        )),
+        crate::hdf5fmt::write::DatasetData::VarStrings(vec![meta.clone()]),
+    )?;
+    let _ = meta_ds;
+
+    // Root attributes: the managed ones in the reference's order, extensions
+    // copied raw, content_id last.
+    let src_root = file.root()?.attributes()?;
+    let find = |n: &str| src_root.iter().find(|a| a.name == n);
+    for name in ["medh5_version", "medh5_kind", "medh5_profiles"] {
+        if let Some(a) = find(name) {
+            w.set_attr(root, name, copy::attr_value(file, a)?)?;
+        }
+    }
+    w.set_attr(root, "created", copy::utf8(&now_utc()))?;
+    w.set_attr(root, "generator", copy::utf8(&opts.generator))?;
+    w.set_attr(root, "digest_algo", copy::utf8(algo.name()))?;
+    const MANAGED: [&str; 7] = [
+        "medh5_version",
+        "medh5_kind",
+        "medh5_profiles",
+        "created",
+        "generator",
+        "digest_algo",
+        "content_id",
+    ];
+    for a in &src_root {
+        if !MANAGED.contains(&a.name.as_str()) {
+            w.set_attr(root, &a.name, copy::attr_value(file, a)?)?;
+        }
+    }
+
+    // content_id over the new digests, the new meta and the unchanged attributes.
+    let root_json = attrs_json(file, &src_root)?;
+    let mut attribute_objects = vec![(String::new(), canonical_attrs(ROOT_COVERED, &root_json))];
+    for top in ATTESTED {
+        let Ok(Object::Group(g)) = file.object(top) else {
+            continue;
+        };
+        let mut names: Vec<String> = g.links()?.into_iter().map(|(n, _)| n).collect();
+        names.sort();
+        for n in names {
+            let member = format!("{top}/{n}");
+            let Some(covered) = covered_names(&member) else {
+                continue;
+            };
+            let Ok(obj) = file.object(&member) else {
+                continue;
+            };
+            let attrs = attrs_json(file, &obj.attributes()?)?;
+            attribute_objects.push((member, canonical_attrs(covered, &attrs)));
+        }
+    }
+    let content_id = ContentIdInput {
+        algo,
+        datasets: copied.digests.clone(),
+        meta: meta.into_bytes(),
+        attribute_objects,
+    }
+    .content_id();
+    w.set_attr(root, "content_id", copy::utf8(&content_id))?;
+    let still_stale = stale_after(file, &copied.digests)?;
+    if let (Some(p), Some(tmp)) = (perms, w.temp_path()) {
+        std::fs::set_permissions(tmp, p)
+            .map_err(|e| Error::io(format!("chmod {}", tmp.display()), e))?;
+    }
+    w.commit()?;
+    Ok((content_id, still_stale))
+}
+
+/// Index entries whose `source_digest` no longer matches the group digest of
+/// their annotation under the new digests.
+fn stale_after(file: &File, digests: &[(String, String)]) -> Result<Vec<String>> {
+    let Ok(Object::Group(index)) = file.object("index") else {
+        return Ok(Vec::new());
+    };
+    let mut stale = Vec::new();
+    for (name, _) in index.links()? {
+        let Ok(entry) = index.open(&name) else {
+            continue;
+        };
+        let declared = match entry
+            .attributes()?
+            .into_iter()
+            .find(|a| a.name == "source_digest")
+        {
+            Some(a) => match attr_json(file, &a)? {
+                Json::Str(s) => s,
+                _ => String::new(),
+            },
+            None => continue,
+        };
+        let algo = super::integrity::parse_digest(&declared)
+            .map(|(a, _)| a)
+            .unwrap_or_default();
+        let prefix = format!("annotations/{name}/");
+        let children: Vec<(String, String)> = digests
+            .iter()
+            .filter_map(|(p, d)| {
+                let child = p.strip_prefix(&prefix)?;
+                (!child.contains('/')).then(|| (child.to_string(), d.clone()))
+            })
+            .collect();
+        if children.is_empty() || group_digest(algo, &children) != declared {
+            stale.push(name);
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VEC: &str = "/work/shared/vectors/medh5";
+
+    #[test]
+    fn clean_vector_diagnosis() {
+        let Ok(f) = File::open(format!("{VEC}/v1b_dense_label.medh5")) else {
+            return;
+        };
+        let d = diagnose_file(&f, "v1b").unwrap();
+        assert!(d.clean());
+        assert_eq!(d.missing_index, vec!["organs".to_string()]);
+        assert_eq!(d.content_id_ok, Some(true));
+        let r = Repair {
+            path: "v1b".into(),
+            diagnosis: d,
+            ..Repair::default()
+        };
+        assert!(r.ok());
+        assert_eq!(r.to_text(), "v1b: nothing to fix\n");
+        let v3 = File::open(format!("{VEC}/v3_stacked_index.medh5")).unwrap();
+        assert!(diagnose_file(&v3, "v3").unwrap().missing_index.is_empty());
+    }
+
+    #[test]
+    fn rewrite_keeps_bytes_and_records_the_reason() {
+        let src = std::path::PathBuf::from(format!("{VEC}/v3_stacked_index.medh5"));
+        if !src.exists() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("purehdf-fix-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dst = dir.join("v3.medh5");
+        std::fs::copy(&src, &dst).unwrap();
+        let opts = FixOptions {
+            rewrite_digests: true,
+            reason: Some("unit test".into()),
+            ..FixOptions::default()
+        };
+        let r = fix_path(&dst, "v3", &opts).unwrap();
+        assert!(r.rewrote_digests && r.ok() && r.changed());
+        assert_eq!(r.notes, vec![NOTE_UNVERIFIED.to_string()]);
+        let before = File::open(&src).unwrap();
+        let after = File::open(&dst).unwrap();
+        let v = verify_file(&after, "v3", None).unwrap();
+        assert!(v.ok, "{v:?}");
+        assert_eq!(v.checked, 13);
+        assert_eq!(
+            super::super::verify::compute_content_id(&after).unwrap(),
+            r.content_id.clone().unwrap()
+        );
+        for p in ["images/CT", "annotations/bit/data", "index/lay/occupancy"] {
+            let (Object::Dataset(a), Object::Dataset(b)) =
+                (before.object(p).unwrap(), after.object(p).unwrap())
+            else {
+                panic!("{p}")
+            };
+            assert_eq!(a.read_all_raw().unwrap(), b.read_all_raw().unwrap(), "{p}");
+            assert_eq!(a.filters(), b.filters(), "{p}");
+        }
+        let doc = super::super::sample::SampleFile::from_file(after)
+            .meta_bytes()
+            .unwrap();
+        let text = String::from_utf8(doc).unwrap();
+        assert!(text.contains(
+            r#""params": {"reason": "unit test", "restamped": "all", "verified_content": false}"#
+        ));
+        // through a symlink to a read-only file: the link stays, the mode too
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o444)).unwrap();
+            let link = dir.join("link.medh5");
+            std::os::unix::fs::symlink(&dst, &link).unwrap();
+            let r2 = fix_path(&link, "link", &opts).unwrap();
+            assert!(r2.ok());
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            let mode = std::fs::metadata(&dst).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o444);
+            let after = File::open(&dst).unwrap();
+            assert_eq!(
+                super::super::verify::compute_content_id(&after).unwrap(),
+                r2.content_id.unwrap()
+            );
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        // no reason: refused, file untouched
+        let bytes = std::fs::read(&dst).unwrap();
+        let no_reason = FixOptions {
+            reason: Some("  ".into()),
+            ..opts
+        };
+        assert!(fix_path(&dst, "v3", &no_reason).is_err());
+        assert_eq!(std::fs::read(&dst).unwrap(), bytes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
