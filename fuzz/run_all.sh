@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$work/target}
 mkdir -p "$work/snap" "$work/logs"
 git -C "$repo" archive "$rev" | tar -x -C "$work/snap"
 commit=$(git -C "$repo" rev-parse --short "$rev")
-(cd "$work/snap" && nice -n 19 rustup run nightly "$fuzz" build -O --fuzz-dir fuzz) \
+(cd "$work/snap" && nice -n "${NICE_BUILD:-19}" rustup run nightly "$fuzz" build -O --fuzz-dir fuzz) \
   > "$work/logs/build-$commit.log" 2>&1 || { echo "build failed: $work/logs/build-$commit.log"; exit 1; }
 for t in "$@"; do
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t" "$work/seeds/$t"

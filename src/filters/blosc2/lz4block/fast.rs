@@ -13,21 +13,35 @@ const IN_MARGIN: usize = 48;
 /// Bytes of output the loop wants left before starting a sequence.
 const OUT_MARGIN: usize = 64;
 
-/// `MASKS[off][i] = i mod off`: a shuffle that repeats the first `off` bytes.
-static MASKS: [[u8; 16]; 16] = masks();
+/// `MASKS[off][i] = i mod off` for `i < 32`: shuffles that repeat the first
+/// `off` bytes (the low and the high 16 bytes of a 32-byte pattern).
+static MASKS: [[u8; 32]; 16] = masks();
 
-const fn masks() -> [[u8; 16]; 16] {
-    let mut m = [[0u8; 16]; 16];
+/// `STEPS[off]`: the largest multiple of `off` that is at most 32.
+static STEPS: [u8; 16] = steps();
+
+const fn masks() -> [[u8; 32]; 16] {
+    let mut m = [[0u8; 32]; 16];
     let mut off = 1;
     while off < 16 {
         let mut i = 0;
-        while i < 16 {
+        while i < 32 {
             m[off][i] = (i % off) as u8;
             i += 1;
         }
         off += 1;
     }
     m
+}
+
+const fn steps() -> [u8; 16] {
+    let mut s = [0u8; 16];
+    let mut off = 1;
+    while off < 16 {
+        s[off] = (32 - 32 % off) as u8;
+        off += 1;
+    }
+    s
 }
 
 /// How the fast loop stopped.
@@ -157,15 +171,17 @@ unsafe fn copy_match_wide(d: *mut u8, op: usize, off: usize, ml: usize) {
                 k += 16;
             }
         } else {
-            // Period off < 16: one shuffle makes 16 bytes of the pattern;
-            // stores step by the largest multiple of off that is <= 16.
+            // Period off < 16: two shuffles make 32 bytes of the pattern;
+            // stores step by the largest multiple of off that is <= 32.
             let v = _mm_loadu_si128(from as *const __m128i);
-            let m = _mm_loadu_si128(MASKS[off].as_ptr() as *const __m128i);
-            let pat = _mm_shuffle_epi8(v, m);
-            let step = 16 - 16 % off;
+            let mask = MASKS[off].as_ptr();
+            let lo = _mm_shuffle_epi8(v, _mm_loadu_si128(mask as *const __m128i));
+            let hi = _mm_shuffle_epi8(v, _mm_loadu_si128(mask.add(16) as *const __m128i));
+            let pat = _mm256_set_m128i(hi, lo);
+            let step = usize::from(STEPS[off]);
             let mut k = 0;
             while k < ml {
-                _mm_storeu_si128(to.add(k) as *mut __m128i, pat);
+                _mm256_storeu_si256(to.add(k) as *mut __m256i, pat);
                 k += step;
             }
         }
