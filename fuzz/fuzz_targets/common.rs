@@ -1,4 +1,5 @@
 //! Shared decoding of fuzzer bytes into filter stages.
+#![allow(dead_code)]
 
 use purehdf::filters::{ids, ChunkContext, FilterSpec};
 
@@ -71,5 +72,25 @@ impl<'a> Take<'a> {
         let element_size = [1, 2, 4, 8, 3, 12, 16, 0][usize::from(self.u8() % 8)];
         let chunk_bytes = (self.u32() & 0xF_FFFF) as usize;
         ChunkContext::new(element_size, chunk_bytes)
+    }
+}
+
+/// Decode `data` with filter `id`: a cd-value count and cd values, a chunk
+/// context, then the stored bytes (the layout `fuzz/seed.py` writes).
+/// Any outcome but a panic is fine; a decoded stage stays within its bound.
+#[allow(dead_code)]
+pub fn filter(id: u32, data: &[u8]) {
+    let mut t = Take(data);
+    let n = usize::from(t.u8() % 25);
+    let cd_values = (0..n).map(|_| t.cd_value()).collect();
+    let ctx = t.ctx();
+    let spec = FilterSpec {
+        id,
+        flags: 1,
+        cd_values,
+        name: None,
+    };
+    if let Ok(out) = purehdf::filters::decode(&spec, &ctx, t.0) {
+        assert!(out.len() <= ctx.max_output.max(t.0.len()));
     }
 }

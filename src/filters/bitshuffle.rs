@@ -58,13 +58,32 @@ pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>
         let nb = n / 8;
         if ts == 1 {
             rows_to_planes(&src[..body], &mut dst[..body], 1, nb);
-        } else {
+        } else if !(ts == 2 && rows_to_elems2(&src[..body], &mut dst[..body], nb)) {
             scratch.resize(body, 0);
             rows_to_planes(&src[..body], scratch, ts, nb);
             shuffle::unshuffle(scratch, &mut dst[..body], ts);
         }
     }
     dst[body..len].copy_from_slice(&src[body..len]);
+}
+
+/// Bit rows of 2-byte elements straight to interleaved elements (the bit
+/// transpose and the byte unshuffle in one pass) when a fused kernel fits;
+/// false when the caller must take the two-pass path.
+fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if nb % 32 == 0 && rows.len() == 16 * nb && elems.len() == 16 * nb {
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 detected; both buffers hold exactly 16·nb bytes,
+                // nb a multiple of 32, which is all the kernel touches.
+                unsafe { x86::rows_to_elems2_avx2(rows, elems, nb) };
+                return true;
+            }
+        }
+    }
+    let _ = (rows, elems, nb);
+    false
 }
 
 /// Portable bitshuffle (reference for the SIMD path).
@@ -356,6 +375,74 @@ mod x86 {
         }
         rows_to_planes_sse2(rows, planes, ts, nb, done)
     }
+
+    /// The 8 column vectors of bit rows `base + k·nb + g .. + 32` (k < 8),
+    /// bit-transposed: lane 0 of result `i` holds the 16 plane bytes of
+    /// columns `g + 2i, g + 2i + 1`, lane 1 those of `g + 16 + 2i, g + 17 + 2i`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn plane_bytes32(base: *const u8, nb: usize, g: usize) -> [__m256i; 8] {
+        let ld = |k: usize| _mm256_loadu_si256(base.add(k * nb + g) as *const __m256i);
+        let (r0, r1, r2, r3) = (ld(0), ld(1), ld(2), ld(3));
+        let (r4, r5, r6, r7) = (ld(4), ld(5), ld(6), ld(7));
+        let t01l = _mm256_unpacklo_epi8(r0, r1);
+        let t01h = _mm256_unpackhi_epi8(r0, r1);
+        let t23l = _mm256_unpacklo_epi8(r2, r3);
+        let t23h = _mm256_unpackhi_epi8(r2, r3);
+        let t45l = _mm256_unpacklo_epi8(r4, r5);
+        let t45h = _mm256_unpackhi_epi8(r4, r5);
+        let t67l = _mm256_unpacklo_epi8(r6, r7);
+        let t67h = _mm256_unpackhi_epi8(r6, r7);
+        let a0 = _mm256_unpacklo_epi16(t01l, t23l);
+        let a1 = _mm256_unpackhi_epi16(t01l, t23l);
+        let a2 = _mm256_unpacklo_epi16(t01h, t23h);
+        let a3 = _mm256_unpackhi_epi16(t01h, t23h);
+        let b0 = _mm256_unpacklo_epi16(t45l, t67l);
+        let b1 = _mm256_unpackhi_epi16(t45l, t67l);
+        let b2 = _mm256_unpacklo_epi16(t45h, t67h);
+        let b3 = _mm256_unpackhi_epi16(t45h, t67h);
+        [
+            t8_avx2(_mm256_unpacklo_epi32(a0, b0)),
+            t8_avx2(_mm256_unpackhi_epi32(a0, b0)),
+            t8_avx2(_mm256_unpacklo_epi32(a1, b1)),
+            t8_avx2(_mm256_unpackhi_epi32(a1, b1)),
+            t8_avx2(_mm256_unpacklo_epi32(a2, b2)),
+            t8_avx2(_mm256_unpackhi_epi32(a2, b2)),
+            t8_avx2(_mm256_unpacklo_epi32(a3, b3)),
+            t8_avx2(_mm256_unpackhi_epi32(a3, b3)),
+        ]
+    }
+
+    /// Bit rows of 2-byte elements (16 rows of `nb` bytes) to the elements:
+    /// both byte planes are made 256 elements at a time and interleaved in
+    /// registers. Requires `nb % 32 == 0` and both buffers of `16·nb` bytes.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rows_to_elems2_avx2(rows: &[u8], elems: &mut [u8], nb: usize) {
+        debug_assert!(nb % 32 == 0 && rows.len() >= 16 * nb && elems.len() >= 16 * nb);
+        let src = rows.as_ptr();
+        let dst = elems.as_mut_ptr();
+        let mut g = 0;
+        while g < nb {
+            let lo_planes = plane_bytes32(src, nb, g);
+            let hi_planes = plane_bytes32(src.add(8 * nb), nb, g);
+            // Elements 8g + 16i.. (lane 0) and 8g + 128 + 16i.. (lane 1).
+            let out = dst.add(16 * g);
+            for i in 0..8 {
+                let (a, b) = (lo_planes[i], hi_planes[i]);
+                let l = _mm256_unpacklo_epi8(a, b);
+                let h = _mm256_unpackhi_epi8(a, b);
+                _mm256_storeu_si256(
+                    out.add(32 * i) as *mut __m256i,
+                    _mm256_permute2x128_si256(l, h, 0x20),
+                );
+                _mm256_storeu_si256(
+                    out.add(256 + 32 * i) as *mut __m256i,
+                    _mm256_permute2x128_si256(l, h, 0x31),
+                );
+            }
+            g += 32;
+        }
+    }
 }
 
 // ---------------------------------------------------------------- filter 32008
@@ -581,6 +668,23 @@ mod tests {
             bitunshuffle_scalar(&a, &mut d, ts);
             prop_assert_eq!(&c, &d);
             prop_assert_eq!(&c, &data);
+        }
+
+        /// Sizes that take the fused 2-byte kernel (256-element multiples) and
+        /// the ones around them: equal to the scalar path and the input.
+        #[test]
+        fn fused_2byte_equals_scalar(k in 1usize..40, extra in 0usize..3, data in proptest::collection::vec(any::<u8>(), 20480)) {
+            let len = (k * 512 + extra * 2).min(data.len());
+            let data = &data[..len];
+            let mut scratch = Vec::new();
+            let mut a = vec![0; len];
+            bitshuffle_scalar(data, &mut a, 2);
+            let mut c = vec![0; len];
+            let mut d = vec![0; len];
+            bitunshuffle(&a, &mut c, 2, &mut scratch);
+            bitunshuffle_scalar(&a, &mut d, 2);
+            prop_assert_eq!(&c, &d);
+            prop_assert_eq!(&c[..], data);
         }
 
         #[test]

@@ -1,0 +1,8 @@
+//! Filter `shuffle` alone on arbitrary bytes (layout: `common::filter`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+mod common;
+
+fuzz_target!(|data: &[u8]| common::filter(purehdf::filters::ids::SHUFFLE, data));

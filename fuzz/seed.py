@@ -1,0 +1,80 @@
+"""Write seed corpora for the fuzz targets (python3, stdlib only).
+
+Usage: python3 fuzz/seed.py OUTDIR [SHARED]
+OUTDIR/<target>/ gets one file per seed, in the input layout each target
+reads (see fuzz_targets/common.rs `filter`, f_lz4.rs, f_blosc2.rs,
+read_chunked.rs). SHARED defaults to /work/shared: the filter vectors give
+the stored chunks with their cd values, the corpus gives small chunked files.
+"""
+import csv
+import json
+import struct
+import sys
+from pathlib import Path
+
+TARGET = {1: "f_deflate", 2: "f_shuffle", 3: "f_fletcher32", 4: "f_szip", 5: "f_nbit",
+          6: "f_scaleoffset", 307: "f_bzip2", 32000: "f_lzf", 32001: "f_blosc1",
+          32004: "f_lz4", 32008: "f_bitshuffle", 32015: "f_zstd", 32026: "f_blosc2"}
+MODE = {"f_lz4": b"\x00", "f_blosc2": b"\x00"}
+ELEM = [1, 2, 4, 8, 3, 12, 16, 0]
+
+
+def cd_bytes(v):
+    if v < 64:
+        return bytes([v])
+    if v < 65536:
+        return bytes([192, v >> 8, v & 255])
+    return bytes([224]) + struct.pack("<I", v)
+
+
+def filter_seed(cd, elem, nbytes, payload):
+    head = bytes([len(cd)]) + b"".join(cd_bytes(v) for v in cd)
+    sel = ELEM.index(elem) if elem in ELEM else 0
+    return head + bytes([sel]) + struct.pack("<I", nbytes & 0xFFFFF) + payload
+
+
+def main():
+    out = Path(sys.argv[1])
+    shared = Path(sys.argv[2] if len(sys.argv) > 2 else "/work/shared")
+    vec = shared / "vectors" / "filters"
+    m = json.loads((vec / "manifest.json").read_text())
+    count = {}
+
+    def put(target, name, data):
+        d = out / target
+        d.mkdir(parents=True, exist_ok=True)
+        (d / name).write_bytes(data)
+        count[target] = count.get(target, 0) + 1
+
+    for c in m["chunks"]:
+        stored = (vec / c["file"]).read_bytes()
+        inp = m["inputs"][c["input"]]
+        raw = (vec / inp["file"]).read_bytes()
+        elem = int(inp["dtype"][2:])
+        pipe = c["pipeline"]
+        for i, stage in enumerate(pipe):
+            t = TARGET.get(stage["id"])
+            if t is None:
+                continue
+            # The last stage decodes the stored bytes; earlier ones get the input.
+            payload = stored if i == len(pipe) - 1 else raw
+            seed = filter_seed(stage["cd_values"], elem, len(raw), payload)
+            put(t, f"{c['name']}.{i}", MODE.get(t, b"") + seed)
+    for c in m["blosc2_chunks"]:
+        put("f_blosc2", c["name"], b"\x01" + (vec / c["file"]).read_bytes())
+    # Raw LZ4 blocks for the differential half of f_lz4: a few hand-made ones.
+    for i, blk in enumerate([bytes([0x40]) + b"abcd", bytes([0x11, 0x61, 1, 0, 0x10]) + b"xyz"]):
+        put("f_lz4", f"raw{i}", b"\x01" + struct.pack("<H", 64) + blk)
+    files = [vec / h["file"] for h in m["h5"]]
+    with open(shared / "corpus" / "MANIFEST.tsv") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if "chunked" in row["layouts"] and int(row["size"]) <= 64 * 1024:
+                files.append(shared / "corpus" / row["path"])
+    for p in files[:200]:
+        if p.exists():
+            put("read_chunked", p.name, b"\x01" * 8 + p.read_bytes())
+    print(json.dumps(count, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
