@@ -24,5 +24,6 @@ pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
 pub mod sample;
+pub mod validate;
 pub mod verify;
 pub mod writer;
