@@ -36,8 +36,22 @@ pub const KINDS: &[&str] = &[
     "polylines",
 ];
 /// Kinds placed by coordinates (they need a `space`).
-pub const GEOMETRIC_KINDS: &[&str] = &["boxes", "obb", "keypoints", "points", "contours", "mesh", "polylines"];
-const TASKS: &[&str] = &["segmentation", "detection", "classification", "registration", "other"];
+pub const GEOMETRIC_KINDS: &[&str] = &[
+    "boxes",
+    "obb",
+    "keypoints",
+    "points",
+    "contours",
+    "mesh",
+    "polylines",
+];
+const TASKS: &[&str] = &[
+    "segmentation",
+    "detection",
+    "classification",
+    "registration",
+    "other",
+];
 const CLOSURES: &[&str] = &["explicit", "implicit"];
 /// The ignore class id.
 pub const IGNORE_ID: i128 = 65535;
@@ -96,7 +110,11 @@ pub fn check_annotations(ctx: &mut Ctx<'_>) {
         match ctx.object(&rel) {
             Some(Object::Group(_)) => {}
             Some(o) => {
-                ctx.emit("E412", &loc, format!("annotation is a {}, not a group", o.kind_name()));
+                ctx.emit(
+                    "E412",
+                    &loc,
+                    format!("annotation is a {}, not a group", o.kind_name()),
+                );
                 continue;
             }
             None => continue,
@@ -108,11 +126,19 @@ pub fn check_annotations(ctx: &mut Ctx<'_>) {
         let voxel = VOXEL_KINDS.contains(&kind.as_str());
         let grid = attr_str(&a, "grid").map(str::to_string);
         if voxel && grid.is_none() {
-            ctx.emit("E412", &loc, format!("kind '{kind}' requires a `grid` attribute"));
+            ctx.emit(
+                "E412",
+                &loc,
+                format!("kind '{kind}' requires a `grid` attribute"),
+            );
         }
         if let Some(g) = &grid {
             if !grids.contains_key(g) {
-                ctx.emit("E101", &loc, format!("names grid '{g}', which does not exist"));
+                ctx.emit(
+                    "E101",
+                    &loc,
+                    format!("names grid '{g}', which does not exist"),
+                );
             }
         }
         let class_ids = ids(&a, "class_ids");
@@ -121,21 +147,31 @@ pub fn check_annotations(ctx: &mut Ctx<'_>) {
         }
         for ds in required_datasets(&kind) {
             if !matches!(ctx.object(&format!("{rel}/{ds}")), Some(Object::Dataset(_))) {
-                ctx.emit("E410", &loc, format!("kind '{kind}' requires dataset '{ds}'"));
+                ctx.emit(
+                    "E410",
+                    &loc,
+                    format!("kind '{kind}' requires dataset '{ds}'"),
+                );
             }
         }
         if voxel && kind != "instances" {
-            let spatial = grid.as_ref().and_then(|g| grids.get(g)).map(|g| g.spatial_shape());
+            let spatial = grid
+                .as_ref()
+                .and_then(|g| grids.get(g))
+                .map(|g| g.spatial_shape());
             check_voxel_data(ctx, &rel, &kind, &class_ids, &a, spatial.as_deref());
         }
         if kind == "layers" {
             check_layers(ctx, &rel, &class_ids);
         }
         if GEOMETRIC_KINDS.contains(&kind.as_str()) {
-            check_geometric(ctx, &kind, &a, &loc, grid.as_ref().and_then(|g| grids.get(g)));
-        }
-        if voxel && attr_str(&a, "closure") == Some("implicit") {
-            ctx.emit("W918", &loc, "a voxel annotation declares closure='implicit': readers include every `is_a` descendant's voxels in each ancestor's reads (§5.4); writers SHOULD use 'explicit' for voxel annotations");
+            check_geometric(
+                ctx,
+                &kind,
+                &a,
+                &loc,
+                grid.as_ref().and_then(|g| grids.get(g)),
+            );
         }
     }
 }
@@ -160,7 +196,11 @@ fn header(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str) -> Option<String> 
     let kind = attr_str(a, "kind")?.to_string();
     let minor = ctx.version.map_or(0, |v| v.1);
     if kind == "rle" {
-        ctx.emit("E401", loc, "kind 'rle' is reserved by spec §16 and must not appear in a 1.0 or 1.1 file");
+        ctx.emit(
+            "E401",
+            loc,
+            "kind 'rle' is reserved by spec §16 and must not appear in a 1.0 or 1.1 file",
+        );
         return None;
     }
     if !KINDS.contains(&kind.as_str()) || (kind == "polylines" && minor < 2) {
@@ -175,20 +215,51 @@ fn check_class_sets(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str, class_id
         ctx.emit("E412", loc, "missing `class_ids`");
     }
     if attr(a, "annotated_class_ids").is_none() {
-        ctx.emit("E412", loc, "missing `annotated_class_ids`; the coverage contract is required");
+        ctx.emit(
+            "E412",
+            loc,
+            "missing `annotated_class_ids`; the coverage contract is required",
+        );
     }
-    let reserved: Vec<i128> = class_ids.iter().copied().filter(|&c| c == 0 || c == IGNORE_ID).collect();
+    let reserved: Vec<i128> = class_ids
+        .iter()
+        .copied()
+        .filter(|&c| c == 0 || c == IGNORE_ID)
+        .collect();
     if !reserved.is_empty() {
-        ctx.emit("E303", loc, format!("class_ids uses reserved id(s) {}", py_list(&reserved)));
+        ctx.emit(
+            "E303",
+            loc,
+            format!("class_ids uses reserved id(s) {}", py_list(&reserved)),
+        );
     }
-    let outside: Vec<i128> = class_ids.iter().copied().filter(|&c| !(0..=IGNORE_ID).contains(&c)).collect();
+    let outside: Vec<i128> = class_ids
+        .iter()
+        .copied()
+        .filter(|&c| !(0..=IGNORE_ID).contains(&c))
+        .collect();
     if !outside.is_empty() {
-        ctx.emit("E306", loc, format!("class_ids {} are outside 1..65534", py_list(&outside)));
+        ctx.emit(
+            "E306",
+            loc,
+            format!("class_ids {} are outside 1..65534", py_list(&outside)),
+        );
     }
     let annotated = ids(a, "annotated_class_ids");
-    let extra: Vec<i128> = annotated.iter().copied().filter(|c| !class_ids.contains(c)).collect();
+    let extra: Vec<i128> = annotated
+        .iter()
+        .copied()
+        .filter(|c| !class_ids.contains(c))
+        .collect();
     if !extra.is_empty() {
-        ctx.emit("E403", loc, format!("annotated_class_ids {} are not in class_ids", py_list(&extra)));
+        ctx.emit(
+            "E403",
+            loc,
+            format!(
+                "annotated_class_ids {} are not in class_ids",
+                py_list(&extra)
+            ),
+        );
     }
 }
 
@@ -211,7 +282,10 @@ fn check_voxel_data(
         ctx.emit(
             "E411",
             &loc,
-            format!("dtype {name} is not permitted for kind '{kind}' (expected one of {})", py_strs(allowed)),
+            format!(
+                "dtype {name} is not permitted for kind '{kind}' (expected one of {})",
+                py_strs(allowed)
+            ),
         );
         return;
     }
@@ -227,7 +301,11 @@ fn check_voxel_data(
             ctx.emit(
                 "E405",
                 &loc,
-                format!("spatial shape {} != grid '{g}' spatial shape {}", py_tuple(tail), py_tuple(sp)),
+                format!(
+                    "spatial shape {} != grid '{g}' spatial shape {}",
+                    py_tuple(tail),
+                    py_tuple(sp)
+                ),
             );
         }
     }
@@ -280,7 +358,14 @@ fn check_layers(ctx: &mut Ctx<'_>, rel: &str, class_ids: &[i128]) {
         .filter(|c| !layer_of.iter().any(|(x, _)| x == c))
         .collect();
     if !unassigned.is_empty() {
-        ctx.emit("E404", &loc, format!("class_ids {} are not assigned to any layer", py_list(&unassigned)));
+        ctx.emit(
+            "E404",
+            &loc,
+            format!(
+                "class_ids {} are not assigned to any layer",
+                py_list(&unassigned)
+            ),
+        );
     }
     let mut stray: Vec<i128> = layer_of
         .iter()
@@ -305,7 +390,11 @@ fn check_geometric(
     grid: Option<&super::geometry::GridInfo>,
 ) {
     let Some(space) = attr_str(a, "space") else {
-        ctx.emit("E412", loc, format!("kind '{kind}' requires a `space` attribute"));
+        ctx.emit(
+            "E412",
+            loc,
+            format!("kind '{kind}' requires a `space` attribute"),
+        );
         return;
     };
     if let Some(g) = grid {
@@ -335,7 +424,10 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
         let rel = format!("annotations/{id}");
         let loc = format!("/{rel}");
         let a = ctx.attrs(&rel);
-        if let Some(list) = attr(&a, "timepoints").and_then(json_strs).filter(|_| ctx.doc.is_some()) {
+        if let Some(list) = attr(&a, "timepoints")
+            .and_then(json_strs)
+            .filter(|_| ctx.doc.is_some())
+        {
             for t in list.iter().filter(|t| !tps.contains(t)) {
                 ctx.emit("E409", &loc, format!("undeclared timepoint '{t}'"));
             }
@@ -345,7 +437,11 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
         }
         if let Some(list) = attr(&a, "derived_from").and_then(json_strs) {
             for d in list.iter().filter(|d| kind_of(d).is_none()) {
-                ctx.emit("E413", &loc, format!("`derived_from` names annotation '{d}', which does not exist"));
+                ctx.emit(
+                    "E413",
+                    &loc,
+                    format!("`derived_from` names annotation '{d}', which does not exist"),
+                );
             }
         }
         prov_ref(ctx, &a, &loc, &acts);
@@ -354,14 +450,25 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
                 .doc_get("label_set")
                 .and_then(|l| l.get("skeletons"))
                 .and_then(|s| s.as_array())
-                .is_some_and(|s| s.iter().any(|x| x.get("id").and_then(|i| i.as_str()) == Some(sk)));
+                .is_some_and(|s| {
+                    s.iter()
+                        .any(|x| x.get("id").and_then(|i| i.as_str()) == Some(sk))
+                });
             if !known {
-                ctx.emit("E413", &loc, format!("`skeleton` names '{sk}', which the label set does not declare"));
+                ctx.emit(
+                    "E413",
+                    &loc,
+                    format!("`skeleton` names '{sk}', which the label set does not declare"),
+                );
             }
         }
         if let Some(q) = attr_str(&a, "quality").filter(|_| ctx.doc.is_some()) {
             if !quality.iter().any(|k| k == q) {
-                ctx.emit("E602", &loc, format!("`quality` names unknown record '{q}'"));
+                ctx.emit(
+                    "E602",
+                    &loc,
+                    format!("`quality` names unknown record '{q}'"),
+                );
             }
         }
         coverage(ctx, &rel, &a);
@@ -381,7 +488,11 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
         prov_ref(ctx, &a, &loc, &acts);
         if let Some(q) = attr_str(&a, "metrics") {
             if !quality.iter().any(|k| k == q) {
-                ctx.emit("E602", &loc, format!("`metrics` names unknown record '{q}'"));
+                ctx.emit(
+                    "E602",
+                    &loc,
+                    format!("`metrics` names unknown record '{q}'"),
+                );
             }
         }
     }
@@ -422,7 +533,7 @@ fn coverage(ctx: &mut Ctx<'_>, rel: &str, a: &[(String, Json)]) {
     let class_ids: BTreeSet<i128> = ids(a, "class_ids")
         .into_iter()
         .filter(|c| *c != 0 && *c != IGNORE_ID)
-        .filter(|c| in_set.as_ref().is_none_or(|s| s.contains(c)))
+        .filter(|c| in_set.as_ref().map_or(true, |s| s.contains(c)))
         .collect();
     let annotated: BTreeSet<i128> = ids(a, "annotated_class_ids").into_iter().collect();
     let missing = class_ids.difference(&annotated).count();

@@ -61,19 +61,31 @@ pub fn validate_collection(file: &File, display: &str, opts: &Options) -> Report
             Vec::new()
         }
         Err(_) => {
-            push("E008", "/samples".into(), "a `collection` requires a `samples` group".into());
+            push(
+                "E008",
+                "/samples".into(),
+                "a `collection` requires a `samples` group".into(),
+            );
             Vec::new()
         }
     };
     if links.is_empty() && file.object("/samples").is_ok() {
-        push("E008", "/samples".into(), "a collection holds at least one sample".into());
+        push(
+            "E008",
+            "/samples".into(),
+            "a collection holds at least one sample".into(),
+        );
     }
     let mut members = Vec::new();
     for (key, _) in links {
         let loc = format!("/samples/{key}");
         samples.push(loc.clone());
         if !is_valid_key(&key) {
-            push("E003", loc.clone(), format!("sample key '{key}' does not match [A-Za-z0-9_.-]{{1,255}}"));
+            push(
+                "E003",
+                loc.clone(),
+                format!("sample key '{key}' does not match [A-Za-z0-9_.-]{{1,255}}"),
+            );
         }
         let attrs = match file.object(&loc) {
             Ok(Object::Group(g)) => g
@@ -82,7 +94,11 @@ pub fn validate_collection(file: &File, display: &str, opts: &Options) -> Report
                 .and_then(|a| attrs_json(file, &a).ok())
                 .unwrap_or_default(),
             _ => {
-                push("E001", loc.clone(), "the member is not a readable group".into());
+                push(
+                    "E001",
+                    loc.clone(),
+                    "the member is not a readable group".into(),
+                );
                 continue;
             }
         };
@@ -99,7 +115,12 @@ pub fn validate_collection(file: &File, display: &str, opts: &Options) -> Report
         members.push(key);
     }
     for key in members {
-        let mut ctx = Ctx::new(file, &format!("samples/{key}"), &format!("/samples/{key}:"), opts.level);
+        let mut ctx = Ctx::new(
+            file,
+            &format!("samples/{key}"),
+            &format!("/samples/{key}:"),
+            opts.level,
+        );
         run_sample(&mut ctx, &opts.profiles);
         diags.append(&mut ctx.diags);
     }

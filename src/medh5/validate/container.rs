@@ -30,7 +30,14 @@ pub const MAX_MINOR: u64 = 2;
 /// Layout groups whose members are identified objects.
 pub const LAYOUT_GROUPS: &[&str] = &["grids", "images", "annotations", "transforms"];
 /// Annotation kinds holding voxel data.
-pub const VOXEL_KINDS: &[&str] = &["labelmap", "layers", "bitmask", "instances", "probmap", "mask"];
+pub const VOXEL_KINDS: &[&str] = &[
+    "labelmap",
+    "layers",
+    "bitmask",
+    "instances",
+    "probmap",
+    "mask",
+];
 
 /// Parse `major.minor` as the reference does: major is the text before the
 /// first `.`; a missing minor reads 0; an unparseable minor is `None`.
@@ -195,7 +202,9 @@ fn top_level(ctx: &Ctx<'_>, name: &str) -> Top {
         (_, Some(Object::Dataset(_))) => Top::Dataset,
         (_, Some(Object::NamedDatatype(_))) => Top::Other("a named datatype".into()),
         (Link::Soft(target), None) => Top::Dangling(target.clone()),
-        (Link::External { file, path }, None) => Top::Other(format!("an external link to {file}:{path}")),
+        (Link::External { file, path }, None) => {
+            Top::Other(format!("an external link to {file}:{path}"))
+        }
         (_, None) => Top::Other("unreadable".into()),
     }
 }
@@ -265,12 +274,18 @@ fn check_meta(ctx: &mut Ctx<'_>) {
             ctx.emit(
                 "E004",
                 "/meta",
-                format!("`meta` is a {}; §2.4 makes it a dataset holding one UTF-8 JSON string", o.kind_name()),
+                format!(
+                    "`meta` is a {}; §2.4 makes it a dataset holding one UTF-8 JSON string",
+                    o.kind_name()
+                ),
             );
             return;
         }
     };
-    if !matches!(ds.dtype(), Datatype::String { .. } | Datatype::VarString { .. }) {
+    if !matches!(
+        ds.dtype(),
+        Datatype::String { .. } | Datatype::VarString { .. }
+    ) {
         ctx.emit("E004", "/meta", "`meta` does not hold a string");
         return;
     }
@@ -302,7 +317,9 @@ pub fn annotation_kinds(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         .into_iter()
         .map(|id| {
             let attrs = ctx.attrs(&format!("annotations/{id}"));
-            let kind = super::ctx::attr_str(&attrs, "kind").unwrap_or("").to_string();
+            let kind = super::ctx::attr_str(&attrs, "kind")
+                .unwrap_or("")
+                .to_string();
             (id, kind)
         })
         .collect()

@@ -7,10 +7,10 @@
 use serde_json::Value;
 
 use super::report::{Diagnostic, Level};
-use crate::medh5::canonical_json::Json;
-use crate::medh5::sample::attrs_json;
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
+use crate::medh5::canonical_json::Json;
+use crate::medh5::sample::attrs_json;
 
 /// The codes a file of a later minor version reports as W913 instead: its
 /// vocabulary may have grown in a minor this validator does not implement.
@@ -256,8 +256,14 @@ mod tests {
     fn json_lists() {
         let j = Json::Array(vec![Json::Int(1), Json::UInt(65535)]);
         assert_eq!(json_ints(&j), Some(vec![1, 65535]));
-        assert_eq!(json_strs(&Json::Str("a".into())), Some(vec!["a".to_string()]));
-        assert_eq!(json_floats(&Json::Array(vec![Json::Int(2), Json::Float(0.5)])), Some(vec![2.0, 0.5]));
+        assert_eq!(
+            json_strs(&Json::Str("a".into())),
+            Some(vec!["a".to_string()])
+        );
+        assert_eq!(
+            json_floats(&Json::Array(vec![Json::Int(2), Json::Float(0.5)])),
+            Some(vec![2.0, 0.5])
+        );
         assert_eq!(json_ints(&Json::Str("x".into())), None);
     }
 }

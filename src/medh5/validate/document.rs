@@ -15,7 +15,11 @@ pub fn check_document(ctx: &mut Ctx<'_>) {
     };
     ctx.schema_checked = true;
     for (ptr, msg) in schema::check_document(&doc) {
-        let p = if ptr.is_empty() { "<root>".to_string() } else { ptr };
+        let p = if ptr.is_empty() {
+            "<root>".to_string()
+        } else {
+            ptr
+        };
         ctx.emit("E005", &format!("/meta#{p}"), msg);
     }
 }
@@ -45,7 +49,10 @@ pub fn check_timepoints(ctx: &mut Ctx<'_>) {
         ctx.emit(
             "E108",
             "/meta",
-            format!("timepoint indices {} must be dense and start at 0", py_list(&sorted)),
+            format!(
+                "timepoint indices {} must be dense and start at 0",
+                py_list(&sorted)
+            ),
         );
     }
 }
@@ -57,11 +64,14 @@ pub fn is_rfc3339(s: &str) -> bool {
         b.get(r.clone())
             .is_some_and(|x| x.len() == r.len() && x.iter().all(u8::is_ascii_digit))
     };
-    let num = |r: std::ops::Range<usize>| -> u32 {
-        s.get(r).and_then(|t| t.parse().ok()).unwrap_or(99)
-    };
-    if !(digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-'))
-        || !digits(8..10)
+    let num =
+        |r: std::ops::Range<usize>| -> u32 { s.get(r).and_then(|t| t.parse().ok()).unwrap_or(99) };
+    let date_ok = digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10);
+    if !date_ok
         || !matches!(b.get(10), Some(b'T' | b't' | b' '))
         || !(digits(11..13) && b.get(13) == Some(&b':') && digits(14..16))
         || b.get(16) != Some(&b':')
@@ -126,7 +136,11 @@ pub fn check_curation(ctx: &mut Ctx<'_>) {
     let agents: Vec<&str> = prov
         .and_then(|p| p.get("agents"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.get("id").and_then(Value::as_str)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.get("id").and_then(Value::as_str))
+                .collect()
+        })
         .unwrap_or_default();
     let activities = prov
         .and_then(|p| p.get("activities"))
@@ -141,7 +155,10 @@ pub fn check_curation(ctx: &mut Ctx<'_>) {
                 ctx.emit(
                     "E603",
                     "/meta",
-                    format!("activity '{id}': unknown type '{t}'; expected one of [{}]", list.join(", ")),
+                    format!(
+                        "activity '{id}': unknown type '{t}'; expected one of [{}]",
+                        list.join(", ")
+                    ),
                 );
             }
         }
@@ -161,7 +178,11 @@ pub fn check_curation(ctx: &mut Ctx<'_>) {
     if let Some(splits) = doc.get("splits").and_then(Value::as_array) {
         for s in splits {
             let id = s.get("set_id").and_then(Value::as_str).unwrap_or("?");
-            timestamp(ctx, &format!("split '{id}'.assigned_at"), s.get("assigned_at"));
+            timestamp(
+                ctx,
+                &format!("split '{id}'.assigned_at"),
+                s.get("assigned_at"),
+            );
         }
     }
     if let Some(d) = doc.get("deidentification") {
@@ -190,7 +211,10 @@ fn check_splits(ctx: &mut Ctx<'_>, doc: &Value) {
             ctx.emit(
                 "W906",
                 "/meta#splits",
-                format!("split set '{id}' is claimed against {} different manifests in one file", manifests.len()),
+                format!(
+                    "split set '{id}' is claimed against {} different manifests in one file",
+                    manifests.len()
+                ),
             );
         }
     }

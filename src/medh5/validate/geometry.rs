@@ -70,9 +70,15 @@ pub fn grids(ctx: &Ctx<'_>) -> BTreeMap<String, GridInfo> {
         let a = ctx.attrs(&rel);
         let shape: Vec<u64> = attr(&a, "shape")
             .and_then(json_ints)
-            .map(|v| v.into_iter().map(|x| u64::try_from(x).unwrap_or(0)).collect())
+            .map(|v| {
+                v.into_iter()
+                    .map(|x| u64::try_from(x).unwrap_or(0))
+                    .collect()
+            })
             .unwrap_or_default();
-        let mut kinds = attr(&a, "axis_kinds").and_then(json_strs).unwrap_or_default();
+        let mut kinds = attr(&a, "axis_kinds")
+            .and_then(json_strs)
+            .unwrap_or_default();
         if kinds.is_empty() && (shape.len() == 2 || shape.len() == 3) {
             kinds = vec!["spatial".to_string(); shape.len()];
         }
@@ -148,7 +154,11 @@ pub fn check_geometry(ctx: &mut Ctx<'_>) {
         let loc = format!("/{rel}");
         match ctx.object(&rel) {
             Some(Object::Group(_)) => check_grid(ctx, &rel, &loc),
-            Some(o) => ctx.emit("E109", &loc, format!("grid is a {}, not a group", o.kind_name())),
+            Some(o) => ctx.emit(
+                "E109",
+                &loc,
+                format!("grid is a {}, not a group", o.kind_name()),
+            ),
             None => {}
         }
     }
@@ -162,7 +172,11 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
         .filter(|n| attr(&a, n).is_none())
         .collect();
     if !missing.is_empty() {
-        ctx.emit("E109", loc, format!("missing required attribute(s) {}", py_strs(&missing)));
+        ctx.emit(
+            "E109",
+            loc,
+            format!("missing required attribute(s) {}", py_strs(&missing)),
+        );
     }
     let shape = attr(&a, "shape").map(|s| json_ints(s).unwrap_or_default());
     if let Some(shape) = &shape {
@@ -175,7 +189,11 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
     let mut spatial = None;
     if let Some(kinds) = &kinds {
         if ndim.is_some_and(|n| n != kinds.len()) {
-            ctx.emit("E109", loc, "`axis_kinds` length differs from the grid's dimensionality");
+            ctx.emit(
+                "E109",
+                loc,
+                "`axis_kinds` length differs from the grid's dimensionality",
+            );
         } else if let Some(bad) = kinds.iter().find(|k| !AXIS_KINDS.contains(&k.as_str())) {
             ctx.emit("E109", loc, format!("unknown axis kind '{bad}'"));
         } else {
@@ -183,11 +201,19 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
             let s = count("spatial");
             let mut ok = true;
             if !(2..=3).contains(&s) {
-                ctx.emit("E110", loc, format!("{s} spatial axes; the spec allows 2 or 3"));
+                ctx.emit(
+                    "E110",
+                    loc,
+                    format!("{s} spatial axes; the spec allows 2 or 3"),
+                );
                 ok = false;
             }
             if count("time") > 1 || count("channel") > 1 {
-                ctx.emit("E110", loc, "at most one `time` and one `channel` axis are allowed");
+                ctx.emit(
+                    "E110",
+                    loc,
+                    "at most one `time` and one `channel` axis are allowed",
+                );
                 ok = false;
             }
             if ok {
@@ -195,7 +221,11 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
                     ctx.emit(
                         "E103",
                         loc,
-                        format!("spatial axes at {} must be contiguous and trailing (expected {})", tuple(&at), tuple(&expect)),
+                        format!(
+                            "spatial axes at {} must be contiguous and trailing (expected {})",
+                            tuple(&at),
+                            tuple(&expect)
+                        ),
                     );
                 } else {
                     spatial = Some(s);
@@ -208,7 +238,11 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
     }
     if let Some(names) = attr(&a, "axis_names").map(|n| json_strs(n).unwrap_or_default()) {
         if ndim.is_some_and(|n| n != names.len()) {
-            ctx.emit("E109", loc, "`axis_names` length differs from the grid's dimensionality");
+            ctx.emit(
+                "E109",
+                loc,
+                "`axis_names` length differs from the grid's dimensionality",
+            );
         }
     }
     if let Some(s) = spatial {
@@ -217,7 +251,11 @@ fn check_grid(ctx: &mut Ctx<'_>, rel: &str, loc: &str) {
     if let Some(u) = attr(&a, "units") {
         match u {
             Json::Str(s) if UNITS.contains(&s.as_str()) => {}
-            other => ctx.emit("E109", loc, format!("unknown units {}", other.to_canonical())),
+            other => ctx.emit(
+                "E109",
+                loc,
+                format!("unknown units {}", other.to_canonical()),
+            ),
         }
     }
 }
@@ -227,7 +265,11 @@ fn check_spatial(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str, s: usize) {
         match json_floats(sp) {
             Some(v) if v.len() == s => {
                 if v.iter().any(|x| !x.is_finite() || *x <= 0.0) {
-                    ctx.emit("E104", loc, format!("spacing {} must be finite and > 0", float_list(&v)));
+                    ctx.emit(
+                        "E104",
+                        loc,
+                        format!("spacing {} must be finite and > 0", float_list(&v)),
+                    );
                 }
             }
             _ => ctx.emit("E109", loc, format!("`spacing` must hold {s} numbers")),
@@ -236,7 +278,11 @@ fn check_spatial(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str, s: usize) {
     if let Some(o) = attr(a, "origin") {
         match json_floats(o) {
             Some(v) if v.len() == s && v.iter().all(|x| x.is_finite()) => {}
-            _ => ctx.emit("E109", loc, format!("`origin` must hold {s} finite numbers")),
+            _ => ctx.emit(
+                "E109",
+                loc,
+                format!("`origin` must hold {s} finite numbers"),
+            ),
         }
     }
     if let Some(d) = attr(a, "direction") {
@@ -249,7 +295,14 @@ fn check_spatial(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str, s: usize) {
                 let res = ortho_residual(&r);
                 if res > ORTHO_TOL {
                     let shown = (res * 1e6).round() / 1e6;
-                    ctx.emit("E102", loc, format!("`direction` is not orthonormal (max residual {})", pyfloat::repr(shown)));
+                    ctx.emit(
+                        "E102",
+                        loc,
+                        format!(
+                            "`direction` is not orthonormal (max residual {})",
+                            pyfloat::repr(shown)
+                        ),
+                    );
                 }
             }
             _ => ctx.emit("E109", loc, format!("`direction` must be a {s}x{s} matrix")),
@@ -266,12 +319,18 @@ pub fn check_grid_timepoints(ctx: &mut Ctx<'_>) {
             None if declared.len() > 1 => ctx.emit(
                 "E106",
                 &loc,
-                format!("grid has no `timepoint`, but the sample declares {} timepoints", declared.len()),
+                format!(
+                    "grid has no `timepoint`, but the sample declares {} timepoints",
+                    declared.len()
+                ),
             ),
             Some(tp) if ctx.doc.is_some() && !declared.contains(tp) => ctx.emit(
                 "E107",
                 &loc,
-                format!("`timepoint` '{tp}' is not declared (declared: {})", py_strs(&declared)),
+                format!(
+                    "`timepoint` '{tp}' is not declared (declared: {})",
+                    py_strs(&declared)
+                ),
             ),
             _ => {}
         }
@@ -284,7 +343,11 @@ mod tests {
 
     #[test]
     fn residual_of_a_sheared_direction() {
-        let d = vec![vec![1.0, 0.4, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]];
+        let d = vec![
+            vec![1.0, 0.4, 0.0],
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 0.0, 1.0],
+        ];
         assert!((ortho_residual(&d) - 0.4).abs() < 1e-12);
         let id = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
         assert_eq!(ortho_residual(&id), 0.0);

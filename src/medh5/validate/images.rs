@@ -12,7 +12,7 @@ use crate::hdf5fmt::file::Object;
 use crate::medh5::integrity::is_bool_enum;
 use crate::medh5::profiles::is_w902;
 
-use super::ctx::{attr, attr_str, json_strs, py_tuple, Ctx};
+use super::ctx::{attr, attr_str, json_floats, json_strs, py_tuple, Ctx};
 use super::geometry::{grids, GridInfo};
 use super::integrity::walk;
 
@@ -55,7 +55,11 @@ pub fn dtype_name(dt: &Datatype) -> String {
 pub fn check_images(ctx: &mut Ctx<'_>) {
     let ids = ctx.member_names("images");
     if ids.is_empty() && matches!(ctx.object("images"), Some(Object::Group(_))) {
-        ctx.emit("E201", "/images", "a sample must contain at least one image");
+        ctx.emit(
+            "E201",
+            "/images",
+            "a sample must contain at least one image",
+        );
     }
     let grids = grids(ctx);
     for id in ids {
@@ -82,7 +86,11 @@ pub fn check_images(ctx: &mut Ctx<'_>) {
             Some(g) => match grids.get(g) {
                 Some(info) => Some(info.clone()),
                 None => {
-                    ctx.emit("E101", &loc, format!("names grid '{g}', which does not exist"));
+                    ctx.emit(
+                        "E101",
+                        &loc,
+                        format!("names grid '{g}', which does not exist"),
+                    );
                     None
                 }
             },
@@ -111,27 +119,81 @@ pub fn check_images(ctx: &mut Ctx<'_>) {
                 ctx.emit(
                     "E202",
                     &loc,
-                    format!("shape {} != grid '{g}' shape {}", py_tuple(ds.shape()), py_tuple(&info.shape)),
+                    format!(
+                        "shape {} != grid '{g}' shape {}",
+                        py_tuple(ds.shape()),
+                        py_tuple(&info.shape)
+                    ),
                 );
             }
             check_channels(ctx, &a, info, &loc);
         }
+        if !levels {
+            float_storage(ctx, &ds, &a, &loc);
+        }
     }
 }
 
-fn check_channels(ctx: &mut Ctx<'_>, a: &[(String, crate::medh5::canonical_json::Json)], info: &GridInfo, loc: &str) {
+fn check_channels(
+    ctx: &mut Ctx<'_>,
+    a: &[(String, crate::medh5::canonical_json::Json)],
+    info: &GridInfo,
+    loc: &str,
+) {
     let Some(names) = attr(a, "channel_names") else {
         return;
     };
     let names = json_strs(names).unwrap_or_default();
     match info.channel_extent() {
-        None => ctx.emit("E204", loc, "`channel_names` on a grid with no channel axis"),
+        None => ctx.emit(
+            "E204",
+            loc,
+            "`channel_names` on a grid with no channel axis",
+        ),
         Some(c) if c != names.len() as u64 => ctx.emit(
             "E204",
             loc,
-            format!("{} `channel_names` for a channel axis of extent {c}", names.len()),
+            format!(
+                "{} `channel_names` for a channel axis of extent {c}",
+                names.len()
+            ),
         ),
         Some(_) => {}
+    }
+}
+
+/// Cap on the elements read to judge W907.
+const MAX_W907_ELEMENTS: u64 = 1 << 26;
+
+/// W907: a float image whose every value is an integer in int16 range.
+fn float_storage(
+    ctx: &mut Ctx<'_>,
+    ds: &Dataset,
+    a: &[(String, crate::medh5::canonical_json::Json)],
+    loc: &str,
+) {
+    if !matches!(ds.dtype(), Datatype::Float { .. }) || ds.num_elements() > MAX_W907_ELEMENTS {
+        return;
+    }
+    if matches!(
+        attr_str(a, "value_type"),
+        Some("probability" | "displacement" | "mask")
+    ) {
+        return;
+    }
+    let Some(values) = super::instances::read_floats(ds) else {
+        return;
+    };
+    let fits = !values.is_empty()
+        && values
+            .iter()
+            .all(|v| v.fract() == 0.0 && (-32768.0..=32767.0).contains(v));
+    if fits {
+        ctx.emit(
+            "W907",
+            loc,
+            format!("stored as {} but every value is an integer within int16 range; int16 + rescale is lossless and ~3x smaller", dtype_name(ds.dtype())),
+        );
     }
 }
 
@@ -155,14 +217,16 @@ pub fn human_size(bytes: u64) -> String {
 fn element_size(ds: &Dataset) -> u64 {
     match ds.dtype() {
         Datatype::VarString { .. } => 8,
-        dt => u64::from(dt.size()),
+        dt => dt.size(),
     }
 }
 
 /// Bulk storage (W902): bulk datasets chunked and filtered, stacked
 /// annotation data chunked `(1, …)`.
 pub fn check_bulk_storage(ctx: &mut Ctx<'_>) {
-    let kinds: BTreeMap<String, String> = super::container::annotation_kinds(ctx).into_iter().collect();
+    let kinds: BTreeMap<String, String> = super::container::annotation_kinds(ctx)
+        .into_iter()
+        .collect();
     let Ok(w) = walk(ctx) else {
         return;
     };
@@ -177,20 +241,137 @@ pub fn check_bulk_storage(ctx: &mut Ctx<'_>) {
         let filtered = !f.ds.filters().is_empty();
         let esize = element_size(&f.ds);
         if is_w902(&f.path, f.ds.shape(), esize, chunks, filtered, stacked) {
-            let bytes = f
-                .ds
-                .shape()
-                .iter()
-                .try_fold(esize, |a, &d| a.checked_mul(d))
-                .unwrap_or(u64::MAX);
+            let bytes =
+                f.ds.shape()
+                    .iter()
+                    .try_fold(esize, |a, &d| a.checked_mul(d))
+                    .unwrap_or(u64::MAX);
             let why = match chunks {
                 None => "is unchunked".to_string(),
                 Some(c) if stacked && c.first().is_some_and(|&x| x != 1) => {
-                    format!("is a stacked encoding chunked {} (the first chunk extent must be 1)", py_tuple(c))
+                    format!(
+                        "is a stacked encoding chunked {} (the first chunk extent must be 1)",
+                        py_tuple(c)
+                    )
                 }
                 Some(_) => "is chunked but unfiltered".to_string(),
             };
-            ctx.emit("W902", &format!("/{}", f.path), format!("{} dataset {why}", human_size(bytes)));
+            ctx.emit(
+                "W902",
+                &format!("/{}", f.path),
+                format!("{} dataset {why}", human_size(bytes)),
+            );
+        }
+    }
+}
+
+/// Multiscale pyramids (E105, semantic): level `k` lies on its own grid with
+/// spacing `spacing₀·f` and origin `origin₀ + D·((f − 1)/2·spacing₀)`, and its
+/// dataset has that grid's shape.
+pub fn check_multiscale(ctx: &mut Ctx<'_>) {
+    let grid_attrs = |ctx: &Ctx<'_>, g: &str| {
+        let a = ctx.attrs(&format!("grids/{g}"));
+        let get = |n: &str| attr(&a, n).and_then(json_floats).unwrap_or_default();
+        let dir: Vec<Vec<f64>> = match attr(&a, "direction") {
+            Some(crate::medh5::canonical_json::Json::Array(rows)) => {
+                rows.iter().filter_map(json_floats).collect()
+            }
+            _ => Vec::new(),
+        };
+        (get("spacing"), get("origin"), dir)
+    };
+    for id in ctx.member_names("images") {
+        let rel = format!("images/{id}");
+        let Some(Object::Group(g)) = ctx.object(&rel) else {
+            continue;
+        };
+        let a = ctx.attrs(&rel);
+        let levels = attr(&a, "grid_levels")
+            .and_then(json_strs)
+            .unwrap_or_default();
+        let factors: Vec<Vec<f64>> = match attr(&a, "downsample_factors") {
+            Some(crate::medh5::canonical_json::Json::Array(rows)) => {
+                rows.iter().filter_map(json_floats).collect()
+            }
+            _ => Vec::new(),
+        };
+        let Some(base) = levels.first() else {
+            continue;
+        };
+        let (sp0, or0, dir) = grid_attrs(ctx, base);
+        let loc = format!("/{rel}");
+        for (k, lg) in levels.iter().enumerate().skip(1) {
+            let Some(f) = factors.get(k) else {
+                continue;
+            };
+            let (sp, or, _) = grid_attrs(ctx, lg);
+            if sp.len() != sp0.len() || or.len() != or0.len() || f.len() != sp0.len() {
+                continue;
+            }
+            let shift: Vec<f64> = f
+                .iter()
+                .zip(&sp0)
+                .map(|(f, s)| (f - 1.0) / 2.0 * s)
+                .collect();
+            let want: Vec<f64> = (0..or0.len())
+                .map(|i| {
+                    let moved: f64 = (0..shift.len())
+                        .map(|j| {
+                            let d = dir.get(i).and_then(|r| r.get(j)).copied();
+                            d.unwrap_or(if i == j { 1.0 } else { 0.0 })
+                                * shift.get(j).copied().unwrap_or(0.0)
+                        })
+                        .sum();
+                    or0.get(i).copied().unwrap_or(0.0) + moved
+                })
+                .collect();
+            let off = or
+                .iter()
+                .zip(&want)
+                .zip(&sp)
+                .any(|((o, w), s)| (o - w).abs() > 1e-3 * s.abs().max(1e-9));
+            if off {
+                let show = |v: &[f64]| {
+                    let p: Vec<String> =
+                        v.iter().map(|x| crate::medh5::pyfloat::repr(*x)).collect();
+                    format!("({})", p.join(", "))
+                };
+                ctx.emit(
+                    "E105",
+                    &loc,
+                    format!(
+                        "level {k}: origin {} != {} (half-voxel shift missing?)",
+                        show(&or),
+                        show(&want)
+                    ),
+                );
+            }
+            let sp_off = sp
+                .iter()
+                .zip(f.iter().zip(&sp0))
+                .any(|(s, (f, s0))| (s - f * s0).abs() > 1e-6 * s.abs().max(1.0));
+            if sp_off {
+                ctx.emit(
+                    "E105",
+                    &loc,
+                    format!(
+                        "level {k}: spacing is not the base spacing times the downsample factor"
+                    ),
+                );
+            }
+            if let (Ok(ds), Some(info)) = (g.dataset(&k.to_string()), grids(ctx).get(lg)) {
+                if ds.shape() != info.shape.as_slice() {
+                    ctx.emit(
+                        "E105",
+                        &loc,
+                        format!(
+                            "level {k}: shape {} != grid '{lg}' shape {}",
+                            py_tuple(ds.shape()),
+                            py_tuple(&info.shape)
+                        ),
+                    );
+                }
+            }
         }
     }
 }

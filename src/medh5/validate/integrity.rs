@@ -146,19 +146,25 @@ pub fn check_integrity(ctx: &mut Ctx<'_>) {
     };
     let algo = match ctx.root_attr("digest_algo") {
         None => Some(DigestAlgo::default()),
-        Some(Json::Str(s)) => match DigestAlgo::from_name(s) {
-            Some(a) => Some(a),
-            None => {
-                ctx.emit(
+        Some(Json::Str(s)) => {
+            match DigestAlgo::from_name(s) {
+                Some(a) => Some(a),
+                None => {
+                    ctx.emit(
                     "E703",
                     "/",
                     format!("unsupported digest_algo '{s}'; §2.1 permits sha256, sha512 and blake2b"),
                 );
-                None
+                    None
+                }
             }
-        },
+        }
         Some(other) => {
-            ctx.emit("E703", "/", format!("unsupported digest_algo {}", other.to_canonical()));
+            ctx.emit(
+                "E703",
+                "/",
+                format!("unsupported digest_algo {}", other.to_canonical()),
+            );
             None
         }
     };
@@ -205,7 +211,11 @@ fn check_datasets(ctx: &mut Ctx<'_>, w: &Walk) {
                     Ok(Some(fresh)) if &fresh == d => {}
                     Ok(Some(_)) => ctx.emit("E701", &loc, "digest does not match the stored data"),
                     Ok(None) => {}
-                    Err(e) => ctx.emit("E001", &loc, format!("cannot be read to check its digest: {e}")),
+                    Err(e) => ctx.emit(
+                        "E001",
+                        &loc,
+                        format!("cannot be read to check its digest: {e}"),
+                    ),
                 }
             }
         }
@@ -228,7 +238,10 @@ fn check_content_id(ctx: &mut Ctx<'_>, w: &Walk, algo: DigestAlgo) {
         .filter(|f| !in_index(&f.path))
         .filter_map(|f| f.digest.clone().map(|d| (f.path.clone(), d)))
         .collect();
-    let mut attribute_objects = vec![(String::new(), canonical_attrs(ROOT_COVERED, &ctx.root_attrs))];
+    let mut attribute_objects = vec![(
+        String::new(),
+        canonical_attrs(ROOT_COVERED, &ctx.root_attrs),
+    )];
     for m in &w.members {
         let Some(covered) = covered_names(m) else {
             continue;
@@ -277,7 +290,10 @@ fn check_index(ctx: &mut Ctx<'_>, w: &Walk) {
 
 /// The group digest of annotation `ann` (§6.8); `None` when it is gone.
 fn annotation_digest(ctx: &Ctx<'_>, w: &Walk, ann: &str, algo: DigestAlgo) -> Option<String> {
-    if !matches!(ctx.object(&format!("annotations/{ann}")), Some(Object::Group(_))) {
+    if !matches!(
+        ctx.object(&format!("annotations/{ann}")),
+        Some(Object::Group(_))
+    ) {
         return None;
     }
     let prefix = format!("annotations/{ann}/");

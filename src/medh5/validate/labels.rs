@@ -28,7 +28,11 @@ pub fn classes(ls: &Value) -> Vec<Class> {
                 .filter_map(|c| {
                     Some(Class {
                         id: c.get("id")?.as_i64()?,
-                        key: c.get("key").and_then(Value::as_str).unwrap_or("").to_string(),
+                        key: c
+                            .get("key")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
                         parents: c
                             .get("parents")
                             .and_then(Value::as_array)
@@ -70,9 +74,14 @@ pub fn find_cycle(classes: &[Class]) -> Option<Vec<String>> {
                     match state.get(&p).copied().unwrap_or(0) {
                         1 => {
                             let pos = stack.iter().position(|(x, _)| *x == p).unwrap_or(0);
-                            let key = |x: i64| by_id.get(&x).map_or(x.to_string(), |c| c.key.clone());
-                            let mut path: Vec<String> =
-                                stack.get(pos..).unwrap_or(&[]).iter().map(|(x, _)| key(*x)).collect();
+                            let key =
+                                |x: i64| by_id.get(&x).map_or(x.to_string(), |c| c.key.clone());
+                            let mut path: Vec<String> = stack
+                                .get(pos..)
+                                .unwrap_or(&[])
+                                .iter()
+                                .map(|(x, _)| key(*x))
+                                .collect();
                             path.push(key(p));
                             return Some(path);
                         }
@@ -95,7 +104,9 @@ fn annotation_class_ids(ctx: &Ctx<'_>) -> Vec<(String, String, Vec<i128>)> {
         .map(|id| {
             let a = ctx.attrs(&format!("annotations/{id}"));
             let kind = super::ctx::attr_str(&a, "kind").unwrap_or("").to_string();
-            let ids = attr(&a, "class_ids").and_then(json_ints).unwrap_or_default();
+            let ids = attr(&a, "class_ids")
+                .and_then(json_ints)
+                .unwrap_or_default();
             (id, kind, ids)
         })
         .collect()
@@ -106,15 +117,31 @@ pub fn check_label_set(ctx: &mut Ctx<'_>) {
     let anns = annotation_class_ids(ctx);
     let Some(ls) = ctx.doc_get("label_set").cloned() else {
         if ctx.doc.is_some() && ctx.has_profile("seg") {
-            ctx.emit("E301", "/meta#label_set", "profile(s) ['seg'] require a label set");
+            ctx.emit(
+                "E301",
+                "/meta#label_set",
+                "profile(s) ['seg'] require a label set",
+            );
         }
         return;
     };
-    let set_id = ls.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
+    let set_id = ls
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
     let form = ls.get("form").and_then(Value::as_str).unwrap_or("inline");
     if form == "ref" {
-        if ls.get("uri").and_then(Value::as_str).is_none_or(str::is_empty) {
-            ctx.emit("E305", "/meta", format!("label set '{set_id}': form 'ref' requires a uri"));
+        if ls
+            .get("uri")
+            .and_then(Value::as_str)
+            .map_or(true, str::is_empty)
+        {
+            ctx.emit(
+                "E305",
+                "/meta",
+                format!("label set '{set_id}': form 'ref' requires a uri"),
+            );
         }
         return;
     }
@@ -128,14 +155,21 @@ pub fn check_label_set(ctx: &mut Ctx<'_>) {
     }
     if !dups.is_empty() {
         let d: Vec<i64> = dups.into_iter().collect();
-        ctx.emit("E302", "/meta", format!("label set '{set_id}': duplicate class ids {}", py_list(&d)));
+        ctx.emit(
+            "E302",
+            "/meta",
+            format!("label set '{set_id}': duplicate class ids {}", py_list(&d)),
+        );
     }
     for c in &cs {
         for p in c.parents.iter().filter(|p| !seen.contains(p)) {
             ctx.emit(
                 "E306",
                 "/meta",
-                format!("label set '{set_id}': class '{}' names unknown parent id {p}", c.key),
+                format!(
+                    "label set '{set_id}': class '{}' names unknown parent id {p}",
+                    c.key
+                ),
             );
         }
     }
@@ -143,7 +177,10 @@ pub fn check_label_set(ctx: &mut Ctx<'_>) {
         ctx.emit(
             "E304",
             "/meta",
-            format!("label set '{set_id}': hierarchy cycle {}", cycle.join(" -> ")),
+            format!(
+                "label set '{set_id}': hierarchy cycle {}",
+                cycle.join(" -> ")
+            ),
         );
     }
     for (id, _, ids) in &anns {
@@ -156,7 +193,10 @@ pub fn check_label_set(ctx: &mut Ctx<'_>) {
             ctx.emit(
                 "E402",
                 &format!("/annotations/{id}"),
-                format!("class ids {} are not in label set '{set_id}'", py_list(&missing)),
+                format!(
+                    "class ids {} are not in label set '{set_id}'",
+                    py_list(&missing)
+                ),
             );
         }
     }
@@ -221,7 +261,11 @@ mod tests {
         assert_eq!(cs.len(), 3);
         assert_eq!(
             find_cycle(&cs),
-            Some(vec!["liver".to_string(), "lesion".to_string(), "liver".to_string()])
+            Some(vec![
+                "liver".to_string(),
+                "lesion".to_string(),
+                "liver".to_string()
+            ])
         );
         let ok = json!({"classes": [{"id": 1, "key": "a", "name": "A"}, {"id": 2, "key": "b", "name": "B", "parents": [1]}]});
         assert_eq!(find_cycle(&classes(&ok)), None);

@@ -11,8 +11,12 @@
 //! after the container rule (E002).
 
 pub mod annotations;
+pub mod clinical;
+pub mod clinical_links;
+pub mod closure;
 pub mod collection;
 pub mod container;
+pub mod contours;
 pub mod ctx;
 pub mod document;
 pub mod geometry;
@@ -109,7 +113,10 @@ pub fn validate_path(path: &Path, opts: &Options) -> Report {
 
 fn open_error(path: &Path, e: &crate::error::Error) -> String {
     if !path.exists() {
-        return format!("failed to open '{}': no such file or directory", path.display());
+        return format!(
+            "failed to open '{}': no such file or directory",
+            path.display()
+        );
     }
     format!("failed to open '{}': {e}", path.display())
 }
@@ -141,6 +148,7 @@ pub fn run_sample(ctx: &mut Ctx<'_>, extra_profiles: &[String]) -> serde_json::V
     annotations::check_annotations(ctx);
     instances::check_instance_data(ctx);
     images::check_bulk_storage(ctx);
+    clinical::check_clinical(ctx);
     if ctx.level >= Level::Semantic {
         document::check_timepoints(ctx);
         geometry::check_grid_timepoints(ctx);
@@ -148,12 +156,16 @@ pub fn run_sample(ctx: &mut Ctx<'_>, extra_profiles: &[String]) -> serde_json::V
         annotations::check_references(ctx);
         transforms::check_transforms(ctx);
         labels::check_label_set(ctx);
+        closure::check_implicit_closure(ctx);
+        contours::check_contour_roles(ctx);
+        images::check_multiscale(ctx);
         document::check_curation(ctx);
         container::check_profiles(ctx);
         labels::check_ontology_bindings(ctx);
     }
     if ctx.level >= Level::Integrity {
         integrity::check_integrity(ctx);
+        clinical::check_clinical_digests(ctx);
     }
     serde_json::json!({"rules": rules_for(ctx.level), "schema_checked": ctx.schema_checked})
 }

@@ -206,7 +206,10 @@ mod tests {
     #[test]
     fn strict_promotes_warnings_in_counts() {
         let mut r = Report::new("x", Level::Strict, vec!["core".into()]);
-        r.diagnostics = vec![d("W903", "/meta#deidentification"), d("W912", "/meta#label_set")];
+        r.diagnostics = vec![
+            d("W903", "/meta#deidentification"),
+            d("W912", "/meta#label_set"),
+        ];
         assert_eq!(r.counts(), (2, 0, 2));
         assert!(!r.ok());
         let j = r.to_json();

@@ -127,7 +127,10 @@ static LABEL_CLASS: Spec = Spec {
         ("parents", T::Arr(&CLASS_ID, None, None)),
         ("category", T::Str),
         ("laterality", T::EnumOrNull(&["left", "right", "bilateral"])),
-        ("color", T::Arr(&T::Int(Some(0), Some(255)), Some(4), Some(4))),
+        (
+            "color",
+            T::Arr(&T::Int(Some(0), Some(255)), Some(4), Some(4)),
+        ),
         ("codes", T::Arr(&T::Obj(&ONTOLOGY_CODE), None, None)),
         ("properties", T::AnyObj),
     ],
@@ -142,7 +145,11 @@ static ONTOLOGY_CODE: Spec = Spec {
 static RELATION: Spec = Spec {
     required: &["subject", "predicate", "object"],
     additional: false,
-    props: &[("subject", CLASS_ID), ("predicate", T::Str), ("object", CLASS_ID)],
+    props: &[
+        ("subject", CLASS_ID),
+        ("predicate", T::Str),
+        ("object", CLASS_ID),
+    ],
 };
 
 static SKELETON: Spec = Spec {
@@ -151,7 +158,10 @@ static SKELETON: Spec = Spec {
     props: &[
         ("id", T::Id),
         ("keypoints", T::Arr(&CLASS_ID, None, None)),
-        ("edges", T::Arr(&T::Arr(&CLASS_ID, Some(2), Some(2)), None, None)),
+        (
+            "edges",
+            T::Arr(&T::Arr(&CLASS_ID, Some(2), Some(2)), None, None),
+        ),
     ],
 };
 
@@ -348,7 +358,10 @@ fn is_integer(v: &Value) -> Option<f64> {
 
 fn check_obj(v: &Value, spec: &Spec, ptr: &str, out: &mut Vec<Violation>) {
     let Some(map) = v.as_object() else {
-        out.push((ptr.to_string(), format!("{} is not of type 'object'", py_repr(v))));
+        out.push((
+            ptr.to_string(),
+            format!("{} is not of type 'object'", py_repr(v)),
+        ));
         return;
     };
     for r in spec.required {
@@ -405,14 +418,20 @@ fn check(v: &Value, t: &T, ptr: &str, out: &mut Vec<Violation>) {
         },
         T::Hex64 => match v.as_str() {
             None => bad(format!("{} is not of type 'string'", py_repr(v))),
-            Some(s) if !(s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))) => {
+            Some(s)
+                if !(s.len() == 64
+                    && s.bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))) =>
+            {
                 bad(format!("'{s}' does not match '^[0-9a-f]{{64}}$'"))
             }
             Some(_) => {}
         },
         T::ClassKey => match v.as_str() {
             None => bad(format!("{} is not of type 'string'", py_repr(v))),
-            Some(s) if !pattern_key(s) => bad(format!("'{s}' does not match '^[a-z0-9][a-z0-9_]*$'")),
+            Some(s) if !pattern_key(s) => {
+                bad(format!("'{s}' does not match '^[a-z0-9][a-z0-9_]*$'"))
+            }
             Some(_) => {}
         },
         T::Int(lo, hi) => match is_integer(v) {
@@ -431,13 +450,21 @@ fn check(v: &Value, t: &T, ptr: &str, out: &mut Vec<Violation>) {
         T::Enum(vocab) => {
             if !v.as_str().is_some_and(|s| vocab.contains(&s)) {
                 let list: Vec<String> = vocab.iter().map(|s| format!("'{s}'")).collect();
-                bad(format!("{} is not one of [{}]", py_repr(v), list.join(", ")));
+                bad(format!(
+                    "{} is not one of [{}]",
+                    py_repr(v),
+                    list.join(", ")
+                ));
             }
         }
         T::EnumOrNull(vocab) => {
             if !(v.is_null() || v.as_str().is_some_and(|s| vocab.contains(&s))) {
                 let list: Vec<String> = vocab.iter().map(|s| format!("'{s}'")).collect();
-                bad(format!("{} is not one of [{}, None]", py_repr(v), list.join(", ")));
+                bad(format!(
+                    "{} is not one of [{}, None]",
+                    py_repr(v),
+                    list.join(", ")
+                ));
             }
         }
         T::Obj(spec) => check_obj(v, spec, ptr, out),
@@ -468,11 +495,18 @@ fn check(v: &Value, t: &T, ptr: &str, out: &mut Vec<Violation>) {
             None => bad(format!("{} is not of type 'object'", py_repr(v))),
             Some(m) => {
                 for (k, val) in m {
-                    let key_ok = (1..=5).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_digit());
+                    let key_ok =
+                        (1..=5).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_digit());
                     if !key_ok {
-                        out.push((ptr.to_string(), format!("Additional properties are not allowed ('{k}' was unexpected)")));
+                        out.push((
+                            ptr.to_string(),
+                            format!("Additional properties are not allowed ('{k}' was unexpected)"),
+                        ));
                     } else if !val.is_number() {
-                        out.push((join(ptr, k), format!("{} is not of type 'number'", py_repr(val))));
+                        out.push((
+                            join(ptr, k),
+                            format!("{} is not of type 'number'", py_repr(val)),
+                        ));
                     }
                 }
             }
@@ -482,10 +516,16 @@ fn check(v: &Value, t: &T, ptr: &str, out: &mut Vec<Violation>) {
 
 fn bounds(f: f64, lo: Option<f64>, hi: Option<f64>, v: &Value, bad: &mut impl FnMut(String)) {
     if lo.is_some_and(|l| f < l) {
-        bad(format!("{v} is less than the minimum of {}", lo.unwrap_or_default()));
+        bad(format!(
+            "{v} is less than the minimum of {}",
+            lo.unwrap_or_default()
+        ));
     }
     if hi.is_some_and(|h| f > h) {
-        bad(format!("{v} is greater than the maximum of {}", hi.unwrap_or_default()));
+        bad(format!(
+            "{v} is greater than the maximum of {}",
+            hi.unwrap_or_default()
+        ));
     }
 }
 

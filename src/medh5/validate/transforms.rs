@@ -72,7 +72,15 @@ pub fn check_transforms(ctx: &mut Ctx<'_>) {
         let loc = format!("/transforms/{id}");
         if !KINDS.contains(&t.kind.as_str()) {
             let list: Vec<String> = KINDS.iter().map(|k| format!("'{k}'")).collect();
-            ctx.emit("E502", &loc, format!("unknown transform kind '{}'; expected one of [{}]", t.kind, list.join(", ")));
+            ctx.emit(
+                "E502",
+                &loc,
+                format!(
+                    "unknown transform kind '{}'; expected one of [{}]",
+                    t.kind,
+                    list.join(", ")
+                ),
+            );
             continue;
         }
         if t.kind == "affine" {
@@ -96,7 +104,11 @@ pub fn check_transforms(ctx: &mut Ctx<'_>) {
         check_units(ctx, &grids, t, &loc);
     }
     let tps = timepoint_ids(ctx);
-    if tps.len() >= 2 {
+    let bad_timepoints = ctx
+        .diags
+        .iter()
+        .any(|d| d.code == "E108" && d.location.starts_with(&ctx.prefix));
+    if tps.len() >= 2 && !bad_timepoints {
         let relates = tfs.values().any(|t| {
             let side = |frame: &Option<String>, grid: &Option<String>| {
                 grid.as_ref()
@@ -104,7 +116,10 @@ pub fn check_transforms(ctx: &mut Ctx<'_>) {
                     .and_then(|g| g.timepoint.clone())
                     .or_else(|| frame.as_ref().and_then(|f| frame_timepoint(&grids, f)))
             };
-            match (side(&t.from_frame, &t.from_grid), side(&t.to_frame, &t.to_grid)) {
+            match (
+                side(&t.from_frame, &t.from_grid),
+                side(&t.to_frame, &t.to_grid),
+            ) {
                 (Some(a), Some(b)) => a != b,
                 _ => false,
             }
@@ -113,7 +128,10 @@ pub fn check_transforms(ctx: &mut Ctx<'_>) {
             ctx.emit(
                 "W911",
                 "/transforms",
-                format!("the sample declares {} timepoints but no transform relates any two of them", tps.len()),
+                format!(
+                    "the sample declares {} timepoints but no transform relates any two of them",
+                    tps.len()
+                ),
             );
         }
     }
@@ -137,33 +155,57 @@ fn check_affine(ctx: &mut Ctx<'_>, id: &str, loc: &str) {
     }
     let vals: Vec<f64> = raw
         .chunks_exact(size)
-        .filter_map(|el| match crate::medh5::sample::scalar_json(ds.dtype(), el) {
-            Some(Json::Float(f)) => Some(f),
-            Some(Json::Int(i)) => Some(i as f64),
-            _ => None,
-        })
+        .filter_map(
+            |el| match crate::medh5::sample::scalar_json(ds.dtype(), el) {
+                Some(Json::Float(f)) => Some(f),
+                Some(Json::Int(i)) => Some(i as f64),
+                _ => None,
+            },
+        )
         .collect();
     let start = ((r - 1) * c) as usize;
     let Some(last) = vals.get(start..start + c as usize) else {
         return;
     };
     let want = |i: usize| if i + 1 == last.len() { 1.0 } else { 0.0 };
-    if last.iter().enumerate().any(|(i, v)| (v - want(i)).abs() > 1e-9) {
+    if last
+        .iter()
+        .enumerate()
+        .any(|(i, v)| (v - want(i)).abs() > 1e-9)
+    {
         let shown: Vec<String> = last.iter().map(|v| pyfloat::repr(*v)).collect();
-        ctx.emit("E504", loc, format!("last row must be [0 … 0 1], got [{}]", shown.join(", ")));
+        ctx.emit(
+            "E504",
+            loc,
+            format!("last row must be [0 … 0 1], got [{}]", shown.join(", ")),
+        );
     }
 }
 
-fn check_inverse(ctx: &mut Ctx<'_>, tfs: &BTreeMap<String, Tf>, id: &str, t: &Tf, inv: &str, loc: &str) {
+fn check_inverse(
+    ctx: &mut Ctx<'_>,
+    tfs: &BTreeMap<String, Tf>,
+    id: &str,
+    t: &Tf,
+    inv: &str,
+    loc: &str,
+) {
     let Some(other) = tfs.get(inv) else {
-        ctx.emit("E505", loc, format!("`inverse_id` names '{inv}', which does not exist"));
+        ctx.emit(
+            "E505",
+            loc,
+            format!("`inverse_id` names '{inv}', which does not exist"),
+        );
         return;
     };
     if other.inverse_id.as_deref() != Some(id) {
         ctx.emit(
             "E505",
             loc,
-            format!("'{inv}' names '{}' as its inverse, not '{id}'; the relation must be mutual", other.inverse_id.as_deref().unwrap_or("")),
+            format!(
+                "'{inv}' names '{}' as its inverse, not '{id}'; the relation must be mutual",
+                other.inverse_id.as_deref().unwrap_or("")
+            ),
         );
     }
     if other.from_frame != t.to_frame || other.to_frame != t.from_frame {
@@ -183,7 +225,11 @@ fn check_chain(ctx: &mut Ctx<'_>, tfs: &BTreeMap<String, Tf>, t: &Tf, loc: &str)
             return;
         };
         if comp.from_frame != at {
-            ctx.emit("E501", loc, format!("component '{c}' does not start where the chain is"));
+            ctx.emit(
+                "E501",
+                loc,
+                format!("component '{c}' does not start where the chain is"),
+            );
             return;
         }
         at = comp.to_frame.clone();
@@ -254,7 +300,10 @@ fn check_frames(ctx: &mut Ctx<'_>, grids: &BTreeMap<String, GridInfo>) {
             ctx.emit(
                 "W917",
                 "/grids",
-                format!("grids {} name one frame '{frame}' with different spatial dimensionality", py_strs(&names)),
+                format!(
+                    "grids {} name one frame '{frame}' with different spatial dimensionality",
+                    py_strs(&names)
+                ),
             );
         }
     }
