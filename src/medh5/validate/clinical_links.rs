@@ -73,12 +73,13 @@ pub fn check_links(ctx: &mut Ctx<'_>, events: &Table, documents: &Table, links: 
             if let (Some(a), Some(b)) =
                 (links.int("source_start", row), links.int("source_end", row))
             {
+                // An unreadable text is E806's; its spans are not judged.
                 let text = doc_ids
                     .iter()
                     .position(|x| x == sid)
-                    .and_then(|r| documents.text("text", r))
-                    .unwrap_or("");
-                if a > b || !on_boundary(text, a) || !on_boundary(text, b) {
+                    .and_then(|r| documents.text("text", r));
+                let bad = text.is_some_and(|t| a > b || !on_boundary(t, a) || !on_boundary(t, b));
+                if bad {
                     ctx.emit(
                         "E814",
                         &loc,

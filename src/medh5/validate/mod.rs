@@ -3,10 +3,16 @@
 //! `(code, severity, location, message)` diagnostics in the report of §9.3.
 //!
 //! One file per rule family: [`container`] (root attributes, layout groups,
-//! identifiers, `/meta`), [`document`] (the `/meta` schema, timepoints,
-//! curation records), [`geometry`] (grids), [`images`], [`annotations`],
-//! [`labels`] (label set, ontology bindings), [`integrity`] (digests,
-//! `content_id`, aliases, index currency), [`collection`], [`report`].
+//! identifiers, `/meta`, profile requirements), [`schema`] and [`document`]
+//! (the `/meta` schema, timepoints, curation records, splits), [`geometry`]
+//! (grids), [`images`] (images, bulk storage, pyramids), [`annotations`]
+//! (headers, encodings, references), [`instances`] (boxes, offsets, rotations,
+//! instance identity), [`closure`] (classification, implicit closure, layer
+//! count), [`contours`], [`labels`] (label set, ontology bindings),
+//! [`transforms`] (kinds, chains, inverses, frames), [`clinical`] and
+//! [`clinical_links`] (format 1.1 tables), [`integrity`] (digests,
+//! `content_id`, aliases, index currency), [`collection`], [`report`], and
+//! [`ctx`] (the per-sample context).
 //! A rule never stops the others; a file of another major version stops
 //! after the container rule (E002).
 
