@@ -296,7 +296,7 @@ fn run_validate(args: &[String]) -> ExitCode {
         return usage("validate needs at least one file");
     }
     if let Some(rev) = opts.codes_revision {
-        if rev < 1 || rev > validate::CODES_REVISION {
+        if !(1..=validate::CODES_REVISION).contains(&rev) {
             eprintln!(
                 "medh5: codes revision {rev} is not a revision of the code table; this engine implements revisions 1 to {} (§15.2)",
                 validate::CODES_REVISION

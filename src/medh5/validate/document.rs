@@ -71,12 +71,13 @@ pub fn is_rfc3339(s: &str) -> bool {
         && digits(5..7)
         && b.get(7) == Some(&b'-')
         && digits(8..10);
-    if !date_ok
-        || !matches!(b.get(10), Some(b'T' | b't' | b' '))
-        || !(digits(11..13) && b.get(13) == Some(&b':') && digits(14..16))
-        || b.get(16) != Some(&b':')
-        || !digits(17..19)
-    {
+    let time_ok = matches!(b.get(10), Some(b'T' | b't' | b' '))
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+        && digits(14..16)
+        && b.get(16) == Some(&b':')
+        && digits(17..19);
+    if !(date_ok && time_ok) {
         return false;
     }
     if !(1..=12).contains(&num(5..7)) || !(1..=31).contains(&num(8..10)) {

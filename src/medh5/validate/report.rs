@@ -220,7 +220,8 @@ mod tests {
         r.level = Level::Integrity;
         assert_eq!(r.counts(), (0, 2, 0));
         assert!(r.ok());
-        let keys: Vec<&String> = r.to_json().as_object().unwrap().keys().collect();
+        let j = r.to_json();
+        let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
             [
