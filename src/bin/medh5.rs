@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{bench, check, create, fix, info, profiles::Profile, verify, writer};
+use purehdf::medh5::{bench, check, create, fix, info, profiles::Profile, validate, verify, writer};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
@@ -16,6 +16,8 @@ const USAGE: &str = "usage:
   medh5 tree PATH [--json]                            the sample's object tree
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
                                                       open-first-patch, verify); JSON as the last line
+  medh5 validate FILE... [--level structural|semantic|integrity|strict] [--profile P]...
+                 [--codes-revision N] [--json]       check a sample or collection against the spec
   medh5 --version";
 
 fn usage(msg: &str) -> ExitCode {
@@ -121,6 +123,9 @@ fn main() -> ExitCode {
     }
     if cmd == "bench-op" {
         return run_bench_op(&args[1..]);
+    }
+    if cmd == "validate" {
+        return run_validate(&args[1..]);
     }
     let o = match parse(&args[1..]) {
         Ok(o) => o,
@@ -328,6 +333,74 @@ fn run_fix(o: &Opts) -> ExitCode {
         }
     }
     if o.json {
+        print_json(&serde_json::Value::Array(entries));
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `validate`: its own flags (`--profile` names format profiles here, not
+/// codec profiles); exit 0 when every file is ok at the level, 1 otherwise,
+/// 2 on a usage error.
+fn run_validate(args: &[String]) -> ExitCode {
+    let mut opts = validate::Options::default();
+    let mut json = false;
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            "-v" | "--verbose" => {}
+            "--level" => match it.next().and_then(|l| validate::Level::from_name(l)) {
+                Some(l) => opts.level = l,
+                None => return usage("--level takes structural, semantic, integrity or strict"),
+            },
+            "--profile" => match it.next() {
+                Some(p) if validate::container::KNOWN_PROFILES.contains(&p.as_str()) => {
+                    opts.profiles.push(p.clone())
+                }
+                _ => return usage("--profile takes a format profile name"),
+            },
+            "--codes-revision" => match it.next().and_then(|n| n.parse::<u32>().ok()) {
+                Some(n) => opts.codes_revision = Some(n),
+                None => return usage("--codes-revision takes a number"),
+            },
+            "--workers" | "--threads" => {
+                if it.next().and_then(|n| n.parse::<u32>().ok()).is_none() {
+                    return usage(&format!("{a} takes a number"));
+                }
+            }
+            s if s.starts_with('-') => return usage(&format!("unknown option {s}")),
+            s => files.push(s.to_string()),
+        }
+    }
+    if files.is_empty() {
+        return usage("validate needs at least one file");
+    }
+    if let Some(rev) = opts.codes_revision {
+        if !(1..=validate::CODES_REVISION).contains(&rev) {
+            eprintln!(
+                "medh5: codes revision {rev} is not a revision of the code table; this engine implements revisions 1 to {} (§15.2)",
+                validate::CODES_REVISION
+            );
+            return ExitCode::from(1);
+        }
+    }
+    let mut all_ok = true;
+    let mut entries = Vec::new();
+    for f in &files {
+        let r = validate::validate_path(Path::new(f), &opts);
+        all_ok &= r.ok();
+        if json {
+            entries.push(r.to_json());
+        } else {
+            print!("{}", r.to_text());
+        }
+    }
+    if json {
         print_json(&serde_json::Value::Array(entries));
     }
     if all_ok {

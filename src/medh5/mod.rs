@@ -8,7 +8,8 @@
 //! - [`profiles`], [`chunking`]: codec pipelines, contiguous threshold, chunk optimiser (§6.1–§6.5);
 //! - [`model`]: grids, images, annotations and their encodings, with validation (§2);
 //! - [`index`]: the sampling index (§6.8);
-//! - [`plan`]: the ordered write plan an HDF5 writer executes (§2, §5.3, §8).
+//! - [`plan`]: the ordered write plan an HDF5 writer executes (§2, §5.3, §8);
+//! - [`validate`]: the validator, every level and code family (§9, §12).
 
 pub mod attribute;
 pub mod bench;
@@ -27,5 +28,6 @@ pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
 pub mod sample;
+pub mod validate;
 pub mod verify;
 pub mod writer;
