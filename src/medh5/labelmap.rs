@@ -633,7 +633,7 @@ mod tests {
                             .enumerate()
                             .filter(|(_, m)| m[i])
                             .map(|(c, _)| c as u16 + 1)
-                            .last()
+                            .next_back()
                             .unwrap_or(0)
                     })
                     .collect();
