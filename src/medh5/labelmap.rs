@@ -558,4 +558,88 @@ mod tests {
         };
         assert!(wide.to_u8().is_err());
     }
+
+    mod roundtrip {
+        use super::super::*;
+        use crate::medh5::create;
+        use crate::medh5::document::LabelSet;
+        use crate::medh5::model::{encode, Annotation, ArrayData, Grid, Image, NumDtype, Sample};
+        use crate::medh5::profiles::Profile;
+        use crate::medh5::writer::write_plan_bytes;
+        use proptest::prelude::*;
+
+        /// Write `masks` in encoding `which` through our writer and decode them back.
+        fn roundtrip(shape: &[u64], masks: &[Vec<bool>], which: u8) -> LabelVolume {
+            let keys = ["a", "b", "c", "d"];
+            let ids: Vec<u16> = (1..=masks.len() as u16).collect();
+            let cm: Vec<(u16, &[bool])> = ids
+                .iter()
+                .copied()
+                .zip(masks.iter().map(|m| m.as_slice()))
+                .collect();
+            let enc = match which {
+                0 => encode::encode_layers(&cm, shape).unwrap(),
+                1 => encode::encode_bitmask(&cm, shape).unwrap(),
+                2 => {
+                    let planes: Vec<Vec<f32>> = masks
+                        .iter()
+                        .map(|m| m.iter().map(|&b| if b { 0.75 } else { 0.25 }).collect())
+                        .collect();
+                    let p: Vec<(u16, &[f32])> = ids
+                        .iter()
+                        .copied()
+                        .zip(planes.iter().map(|v| v.as_slice()))
+                        .collect();
+                    encode::encode_probmap(&p, shape, NumDtype::F16, false, None).unwrap()
+                }
+                _ => encode::encode_instances(&cm, shape, 1).unwrap(),
+            };
+            let n: u64 = shape.iter().product();
+            let mut s = Sample::new("rt", "S");
+            s.grids.push(Grid::new("g", shape, &[1.0, 1.0, 1.0]));
+            s.images.push(Image::new(
+                "img",
+                "g",
+                "CT",
+                ArrayData::from_slice(shape, &vec![0i16; n as usize]).unwrap(),
+            ));
+            s.document.label_set = Some(LabelSet::from_keys("k", "1.0.0", &keys[..masks.len()]));
+            s.annotations.push(Annotation::new("seg", "g", &ids, enc));
+            let plan = create::plan(s, Profile::Balanced, None).unwrap();
+            let f = File::from_bytes(write_plan_bytes(&plan).unwrap()).unwrap();
+            decode(&f, "seg", None, &[]).unwrap()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+            #[test]
+            fn encode_then_labelmap_paints_classes_in_order(
+                (shape, masks, which) in (1u64..4, 1u64..6, 1u64..6, 1usize..5, 0u8..4)
+                    .prop_flat_map(|(z, y, x, k, w)| {
+                        let n = (z * y * x) as usize;
+                        (
+                            Just(vec![z, y, x]),
+                            proptest::collection::vec(proptest::collection::vec(any::<bool>(), n), k),
+                            Just(w),
+                        )
+                    })
+            ) {
+                let v = roundtrip(&shape, &masks, which);
+                let n = masks[0].len();
+                let expect: Vec<u16> = (0..n)
+                    .map(|i| {
+                        masks
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, m)| m[i])
+                            .map(|(c, _)| c as u16 + 1)
+                            .next_back()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                prop_assert_eq!(v.shape, shape);
+                prop_assert_eq!(v.data, expect);
+            }
+        }
+    }
 }
