@@ -293,6 +293,21 @@ impl Dataset {
     /// no conversion) per selected element. `out.len()` must be exactly
     /// `selected elements × element size`.
     pub fn read_raw(&self, selection: &Selection, out: &mut [u8]) -> Result<()> {
+        self.read_raw_cached(selection, out, true)
+    }
+
+    /// [`Dataset::read_raw`] without the decoded-chunk cache, for one-pass
+    /// streaming (nothing is kept, and chunk parts are decoded only once).
+    pub fn read_raw_uncached(&self, selection: &Selection, out: &mut [u8]) -> Result<()> {
+        self.read_raw_cached(selection, out, false)
+    }
+
+    fn read_raw_cached(
+        &self,
+        selection: &Selection,
+        out: &mut [u8],
+        use_cache: bool,
+    ) -> Result<()> {
         let esize = self.element_size()?;
         if let Some(plan) = self.virtual_plan()? {
             return virtual_layout::read(self, plan, selection, out);
@@ -378,9 +393,11 @@ impl Dataset {
                         self.chunk_map.get_or_init(|| Arc::new(m)).clone()
                     }
                 };
-                let cache = self.chunk_cache.get_or_init(|| {
-                    let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
-                    chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
+                let cache = use_cache.then(|| {
+                    self.chunk_cache.get_or_init(|| {
+                        let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
+                        chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
+                    })
                 });
                 chunk_index::read::read_chunked_with(
                     self.file.source(),
@@ -389,7 +406,7 @@ impl Dataset {
                     self.fill.bytes(),
                     selection,
                     out,
-                    Some(cache),
+                    cache,
                 )
             }
             Layout::Virtual { .. } => Err(Error::malformed(

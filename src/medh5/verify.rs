@@ -18,8 +18,10 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::selection::Selection;
 
-/// Bytes read per slab when streaming a dataset into its digest.
-const SLAB_BYTES: u64 = 64 << 20;
+/// Bytes read per slab when streaming a dataset into its digest: small enough
+/// that hashing one slab overlaps decoding the next, large enough to keep
+/// every core decoding.
+const SLAB_BYTES: u64 = 4 << 20;
 /// Cap on the objects visited in one walk.
 const MAX_OBJECTS: usize = 1 << 20;
 /// The groups whose every path `content_id` must attest.
@@ -181,10 +183,8 @@ pub fn compute_digest(
         ),
     };
     let row_bytes = row_elems.checked_mul(elem).ok_or_else(|| too_large(path))?;
-    let per_slab = (SLAB_BYTES / row_bytes.max(1)).max(1);
-    let mut buf: Vec<u8> = Vec::new();
-    let mut r = 0u64;
-    while r < rows {
+    let per_slab = slab_rows(ds, row_bytes);
+    let slab = |r: u64, buf: &mut Vec<u8>| -> Result<()> {
         let n = per_slab.min(rows - r);
         let len = usize::try_from(n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?)
             .map_err(|_| too_large(path))?;
@@ -200,18 +200,58 @@ pub fn compute_digest(
             }
             Selection::Hyperslab { start, count }
         };
-        ds.read_raw(&sel, &mut buf)?;
+        // One pass over the data: no decoded chunk is worth keeping.
+        ds.read_raw_uncached(&sel, buf)
+    };
+    let hash = |h: &mut DatasetHasher, buf: &mut Vec<u8>| -> Result<()> {
         if is_string {
             for el in buf.chunks_exact(elem as usize) {
                 h.update_string(&string_element(file, dt, el)?);
             }
         } else {
-            to_little_endian(dt, &mut buf);
-            h.update(&buf);
+            to_little_endian(dt, buf);
+            h.update(buf);
         }
-        r += n;
+        Ok(())
+    };
+    // Hash slab i while slab i + 1 is read and decoded.
+    let (mut cur, mut next) = (Vec::new(), Vec::new());
+    slab(0, &mut cur)?;
+    let mut r = per_slab.min(rows);
+    while r < rows {
+        let (read, hashed) = join(|| slab(r, &mut next), || hash(&mut h, &mut cur));
+        read?;
+        hashed?;
+        std::mem::swap(&mut cur, &mut next);
+        r += per_slab.min(rows - r);
     }
+    hash(&mut h, &mut cur)?;
     Ok(Some(h.finish()))
+}
+
+/// Rows (along the first axis) per slab: about [`SLAB_BYTES`]; for chunked
+/// data that must be decoded whole, a multiple of the chunk's first extent so
+/// no chunk is decoded twice (Blosc2 chunks are read block by block, any
+/// slab boundary costs at most one block row).
+fn slab_rows(ds: &Dataset, row_bytes: u64) -> u64 {
+    let rows = (SLAB_BYTES / row_bytes.max(1)).max(1);
+    let blosc2 = matches!(ds.filters(), [f] if f.id == crate::filters::ids::BLOSC2);
+    match ds.chunk_dims().and_then(|c| c.first()) {
+        Some(&c0) if c0 > 0 && !blosc2 => rows.div_ceil(c0) * c0,
+        _ => rows,
+    }
+}
+
+/// Run two closures, in parallel with the `parallel` feature.
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
+    }
 }
 
 fn too_large(path: &str) -> Error {

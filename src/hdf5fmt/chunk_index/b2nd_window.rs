@@ -63,11 +63,9 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
         .blockshape
         .iter()
         .try_fold(ts, |a, &b| a.checked_mul(b));
-    let independent = !h.memcpyed()
-        && !(h.extended && h.special() != 0)
-        && !h.filters.contains(&filter::DELTA)
-        && block_bytes == Some(h.blocksize)
-        && h.nbytes == f.nbytes;
+    let special = h.extended && h.special() != 0;
+    let whole_only = h.memcpyed() || special || h.filters.contains(&filter::DELTA);
+    let independent = !whole_only && block_bytes == Some(h.blocksize) && h.nbytes == f.nbytes;
     Ok(independent.then_some(Blocked { meta, chunk: c }))
 }
 

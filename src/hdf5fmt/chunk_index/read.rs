@@ -200,12 +200,15 @@ impl Plan<'_> {
         let ctx = ChunkContext::new(g.element_size as usize, want);
         // Chunks the selection only partly covers are likely read again by the
         // next patch: keep them decoded when the caller gave a cache.
+        // (A chunk counts as covered when the selection holds all of it that
+        // lies inside the dataset: edge chunks of whole reads stay uncached.)
         let covered = blo == cp.origin.to_vec()
             && bhi
                 .iter()
                 .zip(cp.origin)
                 .zip(cp.shape)
-                .all(|((&h, &o), &c)| h == o.saturating_add(c));
+                .zip(&g.dims)
+                .all(|(((&h, &o), &c), &d)| h == o.saturating_add(c).min(d));
         let reread = !covered
             && self
                 .cache
