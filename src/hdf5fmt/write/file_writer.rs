@@ -221,6 +221,8 @@ struct Deferred {
     attrs: Vec<usize>,
     /// The dataset's layout (and data) left out too.
     data: bool,
+    /// Indexes of the group's hard links that close a cycle.
+    links: Vec<usize>,
 }
 
 /// Borrowed element values.
@@ -266,7 +268,7 @@ impl Serializer<'_> {
         }
         if !self.busy.insert(id) {
             return Err(Error::InvalidArgument(format!(
-                "object {id} is hard-linked inside itself (cycle)"
+                "object {id} is reached again while it is written (cycle)"
             )));
         }
         let deferred_attrs: Vec<usize> = node
@@ -277,8 +279,13 @@ impl Serializer<'_> {
             .map(|(i, _)| i)
             .collect();
         let mut deferred_data = false;
+        let mut deferred_links = Vec::new();
         let mut msgs = match &node.kind {
-            NodeKind::Group { links } => self.group(links, depth)?,
+            NodeKind::Group { links } => {
+                let (m, later) = self.group(links, depth)?;
+                deferred_links = later;
+                m
+            }
             NodeKind::Dataset(ds) => {
                 deferred_data = matches!(&ds.data, DatasetData::Elements(e) if e.has_references());
                 self.dataset(ds, deferred_data)?
@@ -289,7 +296,7 @@ impl Serializer<'_> {
                 flags: 1,
             }],
         };
-        let defer = deferred_data || !deferred_attrs.is_empty();
+        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
         let now: Vec<&(String, AttrValue)> =
             node.attrs.iter().filter(|(_, v)| !attr_has_refs(v)).collect();
         self.attributes(&now, &mut msgs, !deferred_attrs.is_empty())?;
@@ -306,6 +313,7 @@ impl Serializer<'_> {
                 header,
                 attrs: deferred_attrs,
                 data: deferred_data,
+                links: deferred_links,
             });
         }
         self.busy.remove(&id);
@@ -321,6 +329,19 @@ impl Serializer<'_> {
             .get(p.node)
             .ok_or_else(|| Error::InvalidArgument(format!("no object {}", p.node)))?;
         let mut msgs = Vec::new();
+        if let NodeKind::Group { links } = &node.kind {
+            for &i in &p.links {
+                if let Some((name, Link::Hard(child))) = links.get(i) {
+                    let addr = self.addrs.get(child).copied().ok_or_else(|| {
+                        Error::InvalidArgument(format!("link {name:?}: object never written"))
+                    })?;
+                    msgs.push(Message::new(
+                        kind::LINK,
+                        messages::link(name, &LinkTarget::Hard(addr))?,
+                    ));
+                }
+            }
+        }
         if p.data {
             if let NodeKind::Dataset(ds) = &node.kind {
                 msgs.push(self.layout(ds)?.1);
@@ -344,10 +365,22 @@ impl Serializer<'_> {
         self.sink.write_at(p.header_addr, &header)
     }
 
-    fn group(&mut self, links: &[(String, Link)], depth: usize) -> Result<Vec<Message>> {
+    /// The group's messages; hard links to objects being written (cycles) are
+    /// left out and returned, to go to a continuation chunk (the group's links
+    /// then stay compact).
+    fn group(
+        &mut self,
+        links: &[(String, Link)],
+        depth: usize,
+    ) -> Result<(Vec<Message>, Vec<usize>)> {
         let mut encoded = Vec::with_capacity(links.len());
-        for (name, link) in links {
+        let mut later = Vec::new();
+        for (i, (name, link)) in links.iter().enumerate() {
             let target = match link {
+                Link::Hard(child) if self.busy.contains(child) => {
+                    later.push(i);
+                    continue;
+                }
                 Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
                 Link::Soft(path) => LinkTarget::Soft(path.clone()),
                 Link::External { file, path } => LinkTarget::External {
@@ -358,7 +391,7 @@ impl Serializer<'_> {
             encoded.push((name.as_str(), messages::link(name, &target)?));
         }
         let mut msgs = Vec::new();
-        if encoded.len() <= MAX_COMPACT {
+        if encoded.len() <= MAX_COMPACT || !later.is_empty() {
             msgs.push(Message::new(
                 kind::LINK_INFO,
                 messages::link_info(UNDEF, UNDEF),
@@ -385,7 +418,7 @@ impl Serializer<'_> {
             ));
             msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
         }
-        Ok(msgs)
+        Ok((msgs, later))
     }
 
     /// Write a fractal heap of `items` and its name index; returns (heap, B-tree).

@@ -137,22 +137,26 @@ pub fn dataspace(space: &Space) -> Vec<u8> {
     out
 }
 
-/// Datatype message version a tree needs: 4 with revised references inside, 3
-/// with compounds, enums or arrays, else 1.
+/// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
+/// references inside, 3 with compounds, enums or arrays, else 1.
 fn version_needed(dt: &Datatype) -> u8 {
     match dt {
         Datatype::Reference { kind, .. } => match kind {
             ReferenceKind::ObjectV2 | ReferenceKind::RegionV2 | ReferenceKind::AttributeV2 => 4,
             _ => 1,
         },
-        Datatype::Compound { members, .. } => members
-            .iter()
-            .map(|m| version_needed(&m.dtype))
-            .max()
-            .unwrap_or(3)
-            .max(3),
+        Datatype::Compound { members, .. } => {
+            // a plain loop: rustc 1.95 -O miscompiled the iterator form
+            // (`map(version_needed).max().unwrap_or(3).max(3)` returned 1)
+            let mut v = 3;
+            for m in members {
+                v = v.max(version_needed(&m.dtype));
+            }
+            v
+        }
         Datatype::Enum { base, .. } | Datatype::Array { base, .. } => version_needed(base).max(3),
         Datatype::VarSequence { base, .. } => version_needed(base),
+        Datatype::Complex { .. } => 5,
         _ => 1,
     }
 }
@@ -352,7 +356,12 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
         Datatype::Reference { size, kind } => {
             header(out, 7, version, reference_bits(*kind)?, u64::from(*size))?;
         }
-        Datatype::Time { .. } | Datatype::Complex { .. } => {
+        Datatype::Complex { size, base } => {
+            // homogeneous, rectangular form
+            header(out, 11, version, 1, u64::from(*size))?;
+            encode_datatype(base, version, out, depth + 1)?;
+        }
+        Datatype::Time { .. } => {
             return Err(Error::InvalidArgument(format!(
                 "the writer does not encode {dt:?}"
             )))
@@ -659,6 +668,25 @@ mod tests {
         };
         assert_eq!(datatype(&seq).unwrap()[..2], [0x19, 0]);
         assert_eq!(datatype(&Datatype::int(2, false)).unwrap()[0], 0x10);
+        let arr = Datatype::Array {
+            base: Box::new(comp.clone()),
+            dims: vec![2],
+        };
+        assert_eq!(version_needed(&arr), 3);
+        let with_rev = Datatype::Compound {
+            size: 18,
+            members: vec![CompoundMember {
+                name: "r".into(),
+                offset: 0,
+                dtype: rev.clone(),
+            }],
+        };
+        assert_eq!(version_needed(&with_rev), 4);
+        let cplx = Datatype::Complex {
+            size: 8,
+            base: Box::new(Datatype::float(4)),
+        };
+        assert_eq!(datatype(&cplx).unwrap()[..8], [0x5B, 1, 0, 0, 8, 0, 0, 0]);
     }
 
     #[test]
@@ -671,7 +699,62 @@ mod tests {
             },
         )
         .unwrap();
-        let mut want = vec![1, 0x08, 64, 1, b'e', 10, 0, 0];
+        let mut want = vec![1, 0x08, 64, 1, b'e', 9, 0, 0];
         want.extend_from_slice(b"f.h5\0/x\0");
         assert_eq!(b, want);
     }
+
+    #[test]
+    fn dataspace_simple_with_unlimited() {
+        let s = Space::Simple {
+            dims: vec![3],
+            max: vec![None],
+        };
+        let b = dataspace(&s);
+        assert_eq!(&b[..4], &[2, 1, 1, 1]);
+        assert_eq!(&b[4..12], &3u64.to_le_bytes());
+        assert_eq!(&b[12..20], &[0xFF; 8]);
+        assert_eq!(dataspace(&Space::Scalar), vec![2, 0, 0, 0]);
+        assert_eq!(dataspace(&Space::Null), vec![2, 0, 0, 2]);
+    }
+
+    #[test]
+    fn int_and_float_datatypes() {
+        let b = datatype(&Datatype::int(4, true)).unwrap();
+        assert_eq!(b, vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
+        let f = datatype(&Datatype::float(8)).unwrap();
+        assert_eq!(&f[..8], &[0x11, 0x20, 63, 0, 8, 0, 0, 0]);
+        assert_eq!(&f[8..], &[0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]);
+    }
+
+    #[test]
+    fn limit_enc_sizes() {
+        assert_eq!(limit_enc_size(0), 1);
+        assert_eq!(limit_enc_size(255), 1);
+        assert_eq!(limit_enc_size(256), 2);
+        assert_eq!(limit_enc_size(65535), 2);
+        assert_eq!(limit_enc_size(65536), 3);
+    }
+
+    #[test]
+    fn link_messages() {
+        let b = link("a", &LinkTarget::Hard(0x30)).unwrap();
+        assert_eq!(b, vec![1, 0, 1, b'a', 0x30, 0, 0, 0, 0, 0, 0, 0]);
+        let s = link("é", &LinkTarget::Soft("/x".into())).unwrap();
+        assert_eq!(s, vec![1, 0x18, 1, 1, 2, 0xC3, 0xA9, 2, 0, b'/', b'x']);
+    }
+
+    #[test]
+    fn layout_chunked_fixed_array() {
+        let b = layout_chunked(
+            &[10, 20],
+            4,
+            &ChunkIndexInfo::FixedArray { page_bits: 10 },
+            0x100,
+        );
+        assert_eq!(&b[..5], &[4, 2, 0, 3, 1]);
+        assert_eq!(&b[5..8], &[10, 20, 4]);
+        assert_eq!(&b[8..10], &[3, 10]);
+        assert_eq!(&b[10..], &0x100u64.to_le_bytes());
+    }
+}

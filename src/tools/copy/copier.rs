@@ -156,10 +156,9 @@ impl<'a> Copier<'a> {
             Ok(a) => self.copy_attrs(root.path(), a, dst.into()),
             Err(e) => self.skip(root.path(), format!("attributes: {e}")),
         }
-        // (group, its copy, header addresses of the group and its ancestors)
-        let mut stack = vec![(root, dst, Vec::<u64>::new())];
-        while let Some((g, gd, mut ancestors)) = stack.pop() {
-            ancestors.push(g.address());
+        // (group, its copy); a group is walked once, when first copied
+        let mut stack = vec![(root, dst)];
+        while let Some((g, gd)) = stack.pop() {
             let links = match g.links() {
                 Ok(l) => l,
                 Err(e) => {
@@ -184,10 +183,6 @@ impl<'a> Copier<'a> {
                         self.skip(&path, format!("user-defined link type {kind}"))
                     }
                     Link::Hard(addr) => {
-                        if ancestors.contains(&addr) {
-                            self.skip(&path, "hard link to an ancestor group (cycle)");
-                            continue;
-                        }
                         if let Some(&existing) = self.map.get(&addr) {
                             match self.w.hard_link(gd, &name, existing) {
                                 Ok(()) => self.report.hard_links += 1,
@@ -216,7 +211,7 @@ impl<'a> Copier<'a> {
                             Object::Group(sub) => match self.w.create_group(gd, &name) {
                                 Ok(sd) => {
                                     self.report.groups += 1;
-                                    stack.push((sub.clone(), sd, ancestors.clone()));
+                                    stack.push((sub.clone(), sd));
                                     Some(sd.into())
                                 }
                                 Err(e) => {

@@ -9,8 +9,8 @@
 //! followed), named datatypes are committed again, and object, region and
 //! revised references (in datasets and attributes, at any depth inside
 //! compounds, arrays and variable-length data) point at the copied objects.
-//! What the writer cannot express is skipped and reported: user-defined links,
-//! virtual datasets, hard links back to an ancestor group.
+//! Hard links back to an ancestor group (cycles) are kept too. What the writer
+//! cannot express is skipped and reported: user-defined links, virtual datasets.
 
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! Unit tests of `h5 copy`.
 use super::*;
-use crate::hdf5fmt::write::to_bytes;
+use crate::hdf5fmt::file::Object;
+use crate::hdf5fmt::write::{to_bytes, AttrValue, DatasetSpec};
 
 #[test]
 fn guess_chunk_matches_h5py() {
