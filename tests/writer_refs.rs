@@ -201,7 +201,25 @@ fn write_direct(path: &Path) {
         },
     )
     .unwrap();
-    // revised (H5R_OBJECT2) references
+    w.hard_link(r, "a_again", a).unwrap();
+    w.external_link(r, "ext", "other.h5", "/x").unwrap();
+    w.commit().unwrap();
+}
+
+/// Revised (HDF5 1.12+) object references, in a file of their own: the
+/// installed h5dump may predate them, and h5py cannot read them.
+fn write_revised(path: &Path) {
+    let mut w = FileWriter::create(path).unwrap();
+    let r = w.root();
+    let g = w.create_group(r, "g").unwrap();
+    let a = w
+        .create_dataset(
+            g,
+            "a",
+            DatasetSpec::new(Datatype::int(4, true), &[1]),
+            to_bytes(&[7i32]),
+        )
+        .unwrap();
     let rev = Datatype::Reference {
         size: 18,
         kind: ReferenceKind::ObjectV2,
@@ -233,8 +251,6 @@ fn write_direct(path: &Path) {
         },
     )
     .unwrap();
-    w.hard_link(r, "a_again", a).unwrap();
-    w.external_link(r, "ext", "other.h5", "/x").unwrap();
     w.commit().unwrap();
 }
 
@@ -285,13 +301,51 @@ fn writer_references_resolve_in_h5py() {
     }
     let dump = h5dump_ok(&p);
     if !dump.is_empty() {
-        // the revised references name their targets
-        let rev = dump
-            .split("DATASET \"revised\"")
+        // the references name their targets
+        let refs = dump
+            .split("DATASET \"refs\"")
             .nth(1)
-            .expect("revised dataset in h5dump output");
-        let rev = rev.split("DATASET").next().unwrap_or(rev);
-        assert!(rev.contains("/g/a") && rev.contains("\"/g\""), "{rev}");
+            .expect("refs dataset in h5dump output");
+        let refs: String = refs.chars().take(400).collect();
+        // /g/a is also /a_again: h5dump may name it either way
+        assert!(
+            (refs.contains("\"/g/a\"") || refs.contains("\"/a_again\""))
+                && refs.contains("\"/g\"")
+                && refs.contains("\"/b\""),
+            "{refs}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn revised_references_point_at_their_objects() {
+    let dir = out_dir("revised");
+    let p = dir.join("rev.h5");
+    write_revised(&p);
+    let f = purehdf::hdf5fmt::file::File::open(&p).unwrap();
+    let purehdf::hdf5fmt::file::Object::Dataset(d) = f.object("/revised").unwrap() else {
+        panic!("not a dataset")
+    };
+    assert_eq!(d.dtype().size(), 18);
+    let raw = d.read_all_raw().unwrap();
+    let got: Vec<Option<u64>> = raw
+        .chunks(18)
+        .map(|e| f.revised_reference(e).unwrap().address)
+        .collect();
+    let want = vec![
+        Some(f.object("/g/a").unwrap().address()),
+        Some(f.object("/g").unwrap().address()),
+    ];
+    assert_eq!(got, want);
+    if let Some(py) = oracle_python() {
+        // libhdf5 opens the file and the dataset's type (reading needs h5py support)
+        let out = python(
+            &py,
+            "import sys, h5py\nf = h5py.File(sys.argv[1], 'r')\nprint(sorted(f.keys()), f['revised'].id.get_type().get_class())",
+            &[&p],
+        );
+        assert!(out.starts_with("['g', 'revised'] 7"), "{out}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -332,15 +386,19 @@ with h5py.File(sys.argv[1], 'w') as f:
 "#;
 
 const CHECK_COPY: &str = r#"
-import sys, h5py, numpy as np
+import sys, h5py, hdf5plugin, numpy as np
 f = h5py.File(sys.argv[1], 'r')
 d = f['data']
-assert [f[r].name for r in f['objrefs'][:3]] == ['/data', '/grp', '/x']
+def nm(r):
+    # /data is also /grp/hard: name it by identity
+    o = f[r]
+    return '/data' if o == d else o.name
+assert [nm(r) for r in f['objrefs'][:3]] == ['/data', '/grp', '/x']
 assert not f['objrefs'][3], 'null reference stays null'
 rr = f['regrefs'][()]
-assert f[rr[0]].name == '/data'
-assert np.array_equal(d[rr[0]], d[2:5, 3:7].ravel()) or np.array_equal(d[rr[0]], d[2:5, 3:7])
-assert np.array_equal(d[rr[1]], d[0, :])
+assert nm(rr[0]) == '/data'
+assert np.array_equal(d[rr[0]], d[2:5, 3:7])
+assert np.array_equal(d[rr[1]].ravel(), d[0, :])
 assert d.dims[0][0].name == '/y' and d.dims[1][0].name == '/x'
 assert h5py.h5ds.is_attached(d.id, f['x'].id, 1)
 assert f['grp/hard'].id == d.id, 'hard link copied as a link'
@@ -349,11 +407,11 @@ assert isinstance(l, h5py.ExternalLink) and l.filename == 'elsewhere.h5' and l.p
 cells = f['cell'][()]
 assert [f[c].name for c in cells.ravel()] == ['/#refs#/a', '/#refs#/b', '/#refs#/c']
 assert f[cells[2, 0]].shape == (2, 3)
-assert f[f.attrs['root_ref']].name == '/data'
+assert nm(f.attrs['root_ref']) == '/data'
 t = f['table'][()]
 assert [s.decode() for s in t['name']] == ['one', 'two']
 assert list(t['vals'][0]) == [1, 2, 3] and len(t['vals'][1]) == 0
-assert [f[r].name for r in t['ref']] == ['/data', '/grp']
+assert [nm(r) for r in t['ref']] == ['/data', '/grp']
 a = f.attrs['strs_in_cmp']
 assert [s.decode() if isinstance(s, bytes) else s for s in a['s']] == ['a', 'bcd'] and list(a['n']) == [1, 2]
 print('ok')
@@ -380,7 +438,10 @@ fn copy_rewrites_references() {
         assert_eq!(rep.external_links, 1, "{filter}");
         let out = python(&py, CHECK_COPY, &[&dst]);
         assert!(out.starts_with("ok"), "{filter}: {out}");
-        h5dump_ok(&dst);
+        if *filter == "keep" {
+            // (the installed h5dump may have no Blosc2 plugin)
+            h5dump_ok(&dst);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

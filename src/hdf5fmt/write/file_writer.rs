@@ -299,6 +299,12 @@ impl Serializer<'_> {
         let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
         let now: Vec<&(String, AttrValue)> =
             node.attrs.iter().filter(|(_, v)| !attr_has_refs(v)).collect();
+        if now.is_empty() && !deferred_attrs.is_empty() {
+            msgs.push(Message::new(
+                kind::ATTRIBUTE_INFO,
+                messages::attribute_info(UNDEF, UNDEF),
+            ));
+        }
         self.attributes(&now, &mut msgs, !deferred_attrs.is_empty())?;
         if defer {
             // placeholder, patched by finish_deferred
@@ -478,6 +484,12 @@ impl Serializer<'_> {
         }
         let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
         if compact || (encoded.len() <= MAX_COMPACT && !too_big) {
+            // libhdf5 counts the attributes of a version 2 header through its
+            // attribute info message (no message: zero attributes)
+            msgs.push(Message::new(
+                kind::ATTRIBUTE_INFO,
+                messages::attribute_info(UNDEF, UNDEF),
+            ));
             for (_, body) in encoded {
                 msgs.push(Message::new(kind::ATTRIBUTE, body));
             }
