@@ -361,10 +361,13 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
             header(out, 11, version, 1, u64::from(*size))?;
             encode_datatype(base, version, out, depth + 1)?;
         }
-        Datatype::Time { .. } => {
-            return Err(Error::InvalidArgument(format!(
-                "the writer does not encode {dt:?}"
-            )))
+        Datatype::Time {
+            size,
+            order,
+            precision,
+        } => {
+            header(out, 2, version, order_bit(*order)?, u64::from(*size))?;
+            put_u16(out, *precision);
         }
     }
     Ok(())
@@ -687,6 +690,12 @@ mod tests {
             base: Box::new(Datatype::float(4)),
         };
         assert_eq!(datatype(&cplx).unwrap()[..8], [0x5B, 1, 0, 0, 8, 0, 0, 0]);
+        let time = Datatype::Time {
+            size: 4,
+            order: ByteOrder::Big,
+            precision: 32,
+        };
+        assert_eq!(datatype(&time).unwrap(), vec![0x12, 1, 0, 0, 4, 0, 0, 0, 32, 0]);
     }
 
     #[test]

@@ -286,8 +286,15 @@ impl<'a> Copier<'a> {
             c.get(..rank).unwrap_or(c).to_vec()
         });
         let esize = dtype.size();
+        // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
+        let edge_unfiltered = matches!(
+            ds.layout(),
+            crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
+        );
         // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true) = (&self.opts.filter, &src_chunks, plain) {
+        if let (FilterChoice::Keep, Some(chunk), true, false) =
+            (&self.opts.filter, &src_chunks, plain, edge_unfiltered)
+        {
             spec = spec.chunked(chunk, ds.filters().to_vec());
             let d = self
                 .w
@@ -355,6 +362,15 @@ impl<'a> Copier<'a> {
                 src: Box::new(ds.clone()),
             });
             return Ok(Some(d));
+        }
+        if ds.storage_size()? == 0 && plain {
+            // nothing stored: the copy reads as the fill value too
+            return Ok(Some(self.w.create_dataset(
+                parent,
+                name,
+                spec,
+                DatasetData::None,
+            )?));
         }
         let raw = ds.read_all_raw()?;
         let data = match self.values(&path, &dtype, raw)? {
