@@ -176,16 +176,18 @@ fn h5_copy_corpus() {
         println!("skipped oracle check: no /work/oracle-venv/bin/python");
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    assert!(eligible >= 300, "only {eligible} eligible files");
-    // measured 593 (keep) and 592 (blosc2) of 739: the rest hold object or region
-    // references (skipped by design) or variable-length data inside compounds
+    assert!(eligible >= 700, "only {eligible} eligible files");
+    // measured 773 (keep) and 771 (blosc2) of 776. Left: a link name over 64 KiB
+    // (needs a huge fractal heap object), VAX floats, datasets of 1e11+ chunks
+    // (fixed-array index too big; blosc2 also for an unallocated 2^43-chunk one),
+    // and (blosc2) a dataset over the 1 GiB read cap
     assert!(
-        ok[0] * 100 >= eligible * 75,
+        ok[0] * 100 >= eligible * 99,
         "keep: {} of {eligible}",
         ok[0]
     );
     assert!(
-        ok[1] * 100 >= eligible * 75,
+        ok[1] * 100 >= eligible * 99,
         "blosc2: {} of {eligible}",
         ok[1]
     );

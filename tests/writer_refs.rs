@@ -31,7 +31,12 @@ fn oracle_python() -> Option<PathBuf> {
 }
 
 fn python(py: &Path, script: &str, args: &[&Path]) -> String {
-    let out = Command::new(py).arg("-c").arg(script).args(args).output().unwrap();
+    let out = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -123,8 +128,8 @@ fn write_direct(path: &Path) {
     )
     .unwrap();
     // ten attributes on b, one of them a reference back to /refs (a cycle)
-    for i in 0..9 {
-        w.set_attr(b, &format!("n{i}"), AttrValue::scalar(i as i32))
+    for i in 0..9i32 {
+        w.set_attr(b, &format!("n{i}"), AttrValue::scalar(i))
             .unwrap();
     }
     w.set_attr(

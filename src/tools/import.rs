@@ -24,7 +24,11 @@ pub fn dtype_of(descr: &str) -> Result<Datatype> {
                 .and_then(|s| s.parse::<u32>().ok())
                 .ok_or_else(|| bad(format!("unsupported dtype {descr}")))?,
         ),
-        _ => return Err(bad(format!("unsupported dtype {descr} (not little-endian)"))),
+        _ => {
+            return Err(bad(format!(
+                "unsupported dtype {descr} (not little-endian)"
+            )))
+        }
     };
     match (kind, size) {
         (b'i', 1 | 2 | 4 | 8) => Ok(Datatype::int(size, true)),
@@ -153,10 +157,7 @@ pub fn run(args: &[String]) -> u8 {
     };
     match res {
         Ok(()) => {
-            println!(
-                "write_seconds {:.6}",
-                start.elapsed().as_secs_f64()
-            );
+            println!("write_seconds {:.6}", start.elapsed().as_secs_f64());
             0
         }
         Err(e) => {

@@ -6,11 +6,11 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::chunks::{self, ChunkedInput};
+use super::elements::{self, Elements};
 use super::global_heap::{vlen_pointer, GlobalHeap};
 use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
 use super::object_header::{self, Message, MAX_MESSAGE_BODY};
 use super::set_local::set_local;
-use super::elements::{self, Elements};
 use super::{
     fractal_heap, AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind,
     ObjectId,
@@ -297,8 +297,11 @@ impl Serializer<'_> {
             }],
         };
         let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
-        let now: Vec<&(String, AttrValue)> =
-            node.attrs.iter().filter(|(_, v)| !attr_has_refs(v)).collect();
+        let now: Vec<&(String, AttrValue)> = node
+            .attrs
+            .iter()
+            .filter(|(_, v)| !attr_has_refs(v))
+            .collect();
         if now.is_empty() && !deferred_attrs.is_empty() {
             msgs.push(Message::new(
                 kind::ATTRIBUTE_INFO,

@@ -141,10 +141,10 @@ pub fn dataspace(space: &Space) -> Vec<u8> {
 /// references inside, 3 with compounds, enums or arrays, else 1.
 fn version_needed(dt: &Datatype) -> u8 {
     match dt {
-        Datatype::Reference { kind, .. } => match kind {
-            ReferenceKind::ObjectV2 | ReferenceKind::RegionV2 | ReferenceKind::AttributeV2 => 4,
-            _ => 1,
-        },
+        Datatype::Reference {
+            kind: ReferenceKind::ObjectV2 | ReferenceKind::RegionV2 | ReferenceKind::AttributeV2,
+            ..
+        } => 4,
         Datatype::Compound { members, .. } => {
             // a plain loop: rustc 1.95 -O miscompiled the iterator form
             // (`map(version_needed).max().unwrap_or(3).max(3)` returned 1)
@@ -695,7 +695,10 @@ mod tests {
             order: ByteOrder::Big,
             precision: 32,
         };
-        assert_eq!(datatype(&time).unwrap(), vec![0x12, 1, 0, 0, 4, 0, 0, 0, 32, 0]);
+        assert_eq!(
+            datatype(&time).unwrap(),
+            vec![0x12, 1, 0, 0, 4, 0, 0, 0, 32, 0]
+        );
     }
 
     #[test]

@@ -166,10 +166,8 @@ impl Ctx<'_> {
             }
             Datatype::Array { base, .. } => {
                 let bs = usize::try_from(base.size()).map_err(|_| bad("element too large"))?;
-                if bs > 0 {
-                    for k in 0..size / bs {
-                        self.element(base, e, at + k * bs, depth + 1)?;
-                    }
+                for k in 0..size.checked_div(bs).unwrap_or(0) {
+                    self.element(base, e, at + k * bs, depth + 1)?;
                 }
             }
             _ => {}
@@ -197,7 +195,8 @@ impl Ctx<'_> {
             (blob, false)
         };
         if external {
-            e.fixups.push((at, Fixup::RevisedBlob { kind, flags, blob }));
+            e.fixups
+                .push((at, Fixup::RevisedBlob { kind, flags, blob }));
             return Ok(false);
         }
         // token size, token (an address), then the selection or attribute name
