@@ -1,5 +1,5 @@
-//! `h5 copy` over the shared corpus: every file h5py reads whole (and whose
-//! features the copy can carry) is copied with `keep` and with
+//! `h5 copy` over the shared corpus: every file h5py reads whole (except those
+//! with virtual datasets, which the writer cannot express) is copied with `keep` and with
 //! `blosc2:zstd:3:shuffle`, re-read with our reader and compared with the
 //! oracle's `expected/<path>.json` (tree, shapes, dtypes, attributes, data hashes).
 
@@ -32,34 +32,25 @@ fn candidates(root: &Path) -> Vec<String> {
     let mut lines = text.lines();
     let head: Vec<&str> = lines.next().unwrap().split('\t').collect();
     let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-    let (c_path, c_reads, c_links, c_layouts, c_other) = (
-        col("path"),
-        col("h5py_reads_all"),
-        col("links"),
-        col("layouts"),
-        col("other_features"),
-    );
+    let (c_path, c_reads, c_layouts) = (col("path"), col("h5py_reads_all"), col("layouts"));
     let mut out = Vec::new();
-    let (mut ext, mut virt, mut ext_raw) = (0, 0, 0);
+    let mut virt = 0;
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         let get = |i: usize| f.get(i).copied().unwrap_or("");
         if get(c_reads) != "yes" {
             continue;
         }
-        if get(c_links).contains("external") {
-            ext += 1;
-        } else if get(c_layouts).contains("virtual") {
+        // external links are copied as links, external raw storage into the
+        // file; virtual datasets cannot be written
+        if get(c_layouts).contains("virtual") {
             virt += 1;
-        } else if get(c_other).contains("external_raw_storage") {
-            ext_raw += 1;
         } else {
             out.push(get(c_path).to_string());
         }
     }
     println!(
-        "h5 copy corpus: {} candidates; left out: {ext} with external links, \
-         {virt} with virtual datasets, {ext_raw} with external storage",
+        "h5 copy corpus: {} candidates; left out: {virt} with virtual datasets",
         out.len()
     );
     out
@@ -185,16 +176,18 @@ fn h5_copy_corpus() {
         println!("skipped oracle check: no /work/oracle-venv/bin/python");
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    assert!(eligible >= 300, "only {eligible} eligible files");
-    // measured 593 (keep) and 592 (blosc2) of 739: the rest hold object or region
-    // references (skipped by design) or variable-length data inside compounds
+    assert!(eligible >= 700, "only {eligible} eligible files");
+    // measured 773 (keep) and 771 (blosc2) of 776. Left: a link name over 64 KiB
+    // (needs a huge fractal heap object), VAX floats, datasets of 1e11+ chunks
+    // (fixed-array index too big; blosc2 also for an unallocated 2^43-chunk one),
+    // and (blosc2) a dataset over the 1 GiB read cap
     assert!(
-        ok[0] * 100 >= eligible * 75,
+        ok[0] * 100 >= eligible * 99,
         "keep: {} of {eligible}",
         ok[0]
     );
     assert!(
-        ok[1] * 100 >= eligible * 75,
+        ok[1] * 100 >= eligible * 99,
         "blosc2: {} of {eligible}",
         ok[1]
     );

@@ -5,6 +5,7 @@
 //! h5 dump --json FILE        describe the whole file as JSON (see purehdf::dump)
 //! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf::tools::cat)
 //! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::tools::copy)
+//! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
 //! ```
 //! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
 //! (or bad usage).
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Some("dump") => dump(&args[1..]),
         Some("cat") => purehdf::tools::cat::run(&args[1..]),
         Some("copy") => purehdf::tools::copy::run(&args[1..]),
+        Some("import") => purehdf::tools::import::run(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
             0

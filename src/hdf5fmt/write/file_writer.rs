@@ -6,16 +6,21 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::chunks::{self, ChunkedInput};
+use super::elements::{self, Elements};
 use super::global_heap::{vlen_pointer, GlobalHeap};
 use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
 use super::object_header::{self, Message, MAX_MESSAGE_BODY};
 use super::set_local::set_local;
-use super::{fractal_heap, AttrData, AttrValue, DatasetData, Layout, Link, Node, NodeKind};
+use super::{
+    fractal_heap, AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind,
+    ObjectId,
+};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 
@@ -154,7 +159,10 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
         nodes,
         sink,
         gheap: GlobalHeap::default(),
-        named: std::collections::HashMap::new(),
+        named: HashMap::new(),
+        addrs: HashMap::new(),
+        busy: HashSet::new(),
+        pending: Vec::new(),
     };
     // Committed datatypes first: datasets refer to their addresses.
     for (id, node) in nodes.iter().enumerate() {
@@ -164,6 +172,10 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
         }
     }
     let root = s.object(0, 0)?;
+    // Every object has its address now: write what holds references.
+    for p in std::mem::take(&mut s.pending) {
+        s.finish_deferred(p)?;
+    }
     s.gheap.flush(s.sink)?;
     let eof = s.sink.pos();
     let sb = superblock(root, eof);
@@ -189,7 +201,28 @@ struct Serializer<'a> {
     sink: &'a mut Sink,
     gheap: GlobalHeap,
     /// Header addresses of committed datatypes, by node.
-    named: std::collections::HashMap<usize, u64>,
+    named: HashMap<usize, u64>,
+    /// Header addresses of every object written so far, by node.
+    addrs: HashMap<usize, u64>,
+    /// Objects being written (a hard link back to one is a cycle).
+    busy: HashSet<usize>,
+    /// Objects whose reference-holding messages wait for every address.
+    pending: Vec<Deferred>,
+}
+
+/// An object written without its reference-holding messages: they go to a
+/// continuation chunk once every object has an address, and the header's
+/// continuation message is patched to point at it.
+struct Deferred {
+    node: usize,
+    header_addr: u64,
+    header: Vec<u8>,
+    /// Names of the attributes left out of the header.
+    attrs: Vec<usize>,
+    /// The dataset's layout (and data) left out too.
+    data: bool,
+    /// Indexes of the group's hard links that close a cycle.
+    links: Vec<usize>,
 }
 
 /// Borrowed element values.
@@ -198,6 +231,7 @@ enum DataRef<'a> {
     Raw(&'a [u8]),
     Strings(&'a [String]),
     Seqs(&'a [Vec<u8>]),
+    Elements(&'a Elements),
 }
 
 impl<'a> From<&'a AttrData> for DataRef<'a> {
@@ -206,8 +240,13 @@ impl<'a> From<&'a AttrData> for DataRef<'a> {
             AttrData::Raw(b) => DataRef::Raw(b),
             AttrData::VarStrings(v) => DataRef::Strings(v),
             AttrData::VarSequences(v) => DataRef::Seqs(v),
+            AttrData::Elements(e) => DataRef::Elements(e),
         }
     }
+}
+
+fn attr_has_refs(v: &AttrValue) -> bool {
+    matches!(&v.data, AttrData::Elements(e) if e.has_references())
 }
 
 /// Sort key of dense-storage name index records: hash, then name.
@@ -224,34 +263,144 @@ impl Serializer<'_> {
             .nodes
             .get(id)
             .ok_or_else(|| Error::InvalidArgument(format!("no object {id}")))?;
-        if let Some(&addr) = self.named.get(&id) {
+        if let Some(&addr) = self.named.get(&id).or_else(|| self.addrs.get(&id)) {
             return Ok(addr);
         }
+        if !self.busy.insert(id) {
+            return Err(Error::InvalidArgument(format!(
+                "object {id} is reached again while it is written (cycle)"
+            )));
+        }
+        let deferred_attrs: Vec<usize> = node
+            .attrs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, v))| attr_has_refs(v))
+            .map(|(i, _)| i)
+            .collect();
+        let mut deferred_data = false;
+        let mut deferred_links = Vec::new();
         let mut msgs = match &node.kind {
-            NodeKind::Group { links } => self.group(links, depth)?,
-            NodeKind::Dataset(ds) => self.dataset(ds)?,
+            NodeKind::Group { links } => {
+                let (m, later) = self.group(links, depth)?;
+                deferred_links = later;
+                m
+            }
+            NodeKind::Dataset(ds) => {
+                deferred_data = matches!(&ds.data, DatasetData::Elements(e) if e.has_references());
+                self.dataset(ds, deferred_data)?
+            }
             NodeKind::NamedType(dt) => vec![Message {
                 kind: kind::DATATYPE,
                 body: messages::datatype(dt)?,
                 flags: 1,
             }],
         };
-        self.attributes(&node.attrs, &mut msgs)?;
+        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
+        let now: Vec<&(String, AttrValue)> = node
+            .attrs
+            .iter()
+            .filter(|(_, v)| !attr_has_refs(v))
+            .collect();
+        if now.is_empty() && !deferred_attrs.is_empty() {
+            msgs.push(Message::new(
+                kind::ATTRIBUTE_INFO,
+                messages::attribute_info(UNDEF, UNDEF),
+            ));
+        }
+        self.attributes(&now, &mut msgs, !deferred_attrs.is_empty())?;
+        if defer {
+            // placeholder, patched by finish_deferred
+            msgs.push(Message::new(kind::CONTINUATION, continuation(UNDEF, 0)));
+        }
         let header = object_header::encode(&msgs)?;
-        self.sink.append(&header)
+        let addr = self.sink.append(&header)?;
+        if defer {
+            self.pending.push(Deferred {
+                node: id,
+                header_addr: addr,
+                header,
+                attrs: deferred_attrs,
+                data: deferred_data,
+                links: deferred_links,
+            });
+        }
+        self.busy.remove(&id);
+        self.addrs.insert(id, addr);
+        Ok(addr)
     }
 
-    fn group(&mut self, links: &[(String, Link)], depth: usize) -> Result<Vec<Message>> {
+    /// Write the reference-holding messages of a deferred object into a
+    /// continuation chunk and point its header at it.
+    fn finish_deferred(&mut self, p: Deferred) -> Result<()> {
+        let node = self
+            .nodes
+            .get(p.node)
+            .ok_or_else(|| Error::InvalidArgument(format!("no object {}", p.node)))?;
+        let mut msgs = Vec::new();
+        if let NodeKind::Group { links } = &node.kind {
+            for &i in &p.links {
+                if let Some((name, Link::Hard(child))) = links.get(i) {
+                    let addr = self.addrs.get(child).copied().ok_or_else(|| {
+                        Error::InvalidArgument(format!("link {name:?}: object never written"))
+                    })?;
+                    msgs.push(Message::new(
+                        kind::LINK,
+                        messages::link(name, &LinkTarget::Hard(addr))?,
+                    ));
+                }
+            }
+        }
+        if p.data {
+            if let NodeKind::Dataset(ds) = &node.kind {
+                msgs.push(self.layout(ds)?.1);
+            }
+        }
+        for &i in &p.attrs {
+            if let Some((name, value)) = node.attrs.get(i) {
+                let body = self.attribute_message(name, value)?;
+                if body.len() > MAX_MESSAGE_BODY {
+                    return Err(Error::InvalidArgument(format!(
+                        "attribute {name:?} holding references is over 64 KiB"
+                    )));
+                }
+                msgs.push(Message::new(kind::ATTRIBUTE, body));
+            }
+        }
+        let chunk = object_header::encode_continuation(&msgs)?;
+        let at = self.sink.append(&chunk)?;
+        let mut header = p.header;
+        object_header::patch_last_message(&mut header, &continuation(at, chunk.len() as u64))?;
+        self.sink.write_at(p.header_addr, &header)
+    }
+
+    /// The group's messages; hard links to objects being written (cycles) are
+    /// left out and returned, to go to a continuation chunk (the group's links
+    /// then stay compact).
+    fn group(
+        &mut self,
+        links: &[(String, Link)],
+        depth: usize,
+    ) -> Result<(Vec<Message>, Vec<usize>)> {
         let mut encoded = Vec::with_capacity(links.len());
-        for (name, link) in links {
+        let mut later = Vec::new();
+        for (i, (name, link)) in links.iter().enumerate() {
             let target = match link {
+                Link::Hard(child) if self.busy.contains(child) => {
+                    later.push(i);
+                    continue;
+                }
                 Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
                 Link::Soft(path) => LinkTarget::Soft(path.clone()),
+                Link::External { file, path } => LinkTarget::External {
+                    file: file.clone(),
+                    path: path.clone(),
+                },
             };
             encoded.push((name.as_str(), messages::link(name, &target)?));
         }
         let mut msgs = Vec::new();
-        if encoded.len() <= MAX_COMPACT {
+        if encoded.len() <= MAX_COMPACT || !later.is_empty() {
             msgs.push(Message::new(
                 kind::LINK_INFO,
                 messages::link_info(UNDEF, UNDEF),
@@ -278,7 +427,7 @@ impl Serializer<'_> {
             ));
             msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
         }
-        Ok(msgs)
+        Ok((msgs, later))
     }
 
     /// Write a fractal heap of `items` and its name index; returns (heap, B-tree).
@@ -314,22 +463,36 @@ impl Serializer<'_> {
         Ok((heap.address, index))
     }
 
-    fn attributes(&mut self, attrs: &[(String, AttrValue)], msgs: &mut Vec<Message>) -> Result<()> {
+    fn attribute_message(&mut self, name: &str, value: &AttrValue) -> Result<Vec<u8>> {
+        let dtype = messages::datatype(&value.dtype)?;
+        let space = messages::dataspace(&value.shape);
+        let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
+        messages::attribute(name, &dtype, &space, &data)
+    }
+
+    /// Attribute messages, or dense storage when there are many or big ones
+    /// (`compact`: never dense, as when other attributes go to a continuation chunk).
+    fn attributes(
+        &mut self,
+        attrs: &[&(String, AttrValue)],
+        msgs: &mut Vec<Message>,
+        compact: bool,
+    ) -> Result<()> {
         if attrs.is_empty() {
             return Ok(());
         }
         let mut encoded = Vec::with_capacity(attrs.len());
-        for (name, value) in attrs {
-            let dtype = messages::datatype(&value.dtype)?;
-            let space = messages::dataspace(&value.shape);
-            let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
-            encoded.push((
-                name.as_str(),
-                messages::attribute(name, &dtype, &space, &data)?,
-            ));
+        for (name, value) in attrs.iter().map(|a| (&a.0, &a.1)) {
+            encoded.push((name.as_str(), self.attribute_message(name, value)?));
         }
         let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
-        if encoded.len() <= MAX_COMPACT && !too_big {
+        if compact || (encoded.len() <= MAX_COMPACT && !too_big) {
+            // libhdf5 counts the attributes of a version 2 header through its
+            // attribute info message (no message: zero attributes)
+            msgs.push(Message::new(
+                kind::ATTRIBUTE_INFO,
+                messages::attribute_info(UNDEF, UNDEF),
+            ));
             for (_, body) in encoded {
                 msgs.push(Message::new(kind::ATTRIBUTE, body));
             }
@@ -410,6 +573,19 @@ impl Serializer<'_> {
                     .map(|v| (v.as_slice(), (v.len() as u64 / base) as usize));
                 self.vlen(it, values.len(), n).map(Cow::Owned)
             }
+            DataRef::Elements(e) => {
+                if n.checked_mul(dtype.size()) != Some(e.bytes.len() as u64) {
+                    return Err(Error::InvalidArgument(format!(
+                        "data is {} bytes, expected {} elements of {} bytes",
+                        e.bytes.len(),
+                        n,
+                        dtype.size()
+                    )));
+                }
+                let addrs = &self.addrs;
+                let lookup = |o: ObjectId| addrs.get(&o.0).copied();
+                elements::resolve(e, &lookup, &mut self.gheap, self.sink, 0).map(Cow::Owned)
+            }
         }
     }
 
@@ -434,7 +610,8 @@ impl Serializer<'_> {
         Ok(out)
     }
 
-    fn dataset(&mut self, ds: &super::DatasetNode) -> Result<Vec<Message>> {
+    /// The dataset's messages; its layout (with the data) is left out when `defer`.
+    fn dataset(&mut self, ds: &DatasetNode, defer: bool) -> Result<Vec<Message>> {
         let spec = &ds.spec;
         let elem = spec.dtype.size();
         if elem == 0 || elem > u64::from(u32::MAX) {
@@ -447,21 +624,6 @@ impl Serializer<'_> {
                 ));
             }
         }
-        let view = match &ds.data {
-            DatasetData::None => None,
-            DatasetData::Raw(b) => Some(DataRef::Raw(b)),
-            DatasetData::VarStrings(v) => Some(DataRef::Strings(v)),
-            DatasetData::VarSequences(v) => Some(DataRef::Seqs(v)),
-        };
-        let raw: Option<Cow<[u8]>> = match view {
-            Some(v) => Some(self.element_bytes(&spec.dtype, &spec.shape, v)?),
-            None => None,
-        };
-        let nbytes = spec
-            .shape
-            .num_elements()
-            .and_then(|n| n.checked_mul(elem))
-            .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
         let mut msgs = vec![
             Message::new(kind::DATASPACE, messages::dataspace(&spec.shape)),
             match ds.named_type.and_then(|n| self.named.get(&n)) {
@@ -477,6 +639,62 @@ impl Serializer<'_> {
                 },
             },
         ];
+        let alloc = match &spec.layout {
+            Layout::Compact => AllocTime::Early,
+            Layout::Contiguous => AllocTime::Late,
+            Layout::Chunked {
+                chunk_dims,
+                filters,
+            } => {
+                if matches!(spec.shape, Space::Scalar | Space::Null) {
+                    return Err(Error::InvalidArgument(
+                        "chunked layout needs a simple dataspace".into(),
+                    ));
+                }
+                let filters: Vec<_> = filters
+                    .iter()
+                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .collect();
+                if !filters.is_empty() {
+                    msgs.push(Message::new(
+                        kind::FILTER_PIPELINE,
+                        messages::filter_pipeline(&filters)?,
+                    ));
+                }
+                AllocTime::Incremental
+            }
+        };
+        msgs.push(Message {
+            kind: kind::FILL_VALUE,
+            body: messages::fill_value(alloc, spec.fill_value.as_deref())?,
+            flags: 1,
+        });
+        if !defer {
+            msgs.push(self.layout(ds)?.1);
+        }
+        Ok(msgs)
+    }
+
+    /// Write the dataset's data; returns its allocation time and layout message.
+    fn layout(&mut self, ds: &DatasetNode) -> Result<(AllocTime, Message)> {
+        let spec = &ds.spec;
+        let elem = spec.dtype.size();
+        let view = match &ds.data {
+            DatasetData::None => None,
+            DatasetData::Raw(b) => Some(DataRef::Raw(b)),
+            DatasetData::VarStrings(v) => Some(DataRef::Strings(v)),
+            DatasetData::VarSequences(v) => Some(DataRef::Seqs(v)),
+            DatasetData::Elements(e) => Some(DataRef::Elements(e)),
+        };
+        let raw: Option<Cow<[u8]>> = match view {
+            Some(v) => Some(self.element_bytes(&spec.dtype, &spec.shape, v)?),
+            None => None,
+        };
+        let nbytes = spec
+            .shape
+            .num_elements()
+            .and_then(|n| n.checked_mul(elem))
+            .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
         let fill = spec.fill_value.as_deref();
         let (alloc, layout) = match &spec.layout {
             Layout::Compact => {
@@ -499,43 +717,31 @@ impl Serializer<'_> {
                 chunk_dims,
                 filters,
             } => {
-                if matches!(spec.shape, Space::Scalar | Space::Null) {
-                    return Err(Error::InvalidArgument(
-                        "chunked layout needs a simple dataspace".into(),
-                    ));
-                }
                 let max = spec.shape.max_dims();
                 let filters: Vec<_> = filters
                     .iter()
                     .map(|f| set_local(f, &spec.dtype, chunk_dims))
                     .collect();
-                let filters = &filters;
                 let input = ChunkedInput {
                     dims: spec.shape.dims(),
                     max: &max,
                     chunk: chunk_dims,
                     element_size: elem as usize,
-                    filters,
+                    filters: &filters,
                     fill,
                     data: raw.as_deref(),
                     raw_chunks: &ds.raw_chunks,
                 };
-                let layout = chunks::write(self.sink, &input)?;
-                if !filters.is_empty() {
-                    msgs.push(Message::new(
-                        kind::FILTER_PIPELINE,
-                        messages::filter_pipeline(filters)?,
-                    ));
-                }
-                (AllocTime::Incremental, layout)
+                (AllocTime::Incremental, chunks::write(self.sink, &input)?)
             }
         };
-        msgs.push(Message {
-            kind: kind::FILL_VALUE,
-            body: messages::fill_value(alloc, fill)?,
-            flags: 1,
-        });
-        msgs.push(Message::new(kind::LAYOUT, layout));
-        Ok(msgs)
+        Ok((alloc, Message::new(kind::LAYOUT, layout)))
     }
+}
+
+/// Object header continuation message: address and length of the next chunk.
+fn continuation(addr: u64, len: u64) -> Vec<u8> {
+    let mut out = addr.to_le_bytes().to_vec();
+    out.extend_from_slice(&len.to_le_bytes());
+    out
 }

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
-use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, StringPad};
+use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
 
 /// The undefined address (all bits set).
 pub const UNDEF: u64 = u64::MAX;
@@ -23,6 +23,7 @@ pub mod kind {
     pub const GROUP_INFO: u8 = 0x0A;
     pub const FILTER_PIPELINE: u8 = 0x0B;
     pub const ATTRIBUTE: u8 = 0x0C;
+    pub const CONTINUATION: u8 = 0x10;
     pub const ATTRIBUTE_INFO: u8 = 0x15;
 }
 
@@ -136,21 +137,52 @@ pub fn dataspace(space: &Space) -> Vec<u8> {
     out
 }
 
-/// True when a datatype needs message version 3 (compound, enum or array inside).
-fn needs_v3(dt: &Datatype) -> bool {
+/// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
+/// references inside, 3 with compounds, enums or arrays, else 1.
+fn version_needed(dt: &Datatype) -> u8 {
     match dt {
-        Datatype::Compound { .. } | Datatype::Enum { .. } | Datatype::Array { .. } => true,
-        Datatype::VarSequence { base, .. } => needs_v3(base),
-        _ => false,
+        Datatype::Reference {
+            kind: ReferenceKind::ObjectV2 | ReferenceKind::RegionV2 | ReferenceKind::AttributeV2,
+            ..
+        } => 4,
+        Datatype::Compound { members, .. } => {
+            // a plain loop: rustc 1.95 -O miscompiled the iterator form
+            // (`map(version_needed).max().unwrap_or(3).max(3)` returned 1)
+            let mut v = 3;
+            for m in members {
+                v = v.max(version_needed(&m.dtype));
+            }
+            v
+        }
+        Datatype::Enum { base, .. } | Datatype::Array { base, .. } => version_needed(base).max(3),
+        Datatype::VarSequence { base, .. } => version_needed(base),
+        Datatype::Complex { .. } => 5,
+        _ => 1,
     }
 }
 
-/// Datatype message (version 1 for atomic trees, 3 when compounds, enums or arrays appear).
+/// Datatype message (version 1 for atomic trees, 3 when compounds, enums or
+/// arrays appear, 4 with revised references).
 pub fn datatype(dt: &Datatype) -> Result<Vec<u8>> {
-    let version = if needs_v3(dt) { 3 } else { 1 };
+    let version = version_needed(dt);
     let mut out = Vec::new();
     encode_datatype(dt, version, &mut out, 0)?;
     Ok(out)
+}
+
+/// Reference type bits (class 7): the `H5R_type_t` value, plus encoding version
+/// 1 in bits 4-7 for revised references.
+fn reference_bits(kind: ReferenceKind) -> Result<u32> {
+    match kind {
+        ReferenceKind::Object => Ok(0),
+        ReferenceKind::Region => Ok(1),
+        ReferenceKind::ObjectV2 => Ok(2 | 1 << 4),
+        ReferenceKind::RegionV2 => Ok(3 | 1 << 4),
+        ReferenceKind::AttributeV2 => Ok(4 | 1 << 4),
+        ReferenceKind::Unknown(t) => Err(Error::InvalidArgument(format!(
+            "unknown reference type {t}"
+        ))),
+    }
 }
 
 fn order_bit(order: ByteOrder) -> Result<u32> {
@@ -321,10 +353,21 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
             }
             encode_datatype(base, version, out, depth + 1)?;
         }
-        Datatype::Time { .. } | Datatype::Reference { .. } | Datatype::Complex { .. } => {
-            return Err(Error::InvalidArgument(format!(
-                "the writer does not encode {dt:?}"
-            )))
+        Datatype::Reference { size, kind } => {
+            header(out, 7, version, reference_bits(*kind)?, u64::from(*size))?;
+        }
+        Datatype::Complex { size, base } => {
+            // homogeneous, rectangular form
+            header(out, 11, version, 1, u64::from(*size))?;
+            encode_datatype(base, version, out, depth + 1)?;
+        }
+        Datatype::Time {
+            size,
+            order,
+            precision,
+        } => {
+            header(out, 2, version, order_bit(*order)?, u64::from(*size))?;
+            put_u16(out, *precision);
         }
     }
     Ok(())
@@ -494,6 +537,8 @@ pub enum LinkTarget {
     Hard(u64),
     /// Soft link to a path.
     Soft(String),
+    /// External link: object `path` in file `file` (link type 64).
+    External { file: String, path: String },
 }
 
 /// Link message, version 1.
@@ -508,11 +553,15 @@ pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
         _ => (2, 4),
     };
     let utf8 = !name.is_ascii();
-    let soft = matches!(target, LinkTarget::Soft(_));
-    let flags = size_code | (u8::from(soft) << 3) | (u8::from(utf8) << 4);
+    let link_type = match target {
+        LinkTarget::Hard(_) => None,
+        LinkTarget::Soft(_) => Some(1u8),
+        LinkTarget::External { .. } => Some(64),
+    };
+    let flags = size_code | (u8::from(link_type.is_some()) << 3) | (u8::from(utf8) << 4);
     let mut out = vec![1, flags];
-    if soft {
-        out.push(1);
+    if let Some(t) = link_type {
+        out.push(t);
     }
     if utf8 {
         out.push(1);
@@ -524,6 +573,16 @@ pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
         LinkTarget::Soft(path) => {
             put_u16(&mut out, u16_len(path.len(), "soft link path")?);
             out.extend_from_slice(path.as_bytes());
+        }
+        LinkTarget::External { file, path } => {
+            // version 0, no flags, then two null-terminated names
+            let len = 1 + file.len() + 1 + path.len() + 1;
+            put_u16(&mut out, u16_len(len, "external link")?);
+            out.push(0);
+            out.extend_from_slice(file.as_bytes());
+            out.push(0);
+            out.extend_from_slice(path.as_bytes());
+            out.push(0);
         }
     }
     Ok(out)
@@ -574,6 +633,88 @@ pub fn attribute(name: &str, dtype_msg: &[u8], space_msg: &[u8], data: &[u8]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn datatype_versions() {
+        use crate::hdf5fmt::datatype::CompoundMember;
+        let comp = Datatype::Compound {
+            size: 12,
+            members: vec![
+                CompoundMember {
+                    name: "a".into(),
+                    offset: 0,
+                    dtype: Datatype::int(4, true),
+                },
+                CompoundMember {
+                    name: "r".into(),
+                    offset: 4,
+                    dtype: Datatype::Reference {
+                        size: 8,
+                        kind: ReferenceKind::Object,
+                    },
+                },
+            ],
+        };
+        assert_eq!(version_needed(&comp), 3);
+        assert_eq!(datatype(&comp).unwrap()[0], 0x36);
+        let rev = Datatype::Reference {
+            size: 18,
+            kind: ReferenceKind::ObjectV2,
+        };
+        assert_eq!(datatype(&rev).unwrap(), vec![0x47, 0x12, 0, 0, 18, 0, 0, 0]);
+        let seq = Datatype::VarSequence {
+            size: 16,
+            base: Box::new(Datatype::Reference {
+                size: 8,
+                kind: ReferenceKind::Object,
+            }),
+        };
+        assert_eq!(datatype(&seq).unwrap()[..2], [0x19, 0]);
+        assert_eq!(datatype(&Datatype::int(2, false)).unwrap()[0], 0x10);
+        let arr = Datatype::Array {
+            base: Box::new(comp.clone()),
+            dims: vec![2],
+        };
+        assert_eq!(version_needed(&arr), 3);
+        let with_rev = Datatype::Compound {
+            size: 18,
+            members: vec![CompoundMember {
+                name: "r".into(),
+                offset: 0,
+                dtype: rev.clone(),
+            }],
+        };
+        assert_eq!(version_needed(&with_rev), 4);
+        let cplx = Datatype::Complex {
+            size: 8,
+            base: Box::new(Datatype::float(4)),
+        };
+        assert_eq!(datatype(&cplx).unwrap()[..8], [0x5B, 1, 0, 0, 8, 0, 0, 0]);
+        let time = Datatype::Time {
+            size: 4,
+            order: ByteOrder::Big,
+            precision: 32,
+        };
+        assert_eq!(
+            datatype(&time).unwrap(),
+            vec![0x12, 1, 0, 0, 4, 0, 0, 0, 32, 0]
+        );
+    }
+
+    #[test]
+    fn external_link_message() {
+        let b = link(
+            "e",
+            &LinkTarget::External {
+                file: "f.h5".into(),
+                path: "/x".into(),
+            },
+        )
+        .unwrap();
+        let mut want = vec![1, 0x08, 64, 1, b'e', 9, 0, 0];
+        want.extend_from_slice(b"f.h5\0/x\0");
+        assert_eq!(b, want);
+    }
 
     #[test]
     fn dataspace_simple_with_unlimited() {

@@ -28,6 +28,7 @@
 pub mod atomic;
 pub mod btree_v2;
 pub mod chunks;
+pub mod elements;
 pub mod extensible_array;
 pub mod file_writer;
 pub mod fractal_heap;
@@ -36,6 +37,7 @@ pub mod messages;
 pub mod object_header;
 pub mod set_local;
 
+pub use elements::{Elements, Fixup};
 pub use messages::Space;
 
 use crate::error::{Error, Result};
@@ -169,6 +171,8 @@ pub enum DatasetData {
     VarStrings(Vec<String>),
     /// One byte run per element (variable-length sequence datatype).
     VarSequences(Vec<Vec<u8>>),
+    /// Element bytes with references or variable-length values anywhere inside.
+    Elements(Elements),
 }
 
 impl From<Vec<u8>> for DatasetData {
@@ -180,6 +184,12 @@ impl From<Vec<u8>> for DatasetData {
 impl From<&[u8]> for DatasetData {
     fn from(v: &[u8]) -> Self {
         DatasetData::Raw(v.to_vec())
+    }
+}
+
+impl From<Elements> for DatasetData {
+    fn from(v: Elements) -> Self {
+        DatasetData::Elements(v)
     }
 }
 
@@ -195,6 +205,8 @@ pub enum AttrData {
     Raw(Vec<u8>),
     VarStrings(Vec<String>),
     VarSequences(Vec<Vec<u8>>),
+    /// Element bytes with references or variable-length values anywhere inside.
+    Elements(Elements),
 }
 
 /// An attribute: datatype, shape and values.
@@ -352,6 +364,7 @@ impl AttrValue {
 pub(crate) enum Link {
     Hard(usize),
     Soft(String),
+    External { file: String, path: String },
 }
 
 pub(crate) struct DatasetNode {
@@ -614,6 +627,62 @@ impl FileWriter {
     /// Add a soft link `name` in `parent` pointing at `target` (a path).
     pub fn soft_link(&mut self, parent: GroupId, name: &str, target: &str) -> Result<()> {
         self.add_link(parent, name, Link::Soft(target.to_string()))
+    }
+
+    /// Add a hard link `name` in `parent` to an existing object: a second name
+    /// for the same object (written once). A link to a group that contains
+    /// `parent` makes a cycle, which serialisation refuses.
+    pub fn hard_link(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        target: impl Into<ObjectId>,
+    ) -> Result<()> {
+        let t = target.into();
+        if t.0 >= self.nodes.len() {
+            return Err(Error::InvalidArgument(format!("{t:?} does not exist")));
+        }
+        self.add_link(parent, name, Link::Hard(t.0))
+    }
+
+    /// Add an external link `name` in `parent` to object `path` of file `file`.
+    pub fn external_link(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        file: &str,
+        path: &str,
+    ) -> Result<()> {
+        if file.is_empty() || path.is_empty() || file.contains('\0') || path.contains('\0') {
+            return Err(Error::InvalidArgument(format!(
+                "bad external link {file:?}:{path:?}"
+            )));
+        }
+        self.add_link(
+            parent,
+            name,
+            Link::External {
+                file: file.to_string(),
+                path: path.to_string(),
+            },
+        )
+    }
+
+    /// Replace the values of a dataset (e.g. references written once every
+    /// object they point at exists). Refused when raw chunks were stored.
+    pub fn set_data(&mut self, dataset: DatasetId, data: impl Into<DatasetData>) -> Result<()> {
+        match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() => {
+                ds.data = data.into();
+                Ok(())
+            }
+            Some(NodeKind::Dataset(_)) => Err(Error::InvalidArgument(
+                "dataset already has raw chunks".into(),
+            )),
+            _ => Err(Error::InvalidArgument(format!(
+                "{dataset:?} is not a dataset"
+            ))),
+        }
     }
 
     /// Serialise to the temporary file, fsync, rename over the target, fsync the directory.

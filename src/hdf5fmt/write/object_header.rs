@@ -1,6 +1,7 @@
 //! Version 2 object header encoder (HDF5 File Format Specification IV.A.1.b,
-//! "Version 2 Object Header"): one chunk, no times, no creation order, with the
-//! Jenkins lookup3 checksum.
+//! "Version 2 Object Header"): no times, no creation order, with the Jenkins
+//! lookup3 checksum; one chunk, plus a continuation chunk (`OCHK`) for messages
+//! written after every object has its address.
 
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
@@ -51,15 +52,56 @@ pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
     out.push(2);
     out.push(size_code);
     out.extend_from_slice(&body_len.to_le_bytes()[..size_bytes]);
-    for m in messages {
-        out.push(m.kind);
-        out.extend_from_slice(&(m.body.len() as u16).to_le_bytes());
-        out.push(m.flags);
-        out.extend_from_slice(&m.body);
-    }
+    put_messages(&mut out, messages)?;
     let sum = metadata_checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     Ok(out)
+}
+
+fn put_messages(out: &mut Vec<u8>, messages: &[Message]) -> Result<()> {
+    for m in messages {
+        let len = u16::try_from(m.body.len()).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "object header message of type {:#x} is {} bytes (max {MAX_MESSAGE_BODY})",
+                m.kind,
+                m.body.len()
+            ))
+        })?;
+        out.push(m.kind);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.push(m.flags);
+        out.extend_from_slice(&m.body);
+    }
+    Ok(())
+}
+
+/// Encode a continuation chunk (`OCHK`, messages, checksum) of a version 2 header.
+pub fn encode_continuation(messages: &[Message]) -> Result<Vec<u8>> {
+    let mut out = b"OCHK".to_vec();
+    put_messages(&mut out, messages)?;
+    let sum = metadata_checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    Ok(out)
+}
+
+/// Overwrite the body of the last message of an encoded header (same length)
+/// and recompute the checksum.
+pub fn patch_last_message(header: &mut [u8], body: &[u8]) -> Result<()> {
+    let end = header
+        .len()
+        .checked_sub(4)
+        .ok_or_else(|| Error::InvalidArgument("header too short".into()))?;
+    let start = end
+        .checked_sub(body.len())
+        .ok_or_else(|| Error::InvalidArgument("header too short".into()))?;
+    if let Some(dst) = header.get_mut(start..end) {
+        dst.copy_from_slice(body);
+    }
+    let sum = metadata_checksum(header.get(..end).unwrap_or_default());
+    if let Some(dst) = header.get_mut(end..) {
+        dst.copy_from_slice(&sum.to_le_bytes());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -81,5 +123,18 @@ mod tests {
         assert_eq!(h[5], 1);
         assert_eq!(u16::from_le_bytes([h[6], h[7]]), 304);
         assert!(encode(&[Message::new(1, vec![0; 70_000])]).is_err());
+    }
+
+    #[test]
+    fn continuation_chunk_and_patch() {
+        let c = encode_continuation(&[Message::new(0x0C, vec![7; 3])]).unwrap();
+        assert_eq!(&c[..11], b"OCHK\x0C\x03\x00\x00\x07\x07\x07");
+        assert_eq!(&c[11..], &metadata_checksum(&c[..11]).to_le_bytes());
+        let mut h = encode(&[Message::new(0x10, vec![0xFF; 16])]).unwrap();
+        patch_last_message(&mut h, &[1; 16]).unwrap();
+        let n = h.len();
+        assert_eq!(&h[n - 20..n - 4], &[1; 16]);
+        assert_eq!(&h[n - 4..], &metadata_checksum(&h[..n - 4]).to_le_bytes());
+        assert!(patch_last_message(&mut [0u8; 3], &[1]).is_err());
     }
 }
