@@ -73,13 +73,15 @@ pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>
 fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if nb % 32 == 0 && rows.len() == 16 * nb && elems.len() == 16 * nb {
-            if is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 detected; both buffers hold exactly 16·nb bytes,
-                // nb a multiple of 32, which is all the kernel touches.
-                unsafe { x86::rows_to_elems2_avx2(rows, elems, nb) };
-                return true;
-            }
+        if nb % 32 == 0
+            && rows.len() == 16 * nb
+            && elems.len() == 16 * nb
+            && is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: AVX2 detected; both buffers hold exactly 16·nb bytes,
+            // nb a multiple of 32, which is all the kernel touches.
+            unsafe { x86::rows_to_elems2_avx2(rows, elems, nb) };
+            return true;
         }
     }
     let _ = (rows, elems, nb);
