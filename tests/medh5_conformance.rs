@@ -60,7 +60,7 @@ const CASES_41: &[&str] = &[
 ];
 
 /// The lowest full-suite score accepted (raise it as the validator grows).
-const FLOOR_ALL: u64 = 140;
+const FLOOR_ALL: u64 = 175;
 
 fn oracle_bin() -> Option<PathBuf> {
     let mut c: Vec<PathBuf> = Vec::new();
