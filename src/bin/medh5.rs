@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{bench, check, create, fix, info, profiles::Profile, validate, verify, writer};
+use purehdf::medh5::{
+    bench, check, create, fix, info, profiles::Profile, validate, verify, writer,
+};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample

@@ -357,6 +357,16 @@ pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Re
             .cloned()
             .collect();
         rep.content_id_ok = content_id_ok(file, &w)?;
+        // Under a declared content_id, a dataset without digest inside an
+        // attested group is bound by no line: the reference lists it as
+        // unattested too, and the file fails.
+        if rep.content_id_ok.is_some() {
+            for p in &rep.undigested {
+                if in_attested(p) && !rep.unattested.contains(p) {
+                    rep.unattested.push(p.clone());
+                }
+            }
+        }
         rep.stale_index = stale_index(file, &w)?;
     }
     for v in [

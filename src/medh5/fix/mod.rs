@@ -256,7 +256,7 @@ pub fn diagnose_file(file: &File, display: &str) -> Result<Diagnosis> {
         }
     }
     let v = verify_file(file, display, None)?;
-    let mut d = Diagnosis {
+    Ok(Diagnosis {
         path: display.to_string(),
         mismatched: v.mismatched,
         malformed: v.malformed,
@@ -265,19 +265,7 @@ pub fn diagnose_file(file: &File, display: &str) -> Result<Diagnosis> {
         stale_index: v.stale_index,
         missing_index: missing_index(file)?,
         content_id_ok: v.content_id_ok,
-    };
-    // Under a declared content_id, a dataset without digest inside an
-    // attested group is bound by no line (the reference lists it as unattested).
-    if d.content_id_ok.is_some() {
-        for p in &d.undigested {
-            let top = p.split('/').next().unwrap_or("");
-            if ATTESTED.contains(&top) && !d.unattested.contains(p) {
-                d.unattested.push(p.clone());
-            }
-        }
-        d.unattested.sort();
-    }
-    Ok(d)
+    })
 }
 
 /// Diagnose, and repair what `opts` asks for. The file is replaced atomically
