@@ -2,7 +2,7 @@
 # Creates (or reuses) the oracle virtualenv `.oracle-venv/` at the repository root with
 # the pinned reference implementations that the tests compare purehdf against:
 # h5py (libhdf5), hdf5plugin (Blosc/Blosc2/LZ4/Zstd/bitshuffle filters), python-blosc2,
-# numpy and the reference `medh5` package. Also installs Debian's `hdf5-tools`
+# numpy, the reference `medh5` package and scipy (the bench harness's phantom). Also installs Debian's `hdf5-tools`
 # (h5dump) when it is missing and we run as root. Idempotent: a complete venv whose
 # marker matches the pins is reused without touching the network.
 #
@@ -19,6 +19,7 @@ PINS=(
   "blosc2"
   "numpy"
   "medh5==2.2.3"
+  "scipy"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"
