@@ -221,8 +221,9 @@ def callgrind(work, name, n):
 
     def run(cmd, tag, stdin=""):
         out = cg / f"{name}.{tag}.out"
+        env = dict(os.environ, PYTHONHASHSEED="0")  # deterministic interpreter work
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + cmd,
-                       input=stdin, text=True, capture_output=True, check=True)
+                       input=stdin, text=True, capture_output=True, check=True, env=env)
         r = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True, check=True)
         m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", r.stdout)
         return int(m.group(1).replace(",", "")), r.stdout
