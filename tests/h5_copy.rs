@@ -56,6 +56,22 @@ fn candidates(root: &Path) -> Vec<String> {
     out
 }
 
+/// The oracle could not read the root group's header at all (a file whose
+/// writer never flushed it: all zeros, "bad object header version"): there
+/// is nothing to copy.
+fn source_root_unreadable(exp: &Value) -> bool {
+    exp.get("errors")
+        .and_then(Value::as_array)
+        .is_some_and(|errs| {
+            errs.iter().any(|e| {
+                let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+                field("path") == "/"
+                    && field("what") == "object_info"
+                    && field("error").contains("bad object header version")
+            })
+        })
+}
+
 fn oracle_python() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
@@ -98,10 +114,15 @@ fn h5_copy_corpus() {
     let mut ok = [0usize; 2];
     let mut oracle_pairs: Vec<String> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut root_unreadable = 0usize;
     for (i, rel) in files.iter().enumerate() {
         let Some(exp) = expected(&root, rel) else {
             continue;
         };
+        if source_root_unreadable(&exp) {
+            root_unreadable += 1;
+            continue;
+        }
         let src = root.join(rel);
         // only files our reader already matches the oracle on
         let Ok(base) = dump_file(&src) else { continue };
@@ -139,6 +160,9 @@ fn h5_copy_corpus() {
     for f in &failures {
         println!("  {}", f.chars().take(240).collect::<String>());
     }
+    println!(
+        "h5 copy: left out {root_unreadable} whose source root is unreadable (libhdf5 reports errors on '/'; nothing to copy)"
+    );
     println!("h5 copy keep: {} of {eligible}", ok[0]);
     println!("h5 copy blosc2: {} of {eligible}", ok[1]);
     if let Some(py) = oracle_python() {
