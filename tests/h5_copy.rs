@@ -1,5 +1,6 @@
 //! `h5 copy` over the shared corpus: every file h5py reads whole (except those
-//! with virtual datasets, which the writer cannot express) is copied with `keep` and with
+//! with virtual datasets, which the writer cannot express, and those whose root
+//! header libhdf5 cannot read) is copied with `keep` and with
 //! `blosc2:zstd:3:shuffle`, re-read with our reader and compared with the
 //! oracle's `expected/<path>.json` (tree, shapes, dtypes, attributes, data hashes).
 
@@ -56,6 +57,28 @@ fn candidates(root: &Path) -> Vec<String> {
     out
 }
 
+/// The oracle could not read the root group's header at all (a file whose
+/// writer never flushed it: all zeros, "bad object header version"): there
+/// is nothing to copy.
+fn source_root_unreadable(exp: &Value) -> bool {
+    exp.get("errors")
+        .and_then(Value::as_array)
+        .is_some_and(|errs| {
+            errs.iter().any(|e| {
+                let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+                field("path") == "/"
+                    && field("what") == "object_info"
+                    && field("error").contains("bad object header version")
+            })
+        })
+}
+
+/// Typed writer errors for features it does not write yet: a link message
+/// over 64 KiB would need dense link storage with a huge fractal heap object.
+fn is_known_limit(err: &str) -> bool {
+    err.contains("object header message of type 0x6 is")
+}
+
 fn oracle_python() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
@@ -98,10 +121,16 @@ fn h5_copy_corpus() {
     let mut ok = [0usize; 2];
     let mut oracle_pairs: Vec<String> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut root_unreadable = 0usize;
+    let mut known = [0usize; 2];
     for (i, rel) in files.iter().enumerate() {
         let Some(exp) = expected(&root, rel) else {
             continue;
         };
+        if source_root_unreadable(&exp) {
+            root_unreadable += 1;
+            continue;
+        }
         let src = root.join(rel);
         // only files our reader already matches the oracle on
         let Ok(base) = dump_file(&src) else { continue };
@@ -117,6 +146,10 @@ fn h5_copy_corpus() {
             let dst = tmp.join(format!("{i}-{label}.h5"));
             let res = copy_file(&src, &dst, &opts).and_then(|_| dump_file(&dst));
             match res {
+                Err(e) if is_known_limit(&e.to_string()) => {
+                    known[m] += 1;
+                    println!("  known limit, {label} {rel}: {e}");
+                }
                 Err(e) => failures.push(format!("{label} {rel}: {e}")),
                 Ok(d) => {
                     let diffs = compare(&exp, &d.doc);
@@ -139,6 +172,13 @@ fn h5_copy_corpus() {
     for f in &failures {
         println!("  {}", f.chars().take(240).collect::<String>());
     }
+    println!(
+        "h5 copy: left out {root_unreadable} whose source root is unreadable (libhdf5 reports errors on '/'; nothing to copy)"
+    );
+    println!(
+        "h5 copy: known writer limits (link message over 64 KiB: dense link storage not written): keep {}, blosc2 {}",
+        known[0], known[1]
+    );
     println!("h5 copy keep: {} of {eligible}", ok[0]);
     println!("h5 copy blosc2: {} of {eligible}", ok[1]);
     if let Some(py) = oracle_python() {
@@ -177,17 +217,18 @@ fn h5_copy_corpus() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(eligible >= 700, "only {eligible} eligible files");
-    // measured 773 (keep) and 771 (blosc2) of 776. Left: a link name over 64 KiB
-    // (needs a huge fractal heap object), VAX floats, datasets of 1e11+ chunks
-    // (fixed-array index too big; blosc2 also for an unallocated 2^43-chunk one),
-    // and (blosc2) a dataset over the 1 GiB read cap
+    // measured 777 (keep) and 776 (blosc2) of 778 (2 left out: root header
+    // never written). Left: a link name over 64 KiB (known limit: needs dense
+    // link storage with a huge fractal heap object) and (blosc2) a dataset over
+    // the 1 GiB read cap (needs chunk-by-chunk re-encoding)
+    assert!(known[0] <= 1 && known[1] <= 1, "known limits: {known:?}");
     assert!(
-        ok[0] * 100 >= eligible * 99,
+        ok[0] >= 777 && eligible - ok[0] <= 1,
         "keep: {} of {eligible}",
         ok[0]
     );
     assert!(
-        ok[1] * 100 >= eligible * 99,
+        ok[1] >= 776 && eligible - ok[1] <= 2,
         "blosc2: {} of {eligible}",
         ok[1]
     );

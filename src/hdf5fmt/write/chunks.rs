@@ -3,7 +3,8 @@
 //! into chunks (edge chunks padded with the fill value), runs the filter pipeline
 //! on each (in parallel with the `parallel` feature), writes them, then writes
 //! the index: single chunk, fixed array (unpaged: page bits cover every entry)
-//! or a version 2 B-tree (types 10/11) when a dimension is extendible.
+//! or a version 2 B-tree (types 10/11) when a dimension is extendible or the
+//! fixed chunk grid is too large for one entry per cell.
 
 use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
@@ -28,6 +29,10 @@ pub struct ChunkedInput<'a> {
     pub data: Option<&'a [u8]>,
     pub raw_chunks: &'a RawChunks,
 }
+
+/// Largest chunk grid given a fixed-array index (one entry per grid cell);
+/// larger fixed grids get a version 2 B-tree holding only stored chunks.
+const MAX_FIXED_ARRAY_CHUNKS: u64 = 1 << 20;
 
 /// One stored chunk.
 struct Stored {
@@ -278,9 +283,12 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
         };
         return Ok(messages::layout_chunked(input.chunk, elem, &info, addr));
     }
-    if fixed {
-        let max: Vec<u64> = input.max.iter().map(|m| m.unwrap_or(0)).collect();
-        let max_grid = grid(&max, input.chunk);
+    let max: Vec<u64> = input.max.iter().map(|m| m.unwrap_or(0)).collect();
+    let max_grid = grid(&max, input.chunk);
+    // a fixed array has one entry per grid cell: for astronomically large,
+    // sparsely allocated grids use the B-tree, whose size follows the chunks
+    let small_grid = product(&max_grid).is_some_and(|n| n <= MAX_FIXED_ARRAY_CHUNKS);
+    if fixed && small_grid {
         let (addr, page_bits) = write_fixed_array(sink, &max_grid, &stored, filtered, csl)?;
         return Ok(messages::layout_chunked(
             input.chunk,

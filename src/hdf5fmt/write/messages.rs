@@ -138,7 +138,8 @@ pub fn dataspace(space: &Space) -> Vec<u8> {
 }
 
 /// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
-/// references inside, 3 with compounds, enums or arrays, else 1.
+/// references inside, 3 with compounds, enums or arrays or VAX floats (libhdf5
+/// ignores the VAX bit below version 3), else 1.
 fn version_needed(dt: &Datatype) -> u8 {
     match dt {
         Datatype::Reference {
@@ -157,6 +158,10 @@ fn version_needed(dt: &Datatype) -> u8 {
         Datatype::Enum { base, .. } | Datatype::Array { base, .. } => version_needed(base).max(3),
         Datatype::VarSequence { base, .. } => version_needed(base),
         Datatype::Complex { .. } => 5,
+        Datatype::Float {
+            order: ByteOrder::Vax,
+            ..
+        } => 3,
         _ => 1,
     }
 }
@@ -192,6 +197,16 @@ fn order_bit(order: ByteOrder) -> Result<u32> {
         ByteOrder::Vax => Err(Error::InvalidArgument(
             "the writer does not encode VAX byte order".into(),
         )),
+    }
+}
+
+/// Float byte-order bits (class 1): bit 0 big-endian, bits 0 and 6 together
+/// VAX mixed-endian.
+fn float_order_bits(order: ByteOrder) -> u32 {
+    match order {
+        ByteOrder::Little => 0,
+        ByteOrder::Big => 1,
+        ByteOrder::Vax => 1 | 1 << 6,
     }
 }
 
@@ -241,7 +256,7 @@ fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) 
             order,
             layout,
         } => {
-            let mut bits = order_bit(*order)?;
+            let mut bits = float_order_bits(*order);
             for (i, p) in layout.pad.iter().enumerate() {
                 bits |= u32::from(*p) << (1 + i);
             }
@@ -737,6 +752,43 @@ mod tests {
         let f = datatype(&Datatype::float(8)).unwrap();
         assert_eq!(&f[..8], &[0x11, 0x20, 63, 0, 8, 0, 0, 0]);
         assert_eq!(&f[8..], &[0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]);
+    }
+
+    #[test]
+    fn vax_float_round_trips_through_the_reader() {
+        use crate::hdf5fmt::cursor::Cursor;
+        use crate::hdf5fmt::datatype::FloatLayout;
+        let vax = Datatype::Float {
+            size: 4,
+            order: ByteOrder::Vax,
+            layout: FloatLayout {
+                bit_offset: 0,
+                precision: 32,
+                sign_pos: 31,
+                exp_pos: 23,
+                exp_size: 8,
+                mant_pos: 0,
+                mant_size: 23,
+                exp_bias: 129,
+                norm: 2,
+                pad: [false; 3],
+            },
+        };
+        let b = datatype(&vax).unwrap();
+        // Class 1, version 3; bits 0 and 6 (VAX), norm 2 in bits 4-5.
+        assert_eq!(&b[..4], &[0x31, 0x61, 31, 0]);
+        let back =
+            crate::hdf5fmt::messages::datatype::decode(&mut Cursor::new(&b, 0, "t")).unwrap();
+        assert_eq!(back, vax);
+        // Integers have no VAX order.
+        let bad = Datatype::Integer {
+            size: 4,
+            order: ByteOrder::Vax,
+            signed: true,
+            bit_offset: 0,
+            precision: 32,
+        };
+        assert!(datatype(&bad).is_err());
     }
 
     #[test]

@@ -738,6 +738,32 @@ mod tests {
     }
 
     #[test]
+    fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
+        use crate::hdf5fmt::chunk_index::ChunkIndexKind;
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        // 10 elements now, 1e11 at most, chunks of 1: a 1e11-cell grid
+        let mut spec = DatasetSpec::new(Datatype::int(1, false), &[10]).chunked(&[1], vec![]);
+        spec.shape = Space::Simple {
+            dims: vec![10],
+            max: vec![Some(100_000_000_000)],
+        };
+        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
+        w.write_raw_chunk(d, &[3], vec![7], 0).unwrap();
+        w.write_raw_chunk(d, &[9], vec![9], 0).unwrap();
+        let b = w.finish().unwrap();
+        assert!(b.len() < 8192, "{} bytes", b.len());
+        let f = crate::hdf5fmt::file::File::from_bytes(b).unwrap();
+        let ds = f.root().unwrap().dataset("d").unwrap();
+        let params = ds.chunk_params().unwrap();
+        assert!(matches!(params.kind, ChunkIndexKind::BTreeV2 { .. }));
+        assert_eq!(
+            ds.read_all_raw().unwrap(),
+            vec![0, 0, 0, 7, 0, 0, 0, 0, 0, 9]
+        );
+    }
+
+    #[test]
     fn wrong_data_size_is_an_error() {
         let mut w = FileWriter::in_memory();
         let r = w.root();
