@@ -446,27 +446,37 @@ fn content_id_ok(file: &File, w: &Walk) -> Result<Option<bool>> {
     Ok(Some(content_id_input(file, w)?.content_id() == declared))
 }
 
-/// Index entries whose `source_digest` no longer matches their annotation.
-fn stale_index(file: &File, w: &Walk) -> Result<Vec<String>> {
+/// The sampling-index entries that declare a `source_digest`, as
+/// `(entry name, declared digest)`; a non-string value reads as "".
+pub(crate) fn index_source_digests(file: &File) -> Result<Vec<(String, String)>> {
     let Ok(Object::Group(index)) = file.object("index") else {
         return Ok(Vec::new());
     };
-    let mut stale = Vec::new();
+    let mut out = Vec::new();
     for (name, _) in index.links()? {
         let Ok(entry) = index.open(&name) else {
             continue;
         };
-        let declared = match entry
+        let Some(a) = entry
             .attributes()?
             .into_iter()
             .find(|a| a.name == "source_digest")
-        {
-            Some(a) => match attr_json(file, &a)? {
-                Json::Str(s) => s,
-                _ => String::new(),
-            },
-            None => continue,
+        else {
+            continue;
         };
+        let declared = match attr_json(file, &a)? {
+            Json::Str(s) => s,
+            _ => String::new(),
+        };
+        out.push((name, declared));
+    }
+    Ok(out)
+}
+
+/// Index entries whose `source_digest` no longer matches their annotation.
+fn stale_index(file: &File, w: &Walk) -> Result<Vec<String>> {
+    let mut stale = Vec::new();
+    for (name, declared) in index_source_digests(file)? {
         let fresh = match parse_digest(&declared) {
             Ok((algo, _)) => annotation_group_digest(file, w, &name, algo)?,
             Err(_) => None,

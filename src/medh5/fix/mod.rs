@@ -484,25 +484,8 @@ fn rewrite(
 /// Index entries whose `source_digest` no longer matches the group digest of
 /// their annotation under the new digests.
 fn stale_after(file: &File, digests: &[(String, String)]) -> Result<Vec<String>> {
-    let Ok(Object::Group(index)) = file.object("index") else {
-        return Ok(Vec::new());
-    };
     let mut stale = Vec::new();
-    for (name, _) in index.links()? {
-        let Ok(entry) = index.open(&name) else {
-            continue;
-        };
-        let declared = match entry
-            .attributes()?
-            .into_iter()
-            .find(|a| a.name == "source_digest")
-        {
-            Some(a) => match attr_json(file, &a)? {
-                Json::Str(s) => s,
-                _ => String::new(),
-            },
-            None => continue,
-        };
+    for (name, declared) in super::verify::index_source_digests(file)? {
         let algo = super::integrity::parse_digest(&declared)
             .map(|(a, _)| a)
             .unwrap_or_default();
