@@ -21,6 +21,32 @@ impl Selection {
     }
 
     /// The selection as explicit start/count for a dataspace of `dims`, checked to lie inside it.
+    /// Resolve against `dims` for a read of `esize`-byte elements into a
+    /// buffer of `out_len` bytes: `(start, count, bytes needed)`, or a typed
+    /// error when the selection is outside the shape, its size overflows, or
+    /// the buffer's length differs from what it needs.
+    pub fn resolve_for_buffer(
+        &self,
+        dims: &[u64],
+        esize: usize,
+        out_len: usize,
+    ) -> crate::error::Result<(Vec<u64>, Vec<u64>, u64)> {
+        use crate::error::Error;
+        let (start, count) = self.resolve(dims).ok_or_else(|| {
+            Error::InvalidArgument(format!("selection {self:?} outside shape {dims:?}"))
+        })?;
+        let need = self
+            .num_elements(dims)
+            .and_then(|n| n.checked_mul(esize as u64))
+            .ok_or_else(|| Error::InvalidArgument("selection size overflows".into()))?;
+        if out_len as u64 != need {
+            return Err(Error::InvalidArgument(format!(
+                "output buffer holds {out_len} bytes, selection needs {need}"
+            )));
+        }
+        Ok((start, count, need))
+    }
+
     pub fn resolve(&self, dims: &[u64]) -> Option<(Vec<u64>, Vec<u64>)> {
         match self {
             Selection::All => Some((vec![0; dims.len()], dims.to_vec())),

@@ -81,19 +81,7 @@ pub fn read(ds: &Dataset, plan: &Plan, selection: &Selection, out: &mut [u8]) ->
         "element size",
     )?;
     let dims = &plan.dims;
-    let (start, count) = selection.resolve(dims).ok_or_else(|| {
-        Error::InvalidArgument(format!("selection {selection:?} outside shape {dims:?}"))
-    })?;
-    let need = selection
-        .num_elements(dims)
-        .and_then(|n| n.checked_mul(esize as u64))
-        .ok_or_else(|| Error::InvalidArgument("selection size overflows".into()))?;
-    if out.len() as u64 != need {
-        return Err(Error::InvalidArgument(format!(
-            "output buffer holds {} bytes, selection needs {need}",
-            out.len()
-        )));
-    }
+    let (start, count, need) = selection.resolve_for_buffer(dims, esize, out.len())?;
     if need == 0 {
         return Ok(());
     }
