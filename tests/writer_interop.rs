@@ -472,6 +472,56 @@ fn groups() -> (FileWriter, Vec<Value>) {
     (w, exp)
 }
 
+/// Link names over 64 KiB (link messages too big for a header: dense storage,
+/// huge heap objects) and attributes over 64 KiB in a heap of huge objects.
+fn long_links() -> (FileWriter, Vec<Value>) {
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let mut exp = Vec::new();
+    let long: String = (0..100_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let g = w.create_group(r, &long).unwrap();
+    w.create_dataset(
+        g,
+        "v",
+        DatasetSpec::scalar(Datatype::int(4, true)),
+        to_bytes(&[42i32]),
+    )
+    .unwrap();
+    let also: String = format!("{long}-{long}");
+    w.create_group(g, &also).unwrap();
+    w.soft_link(r, &format!("soft-{long}"), "/grp1").unwrap();
+    w.create_group(r, "grp1").unwrap();
+    exp.push(json!({"path": "/", "kind": "group",
+        "members": [long.clone(), format!("soft-{long}"), "grp1".to_string(), "bigattrs".to_string()]}));
+    exp.push(json!({"path": format!("/{long}"), "kind": "group",
+        "members": ["v", also.clone()], "sample": {"v": 42}}));
+    exp.push(json!({"path": format!("/soft-{long}"), "kind": "softlink", "target": "/grp1"}));
+    exp.push(json!({"path": format!("/{long}/{also}"), "kind": "group", "nlinks": 0}));
+    // one 300 KB attribute, one 70 KB string, one small: dense, two huge objects
+    let big: Vec<i32> = (0..75_000).collect();
+    let d = w
+        .create_dataset(
+            r,
+            "bigattrs",
+            DatasetSpec::new(Datatype::int(1, false), &[1]),
+            vec![1u8],
+        )
+        .unwrap();
+    w.set_attr(d, "big", AttrValue::array(&big)).unwrap();
+    w.set_attr(d, "text", AttrValue::string(&long[..70_000]))
+        .unwrap();
+    w.set_attr(d, "small", AttrValue::scalar(3u8)).unwrap();
+    exp.push(
+        json!({"path": "/bigattrs", "kind": "dataset", "value": [1], "attrs": {
+        "big": {"dtype": "<i4", "shape": [75000], "value": big},
+        "text": {"value": long[..70_000]},
+        "small": {"value": 3}}}),
+    );
+    (w, exp)
+}
+
 fn chunked() -> (FileWriter, Vec<Value>) {
     let mut w = FileWriter::in_memory();
     let r = w.root();
@@ -755,6 +805,7 @@ fn files_open_in_libhdf5() {
         ("strings", strings_and_types()),
         ("attributes", attributes()),
         ("groups", groups()),
+        ("long_links", long_links()),
         ("chunked", chunked()),
         ("filtered", (fw, fexp)),
         ("filtered_lzf", (lw, lexp)),

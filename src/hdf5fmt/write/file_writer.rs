@@ -400,7 +400,10 @@ impl Serializer<'_> {
             encoded.push((name.as_str(), messages::link(name, &target)?));
         }
         let mut msgs = Vec::new();
-        if encoded.len() <= MAX_COMPACT || !later.is_empty() {
+        // a link message over 64 KiB cannot sit in a header (its size field
+        // is 16 bits): the group goes dense, as libhdf5 does
+        let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
+        if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
                 kind::LINK_INFO,
                 messages::link_info(UNDEF, UNDEF),

@@ -1,9 +1,14 @@
 //! Fractal heap writer (HDF5 File Format Specification III.G, "Fractal Heap"):
-//! all objects are "managed" and live in one root direct block, so the heap has
-//! no indirect blocks (current root rows = 0, starting block size = maximum
-//! direct block size = the root block's size). Heap IDs are version 0, type
-//! managed, with offset and length widths derived as libhdf5 derives them.
+//! objects up to [`MAX_MANAGED`] bytes are "managed" and live in one root
+//! direct block, so the heap has no indirect blocks (current root rows = 0,
+//! starting block size = maximum direct block size = the root block's size).
+//! Larger objects are "huge", as libhdf5 stores them (its link and attribute
+//! heaps cap managed objects at 64 KiB): each is written apart and found
+//! through a version 2 B-tree of type 1 (address, length, ID key), the heap ID
+//! holding only the key. Heap IDs are version 0, with offset and length widths
+//! derived as libhdf5 derives them.
 
+use super::btree_v2::{self, BTreeParams};
 use super::file_writer::Sink;
 use super::messages::{limit_enc_size, log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};
@@ -17,6 +22,55 @@ const DBLOCK_OVERHEAD: u64 = 4 + 1 + 8 + OFF_SIZE as u64;
 /// Largest root block this writer makes.
 const MAX_BLOCK: u64 = 1 << 28;
 const TABLE_WIDTH: u16 = 4;
+/// Largest managed object (libhdf5's limit for link and attribute heaps, less
+/// one so that two length bytes always suffice); larger objects are huge.
+pub const MAX_MANAGED: u64 = 0xFFFF;
+/// Heap ID type bits of a huge object (version 0).
+const ID_HUGE: u8 = 0x10;
+/// Huge-object B-tree record type: indirectly accessed, unfiltered.
+const HUGE_RECORD_TYPE: u8 = 1;
+
+/// Huge objects written apart: their total size, count and B-tree address.
+struct Huge {
+    size: u64,
+    count: u64,
+    btree: u64,
+}
+
+/// Write each huge object, then the type 1 B-tree indexing them by key
+/// (keys 1, 2, ... in the order given); returns the B-tree and each key.
+fn write_huge(sink: &mut Sink, objects: &[&Vec<u8>]) -> Result<(Huge, Vec<u64>)> {
+    let mut records = Vec::with_capacity(objects.len());
+    let mut keys = Vec::with_capacity(objects.len());
+    let mut size = 0u64;
+    for (i, o) in objects.iter().enumerate() {
+        let key = i as u64 + 1;
+        let addr = sink.append(o)?;
+        let mut r = Vec::with_capacity(24);
+        r.extend_from_slice(&addr.to_le_bytes());
+        r.extend_from_slice(&(o.len() as u64).to_le_bytes());
+        r.extend_from_slice(&key.to_le_bytes());
+        records.push(r);
+        keys.push(key);
+        size += o.len() as u64;
+    }
+    let params = BTreeParams {
+        record_type: HUGE_RECORD_TYPE,
+        record_size: 24,
+        node_size: 512,
+        split: 100,
+        merge: 40,
+    };
+    let btree = btree_v2::write(sink, &params, &records)?;
+    Ok((
+        Huge {
+            size,
+            count: objects.len() as u64,
+            btree,
+        },
+        keys,
+    ))
+}
 
 /// Result of writing a heap: header address and one heap ID per object.
 pub struct WrittenHeap {
@@ -24,9 +78,44 @@ pub struct WrittenHeap {
     pub ids: Vec<Vec<u8>>,
 }
 
-/// Write a heap holding `objects`, with heap IDs of `id_len` bytes.
+/// Write a heap holding `objects`, with heap IDs of `id_len` bytes; objects over
+/// [`MAX_MANAGED`] bytes are stored as huge objects.
 pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<WrittenHeap> {
-    let payload: u64 = objects.iter().map(|o| o.len() as u64).sum();
+    let budget = usize::from(id_len)
+        .checked_sub(1 + OFF_SIZE)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| Error::InvalidArgument("heap ID length too small".into()))?;
+    // huge IDs hold a key (the v2 B-tree gives address and length); libhdf5
+    // puts address and length in IDs of 17 bytes or more, which this writer
+    // does not make
+    let huge_key_len = usize::from(id_len) - 1;
+    if huge_key_len >= 16 {
+        return Err(Error::InvalidArgument(format!(
+            "heap IDs of {id_len} bytes are not written"
+        )));
+    }
+    let limit = MAX_MANAGED.min((1u64 << (8 * budget.min(7))) - 1);
+    let is_huge = |o: &Vec<u8>| o.len() as u64 > limit;
+    let huge_objects: Vec<&Vec<u8>> = objects.iter().filter(|o| is_huge(o)).collect();
+    let (huge, mut huge_keys) = if huge_objects.is_empty() {
+        (
+            Huge {
+                size: 0,
+                count: 0,
+                btree: UNDEF,
+            },
+            Vec::new(),
+        )
+    } else {
+        write_huge(sink, &huge_objects)?
+    };
+    huge_keys.reverse();
+
+    let payload: u64 = objects
+        .iter()
+        .filter(|o| !is_huge(o))
+        .map(|o| o.len() as u64)
+        .sum();
     let used = DBLOCK_OVERHEAD + payload;
     let block = used.max(512).next_power_of_two();
     if block > MAX_BLOCK {
@@ -34,21 +123,11 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
             "fractal heap of {used} bytes exceeds the writer's single-block limit"
         )));
     }
-    let budget = usize::from(id_len)
-        .checked_sub(1 + OFF_SIZE)
-        .filter(|&b| b > 0)
-        .ok_or_else(|| Error::InvalidArgument("heap ID length too small".into()))?;
-    let max_man: u64 = block.min((1u64 << (8 * budget.min(7))) - 1);
+    let max_man: u64 = block.min(limit);
     let dblk_off_size = (log2_floor(block) as usize).div_ceil(8);
     let len_size = dblk_off_size.min(limit_enc_size(max_man));
-    if let Some(big) = objects.iter().find(|o| o.len() as u64 > max_man) {
-        return Err(Error::InvalidArgument(format!(
-            "heap object of {} bytes exceeds the managed-object limit {max_man}",
-            big.len()
-        )));
-    }
 
-    let header_len = header_bytes(0, 0, 0, 0, 0, 0, id_len).len() as u64;
+    let header_len = header_bytes(&HeaderFields::default(), id_len).len() as u64;
     let header_addr = sink.pos();
     let block_addr = header_addr + header_len;
 
@@ -58,24 +137,39 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
     dblock.push(0);
     dblock.extend_from_slice(&header_addr.to_le_bytes());
     put_var(&mut dblock, 0, OFF_SIZE);
+    let mut managed = 0u64;
     for o in objects {
+        if is_huge(o) {
+            let key = huge_keys
+                .pop()
+                .ok_or_else(|| Error::InvalidArgument("huge object without a key".into()))?;
+            let mut id = vec![ID_HUGE];
+            put_var(&mut id, key, huge_key_len.min(8));
+            id.resize(usize::from(id_len), 0);
+            ids.push(id);
+            continue;
+        }
         let mut id = vec![0u8];
         put_var(&mut id, dblock.len() as u64, OFF_SIZE);
         put_var(&mut id, o.len() as u64, len_size);
         id.resize(usize::from(id_len), 0);
         ids.push(id);
         dblock.extend_from_slice(o);
+        managed += 1;
     }
     let free = block - dblock.len() as u64;
     dblock.resize(block as usize, 0);
 
     let header = header_bytes(
-        max_man as u32,
-        free,
-        block,
-        objects.len() as u64,
-        block_addr,
-        block,
+        &HeaderFields {
+            max_man: max_man as u32,
+            free,
+            man_size: block,
+            nobjs: managed,
+            root: block_addr,
+            block,
+            huge,
+        },
         id_len,
     );
     let a = sink.append(&header)?;
@@ -87,39 +181,62 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
     })
 }
 
-fn header_bytes(
+/// Variable fields of a heap header.
+struct HeaderFields {
     max_man: u32,
     free: u64,
     man_size: u64,
     nobjs: u64,
     root: u64,
     block: u64,
-    id_len: u16,
-) -> Vec<u8> {
+    huge: Huge,
+}
+
+impl Default for HeaderFields {
+    fn default() -> Self {
+        HeaderFields {
+            max_man: 0,
+            free: 0,
+            man_size: 0,
+            nobjs: 0,
+            root: 0,
+            block: 0,
+            huge: Huge {
+                size: 0,
+                count: 0,
+                btree: UNDEF,
+            },
+        }
+    }
+}
+
+fn header_bytes(f: &HeaderFields, id_len: u16) -> Vec<u8> {
     let mut h = Vec::with_capacity(160);
     h.extend_from_slice(b"FRHP");
     h.push(0);
     h.extend_from_slice(&id_len.to_le_bytes());
     h.extend_from_slice(&0u16.to_le_bytes()); // no I/O filters
     h.push(0); // flags: no wrapped IDs, no direct block checksums
-    h.extend_from_slice(&max_man.to_le_bytes());
-    h.extend_from_slice(&0u64.to_le_bytes()); // next huge ID
-    h.extend_from_slice(&UNDEF.to_le_bytes()); // huge object B-tree
-    h.extend_from_slice(&free.to_le_bytes());
+    h.extend_from_slice(&f.max_man.to_le_bytes());
+    // next huge ID: the last key handed out
+    h.extend_from_slice(&f.huge.count.to_le_bytes());
+    h.extend_from_slice(&f.huge.btree.to_le_bytes());
+    h.extend_from_slice(&f.free.to_le_bytes());
     h.extend_from_slice(&UNDEF.to_le_bytes()); // free-space manager
-    h.extend_from_slice(&man_size.to_le_bytes()); // managed space
-    h.extend_from_slice(&man_size.to_le_bytes()); // allocated managed space
-    h.extend_from_slice(&man_size.to_le_bytes()); // allocation iterator offset
-    h.extend_from_slice(&nobjs.to_le_bytes());
-    for _ in 0..4 {
-        h.extend_from_slice(&0u64.to_le_bytes()); // huge/tiny sizes and counts
-    }
+    h.extend_from_slice(&f.man_size.to_le_bytes()); // managed space
+    h.extend_from_slice(&f.man_size.to_le_bytes()); // allocated managed space
+    h.extend_from_slice(&f.man_size.to_le_bytes()); // allocation iterator offset
+    h.extend_from_slice(&f.nobjs.to_le_bytes());
+    h.extend_from_slice(&f.huge.size.to_le_bytes());
+    h.extend_from_slice(&f.huge.count.to_le_bytes());
+    h.extend_from_slice(&0u64.to_le_bytes()); // tiny size
+    h.extend_from_slice(&0u64.to_le_bytes()); // tiny count
     h.extend_from_slice(&TABLE_WIDTH.to_le_bytes());
-    h.extend_from_slice(&block.to_le_bytes()); // starting block size
-    h.extend_from_slice(&block.to_le_bytes()); // max direct block size
+    h.extend_from_slice(&f.block.to_le_bytes()); // starting block size
+    h.extend_from_slice(&f.block.to_le_bytes()); // max direct block size
     h.extend_from_slice(&MAX_HEAP_BITS.to_le_bytes());
     h.extend_from_slice(&1u16.to_le_bytes()); // starting rows in root indirect block
-    h.extend_from_slice(&root.to_le_bytes());
+    h.extend_from_slice(&f.root.to_le_bytes());
     h.extend_from_slice(&0u16.to_le_bytes()); // root is a direct block
     let sum = metadata_checksum(&h);
     h.extend_from_slice(&sum.to_le_bytes());
@@ -139,7 +256,7 @@ mod tests {
         assert_eq!(&b[..4], b"FRHP");
         assert_eq!(h.ids[0], vec![0, 17, 0, 0, 0, 3, 0]);
         assert_eq!(h.ids[1], vec![0, 20, 0, 0, 0, 5, 0]);
-        let hdr_len = header_bytes(0, 0, 0, 0, 0, 0, 7).len();
+        let hdr_len = header_bytes(&HeaderFields::default(), 7).len();
         let block = &b[hdr_len..];
         assert_eq!(&block[..4], b"FHDB");
         assert_eq!(&block[17..20], b"abc");
@@ -147,12 +264,74 @@ mod tests {
         assert_eq!(block.len(), 512);
     }
 
+    /// Read every object back through the crate's reader.
+    fn read_back(objs: &[Vec<u8>], id_len: u16) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        use crate::hdf5fmt::fractal_heap::FractalHeap;
+        use crate::hdf5fmt::source::MemSource;
+        use crate::hdf5fmt::Sizes;
+        let mut sink = Sink::memory();
+        sink.append(&[0xEE; 48]).unwrap(); // something before the heap
+        let h = write(&mut sink, objs, id_len).unwrap();
+        let src = MemSource::new(sink.into_bytes().unwrap());
+        let sizes = Sizes {
+            offset: 8,
+            length: 8,
+        };
+        let heap = FractalHeap::open(&src, sizes, h.address).unwrap();
+        let got = h
+            .ids
+            .iter()
+            .map(|id| heap.object(&src, sizes, id).unwrap())
+            .collect();
+        (got, h.ids)
+    }
+
     #[test]
-    fn oversize_object_is_rejected() {
+    fn objects_over_64k_become_huge() {
+        let objs = vec![
+            b"small".to_vec(),
+            (0..70_000u32).map(|i| (i % 251) as u8).collect(),
+            vec![7u8; MAX_MANAGED as usize],
+            vec![9u8; MAX_MANAGED as usize + 1],
+        ];
+        for id_len in [7u16, 8] {
+            let (got, ids) = read_back(&objs, id_len);
+            assert_eq!(got, objs);
+            // managed, huge (key 1), managed, huge (key 2)
+            assert_eq!(ids[0][0], 0);
+            assert_eq!(&ids[1][..3], &[0x10, 1, 0]);
+            assert_eq!(ids[2][0], 0);
+            assert_eq!(&ids[3][..3], &[0x10, 2, 0]);
+            assert!(ids.iter().all(|i| i.len() == usize::from(id_len)));
+        }
+    }
+
+    #[test]
+    fn only_huge_objects_and_header_counts() {
+        let objs = vec![vec![1u8; 100_000], vec![2u8; 200_000]];
+        let (got, _) = read_back(&objs, 7);
+        assert_eq!(got, objs);
         let mut sink = Sink::memory();
-        assert!(write(&mut sink, &[vec![0u8; 70_000]], 7).is_err());
+        let h = write(&mut sink, &objs, 7).unwrap();
+        let b = sink.into_bytes().unwrap();
+        let at = h.address as usize;
+        let u64_at = |o: usize| u64::from_le_bytes(b[at + o..at + o + 8].try_into().unwrap());
+        // max managed size, next huge ID, managed objects, huge size and count
+        assert_eq!(
+            u32::from_le_bytes(b[at + 10..at + 14].try_into().unwrap()),
+            512
+        );
+        assert_eq!(u64_at(14), 2);
+        assert_eq!(u64_at(70), 0);
+        assert_eq!(u64_at(78), 300_000);
+        assert_eq!(u64_at(86), 2);
+    }
+
+    #[test]
+    fn long_ids_are_refused() {
         let mut sink = Sink::memory();
-        assert!(write(&mut sink, &[vec![0u8; 70_000]], 8).is_ok());
+        assert!(write(&mut sink, &[vec![0u8; 70_000]], 17).is_err());
+        assert!(write(&mut sink, &[vec![0u8; 7]], 5).is_err());
     }
 
     proptest::proptest! {
@@ -164,7 +343,7 @@ mod tests {
             let mut sink = Sink::memory();
             let h = write(&mut sink, &objs, id_len).unwrap();
             let b = sink.into_bytes().unwrap();
-            let hdr_len = header_bytes(0, 0, 0, 0, 0, 0, id_len).len();
+            let hdr_len = header_bytes(&HeaderFields::default(), id_len).len();
             let block = u64::from_le_bytes(b[hdr_len - 14..hdr_len - 6].try_into().unwrap()) as usize;
             proptest::prop_assert_eq!(&b[block..block + 4], b"FHDB");
             let start = u64::from_le_bytes(b[hdr_len - 34..hdr_len - 26].try_into().unwrap()) as usize;
@@ -173,9 +352,8 @@ mod tests {
                 proptest::prop_assert_eq!(id.len(), usize::from(id_len));
                 proptest::prop_assert_eq!(id[0], 0);
                 let off = u32::from_le_bytes(id[1..5].try_into().unwrap()) as usize;
-                let lens = if start > 65536 && id_len == 8 { 3 } else { 2 };
                 let mut len = 0usize;
-                for k in 0..lens {
+                for k in 0..2 {
                     len |= usize::from(id[5 + k]) << (8 * k);
                 }
                 proptest::prop_assert_eq!(&b[block + off..block + off + len], &o[..]);

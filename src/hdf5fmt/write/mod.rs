@@ -5,9 +5,11 @@
 //!
 //! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
 //! 8-byte offsets and lengths; version 2 object headers; new-style groups (link
-//! info + group info, compact link messages up to 8 links, then a fractal heap and
-//! a type 5 v2 B-tree); attributes compact up to 8 (and under 64 KiB each), else a
-//! fractal heap and a type 8 v2 B-tree; layouts compact, contiguous, or chunked
+//! info + group info, compact link messages up to 8 links each under 64 KiB,
+//! else a fractal heap and a type 5 v2 B-tree); attributes compact up to 8 (and
+//! under 64 KiB each), else a fractal heap and a type 8 v2 B-tree (heap objects
+//! over 64 KiB are huge objects, as libhdf5 writes them); layouts compact,
+//! contiguous, or chunked
 //! (layout v4: single chunk, fixed array, extensible array for one unlimited
 //! dimension, v2 B-tree for several);
 //! fill value message v3; filter pipeline v2; variable-length data in global heap
@@ -761,6 +763,45 @@ mod tests {
             ds.read_all_raw().unwrap(),
             vec![0, 0, 0, 7, 0, 0, 0, 0, 0, 9]
         );
+    }
+
+    #[test]
+    fn link_messages_over_64k_make_the_group_dense() {
+        use crate::hdf5fmt::messages::link::Link as ReadLink;
+        let long: String = (0..70_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let g = w.create_group(r, &long).unwrap();
+        w.create_group(g, "short").unwrap();
+        w.soft_link(r, &format!("{long}-soft"), "/grp1").unwrap();
+        w.create_group(r, "grp1").unwrap();
+        // a 200 KB attribute value: dense attribute storage, huge heap object
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+        w.set_attr(
+            r,
+            "big",
+            AttrValue::raw(
+                Datatype::int(1, false),
+                Space::simple(&[200_000]),
+                big.clone(),
+            ),
+        )
+        .unwrap();
+        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+        let root = f.root().unwrap();
+        let links = root.links().unwrap();
+        assert_eq!(links.len(), 3);
+        let names: Vec<usize> = links.iter().map(|(n, _)| n.len()).collect();
+        assert!(names.contains(&70_000) && names.contains(&70_005) && names.contains(&4));
+        let soft = links.iter().find(|(n, _)| n.len() == 70_005).unwrap();
+        assert!(matches!(&soft.1, ReadLink::Soft(t) if t == "/grp1"));
+        let sub = root.group(&long).unwrap();
+        assert_eq!(sub.links().unwrap().len(), 1);
+        let attrs = root.attributes().unwrap();
+        assert_eq!(attrs.len(), 1);
+        assert_eq!(attrs[0].data, big);
     }
 
     #[test]
