@@ -15,8 +15,16 @@ use crate::filters::{self, ChunkContext, FilterSpec};
 use crate::hdf5fmt::checksum::metadata_checksum;
 use std::collections::BTreeMap;
 
-/// A pre-encoded chunk: stored bytes and filter mask, keyed by scaled coordinates.
-pub type RawChunks = BTreeMap<Vec<u64>, (Vec<u8>, u32)>;
+/// A pre-encoded chunk already in the output: address, stored size, filter mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawChunk {
+    pub addr: u64,
+    pub size: u64,
+    pub mask: u32,
+}
+
+/// Pre-encoded chunks keyed by scaled coordinates.
+pub type RawChunks = BTreeMap<Vec<u64>, RawChunk>;
 
 /// Everything needed to write one chunked dataset.
 pub struct ChunkedInput<'a> {
@@ -232,23 +240,22 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
             }
         }
     } else {
-        for (s, (bytes, mask)) in input.raw_chunks {
+        for (s, c) in input.raw_chunks {
             if s.len() != rank || s.iter().zip(&cur_grid).any(|(a, g)| a >= g) {
                 return Err(Error::InvalidArgument(format!(
                     "raw chunk {s:?} outside the chunk grid {cur_grid:?}"
                 )));
             }
-            if !filtered && bytes.len() as u64 != chunk_bytes {
+            if !filtered && c.size != chunk_bytes {
                 return Err(Error::InvalidArgument(format!(
                     "unfiltered raw chunk {s:?} must be {chunk_bytes} bytes"
                 )));
             }
-            let addr = sink.append(bytes)?;
             stored.push(Stored {
                 scaled: s.clone(),
-                addr,
-                size: bytes.len() as u64,
-                mask: *mask,
+                addr: c.addr,
+                size: c.size,
+                mask: c.mask,
             });
         }
     }

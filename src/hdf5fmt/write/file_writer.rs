@@ -153,8 +153,13 @@ impl Sink {
 }
 
 /// Serialise the whole tree (root = node 0) into `sink`.
+/// The sink already holds the superblock's room (and any raw chunks).
 pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
-    sink.reserve(SUPERBLOCK_SIZE)?;
+    if sink.pos() < SUPERBLOCK_SIZE {
+        return Err(Error::InvalidArgument(
+            "sink without room for the superblock".into(),
+        ));
+    }
     let mut s = Serializer {
         nodes,
         sink,

@@ -1,6 +1,8 @@
 //! The HDF5 writer: build a tree of groups, datasets and attributes in memory,
 //! then serialise it in one pass on [`FileWriter::commit`] (to a file, atomically)
-//! or [`FileWriter::finish`] (to bytes). Never parses: shares only the datatype
+//! or [`FileWriter::finish`] (to bytes). Chunks given already encoded
+//! ([`FileWriter::write_raw_chunk`]) go to the output at once, so a copy holds
+//! no more than the chunks it is encoding. Never parses: shares only the datatype
 //! model, [`FilterSpec`] and the filter encoders with the rest of the crate.
 //!
 //! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
@@ -49,7 +51,6 @@ use atomic::TempFile;
 use chunks::RawChunks;
 use file_writer::Sink;
 use std::collections::HashSet;
-use std::fs::File;
 use std::path::Path;
 
 /// Handle of a group in a [`FileWriter`].
@@ -388,18 +389,18 @@ pub(crate) struct Node {
     pub attrs: Vec<(String, AttrValue)>,
 }
 
-enum Output {
-    Memory,
-    File { temp: TempFile, file: File },
-}
-
 /// Builds an HDF5 file. See the module documentation.
 pub struct FileWriter {
     nodes: Vec<Node>,
     /// (group, link name) pairs, for O(1) duplicate checks.
     link_names: HashSet<(usize, String)>,
-    output: Output,
-    fail_after: Option<u64>,
+    /// Where bytes go: the superblock's room is reserved, raw chunks are
+    /// appended as they come, the rest on serialisation.
+    sink: Sink,
+    /// The temporary file of a file writer.
+    temp: Option<TempFile>,
+    /// A raw chunk write failed: the output is incomplete.
+    broken: Option<String>,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -415,21 +416,28 @@ impl FileWriter {
     /// committing (or a failed commit) removes that file and leaves `path` untouched.
     pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
         let (temp, file) = TempFile::create(path.as_ref())?;
+        let mut sink = Sink::file(file);
+        sink.reserve(file_writer::SUPERBLOCK_SIZE)?;
         Ok(FileWriter {
             nodes: vec![Self::empty_group()],
             link_names: HashSet::new(),
-            output: Output::File { temp, file },
-            fail_after: None,
+            sink,
+            temp: Some(temp),
+            broken: None,
         })
     }
 
     /// Start a file that [`FileWriter::finish`] returns as bytes.
     pub fn in_memory() -> FileWriter {
+        let mut sink = Sink::memory();
+        // a memory sink cannot fail
+        let _ = sink.reserve(file_writer::SUPERBLOCK_SIZE);
         FileWriter {
             nodes: vec![Self::empty_group()],
             link_names: HashSet::new(),
-            output: Output::Memory,
-            fail_after: None,
+            sink,
+            temp: None,
+            broken: None,
         }
     }
 
@@ -442,16 +450,13 @@ impl FileWriter {
 
     /// Path of the temporary file, for file writers.
     pub fn temp_path(&self) -> Option<&Path> {
-        match &self.output {
-            Output::File { temp, .. } => Some(temp.path()),
-            Output::Memory => None,
-        }
+        self.temp.as_ref().map(TempFile::path)
     }
 
-    /// Make serialisation fail once `bytes` bytes would be exceeded (failure injection for tests).
+    /// Make writing fail once `bytes` bytes would be exceeded (failure injection for tests).
     #[doc(hidden)]
     pub fn inject_failure_after(&mut self, bytes: u64) {
-        self.fail_after = Some(bytes);
+        self.sink.fail_after(Some(bytes));
     }
 
     /// The root group.
@@ -574,7 +579,9 @@ impl FileWriter {
 
     /// Store an already-encoded chunk (`filter_mask` bit i = stage i skipped) at chunk
     /// coordinates `chunk_coords` (chunk index along each dimension, not element offsets).
-    /// The dataset must have been created with [`DatasetData::None`].
+    /// The dataset must have been created with [`DatasetData::None`]. The bytes are
+    /// written to the output now; storing the same coordinates again replaces the
+    /// chunk (the first copy's bytes stay in the file, unreferenced).
     pub fn write_raw_chunk(
         &mut self,
         dataset: DatasetId,
@@ -592,8 +599,21 @@ impl FileWriter {
                         "raw chunks need a dataset created without data".into(),
                     ));
                 }
-                ds.raw_chunks
-                    .insert(chunk_coords.to_vec(), (stored_bytes, filter_mask));
+                let addr = match self.sink.append(&stored_bytes) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        self.broken = Some(e.to_string());
+                        return Err(e);
+                    }
+                };
+                ds.raw_chunks.insert(
+                    chunk_coords.to_vec(),
+                    chunks::RawChunk {
+                        addr,
+                        size: stored_bytes.len() as u64,
+                        mask: filter_mask,
+                    },
+                );
                 Ok(())
             }
             _ => Err(Error::InvalidArgument(format!(
@@ -688,28 +708,38 @@ impl FileWriter {
     }
 
     /// Serialise to the temporary file, fsync, rename over the target, fsync the directory.
-    pub fn commit(self) -> Result<()> {
-        match self.output {
-            Output::Memory => Err(Error::InvalidArgument(
+    pub fn commit(mut self) -> Result<()> {
+        let Some(temp) = self.temp.take() else {
+            return Err(Error::InvalidArgument(
                 "in-memory writer: use finish()".into(),
-            )),
-            Output::File { temp, file } => {
-                let mut sink = Sink::file(file);
-                sink.fail_after(self.fail_after);
-                file_writer::serialize(&self.nodes, &mut sink)?;
-                let file = sink.into_file()?;
-                temp.commit(file)
-            }
+            ));
+        };
+        self.serialize()?;
+        let file = self.sink.into_file()?;
+        temp.commit(file)
+    }
+
+    fn serialize(&mut self) -> Result<()> {
+        if let Some(e) = &self.broken {
+            return Err(Error::InvalidArgument(format!(
+                "a raw chunk could not be written: {e}"
+            )));
         }
+        file_writer::serialize(&self.nodes, &mut self.sink)
     }
 
     /// Serialise and return the file's bytes (in-memory writers; a file writer
-    /// returns the bytes without committing).
-    pub fn finish(self) -> Result<Vec<u8>> {
-        let mut sink = Sink::memory();
-        sink.fail_after(self.fail_after);
-        file_writer::serialize(&self.nodes, &mut sink)?;
-        sink.into_bytes()
+    /// returns the bytes of its temporary file, which is then removed, without
+    /// committing).
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.serialize()?;
+        match self.temp.take() {
+            None => self.sink.into_bytes(),
+            Some(temp) => {
+                drop(self.sink.into_file()?);
+                std::fs::read(temp.path()).map_err(|e| Error::io("read back", e))
+            }
+        }
     }
 }
 
@@ -802,6 +832,34 @@ mod tests {
         let attrs = root.attributes().unwrap();
         assert_eq!(attrs.len(), 1);
         assert_eq!(attrs[0].data, big);
+    }
+
+    #[test]
+    fn raw_chunks_are_written_at_once_and_replaced_by_later_ones() {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let spec = DatasetSpec::new(Datatype::int(1, false), &[6]).chunked(&[4], vec![]);
+        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
+        w.write_raw_chunk(d, &[1], vec![5, 6, 0, 0], 0).unwrap();
+        w.write_raw_chunk(d, &[0], vec![1; 4], 0).unwrap();
+        w.write_raw_chunk(d, &[0], vec![1, 2, 3, 4], 0).unwrap();
+        assert!(w.set_data(d, vec![0u8; 6]).is_err());
+        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+        let ds = f.root().unwrap().dataset("d").unwrap();
+        assert_eq!(ds.read_all_raw().unwrap(), vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_failed_raw_chunk_write_fails_the_file() {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let spec = DatasetSpec::new(Datatype::int(1, false), &[400]).chunked(&[200], vec![]);
+        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
+        w.inject_failure_after(300);
+        w.write_raw_chunk(d, &[0], vec![1; 200], 0).unwrap();
+        assert!(w.write_raw_chunk(d, &[1], vec![2; 200], 0).is_err());
+        let e = w.finish().unwrap_err().to_string();
+        assert!(e.contains("raw chunk could not be written"), "{e}");
     }
 
     #[test]
