@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::chunkwise::{self, Target};
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
@@ -371,6 +372,34 @@ impl<'a> Copier<'a> {
                 spec,
                 DatasetData::None,
             )?));
+        }
+        if let (
+            true,
+            Layout::Chunked {
+                chunk_dims,
+                filters,
+            },
+        ) = (plain, &spec.layout)
+        {
+            // chunk by chunk: bounded memory, unstored chunks stay unstored
+            let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
+            let same_shape = src_chunks.as_deref() == Some(chunk_dims.as_slice());
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let done = if same_shape {
+                chunkwise::stored_chunks(ds, &mut self.w, d, &target)?
+            } else {
+                chunkwise::by_rows(ds, &mut self.w, d, &target)?
+            };
+            if done.outside > 0 {
+                self.note(format!(
+                    "{path}: {} chunk(s) outside the extent dropped",
+                    done.outside
+                ));
+            }
+            self.report.encoded_chunks += done.chunks;
+            return Ok(Some(d));
         }
         let raw = ds.read_all_raw()?;
         let data = match self.values(&path, &dtype, raw)? {

@@ -2,7 +2,9 @@
 //! file in a new one through [`FileWriter`] (HDF5 File Format Specification III–IV:
 //! objects are rebuilt, not byte-copied), optionally changing the filter pipeline
 //! (IV.A.2.l). With [`FilterChoice::Keep`] stored chunks are copied as they are,
-//! filter masks included; any other choice decodes and re-encodes.
+//! filter masks included; any other choice decodes and re-encodes, chunk by
+//! chunk (only stored chunks when the chunk shape is kept; one row of chunks
+//! at a time when a dataset becomes chunked), so memory stays bounded.
 //!
 //! Every object is created once: a second hard link to it stays a second link
 //! to the same object. Soft and external links are copied as links (never
@@ -64,6 +66,8 @@ pub struct CopyReport {
     pub hard_links: usize,
     /// Chunks copied without decoding.
     pub raw_chunks: usize,
+    /// Chunks decoded and encoded again, one at a time.
+    pub encoded_chunks: usize,
     /// Objects, links or attributes not copied, with the reason.
     pub skipped: Vec<String>,
     /// Other things worth knowing (aliases copied twice, lossy strings...).
@@ -310,7 +314,7 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
             }
             println!(
                 "copied {} group(s), {} dataset(s), {} attribute(s), {} soft link(s), \
-{} external link(s), {} hard link(s), {} raw chunk(s); {} skipped",
+{} external link(s), {} hard link(s), {} raw chunk(s), {} re-encoded chunk(s); {} skipped",
                 r.groups,
                 r.datasets,
                 r.attributes,
@@ -318,6 +322,7 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
                 r.external_links,
                 r.hard_links,
                 r.raw_chunks,
+                r.encoded_chunks,
                 r.skipped.len()
             );
             u8::from(!r.skipped.is_empty())
@@ -325,6 +330,7 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
     }
 }
 
+mod chunkwise;
 mod copier;
 #[cfg(test)]
 mod tests;

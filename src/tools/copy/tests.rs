@@ -1,7 +1,8 @@
 //! Unit tests of `h5 copy`.
 use super::*;
+use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::file::Object;
-use crate::hdf5fmt::write::{to_bytes, AttrValue, DatasetSpec};
+use crate::hdf5fmt::write::{to_bytes, AttrValue, DatasetData, DatasetSpec};
 
 #[test]
 fn guess_chunk_matches_h5py() {
@@ -139,6 +140,98 @@ fn copies_read_back_equal() {
             panic!()
         };
         assert_eq!(a.read_all_raw().unwrap(), wdata);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sparse chunked dataset (2 of 1e6 chunks stored, a fill value) and a
+/// contiguous one with partial edge chunks once chunked.
+fn sparse_and_contiguous(dir: &Path) -> PathBuf {
+    let p = dir.join("sparse.h5");
+    let mut w = FileWriter::create(&p).unwrap();
+    let r = w.root();
+    let deflate = spec(ids::DEFLATE, vec![1]);
+    let sparse = DatasetSpec::new(Datatype::int(2, true), &[1_000_000 * 4])
+        .chunked(&[4], vec![deflate.clone()])
+        .with_fill(to_bytes(&[-7i16]));
+    let d = w
+        .create_dataset(r, "sparse", sparse, DatasetData::None)
+        .unwrap();
+    let ctx = crate::filters::ChunkContext::new(2, 8);
+    let enc = |v: &[i16]| crate::filters::encode(&deflate, &ctx, &to_bytes(v)).unwrap();
+    w.write_raw_chunk(d, &[3], enc(&[1, 2, 3, 4]), 0).unwrap();
+    // the last chunk stored with the filter skipped (mask bit 0)
+    w.write_raw_chunk(d, &[999_999], to_bytes(&[5i16, 6, 7, 8]), 1)
+        .unwrap();
+    let vals: Vec<f32> = (0..(301 * 71)).map(|i| i as f32 * 0.5).collect();
+    w.create_dataset(
+        r,
+        "contig",
+        DatasetSpec::new(Datatype::float(4), &[301, 71]),
+        to_bytes(&vals),
+    )
+    .unwrap();
+    w.commit().unwrap();
+    p
+}
+
+#[test]
+fn reencoding_goes_chunk_by_chunk() {
+    let dir = std::env::temp_dir().join(format!("purehdf-copy-sparse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = sparse_and_contiguous(&dir);
+    let want = File::open(&src).unwrap();
+    let Object::Dataset(wc) = want.object("/contig").unwrap() else {
+        panic!()
+    };
+    let wcontig = wc.read_all_raw().unwrap();
+    for (i, f) in ["blosc2:zstd:3:shuffle", "none", "keep"].iter().enumerate() {
+        let dst = dir.join(format!("sparse{i}.h5"));
+        let opts = CopyOptions {
+            filter: parse_filter(f).unwrap(),
+            threads: 0,
+        };
+        let rep = copy_file(&src, &dst, &opts).unwrap();
+        assert!(rep.skipped.is_empty(), "{f}: {:?}", rep.skipped);
+        let got = File::open(&dst).unwrap();
+        let Object::Dataset(s) = got.object("/sparse").unwrap() else {
+            panic!()
+        };
+        // unstored chunks stay unstored
+        let params = s.chunk_params().unwrap();
+        let recs = chunk_index::chunks(got.source(), got.sizes(), &params).unwrap();
+        assert_eq!(recs.len(), 2, "{f}");
+        let mut head = vec![0u8; 32];
+        let sel = crate::hdf5fmt::selection::Selection::Hyperslab {
+            start: vec![8],
+            count: vec![16],
+        };
+        s.read_raw(&sel, &mut head).unwrap();
+        let mut want_head = to_bytes(&[-7i16; 4]);
+        want_head.extend(to_bytes(&[1i16, 2, 3, 4, -7, -7, -7, -7, -7, -7, -7, -7]));
+        assert_eq!(head, want_head, "{f}");
+        let mut tail = vec![0u8; 8];
+        let sel = crate::hdf5fmt::selection::Selection::Hyperslab {
+            start: vec![3_999_996],
+            count: vec![4],
+        };
+        s.read_raw(&sel, &mut tail).unwrap();
+        assert_eq!(tail, to_bytes(&[5i16, 6, 7, 8]), "{f}");
+        let Object::Dataset(c) = got.object("/contig").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.read_all_raw().unwrap(), wcontig, "{f}");
+        match *f {
+            "keep" => assert_eq!((rep.raw_chunks, rep.encoded_chunks), (2, 0)),
+            "none" => assert_eq!((rep.raw_chunks, rep.encoded_chunks), (0, 2)),
+            _ => {
+                // contiguous 301x71 f32 -> guess_chunk (76, 36): 4 rows of
+                // 2 chunks, the last row and column partial
+                assert_eq!(guess_chunk(&[301, 71], 4), vec![76, 36]);
+                assert_eq!(c.chunk_dims().map(|d| d[..2].to_vec()), Some(vec![76, 36]));
+                assert_eq!((rep.raw_chunks, rep.encoded_chunks), (0, 2 + 8));
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

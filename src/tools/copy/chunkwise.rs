@@ -1,0 +1,266 @@
+//! Chunk-by-chunk re-encoding for `h5 copy` (HDF5 File Format Specification
+//! IV.A.2.i, chunked "Data Layout Message", and IV.A.2.l, "Filter Pipeline
+//! Message"). A dataset keeping its chunk shape is copied one *stored* chunk
+//! at a time: each is read (its own filter mask and unfiltered edge chunks
+//! honoured by the reader), padded to a whole chunk with the fill value,
+//! encoded with the new pipeline and handed to the writer as a raw chunk, so
+//! unstored chunks stay unstored and memory holds one batch of chunks. A
+//! dataset that becomes chunked (contiguous or compact before) is read one row
+//! of chunks (a hyperslab spanning every dimension but the first) at a time.
+
+use crate::error::{Error, Result};
+use crate::filters::{ChunkContext, FilterSpec};
+use crate::hdf5fmt::chunk_index::{self, ChunkRecord};
+use crate::hdf5fmt::cursor::bounded;
+use crate::hdf5fmt::dataset::Dataset;
+use crate::hdf5fmt::limits;
+use crate::hdf5fmt::selection::Selection;
+use crate::hdf5fmt::write::chunks::{extract_chunk, run_pipeline};
+use crate::hdf5fmt::write::set_local::set_local;
+use crate::hdf5fmt::write::{DatasetId, FileWriter};
+
+/// Bytes of decoded chunks one batch holds (at least one chunk per batch).
+const BATCH_BYTES: u64 = 64 << 20;
+/// Most chunks in one batch.
+const BATCH_CHUNKS: usize = 256;
+
+/// The copy's chunk shape and pipeline.
+pub(super) struct Target {
+    pub chunk: Vec<u64>,
+    /// The pipeline as the writer stores it (set-local parameters filled in).
+    pub filters: Vec<FilterSpec>,
+    pub elem: usize,
+    /// One element of fill value (empty: zeros).
+    pub fill: Vec<u8>,
+}
+
+/// What a chunk-wise copy did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Done {
+    pub chunks: usize,
+    /// Stored chunks beyond the (shrunken) extent, left out.
+    pub outside: usize,
+}
+
+impl Target {
+    /// `filters` as given by the user or the source; completed as the writer does.
+    pub fn new(ds: &Dataset, chunk: &[u64], filters: &[FilterSpec], fill: Option<&[u8]>) -> Self {
+        let dtype = ds.dtype();
+        Target {
+            chunk: chunk.to_vec(),
+            filters: filters.iter().map(|f| set_local(f, dtype, chunk)).collect(),
+            elem: usize::try_from(dtype.size()).unwrap_or(0),
+            fill: fill.map(<[u8]>::to_vec).unwrap_or_default(),
+        }
+    }
+
+    fn chunk_bytes(&self) -> Result<usize> {
+        let n = self
+            .chunk
+            .iter()
+            .try_fold(self.elem as u64, |a, &c| a.checked_mul(c))
+            .ok_or_else(|| Error::InvalidArgument("chunk too large".into()))?;
+        bounded(n, limits::MAX_DECODED, "h5 copy", 0, "chunk size")
+    }
+
+    fn batch_len(&self) -> Result<usize> {
+        let per = self.chunk_bytes()?.max(1) as u64;
+        Ok(((BATCH_BYTES / per) as usize).clamp(1, BATCH_CHUNKS))
+    }
+
+    /// Encode one whole chunk.
+    fn encode(&self, raw: Vec<u8>, coords: &[u64]) -> Result<(Vec<u8>, u32)> {
+        let ctx = ChunkContext::new(self.elem, raw.len());
+        run_pipeline(&self.filters, &ctx, raw).map_err(|e| Error::Chunk {
+            dataset: String::new(),
+            coords: coords.to_vec(),
+            source: Box::new(e),
+        })
+    }
+}
+
+/// Elements of the box `count` (checked).
+fn elements(count: &[u64]) -> Option<u64> {
+    count.iter().try_fold(1u64, |a, &c| a.checked_mul(c))
+}
+
+/// Read the box at `start` of extent `count` into a fresh buffer.
+fn read_box(ds: &Dataset, start: &[u64], count: &[u64], elem: usize) -> Result<Vec<u8>> {
+    let n = elements(count)
+        .and_then(|n| n.checked_mul(elem as u64))
+        .ok_or_else(|| Error::InvalidArgument("selection too large".into()))?;
+    let n = bounded(n, limits::MAX_DECODED, "h5 copy", ds.address(), "slab size")?;
+    let mut buf = vec![0u8; n];
+    let sel = Selection::Hyperslab {
+        start: start.to_vec(),
+        count: count.to_vec(),
+    };
+    ds.read_raw_uncached(&sel, &mut buf)?;
+    Ok(buf)
+}
+
+/// Scaled chunk coordinates of a stored chunk, or `None` when it lies beyond
+/// the dataset's extent (left by a shrink, unreadable).
+fn inside(r: &ChunkRecord, dims: &[u64], chunk: &[u64]) -> Option<Vec<u64>> {
+    if r.offset.len() < dims.len() {
+        return None;
+    }
+    let mut coords = Vec::with_capacity(dims.len());
+    for ((&o, &d), &c) in r.offset.iter().zip(dims).zip(chunk) {
+        if o >= d {
+            return None;
+        }
+        coords.push(o / c.max(1));
+    }
+    Some(coords)
+}
+
+/// Run `job` over `items` (in parallel with the `parallel` feature), keeping order.
+fn map_batch<T: Sync, R: Send>(
+    items: &[T],
+    job: impl Fn(&T) -> Result<R> + Sync + Send,
+) -> Result<Vec<R>> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        items.par_iter().map(job).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        items.iter().map(job).collect()
+    }
+}
+
+/// Re-encode every stored chunk of `ds` (whose chunk shape is `t.chunk`) into `d`.
+pub(super) fn stored_chunks(
+    ds: &Dataset,
+    w: &mut FileWriter,
+    d: DatasetId,
+    t: &Target,
+) -> Result<Done> {
+    let Some(params) = ds.chunk_params() else {
+        return Err(Error::InvalidArgument("dataset is not chunked".into()));
+    };
+    let file = ds.file();
+    let recs = chunk_index::chunks(file.source(), file.sizes(), &params)?;
+    let dims = ds.shape();
+    let mut done = Done::default();
+    let mut todo = Vec::with_capacity(recs.len());
+    for r in &recs {
+        match inside(r, dims, &t.chunk) {
+            Some(c) => todo.push((r.offset.clone(), c)),
+            None => done.outside += 1,
+        }
+    }
+    for batch in todo.chunks(t.batch_len()?) {
+        let encoded = map_batch(batch, |(start, coords)| {
+            let count: Vec<u64> = start
+                .iter()
+                .zip(dims)
+                .zip(&t.chunk)
+                .map(|((&s, &d), &c)| c.min(d - s))
+                .collect();
+            let part = read_box(ds, start, &count, t.elem)?;
+            let zero = vec![0; count.len()];
+            let whole = extract_chunk(&part, &count, &t.chunk, &zero, t.elem, &t.fill);
+            t.encode(whole, coords)
+        })?;
+        for ((_, coords), (bytes, mask)) in batch.iter().zip(encoded) {
+            w.write_raw_chunk(d, coords, bytes, mask)?;
+            done.chunks += 1;
+        }
+    }
+    Ok(done)
+}
+
+/// Write every chunk of `d` from `ds` read one row of chunks at a time (the
+/// source's layout differs from the copy's).
+pub(super) fn by_rows(ds: &Dataset, w: &mut FileWriter, d: DatasetId, t: &Target) -> Result<Done> {
+    let dims = ds.shape().to_vec();
+    let rank = dims.len();
+    if rank == 0 || t.chunk.len() != rank || t.chunk.contains(&0) {
+        return Err(Error::InvalidArgument(
+            "chunk shape does not match the dataset".into(),
+        ));
+    }
+    let mut done = Done::default();
+    let batch_len = t.batch_len()?;
+    // chunk grid of one row: 1 along the first dimension
+    let row_grid: Vec<u64> = std::iter::once(1)
+        .chain(
+            dims.iter()
+                .zip(&t.chunk)
+                .skip(1)
+                .map(|(&d, &c)| d.div_ceil(c)),
+        )
+        .collect();
+    let per_row = elements(&row_grid).unwrap_or(0);
+    let (d0, c0) = (dims.first().copied(), t.chunk.first().copied());
+    let (Some(d0), Some(c0)) = (d0, c0) else {
+        return Ok(done);
+    };
+    for row in 0..d0.div_ceil(c0) {
+        let mut start = vec![0u64; rank];
+        let mut count = dims.clone();
+        if let (Some(s), Some(c)) = (start.first_mut(), count.first_mut()) {
+            *s = row * c0;
+            *c = c0.min(d0 - row * c0);
+        }
+        let slab = read_box(ds, &start, &count, t.elem)?;
+        let cells: Vec<Vec<u64>> = (0..per_row).map(|k| unravel(k, &row_grid)).collect();
+        for batch in cells.chunks(batch_len) {
+            let encoded = map_batch(batch, |local| {
+                let raw = extract_chunk(&slab, &count, &t.chunk, local, t.elem, &t.fill);
+                t.encode(raw, local)
+            })?;
+            for (local, (bytes, mask)) in batch.iter().zip(encoded) {
+                let mut coords = local.clone();
+                if let Some(c) = coords.first_mut() {
+                    *c = row;
+                }
+                w.write_raw_chunk(d, &coords, bytes, mask)?;
+                done.chunks += 1;
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// C-order coordinates of cell `k` of `grid`.
+fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
+    let mut out = vec![0u64; grid.len()];
+    for (o, &g) in out.iter_mut().zip(grid).rev() {
+        let g = g.max(1);
+        *o = k % g;
+        k /= g;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unravel_is_c_order() {
+        assert_eq!(unravel(0, &[1, 2, 3]), vec![0, 0, 0]);
+        assert_eq!(unravel(4, &[1, 2, 3]), vec![0, 1, 1]);
+        assert_eq!(unravel(5, &[2, 3]), vec![1, 2]);
+    }
+
+    #[test]
+    fn chunks_beyond_the_extent_are_left_out() {
+        let rec = |offset: Vec<u64>| ChunkRecord {
+            offset,
+            address: 0,
+            size: 1,
+            filter_mask: 0,
+        };
+        assert_eq!(
+            inside(&rec(vec![8, 4]), &[10, 5], &[4, 4]),
+            Some(vec![2, 1])
+        );
+        assert_eq!(inside(&rec(vec![12, 0]), &[10, 5], &[4, 4]), None);
+        assert_eq!(inside(&rec(vec![0]), &[10, 5], &[4, 4]), None);
+    }
+}
