@@ -281,6 +281,36 @@ mod tests {
         assert!(e.contains("exceeds the bound"), "{e}");
     }
 
+    /// One 8-byte raw block, then one compressed block of `nseq` sequences
+    /// (all tables RLE: literal length 0, offset 1, match length 65539) --
+    /// `nseq` × 65539 bytes from one block, far over the 128 KiB maximum.
+    fn block_over_max(nseq: u8) -> Vec<u8> {
+        let mut f = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, 7 << 3];
+        f.extend_from_slice(&raw_block_header(8, false));
+        f.extend_from_slice(b"aaaaaaaa");
+        let mut p = vec![0x00, nseq, 0x54, 0, 2, 52];
+        p.extend(std::iter::repeat_n(0u8, usize::from(nseq) * 18 / 8));
+        p.push(0x01);
+        let h = ((p.len() as u32) << 3) | (2 << 1) | 1;
+        f.extend_from_slice(&h.to_le_bytes()[..3]);
+        f.extend_from_slice(&p);
+        f
+    }
+
+    /// Why decoding stays on ruzstd: rusty_zstd 0.1.0 accepts a compressed
+    /// block regenerating more than the block maximum (libzstd and ruzstd
+    /// refuse it), so its output cannot be bounded from the frame's headers.
+    /// If this test starts failing, rusty_zstd has fixed it: re-evaluate.
+    #[test]
+    fn block_over_max_is_refused_here_and_accepted_by_rusty_zstd() {
+        let f = block_over_max(8);
+        assert!(decode_bounded(&f, 1 << 20, "t").is_err());
+        let mut dst = vec![0u8; 8 + 8 * 65_539];
+        assert!(Decoder::new().decode_exact(&f, &mut dst, "t").is_err());
+        let theirs = rusty_zstd::decompress(&f).unwrap();
+        assert_eq!(theirs.len(), 8 + 8 * 65_539);
+    }
+
     proptest::proptest! {
         #[test]
         fn prop_ours_to_ruzstd(data in proptest::collection::vec(0u8..6, 0..5000), level in -7i32..=22) {
