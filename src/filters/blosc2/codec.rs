@@ -4,7 +4,7 @@
 //! exactly the expected number of bytes.
 
 use crate::error::{Error, Result};
-use crate::filters::blosclz;
+use crate::filters::{blosclz, zstd_codec};
 
 /// Blosc compressor codes (cd_values, frame codec byte, header byte 22).
 pub mod code {
@@ -72,40 +72,25 @@ pub fn lz4_compress(src: &[u8]) -> Vec<u8> {
     lz4_flex::block::compress(src)
 }
 
-/// A reusable Zstandard frame decoder.
-pub struct ZstdDecoder(Option<ruzstd::decoding::FrameDecoder>);
-
-impl Default for ZstdDecoder {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// A reusable Zstandard frame decoder (see [`zstd_codec::Decoder`]).
+#[derive(Default)]
+pub struct ZstdDecoder(zstd_codec::Decoder);
 
 impl ZstdDecoder {
     /// A decoder whose state is created on first use.
     pub fn new() -> Self {
-        ZstdDecoder(None)
+        ZstdDecoder(zstd_codec::Decoder::new())
     }
 
     /// Decode one frame into exactly `dst.len()` bytes.
     pub fn decode_into(&mut self, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
-        let dec = self
-            .0
-            .get_or_insert_with(ruzstd::decoding::FrameDecoder::new);
-        match dec.decode_all(src, dst) {
-            Ok(n) if n == dst.len() => Ok(()),
-            Ok(n) => Err(fail(
-                filter,
-                format!("zstd stream gave {n} bytes, {} expected", dst.len()),
-            )),
-            Err(e) => Err(fail(filter, format!("zstd: {e}"))),
-        }
+        self.0.decode_exact(src, dst, filter)
     }
 }
 
-/// Compress to one Zstandard frame (the pure-Rust encoder has one level).
-pub fn zstd_compress(src: &[u8], _level: i32) -> Vec<u8> {
-    ruzstd::encoding::compress_to_vec(src, ruzstd::encoding::CompressionLevel::Fastest)
+/// Compress to one Zstandard frame at zstd `level` (see [`zstd_codec::compress`]).
+pub fn zstd_compress(src: &[u8], level: i32) -> Vec<u8> {
+    zstd_codec::compress(src, level)
 }
 
 /// Decode a zlib stream into exactly `dst.len()` bytes.
@@ -182,11 +167,40 @@ pub fn compress(code: u8, clevel: u8, src: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// Blosc clevel → zstd level: `2·clevel − 1`, 22 for clevel 9.
+/// Blosc clevel → zstd level, as C-Blosc2's `zstd_wrap_compress` (and
+/// C-Blosc 1.x's) maps it: `2·clevel − 1` below 9, `ZSTD_maxCLevel()` (22)
+/// from 9 on. (Its "level 8 → max − 2" line never fires: the mapped level is
+/// odd.) clevel 0 never reaches a codec (Blosc stores the chunk raw).
 pub fn zstd_level(clevel: u8) -> i32 {
     if clevel >= 9 {
-        22
+        zstd_codec::MAX_LEVEL
     } else {
         2 * i32::from(clevel) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zstd_level_matches_c_blosc2() {
+        let got: Vec<i32> = (1..=10).map(zstd_level).collect();
+        assert_eq!(got, [1, 3, 5, 7, 9, 11, 13, 15, 22, 22]);
+    }
+
+    #[test]
+    fn zstd_stream_round_trip_at_blosc_levels() {
+        let src: Vec<u8> = (0..65_536u32).map(|i| ((i / 3) % 200) as u8).collect();
+        let mut dec = Decoders::default();
+        let mut sizes = Vec::new();
+        for clevel in [1u8, 5, 9] {
+            let c = compress(code::ZSTD, clevel, &src).unwrap();
+            let mut dst = vec![0u8; src.len()];
+            dec.decode(format::ZSTD, &c, &mut dst, "blosc2").unwrap();
+            assert_eq!(dst, src, "clevel {clevel}");
+            sizes.push(c.len());
+        }
+        assert!(sizes[2] <= sizes[0], "{sizes:?}");
     }
 }
