@@ -376,6 +376,8 @@ pub(crate) struct DatasetNode {
     pub named_type: Option<usize>,
     pub data: DatasetData,
     pub raw_chunks: RawChunks,
+    /// Contiguous data already in the output: (address, bytes so far).
+    pub streamed: Option<(u64, u64)>,
 }
 
 pub(crate) enum NodeKind {
@@ -529,6 +531,7 @@ impl FileWriter {
                 data: data.into(),
                 named_type: None,
                 raw_chunks: RawChunks::new(),
+                streamed: None,
             })),
             attrs: Vec::new(),
         });
@@ -622,6 +625,52 @@ impl FileWriter {
         }
     }
 
+    /// Append the next `bytes` (C order) of a contiguous dataset created with
+    /// [`DatasetData::None`]: they go to the output now, so a large dataset is
+    /// written one slab at a time. The parts of one dataset must follow each
+    /// other with no other raw write between them, and add up to the whole
+    /// dataset by the time the file is serialised.
+    pub fn write_contiguous_part(&mut self, dataset: DatasetId, bytes: &[u8]) -> Result<()> {
+        let pos = self.sink.pos();
+        let ds = match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Dataset(ds)) => ds,
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{dataset:?} is not a dataset"
+                )))
+            }
+        };
+        if ds.spec.layout != Layout::Contiguous || ds.data != DatasetData::None {
+            return Err(Error::InvalidArgument(
+                "contiguous parts need a contiguous dataset created without data".into(),
+            ));
+        }
+        let total = ds
+            .spec
+            .shape
+            .num_elements()
+            .and_then(|n| n.checked_mul(ds.spec.dtype.size()))
+            .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
+        let (addr, len) = ds.streamed.unwrap_or((pos, 0));
+        if addr.checked_add(len) != Some(pos) {
+            return Err(Error::InvalidArgument(
+                "contiguous parts must be written back to back".into(),
+            ));
+        }
+        let len = len
+            .checked_add(bytes.len() as u64)
+            .filter(|&l| l <= total)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("contiguous parts exceed the {total}-byte dataset"))
+            })?;
+        if let Err(e) = self.sink.append(bytes) {
+            self.broken = Some(e.to_string());
+            return Err(e);
+        }
+        ds.streamed = Some((addr, len));
+        Ok(())
+    }
+
     /// Set (or replace) attribute `name` on a group or dataset.
     pub fn set_attr(
         &mut self,
@@ -694,12 +743,12 @@ impl FileWriter {
     /// object they point at exists). Refused when raw chunks were stored.
     pub fn set_data(&mut self, dataset: DatasetId, data: impl Into<DatasetData>) -> Result<()> {
         match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
-            Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() => {
+            Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() && ds.streamed.is_none() => {
                 ds.data = data.into();
                 Ok(())
             }
             Some(NodeKind::Dataset(_)) => Err(Error::InvalidArgument(
-                "dataset already has raw chunks".into(),
+                "dataset already has raw chunks or contiguous parts".into(),
             )),
             _ => Err(Error::InvalidArgument(format!(
                 "{dataset:?} is not a dataset"
@@ -860,6 +909,35 @@ mod tests {
         assert!(w.write_raw_chunk(d, &[1], vec![2; 200], 0).is_err());
         let e = w.finish().unwrap_err().to_string();
         assert!(e.contains("raw chunk could not be written"), "{e}");
+    }
+
+    #[test]
+    fn contiguous_parts_stream_back_to_back() {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let spec = DatasetSpec::new(Datatype::int(1, false), &[3, 2]);
+        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
+        w.write_contiguous_part(d, &[1, 2]).unwrap();
+        w.write_contiguous_part(d, &[3, 4, 5, 6]).unwrap();
+        assert!(w.write_contiguous_part(d, &[7]).is_err(), "past the end");
+        assert!(w.set_data(d, vec![0u8; 6]).is_err());
+        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+        let ds = f.root().unwrap().dataset("d").unwrap();
+        assert_eq!(ds.read_all_raw().unwrap(), vec![1, 2, 3, 4, 5, 6]);
+
+        // another dataset's part in between breaks the run; a short one fails
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let spec = DatasetSpec::new(Datatype::int(1, false), &[4]);
+        let a = w
+            .create_dataset(r, "a", spec.clone(), DatasetData::None)
+            .unwrap();
+        let b = w.create_dataset(r, "b", spec, DatasetData::None).unwrap();
+        w.write_contiguous_part(a, &[1, 2]).unwrap();
+        w.write_contiguous_part(b, &[1, 2, 3, 4]).unwrap();
+        assert!(w.write_contiguous_part(a, &[3, 4]).is_err());
+        let e = w.finish().unwrap_err().to_string();
+        assert!(e.contains("2 of the dataset's 4 bytes"), "{e}");
     }
 
     #[test]
