@@ -715,8 +715,16 @@ impl Serializer<'_> {
                 (AllocTime::Early, messages::layout_compact(&data)?)
             }
             Layout::Contiguous => {
-                let addr = match raw {
-                    Some(d) if !d.is_empty() => self.sink.append(&d)?,
+                let addr = match (raw, ds.streamed) {
+                    (Some(d), _) if !d.is_empty() => self.sink.append(&d)?,
+                    (_, Some((addr, len))) => {
+                        if len != nbytes {
+                            return Err(Error::InvalidArgument(format!(
+                                "{len} of the dataset's {nbytes} bytes were written"
+                            )));
+                        }
+                        addr
+                    }
                     _ => UNDEF,
                 };
                 (AllocTime::Late, messages::layout_contiguous(addr, nbytes))

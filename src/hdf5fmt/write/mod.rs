@@ -376,6 +376,8 @@ pub(crate) struct DatasetNode {
     pub named_type: Option<usize>,
     pub data: DatasetData,
     pub raw_chunks: RawChunks,
+    /// Contiguous data already in the output: (address, bytes so far).
+    pub streamed: Option<(u64, u64)>,
 }
 
 pub(crate) enum NodeKind {
@@ -529,6 +531,7 @@ impl FileWriter {
                 data: data.into(),
                 named_type: None,
                 raw_chunks: RawChunks::new(),
+                streamed: None,
             })),
             attrs: Vec::new(),
         });
@@ -622,6 +625,52 @@ impl FileWriter {
         }
     }
 
+    /// Append the next `bytes` (C order) of a contiguous dataset created with
+    /// [`DatasetData::None`]: they go to the output now, so a large dataset is
+    /// written one slab at a time. The parts of one dataset must follow each
+    /// other with no other raw write between them, and add up to the whole
+    /// dataset by the time the file is serialised.
+    pub fn write_contiguous_part(&mut self, dataset: DatasetId, bytes: &[u8]) -> Result<()> {
+        let pos = self.sink.pos();
+        let ds = match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Dataset(ds)) => ds,
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "{dataset:?} is not a dataset"
+                )))
+            }
+        };
+        if ds.spec.layout != Layout::Contiguous || ds.data != DatasetData::None {
+            return Err(Error::InvalidArgument(
+                "contiguous parts need a contiguous dataset created without data".into(),
+            ));
+        }
+        let total = ds
+            .spec
+            .shape
+            .num_elements()
+            .and_then(|n| n.checked_mul(ds.spec.dtype.size()))
+            .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
+        let (addr, len) = ds.streamed.unwrap_or((pos, 0));
+        if addr.checked_add(len) != Some(pos) {
+            return Err(Error::InvalidArgument(
+                "contiguous parts must be written back to back".into(),
+            ));
+        }
+        let len = len
+            .checked_add(bytes.len() as u64)
+            .filter(|&l| l <= total)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("contiguous parts exceed the {total}-byte dataset"))
+            })?;
+        if let Err(e) = self.sink.append(bytes) {
+            self.broken = Some(e.to_string());
+            return Err(e);
+        }
+        ds.streamed = Some((addr, len));
+        Ok(())
+    }
+
     /// Set (or replace) attribute `name` on a group or dataset.
     pub fn set_attr(
         &mut self,
@@ -694,12 +743,12 @@ impl FileWriter {
     /// object they point at exists). Refused when raw chunks were stored.
     pub fn set_data(&mut self, dataset: DatasetId, data: impl Into<DatasetData>) -> Result<()> {
         match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
-            Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() => {
+            Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() && ds.streamed.is_none() => {
                 ds.data = data.into();
                 Ok(())
             }
             Some(NodeKind::Dataset(_)) => Err(Error::InvalidArgument(
-                "dataset already has raw chunks".into(),
+                "dataset already has raw chunks or contiguous parts".into(),
             )),
             _ => Err(Error::InvalidArgument(format!(
                 "{dataset:?} is not a dataset"
@@ -744,189 +793,4 @@ impl FileWriter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn duplicate_and_bad_names_are_refused() {
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        w.create_group(r, "a").unwrap();
-        assert!(w.create_group(r, "a").is_err());
-        assert!(w.create_group(r, "x/y").is_err());
-        assert!(w.create_group(r, "").is_err());
-    }
-
-    #[test]
-    fn minimal_file_has_superblock_and_root() {
-        let w = FileWriter::in_memory();
-        let b = w.finish().unwrap();
-        assert_eq!(&b[..8], b"\x89HDF\r\n\x1a\n");
-        assert_eq!(b[8], 2);
-        let eof = u64::from_le_bytes(b[28..36].try_into().unwrap());
-        assert_eq!(eof, b.len() as u64);
-        let root = u64::from_le_bytes(b[36..44].try_into().unwrap()) as usize;
-        assert_eq!(&b[root..root + 4], b"OHDR");
-    }
-
-    #[test]
-    fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
-        use crate::hdf5fmt::chunk_index::ChunkIndexKind;
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        // 10 elements now, 1e11 at most, chunks of 1: a 1e11-cell grid
-        let mut spec = DatasetSpec::new(Datatype::int(1, false), &[10]).chunked(&[1], vec![]);
-        spec.shape = Space::Simple {
-            dims: vec![10],
-            max: vec![Some(100_000_000_000)],
-        };
-        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
-        w.write_raw_chunk(d, &[3], vec![7], 0).unwrap();
-        w.write_raw_chunk(d, &[9], vec![9], 0).unwrap();
-        let b = w.finish().unwrap();
-        assert!(b.len() < 8192, "{} bytes", b.len());
-        let f = crate::hdf5fmt::file::File::from_bytes(b).unwrap();
-        let ds = f.root().unwrap().dataset("d").unwrap();
-        let params = ds.chunk_params().unwrap();
-        assert!(matches!(params.kind, ChunkIndexKind::BTreeV2 { .. }));
-        assert_eq!(
-            ds.read_all_raw().unwrap(),
-            vec![0, 0, 0, 7, 0, 0, 0, 0, 0, 9]
-        );
-    }
-
-    #[test]
-    fn link_messages_over_64k_make_the_group_dense() {
-        use crate::hdf5fmt::messages::link::Link as ReadLink;
-        let long: String = (0..70_000)
-            .map(|i| char::from(b'a' + (i % 26) as u8))
-            .collect();
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        let g = w.create_group(r, &long).unwrap();
-        w.create_group(g, "short").unwrap();
-        w.soft_link(r, &format!("{long}-soft"), "/grp1").unwrap();
-        w.create_group(r, "grp1").unwrap();
-        // a 200 KB attribute value: dense attribute storage, huge heap object
-        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
-        w.set_attr(
-            r,
-            "big",
-            AttrValue::raw(
-                Datatype::int(1, false),
-                Space::simple(&[200_000]),
-                big.clone(),
-            ),
-        )
-        .unwrap();
-        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
-        let root = f.root().unwrap();
-        let links = root.links().unwrap();
-        assert_eq!(links.len(), 3);
-        let names: Vec<usize> = links.iter().map(|(n, _)| n.len()).collect();
-        assert!(names.contains(&70_000) && names.contains(&70_005) && names.contains(&4));
-        let soft = links.iter().find(|(n, _)| n.len() == 70_005).unwrap();
-        assert!(matches!(&soft.1, ReadLink::Soft(t) if t == "/grp1"));
-        let sub = root.group(&long).unwrap();
-        assert_eq!(sub.links().unwrap().len(), 1);
-        let attrs = root.attributes().unwrap();
-        assert_eq!(attrs.len(), 1);
-        assert_eq!(attrs[0].data, big);
-    }
-
-    #[test]
-    fn raw_chunks_are_written_at_once_and_replaced_by_later_ones() {
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        let spec = DatasetSpec::new(Datatype::int(1, false), &[6]).chunked(&[4], vec![]);
-        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
-        w.write_raw_chunk(d, &[1], vec![5, 6, 0, 0], 0).unwrap();
-        w.write_raw_chunk(d, &[0], vec![1; 4], 0).unwrap();
-        w.write_raw_chunk(d, &[0], vec![1, 2, 3, 4], 0).unwrap();
-        assert!(w.set_data(d, vec![0u8; 6]).is_err());
-        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
-        let ds = f.root().unwrap().dataset("d").unwrap();
-        assert_eq!(ds.read_all_raw().unwrap(), vec![1, 2, 3, 4, 5, 6]);
-    }
-
-    #[test]
-    fn a_failed_raw_chunk_write_fails_the_file() {
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        let spec = DatasetSpec::new(Datatype::int(1, false), &[400]).chunked(&[200], vec![]);
-        let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
-        w.inject_failure_after(300);
-        w.write_raw_chunk(d, &[0], vec![1; 200], 0).unwrap();
-        assert!(w.write_raw_chunk(d, &[1], vec![2; 200], 0).is_err());
-        let e = w.finish().unwrap_err().to_string();
-        assert!(e.contains("raw chunk could not be written"), "{e}");
-    }
-
-    #[test]
-    fn wrong_data_size_is_an_error() {
-        let mut w = FileWriter::in_memory();
-        let r = w.root();
-        w.create_dataset(
-            r,
-            "d",
-            DatasetSpec::new(Datatype::int(4, true), &[3]),
-            vec![0u8; 5],
-        )
-        .unwrap();
-        assert!(w.finish().is_err());
-    }
-
-    #[test]
-    fn drop_without_commit_removes_temp() {
-        let dir = std::env::temp_dir().join(format!("purehdf-w-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let target = dir.join("drop.h5");
-        std::fs::write(&target, b"old").unwrap();
-        let w = FileWriter::create(&target).unwrap();
-        let tmp = w.temp_path().unwrap().to_path_buf();
-        assert!(tmp.exists());
-        drop(w);
-        assert!(!tmp.exists());
-        assert_eq!(std::fs::read(&target).unwrap(), b"old");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn failed_commit_keeps_old_file_and_removes_temp() {
-        let dir = std::env::temp_dir().join(format!("purehdf-f-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let target = dir.join("fail.h5");
-        std::fs::write(&target, b"old").unwrap();
-        let mut w = FileWriter::create(&target).unwrap();
-        let r = w.root();
-        w.create_dataset(
-            r,
-            "d",
-            DatasetSpec::new(Datatype::int(1, false), &[10_000]),
-            vec![1u8; 10_000],
-        )
-        .unwrap();
-        w.inject_failure_after(5000);
-        let tmp = w.temp_path().unwrap().to_path_buf();
-        assert!(w.commit().is_err());
-        assert!(!tmp.exists());
-        assert_eq!(std::fs::read(&target).unwrap(), b"old");
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-        assert_eq!(left.len(), 1);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn commit_replaces_target() {
-        let dir = std::env::temp_dir().join(format!("purehdf-c-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let target = dir.join("ok.h5");
-        std::fs::write(&target, b"old").unwrap();
-        let w = FileWriter::create(&target).unwrap();
-        w.commit().unwrap();
-        let b = std::fs::read(&target).unwrap();
-        assert_eq!(&b[..4], b"\x89HDF");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

@@ -6,7 +6,8 @@
 //! encoded with the new pipeline and handed to the writer as a raw chunk, so
 //! unstored chunks stay unstored and memory holds one batch of chunks. A
 //! dataset that becomes chunked (contiguous or compact before) is read one row
-//! of chunks (a hyperslab spanning every dimension but the first) at a time.
+//! of chunks (a hyperslab spanning every dimension but the first) at a time,
+//! and one that stays contiguous one slab of whole rows at a time.
 
 use crate::error::{Error, Result};
 use crate::filters::{ChunkContext, FilterSpec};
@@ -224,6 +225,40 @@ pub(super) fn by_rows(ds: &Dataset, w: &mut FileWriter, d: DatasetId, t: &Target
         }
     }
     Ok(done)
+}
+
+/// Copy a dataset that stays contiguous (simple dataspace, rank >= 1) one slab
+/// of whole rows along the first dimension at a time; returns the slabs read.
+pub(super) fn contiguous_by_slabs(
+    ds: &Dataset,
+    w: &mut FileWriter,
+    d: DatasetId,
+    elem: usize,
+) -> Result<usize> {
+    let dims = ds.shape().to_vec();
+    let Some((&d0, rest)) = dims.split_first() else {
+        return Err(Error::InvalidArgument("scalar dataset".into()));
+    };
+    let row_bytes = elements(rest)
+        .and_then(|n| n.checked_mul(elem as u64))
+        .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
+    let rows_per = (BATCH_BYTES / row_bytes.max(1)).max(1);
+    let mut slabs = 0;
+    let mut row = 0u64;
+    while row < d0 {
+        let n = rows_per.min(d0 - row);
+        let mut start = vec![0u64; dims.len()];
+        let mut count = dims.clone();
+        if let (Some(s), Some(c)) = (start.first_mut(), count.first_mut()) {
+            *s = row;
+            *c = n;
+        }
+        let slab = read_box(ds, &start, &count, elem)?;
+        w.write_contiguous_part(d, &slab)?;
+        slabs += 1;
+        row += n;
+    }
+    Ok(slabs)
 }
 
 /// C-order coordinates of cell `k` of `grid`.

@@ -401,6 +401,15 @@ impl<'a> Copier<'a> {
             self.report.encoded_chunks += done.chunks;
             return Ok(Some(d));
         }
+        if plain && spec.layout == Layout::Contiguous && !ds.shape().is_empty() {
+            let elem = usize::try_from(esize)
+                .map_err(|_| Error::InvalidArgument("bad element size".into()))?;
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
+            chunkwise::contiguous_by_slabs(ds, &mut self.w, d, elem)?;
+            return Ok(Some(d));
+        }
         let raw = ds.read_all_raw()?;
         let data = match self.values(&path, &dtype, raw)? {
             AttrData::Elements(e) => DatasetData::Elements(e),
