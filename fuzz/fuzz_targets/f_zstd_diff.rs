@@ -43,7 +43,9 @@ fn worst_case(src: &[u8], cap: u64) -> Option<u64> {
 /// libzstd ≥ 1.5.6 and rusty_zstd refuse them, ruzstd 0.9 ignores them.
 fn reserved_mode_bits(src: &[u8]) -> bool {
     let mut found = false;
-    walk(src, u64::MAX, &mut |block| found |= modes_byte(block).is_some_and(|m| m & 3 != 0));
+    walk(src, u64::MAX, &mut |block| {
+        found |= modes_byte(block).is_some_and(|m| m & 3 != 0)
+    });
     found
 }
 
@@ -60,7 +62,10 @@ fn modes_byte(block: &[u8]) -> Option<u8> {
         (1, 3) => (3, 1),
         (1, _) => (1, 1),
         (_, 0 | 1) => (3, (b(0)? | b(1)? << 8 | b(2)? << 16) >> 14 & 0x3FF),
-        (_, 2) => (4, (b(0)? | b(1)? << 8 | b(2)? << 16 | b(3)? << 24) >> 18 & 0x3FFF),
+        (_, 2) => (
+            4,
+            (b(0)? | b(1)? << 8 | b(2)? << 16 | b(3)? << 24) >> 18 & 0x3FFF,
+        ),
         _ => (
             5,
             (b(0)? | b(1)? << 8 | b(2)? << 16 | b(3)? << 24 | b(4)? << 32) >> 22 & 0x3FFFF,

@@ -192,7 +192,7 @@ mod tests {
     use super::*;
 
     fn sample(n: usize) -> Vec<u8> {
-        (0..n).map(|i| ((i * 7) % 251 ^ (i >> 9)) as u8).collect()
+        (0..n).map(|i| (((i * 7) % 251) ^ (i >> 9)) as u8).collect()
     }
 
     #[test]
@@ -289,7 +289,7 @@ mod tests {
         f.extend_from_slice(&raw_block_header(8, false));
         f.extend_from_slice(b"aaaaaaaa");
         let mut p = vec![0x00, nseq, 0x54, 0, 2, 52];
-        p.extend(std::iter::repeat_n(0u8, usize::from(nseq) * 18 / 8));
+        p.resize(p.len() + usize::from(nseq) * 18 / 8, 0);
         p.push(0x01);
         let h = ((p.len() as u32) << 3) | (2 << 1) | 1;
         f.extend_from_slice(&h.to_le_bytes()[..3]);
