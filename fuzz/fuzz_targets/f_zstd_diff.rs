@@ -14,7 +14,9 @@
 //! the same bytes (a checksum mismatch is retried with verification off: the
 //! product does not check content checksums), unless a sequences section sets
 //! the reserved bits of its modes byte (ruzstd ignores them; libzstd ≥ 1.5.6
-//! and rusty_zstd refuse the frame, as RFC 8878 says). When only rusty_zstd succeeds,
+//! and rusty_zstd refuse the frame, as RFC 8878 says). (The reserved bit of
+//! the frame header descriptor was the same case, found by this target; the
+//! product now refuses it.) When only rusty_zstd succeeds,
 //! the case is counted and the first few printed, not asserted: the known
 //! class is a compressed block whose output exceeds the block maximum size,
 //! which rusty_zstd accepts and ruzstd (like libzstd) refuses.

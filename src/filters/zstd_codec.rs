@@ -93,6 +93,19 @@ fn raw_block_header(len: usize, last: bool) -> [u8; 3] {
     [b[0], b[1], b[2]]
 }
 
+/// Refuse a frame header whose reserved descriptor bit (bit 3) is set:
+/// RFC 8878 §3.1.1.1.1.5 says a decoder must check it is zero, and libzstd
+/// refuses such frames; ruzstd 0.9 ignores the bit.
+fn check_reserved_bit(frame: &[u8], filter: &str) -> Result<()> {
+    match (frame.get(..4), frame.get(4)) {
+        (Some(m), Some(&desc)) if m == MAGIC && desc & 0x08 != 0 => Err(fail(
+            filter,
+            "reserved bit set in the frame header descriptor",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Window cap for an output bound: the bound rounded up to a power of two
 /// (libzstd sizes the window to the content), at least 256 KiB.
 pub fn window_cap(output_cap: usize) -> u64 {
@@ -115,6 +128,7 @@ pub fn decode_bounded(input: &[u8], cap: usize, filter: &str) -> Result<Vec<u8>>
     let mut src: &[u8] = input;
     while !src.is_empty() {
         let start = out.len();
+        check_reserved_bit(src, filter)?;
         frame
             .reset(&mut src)
             .map_err(|e| fail(filter, format!("bad frame header: {e}")))?;
@@ -174,6 +188,7 @@ impl Decoder {
 
     /// Decode one frame into exactly `dst.len()` bytes.
     pub fn decode_exact(&mut self, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+        check_reserved_bit(src, filter)?;
         let dec = self.0.get_or_insert_with(FrameDecoder::new);
         dec.set_max_window_size(window_cap(dst.len()));
         match dec.decode_all(src, dst) {
@@ -271,6 +286,22 @@ mod tests {
         // The state is reusable after an error.
         d.decode_exact(&f, &mut out, "t").unwrap();
         assert_eq!(out, data);
+    }
+
+    #[test]
+    fn reserved_descriptor_bit_is_refused() {
+        let data = sample(1000);
+        let mut f = compress(&data, 3);
+        assert_eq!(decode_bounded(&f, 1000, "t").unwrap(), data);
+        f[4] |= 0x08;
+        let e = decode_bounded(&f, 1000, "t").unwrap_err().to_string();
+        assert!(e.contains("reserved bit"), "{e}");
+        let mut out = vec![0u8; 1000];
+        assert!(Decoder::new().decode_exact(&f, &mut out, "t").is_err());
+        // A second frame with the bit set is refused too.
+        let mut two = compress(&data, 3);
+        two.extend_from_slice(&f);
+        assert!(decode_bounded(&two, 2000, "t").is_err());
     }
 
     #[test]
