@@ -57,7 +57,7 @@ mod tests {
         assert_eq!(level_of(&[9]), 9);
         assert_eq!(level_of(&[(-5i32) as u32]), -5);
         let data: Vec<u8> = (0..200_000u32)
-            .map(|i| ((i * 31) % 253 ^ (i >> 7)) as u8)
+            .map(|i| (((i * 31) % 253) ^ (i >> 7)) as u8)
             .collect();
         let fast = encode(&data, &[(-5i32) as u32], &ctx(data.len())).unwrap();
         let strong = encode(&data, &[19], &ctx(data.len())).unwrap();

@@ -93,6 +93,19 @@ fn raw_block_header(len: usize, last: bool) -> [u8; 3] {
     [b[0], b[1], b[2]]
 }
 
+/// Refuse a frame header whose reserved descriptor bit (bit 3) is set:
+/// RFC 8878 §3.1.1.1.1.5 says a decoder must check it is zero, and libzstd
+/// refuses such frames; ruzstd 0.9 ignores the bit.
+fn check_reserved_bit(frame: &[u8], filter: &str) -> Result<()> {
+    match (frame.get(..4), frame.get(4)) {
+        (Some(m), Some(&desc)) if m == MAGIC && desc & 0x08 != 0 => Err(fail(
+            filter,
+            "reserved bit set in the frame header descriptor",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Window cap for an output bound: the bound rounded up to a power of two
 /// (libzstd sizes the window to the content), at least 256 KiB.
 pub fn window_cap(output_cap: usize) -> u64 {
@@ -115,6 +128,7 @@ pub fn decode_bounded(input: &[u8], cap: usize, filter: &str) -> Result<Vec<u8>>
     let mut src: &[u8] = input;
     while !src.is_empty() {
         let start = out.len();
+        check_reserved_bit(src, filter)?;
         frame
             .reset(&mut src)
             .map_err(|e| fail(filter, format!("bad frame header: {e}")))?;
@@ -174,6 +188,7 @@ impl Decoder {
 
     /// Decode one frame into exactly `dst.len()` bytes.
     pub fn decode_exact(&mut self, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
+        check_reserved_bit(src, filter)?;
         let dec = self.0.get_or_insert_with(FrameDecoder::new);
         dec.set_max_window_size(window_cap(dst.len()));
         match dec.decode_all(src, dst) {
@@ -192,7 +207,7 @@ mod tests {
     use super::*;
 
     fn sample(n: usize) -> Vec<u8> {
-        (0..n).map(|i| ((i * 7) % 251 ^ (i >> 9)) as u8).collect()
+        (0..n).map(|i| (((i * 7) % 251) ^ (i >> 9)) as u8).collect()
     }
 
     #[test]
@@ -274,6 +289,22 @@ mod tests {
     }
 
     #[test]
+    fn reserved_descriptor_bit_is_refused() {
+        let data = sample(1000);
+        let mut f = compress(&data, 3);
+        assert_eq!(decode_bounded(&f, 1000, "t").unwrap(), data);
+        f[4] |= 0x08;
+        let e = decode_bounded(&f, 1000, "t").unwrap_err().to_string();
+        assert!(e.contains("reserved bit"), "{e}");
+        let mut out = vec![0u8; 1000];
+        assert!(Decoder::new().decode_exact(&f, &mut out, "t").is_err());
+        // A second frame with the bit set is refused too.
+        let mut two = compress(&data, 3);
+        two.extend_from_slice(&f);
+        assert!(decode_bounded(&two, 2000, "t").is_err());
+    }
+
+    #[test]
     fn bound_is_enforced_before_decoding() {
         let data = sample(10_000);
         let f = compress(&data, 3);
@@ -289,7 +320,7 @@ mod tests {
         f.extend_from_slice(&raw_block_header(8, false));
         f.extend_from_slice(b"aaaaaaaa");
         let mut p = vec![0x00, nseq, 0x54, 0, 2, 52];
-        p.extend(std::iter::repeat_n(0u8, usize::from(nseq) * 18 / 8));
+        p.resize(p.len() + usize::from(nseq) * 18 / 8, 0);
         p.push(0x01);
         let h = ((p.len() as u32) << 3) | (2 << 1) | 1;
         f.extend_from_slice(&h.to_le_bytes()[..3]);
