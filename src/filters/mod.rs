@@ -20,6 +20,7 @@ pub mod scaleoffset;
 pub mod shuffle;
 pub mod szip;
 pub mod zstd;
+pub mod zstd_decode;
 
 /// One stage of a filter pipeline as stored in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
