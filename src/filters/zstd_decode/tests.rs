@@ -232,3 +232,77 @@ proptest! {
         prop_assert!(out.len() <= 1 << 20);
     }
 }
+
+/// One frame decoded by `ruzstd`: (bytes of input used, output).
+pub(super) fn ruzstd_one_frame(src: &[u8], cap: usize) -> Option<(usize, Vec<u8>)> {
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    let mut fd = FrameDecoder::new();
+    fd.set_max_window_size(1 << 31);
+    let mut s = src;
+    fd.reset(&mut s).ok()?;
+    if fd.content_size() > cap as u64 {
+        return None;
+    }
+    let mut out = Vec::new();
+    loop {
+        let done = fd
+            .decode_blocks(&mut s, BlockDecodingStrategy::UptoBlocks(1))
+            .ok()?;
+        out.extend_from_slice(&fd.collect()?);
+        if out.len() > cap {
+            return None;
+        }
+        if done {
+            break;
+        }
+    }
+    Some((src.len() - s.len(), out))
+}
+
+/// Every Zstandard frame inside the files of `shared/vectors` (bare `zstd` filter
+/// chunks and the streams of Blosc/Blosc2 chunks written by C libzstd), found by
+/// its magic number and measured by `ruzstd`, decodes to the same bytes here.
+#[test]
+fn shared_vector_frames_decode_equal() {
+    let root = ["../shared/vectors", "/work/shared/vectors"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.join("filters/manifest.json").is_file());
+    let Some(root) = root else {
+        eprintln!("shared/vectors not found: skipped");
+        return;
+    };
+    let mut stack = vec![root];
+    let (mut frames, mut files) = (0usize, 0usize);
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let mut found = false;
+            for i in 0..bytes.len().saturating_sub(4) {
+                if bytes[i..i + 4] != [0x28, 0xB5, 0x2F, 0xFD] {
+                    continue;
+                }
+                let Some((used, want)) = ruzstd_one_frame(&bytes[i..], 1 << 26) else {
+                    continue;
+                };
+                let frame = &bytes[i..i + used];
+                let mut out = Vec::new();
+                decompress_append(frame, &mut out, want.len())
+                    .unwrap_or_else(|e| panic!("{} at {i}: {e}", p.display()));
+                assert!(out == want, "{} at {i}", p.display());
+                let mut dst = vec![0u8; want.len()];
+                decompress_exact(frame, &mut dst).unwrap();
+                frames += 1;
+                found = true;
+            }
+            files += usize::from(found);
+        }
+    }
+    eprintln!("zstd frames in shared/vectors: {frames} in {files} files");
+    assert!(frames >= 10, "only {frames} frames found");
+}
