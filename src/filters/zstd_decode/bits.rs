@@ -128,6 +128,20 @@ impl<'a> BackBits<'a> {
         }
     }
 
+    /// Window position (index of its first byte in the stream) and bits consumed.
+    pub(crate) fn position(&self) -> (usize, u32) {
+        (self.ptr, self.consumed)
+    }
+
+    /// Resume at a position reached outside (window at `ptr`, `consumed` bits
+    /// of it read), as returned by [`BackBits::position`] and moved only by
+    /// whole bytes; `ptr + 8` must lie within the stream of at least 8 bytes.
+    pub(crate) fn set_position(&mut self, ptr: usize, consumed: u32) {
+        self.ptr = ptr;
+        self.consumed = consumed;
+        self.container = le64(self.data, ptr);
+    }
+
     /// True once more bits were read than the stream holds.
     #[inline(always)]
     pub(crate) fn overflowed(&self) -> bool {

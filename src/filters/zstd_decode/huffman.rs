@@ -154,6 +154,18 @@ impl HufTable {
         let mut r2 = BackBits::new(&body[e1..e2], o + e1)?;
         let mut r3 = BackBits::new(&body[e2..e3], o + e2)?;
         let mut r4 = BackBits::new(&body[e3..], o + e3)?;
+        let fast = self.decode_4_fast(
+            body,
+            [0, e1, e2, e3],
+            [&mut r1, &mut r2, &mut r3, &mut r4],
+            [&mut *o1, &mut *o2, &mut *o3, &mut *o4],
+        );
+        let (o1, o2, o3, o4) = (
+            &mut o1[fast..],
+            &mut o2[fast..],
+            &mut o3[fast..],
+            &mut o4[fast..],
+        );
         // All four streams in lock step over the common length, 4 symbols per refill.
         let common = o4.len() & !3;
         {
@@ -191,6 +203,108 @@ impl HufTable {
             }
         }
         Ok(())
+    }
+}
+
+/// Bytes a stream must keep below its window for one fast-loop round
+/// (2 refills of at most 7 bytes each).
+const FAST_MARGIN: usize = 14;
+
+impl HufTable {
+    /// Bulk of the 4-stream decode while every stream is far from its start:
+    /// 8 symbols per stream per round, refills without clamping, bits kept
+    /// left-aligned in one register per stream. Returns the symbols decoded per
+    /// stream (a multiple of 8); the readers are left positioned after them.
+    fn decode_4_fast(
+        &self,
+        body: &[u8],
+        starts: [usize; 4],
+        readers: [&mut BackBits; 4],
+        outs: [&mut [u8]; 4],
+    ) -> usize {
+        let mut ptr = [0usize; 4];
+        let mut used = [0u32; 4];
+        for k in 0..4 {
+            let (p, c) = readers[k].position();
+            ptr[k] = starts[k] + p;
+            used[k] = c;
+        }
+        let n = outs[3].len();
+        let mut i = 0usize;
+        let cells = &*self.cells;
+        let [mut p0, mut p1, mut p2, mut p3] = ptr;
+        let [mut u0, mut u1, mut u2, mut u3] = used;
+        let [s0, s1, s2, s3] = starts;
+        let [o0, o1, o2, o3] = outs;
+        // Refill one stream: step back over whole bytes read, reload, realign.
+        macro_rules! refill {
+            ($p:ident, $u:ident, $b:ident) => {
+                $p -= ($u >> 3) as usize;
+                $u &= 7;
+                $b = load(body, $p) << $u;
+            };
+        }
+        // Decode one symbol of one stream into `$w[$j]`.
+        macro_rules! sym {
+            ($u:ident, $b:ident, $w:ident, $j:expr) => {
+                let v = cells[($b >> (64 - MAX_BITS)) as usize & TABLE_MASK];
+                let len = u32::from(v & 0xFF);
+                $b <<= len;
+                $u += len;
+                $w[$j] = (v >> 8) as u8;
+            };
+        }
+        while i + 8 <= n
+            && p0 >= s0 + FAST_MARGIN
+            && p1 >= s1 + FAST_MARGIN
+            && p2 >= s2 + FAST_MARGIN
+            && p3 >= s3 + FAST_MARGIN
+        {
+            let (mut w0, mut w1, mut w2, mut w3) = ([0u8; 8], [0u8; 8], [0u8; 8], [0u8; 8]);
+            let (mut b0, mut b1, mut b2, mut b3): (u64, u64, u64, u64);
+            for half in [0usize, 4] {
+                refill!(p0, u0, b0);
+                refill!(p1, u1, b1);
+                refill!(p2, u2, b2);
+                refill!(p3, u3, b3);
+                for j in half..half + 4 {
+                    sym!(u0, b0, w0, j);
+                    sym!(u1, b1, w1, j);
+                    sym!(u2, b2, w2, j);
+                    sym!(u3, b3, w3, j);
+                }
+            }
+            for (o, w) in [
+                (&mut *o0, w0),
+                (&mut *o1, w1),
+                (&mut *o2, w2),
+                (&mut *o3, w3),
+            ] {
+                if let Some(d) = o.get_mut(i..i + 8) {
+                    d.copy_from_slice(&w);
+                }
+            }
+            i += 8;
+        }
+        let ptr = [p0, p1, p2, p3];
+        let used = [u0, u1, u2, u3];
+        if i > 0 {
+            for k in 0..4 {
+                readers[k].set_position(ptr[k] - starts[k], used[k]);
+            }
+        }
+        i
+    }
+}
+
+fn load(body: &[u8], at: usize) -> u64 {
+    match body.get(at..at + 8) {
+        Some(s) => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(s);
+            u64::from_le_bytes(b)
+        }
+        None => 0,
     }
 }
 

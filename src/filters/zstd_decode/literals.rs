@@ -59,8 +59,10 @@ pub(crate) fn read(
         let &v = block
             .get(hlen)
             .ok_or_else(|| corrupt(offset, "missing RLE literal byte"))?;
-        buf.clear();
-        buf.resize(size + super::SLACK, v);
+        if buf.len() < size + super::SLACK {
+            buf.resize(size + super::SLACK, 0);
+        }
+        buf[..size].fill(v);
         return Ok((Literals::Buffer { len: size }, hlen + 1));
     }
     let (hlen, bits, four) = match format {
@@ -92,8 +94,9 @@ pub(crate) fn read(
         ));
     }
     let streams = &body[at..];
-    buf.clear();
-    buf.resize(size + super::SLACK, 0);
+    if buf.len() < size + super::SLACK {
+        buf.resize(size + super::SLACK, 0);
+    }
     let out = &mut buf[..size];
     let o = offset + hlen + at;
     if four {
