@@ -306,3 +306,30 @@ fn shared_vector_frames_decode_equal() {
     eprintln!("zstd frames in shared/vectors: {frames} in {files} files");
     assert!(frames >= 10, "only {frames} frames found");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Mutated frames (1-4 byte flips of multi-block, 4-stream Huffman frames):
+    /// whenever ours accepts, ruzstd accepts the same single frame with the same bytes.
+    #[test]
+    fn mutated_frames_agree_with_ruzstd(
+        seed in 0u64..1000,
+        level in prop::sample::select(vec![-5, 1, 3, 9, 19]),
+        flips in proptest::collection::vec((any::<u16>(), 1u8..=255), 1..5),
+    ) {
+        let data = if seed % 2 == 0 { ct_like(150_000, seed) } else { repetitive(150_000, seed) };
+        let mut frame = rusty_zstd::compress(&data, level).unwrap();
+        let n = frame.len();
+        for (pos, x) in flips {
+            frame[pos as usize * n / 65_536] ^= x;
+        }
+        let mut ours = Vec::new();
+        if decompress_append(&frame, &mut ours, 1 << 20).is_ok() {
+            let theirs = ruzstd_one_frame(&frame, 1 << 20);
+            prop_assert!(theirs.is_some(), "ours accepted, ruzstd refused");
+            let (used, theirs) = theirs.unwrap();
+            prop_assert_eq!(used, frame.len());
+            prop_assert!(theirs == ours, "outputs differ");
+        }
+    }
+}
