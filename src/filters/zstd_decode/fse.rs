@@ -228,11 +228,15 @@ mod tests {
     }
 
     #[test]
-    fn counts_round_trip_simple_description() {
-        // log 5 (nibble 0), then symbol counts: a single symbol with count 32
-        // needs value 33 in 6 bits: max = 63 - 33 = 30, low5 = 33 & 31 = 1 < 30 -> ambiguous;
-        // so check a hand-made two-symbol table instead via rejection of bad sums.
-        let bad = [0x00u8, 0x00, 0x00];
-        assert!(read_counts(&bad, 9, 35, 0).is_err());
+    fn reads_a_hand_made_description() {
+        // Accuracy log 5 (nibble 0); symbol 0 takes all 32 cells: value 33 is
+        // above the small-value range (max = 63 - 33 = 30), so it is stored in
+        // 6 bits as 33 + 30 = 63. Bits: 0000 then 111111 -> bytes 0xF0, 0x03.
+        let (c, used) = read_counts(&[0xF0, 0x03, 0xAA], 9, 35, 0).unwrap();
+        assert_eq!((c.log, c.n, c.counts[0], used), (5, 1, 32, 2));
+        // All-zero bits give "less than one" counts forever: too many symbols.
+        assert!(read_counts(&[0, 0, 0], 9, 35, 0).is_err());
+        // Accuracy log above the cap.
+        assert!(read_counts(&[0x05, 0, 0], 9, 35, 0).is_err());
     }
 }
