@@ -21,6 +21,7 @@ pub mod shuffle;
 pub mod szip;
 pub mod zstd;
 pub mod zstd_codec;
+pub mod zstd_decode;
 
 /// One stage of a filter pipeline as stored in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]

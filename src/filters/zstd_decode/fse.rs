@@ -1,0 +1,242 @@
+//! Finite State Entropy tables of RFC 8878 §4.1: the table description
+//! (§4.1.1, normalized counts) and the decoding table built from it.
+
+use super::bits::ForwardBits;
+use super::{corrupt, Result};
+
+/// One decoding-table cell: the symbol, and how to reach the next state
+/// (`next = base + read(nb_bits)`).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Cell {
+    pub(crate) symbol: u8,
+    pub(crate) nb_bits: u8,
+    pub(crate) base: u16,
+}
+
+/// Normalized counts (-1 = "less than one") of up to 256 symbols.
+pub(crate) struct Counts {
+    pub(crate) log: u32,
+    pub(crate) counts: [i16; 256],
+    /// Number of symbols described (highest symbol + 1).
+    pub(crate) n: usize,
+}
+
+/// Read an FSE table description (§4.1.1) from the start of `src`; returns the
+/// counts and the bytes used. `max_log` and `max_symbol` bound what is accepted.
+pub(crate) fn read_counts(
+    src: &[u8],
+    max_log: u32,
+    max_symbol: usize,
+    offset: usize,
+) -> Result<(Counts, usize)> {
+    let mut r = ForwardBits::new(src);
+    if src.is_empty() {
+        return Err(corrupt(offset, "missing FSE table description"));
+    }
+    let log = r.peek(4) + 5;
+    r.skip(4);
+    if log > max_log {
+        return Err(corrupt(
+            offset,
+            format!("FSE accuracy log {log} exceeds {max_log}"),
+        ));
+    }
+    let mut counts = [0i16; 256];
+    let mut remaining: i32 = (1 << log) + 1;
+    let mut threshold: i32 = 1 << log;
+    let mut nb_bits = log + 1;
+    let mut sym = 0usize;
+    while remaining > 1 {
+        if sym > max_symbol {
+            return Err(corrupt(offset, "FSE table describes too many symbols"));
+        }
+        let max = (2 * threshold - 1) - remaining;
+        let low = r.peek(nb_bits - 1) as i32;
+        let value = if low < max {
+            r.skip(nb_bits - 1);
+            low
+        } else {
+            let mut v = r.peek(nb_bits) as i32;
+            if v >= threshold {
+                v -= max;
+            }
+            r.skip(nb_bits);
+            v
+        };
+        let count = value - 1;
+        remaining -= count.abs();
+        counts[sym] = count as i16;
+        sym += 1;
+        if count == 0 {
+            // Repeat flags: runs of further zero-probability symbols.
+            loop {
+                let rep = r.peek(2) as usize;
+                r.skip(2);
+                sym += rep;
+                if sym > max_symbol + 1 {
+                    return Err(corrupt(offset, "FSE zero run past the last symbol"));
+                }
+                if rep != 3 {
+                    break;
+                }
+            }
+        }
+        while remaining < threshold && nb_bits > 1 {
+            nb_bits -= 1;
+            threshold >>= 1;
+        }
+    }
+    if remaining != 1 {
+        return Err(corrupt(offset, "FSE counts do not sum to the table size"));
+    }
+    let used = r.bytes_used(offset)?;
+    Ok((
+        Counts {
+            log,
+            counts,
+            n: sym,
+        },
+        used,
+    ))
+}
+
+/// Build the decoding table of `c` into `table` (length >= 1 << c.log).
+pub(crate) fn build(c: &Counts, table: &mut [Cell], offset: usize) -> Result<()> {
+    let size = 1usize << c.log;
+    let Some(table) = table.get_mut(..size) else {
+        return Err(corrupt(offset, "FSE table too large"));
+    };
+    let mut next = [0u16; 256];
+    let mut high = size;
+    for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
+        if cnt == -1 {
+            high = high
+                .checked_sub(1)
+                .ok_or_else(|| corrupt(offset, "FSE table overfull"))?;
+            table[high].symbol = s as u8;
+            next[s] = 1;
+        } else {
+            next[s] = cnt.max(0) as u16;
+        }
+    }
+    let mask = size - 1;
+    let step = (size >> 1) + (size >> 3) + 3;
+    let mut pos = 0usize;
+    for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
+        for _ in 0..cnt.max(0) {
+            if pos >= high {
+                return Err(corrupt(offset, "FSE table overfull"));
+            }
+            table[pos].symbol = s as u8;
+            pos = (pos + step) & mask;
+            while pos >= high {
+                pos = (pos + step) & mask;
+            }
+        }
+    }
+    if pos != 0 {
+        return Err(corrupt(offset, "FSE symbol spread did not close"));
+    }
+    for cell in table.iter_mut() {
+        let s = cell.symbol as usize;
+        let state = next[s];
+        next[s] = state.wrapping_add(1);
+        if state == 0 {
+            return Err(corrupt(offset, "FSE state of a zero-count symbol"));
+        }
+        let nb = c.log - (15 - state.leading_zeros());
+        cell.nb_bits = nb as u8;
+        cell.base = ((u32::from(state) << nb) - size as u32) as u16;
+    }
+    Ok(())
+}
+
+/// A table holding only `symbol` (RLE mode): accuracy log 0.
+pub(crate) fn rle(symbol: u8, table: &mut [Cell]) {
+    if let Some(c) = table.first_mut() {
+        *c = Cell {
+            symbol,
+            nb_bits: 0,
+            base: 0,
+        };
+    }
+}
+
+/// Counts from a fixed distribution (the predefined tables of §3.1.1.3.2.2).
+pub(crate) fn counts_from(log: u32, dist: &[i16]) -> Counts {
+    let mut counts = [0i16; 256];
+    counts[..dist.len()].copy_from_slice(dist);
+    Counts {
+        log,
+        counts,
+        n: dist.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predefined_literal_lengths_build() {
+        let c = counts_from(6, &super::super::sequences::LL_DEFAULT);
+        let mut t = [Cell::default(); 64];
+        build(&c, &mut t, 0).unwrap();
+        // RFC 8878 Appendix A, literal lengths table: state 0 = symbol 0, 4 bits, base 0;
+        // state 1 = symbol 0, 4 bits, base 16; the "less than one" symbols 32..=35
+        // take the last cells from the top down: state 63 = symbol 32, 6 bits, base 0.
+        assert_eq!(
+            t[0],
+            Cell {
+                symbol: 0,
+                nb_bits: 4,
+                base: 0
+            }
+        );
+        assert_eq!(
+            t[1],
+            Cell {
+                symbol: 0,
+                nb_bits: 4,
+                base: 16
+            }
+        );
+        assert_eq!(
+            t[2],
+            Cell {
+                symbol: 1,
+                nb_bits: 5,
+                base: 32
+            }
+        );
+        assert_eq!(
+            t[63],
+            Cell {
+                symbol: 32,
+                nb_bits: 6,
+                base: 0
+            }
+        );
+        assert_eq!(
+            t[60],
+            Cell {
+                symbol: 35,
+                nb_bits: 6,
+                base: 0
+            }
+        );
+    }
+
+    #[test]
+    fn reads_a_hand_made_description() {
+        // Accuracy log 5 (nibble 0); symbol 0 takes all 32 cells: value 33 is
+        // above the small-value range (max = 63 - 33 = 30), so it is stored in
+        // 6 bits as 33 + 30 = 63. Bits: 0000 then 111111 -> bytes 0xF0, 0x03.
+        let (c, used) = read_counts(&[0xF0, 0x03, 0xAA], 9, 35, 0).unwrap();
+        assert_eq!((c.log, c.n, c.counts[0], used), (5, 1, 32, 2));
+        // All-zero bits give "less than one" counts forever: too many symbols.
+        assert!(read_counts(&[0, 0, 0], 9, 35, 0).is_err());
+        // Accuracy log above the cap.
+        assert!(read_counts(&[0x05, 0, 0], 9, 35, 0).is_err());
+    }
+}

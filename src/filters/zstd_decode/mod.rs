@@ -1,0 +1,86 @@
+//! Zstandard decoder, RFC 8878 (Zstandard Compression and the
+//! 'application/zstd' Media Type), §3 (frames, blocks, literals, sequences)
+//! and §4 (FSE and Huffman entropy coding); no dictionaries.
+//!
+//! Safe Rust, bounded: every block is held to Block_Maximum_Size
+//! (min(window, 128 KiB)), the whole output to the caller's cap (or to the
+//! destination slice), and back-references to the current frame's output.
+//! Output is decoded straight into the destination (no ring buffer).
+
+mod bits;
+mod block;
+mod frame;
+mod fse;
+mod huffman;
+mod literals;
+mod sequences;
+mod xxhash;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, Result};
+use frame::{Output, SliceOut, VecOut};
+
+/// RFC 8878 §3.1.1.2.3: a block never holds more than 128 KiB.
+pub(crate) const BLOCK_MAX: usize = 128 << 10;
+/// Writable bytes kept past the end of growable output, for wide copies.
+pub(crate) const SLACK: usize = 32;
+
+/// A corrupt-input error naming what was wrong and where (input byte offset).
+pub(crate) fn corrupt(offset: usize, what: impl std::fmt::Display) -> Error {
+    Error::filter(0, "zstd", format!("{what} (input byte {offset})"))
+}
+
+/// Decode every frame of `src` into `out` from `pos`; returns the end position.
+fn decode_all<O: Output>(src: &[u8], out: &mut O, mut pos: usize) -> Result<usize> {
+    let mut st = block::BlockState::new();
+    let mut at = 0usize;
+    while at < src.len() {
+        let rest = &src[at..];
+        if let Some(n) = frame::skippable_len(rest, at)? {
+            at += n;
+            continue;
+        }
+        at += frame::decode(rest, at, &mut st, out, &mut pos)?;
+    }
+    Ok(pos)
+}
+
+/// Decode every Zstandard frame in `src` (concatenated frames; skippable frames skipped),
+/// appending the output to `out`; fail with a typed Error if the total output would exceed `cap` bytes.
+///
+/// On error `out` is left as it was.
+pub fn decompress_append(src: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<()> {
+    let base = out.len();
+    let mut sink = VecOut {
+        vec: out,
+        end_cap: base.saturating_add(cap),
+    };
+    match decode_all(src, &mut sink, base) {
+        Ok(end) => {
+            out.truncate(end);
+            Ok(())
+        }
+        Err(e) => {
+            out.truncate(base);
+            Err(e)
+        }
+    }
+}
+
+/// Decode exactly one frame's content into `dst` (a Blosc block or an HDF5 chunk of known size); error unless it fills dst exactly.
+///
+/// As libzstd's one-shot decoder does, further concatenated frames and
+/// skippable frames are accepted; their output counts toward filling `dst`.
+pub fn decompress_exact(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let len = dst.len();
+    let end = decode_all(src, &mut SliceOut(dst), 0)?;
+    if end != len {
+        return Err(corrupt(
+            src.len(),
+            format!("frames decode to {end} bytes, the destination holds {len}"),
+        ));
+    }
+    Ok(())
+}

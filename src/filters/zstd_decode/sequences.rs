@@ -1,0 +1,480 @@
+//! Sequences section of a compressed block, RFC 8878 §3.1.1.3.2: the section
+//! header and symbol compression modes (§3.1.1.3.2.1), the predefined
+//! distributions (§3.1.1.3.2.2), the interleaved FSE bitstream (§3.1.1.3.2.2
+//! "Sequences_Section") and repeat offsets (§3.1.1.5); sequences are executed
+//! (§3.1.1.4) as they are decoded, straight into the output.
+
+use super::bits::BackBits;
+use super::fse::{self, Cell};
+use super::{corrupt, Result};
+
+/// Literal lengths default distribution (accuracy log 6).
+pub(crate) const LL_DEFAULT: [i16; 36] = [
+    4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+    -1, -1, -1, -1,
+];
+/// Match lengths default distribution (accuracy log 6).
+pub(crate) const ML_DEFAULT: [i16; 53] = [
+    1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1,
+];
+/// Offset codes default distribution (accuracy log 5).
+pub(crate) const OF_DEFAULT: [i16; 29] = [
+    1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1,
+];
+
+/// Literal length codes 16..=35: (baseline, extra bits).
+const LL_CODES: [(u32, u8); 20] = [
+    (16, 1),
+    (18, 1),
+    (20, 1),
+    (22, 1),
+    (24, 2),
+    (28, 2),
+    (32, 3),
+    (40, 3),
+    (48, 4),
+    (64, 6),
+    (128, 7),
+    (256, 8),
+    (512, 9),
+    (1024, 10),
+    (2048, 11),
+    (4096, 12),
+    (8192, 13),
+    (16384, 14),
+    (32768, 15),
+    (65536, 16),
+];
+/// Match length codes 32..=52: (baseline, extra bits).
+const ML_CODES: [(u32, u8); 21] = [
+    (35, 1),
+    (37, 1),
+    (39, 1),
+    (41, 1),
+    (43, 2),
+    (47, 2),
+    (51, 3),
+    (59, 3),
+    (67, 4),
+    (83, 4),
+    (99, 5),
+    (131, 7),
+    (259, 8),
+    (515, 9),
+    (1027, 10),
+    (2051, 11),
+    (4099, 12),
+    (8195, 13),
+    (16387, 14),
+    (32771, 15),
+    (65539, 16),
+];
+
+/// Which of the three codes a table decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Code {
+    LiteralLength,
+    Offset,
+    MatchLength,
+}
+
+impl Code {
+    fn max_symbol(self) -> usize {
+        match self {
+            Code::LiteralLength => 35,
+            Code::Offset => 31,
+            Code::MatchLength => 52,
+        }
+    }
+    fn max_log(self) -> u32 {
+        match self {
+            Code::Offset => 8,
+            _ => 9,
+        }
+    }
+    fn default_counts(self) -> fse::Counts {
+        match self {
+            Code::LiteralLength => fse::counts_from(6, &LL_DEFAULT),
+            Code::Offset => fse::counts_from(5, &OF_DEFAULT),
+            Code::MatchLength => fse::counts_from(6, &ML_DEFAULT),
+        }
+    }
+    /// Value baseline and extra bits of a code.
+    fn value(self, code: u8) -> (u32, u8) {
+        let c = code as usize;
+        match self {
+            Code::LiteralLength => match c {
+                0..=15 => (c as u32, 0),
+                _ => LL_CODES.get(c - 16).copied().unwrap_or((0, 0)),
+            },
+            Code::MatchLength => match c {
+                0..=31 => (c as u32 + 3, 0),
+                _ => ML_CODES.get(c - 32).copied().unwrap_or((0, 0)),
+            },
+            Code::Offset => (1u32 << (c & 31), c as u8 & 31),
+        }
+    }
+}
+
+/// A sequence decoding cell: value baseline and extra bits of the symbol, plus
+/// the FSE transition to the next state.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct SeqCell {
+    base: u32,
+    extra: u8,
+    nb_bits: u8,
+    next: u16,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    None,
+    Predefined,
+    Other,
+}
+
+/// One decoding table (512 cells: the largest accuracy log is 9).
+pub(crate) struct SeqTable {
+    cells: Box<[SeqCell; 512]>,
+    log: u32,
+    kind: Kind,
+    code: Code,
+}
+
+impl SeqTable {
+    pub(crate) fn new(code: Code) -> Self {
+        SeqTable {
+            cells: Box::new([SeqCell::default(); 512]),
+            log: 0,
+            kind: Kind::None,
+            code,
+        }
+    }
+
+    /// Forget the table (a new frame starts).
+    pub(crate) fn reset(&mut self) {
+        self.kind = Kind::None;
+    }
+
+    fn fill(&mut self, fse_cells: &[Cell], log: u32) {
+        for (dst, c) in self.cells.iter_mut().zip(fse_cells) {
+            let (base, extra) = self.code.value(c.symbol);
+            *dst = SeqCell {
+                base,
+                extra,
+                nb_bits: c.nb_bits,
+                next: c.base,
+            };
+        }
+        self.log = log;
+    }
+
+    /// Set up the table for `mode` from the start of `src`; returns bytes used.
+    fn read(&mut self, mode: u8, src: &[u8], offset: usize) -> Result<usize> {
+        let mut cells = [Cell::default(); 512];
+        match mode {
+            0 => {
+                if self.kind != Kind::Predefined {
+                    let c = self.code.default_counts();
+                    fse::build(&c, &mut cells, offset)?;
+                    self.fill(&cells, c.log);
+                    self.kind = Kind::Predefined;
+                }
+                Ok(0)
+            }
+            1 => {
+                let &s = src
+                    .first()
+                    .ok_or_else(|| corrupt(offset, "missing RLE sequence symbol"))?;
+                if usize::from(s) > self.code.max_symbol() {
+                    return Err(corrupt(
+                        offset,
+                        format!("RLE {:?} code {s} too large", self.code),
+                    ));
+                }
+                fse::rle(s, &mut cells);
+                self.fill(&cells[..1], 0);
+                self.kind = Kind::Other;
+                Ok(1)
+            }
+            2 => {
+                self.kind = Kind::None;
+                let (c, used) =
+                    fse::read_counts(src, self.code.max_log(), self.code.max_symbol(), offset)?;
+                fse::build(&c, &mut cells, offset)?;
+                self.fill(&cells, c.log);
+                self.kind = Kind::Other;
+                Ok(used)
+            }
+            _ => {
+                if self.kind == Kind::None {
+                    return Err(corrupt(
+                        offset,
+                        format!("repeat {:?} table with none before", self.code),
+                    ));
+                }
+                Ok(0)
+            }
+        }
+    }
+}
+
+/// Per-frame sequence decoding state: the three tables and the repeat offsets.
+pub(crate) struct SeqState {
+    pub(crate) ll: SeqTable,
+    pub(crate) of: SeqTable,
+    pub(crate) ml: SeqTable,
+    pub(crate) rep: [u32; 3],
+}
+
+impl SeqState {
+    pub(crate) fn new() -> Self {
+        SeqState {
+            ll: SeqTable::new(Code::LiteralLength),
+            of: SeqTable::new(Code::Offset),
+            ml: SeqTable::new(Code::MatchLength),
+            rep: [1, 4, 8],
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.ll.reset();
+        self.of.reset();
+        self.ml.reset();
+        self.rep = [1, 4, 8];
+    }
+}
+
+/// The output of the block being decoded and its bounds.
+pub(crate) struct Target<'a> {
+    /// Whole output buffer; bytes past `limit` are slack for wide copies only.
+    pub(crate) buf: &'a mut [u8],
+    /// Write position.
+    pub(crate) pos: usize,
+    /// The block may not write at or past this position.
+    pub(crate) limit: usize,
+    /// Start of the current frame's output (matches may not reach before it).
+    pub(crate) frame_start: usize,
+}
+
+/// Decode the sequences section `src` and execute it with `lits` (the first
+/// `lit_len` bytes are the literals; the slice may carry slack after them).
+pub(crate) fn decode_and_execute(
+    src: &[u8],
+    st: &mut SeqState,
+    lits: &[u8],
+    lit_len: usize,
+    t: &mut Target,
+    offset: usize,
+) -> Result<()> {
+    let b0 = usize::from(
+        *src.first()
+            .ok_or_else(|| corrupt(offset, "missing sequences section"))?,
+    );
+    let byte = |i: usize| -> Result<usize> {
+        src.get(i)
+            .map(|&b| usize::from(b))
+            .ok_or_else(|| corrupt(offset, "truncated sequences section header"))
+    };
+    let (nb_seq, mut at) = match b0 {
+        0 => {
+            if src.len() != 1 {
+                return Err(corrupt(offset, "bytes after an empty sequences section"));
+            }
+            return copy_literals(t, lits, 0, lit_len, offset);
+        }
+        1..=127 => (b0, 1usize),
+        128..=254 => (((b0 - 128) << 8) + byte(1)?, 2),
+        _ => (byte(1)? + (byte(2)? << 8) + 0x7F00, 3),
+    };
+    let modes = byte(at)? as u8;
+    at += 1;
+    if modes & 3 != 0 {
+        return Err(corrupt(
+            offset + at - 1,
+            "reserved bits set in sequence compression modes",
+        ));
+    }
+    let rest = |at: usize| src.get(at..).unwrap_or(&[]);
+    at += st.ll.read(modes >> 6, rest(at), offset + at)?;
+    at += st.of.read((modes >> 4) & 3, rest(at), offset + at)?;
+    at += st.ml.read((modes >> 2) & 3, rest(at), offset + at)?;
+    let stream = rest(at);
+    execute(stream, st, nb_seq, lits, lit_len, t, offset + at)
+}
+
+fn copy_literals(t: &mut Target, lits: &[u8], from: usize, to: usize, offset: usize) -> Result<()> {
+    let n = to - from;
+    let end = t.pos + n;
+    if end > t.limit {
+        return Err(corrupt(offset, "block decodes past its maximum size"));
+    }
+    let (Some(d), Some(s)) = (t.buf.get_mut(t.pos..end), lits.get(from..to)) else {
+        return Err(corrupt(offset, "literal copy out of range"));
+    };
+    d.copy_from_slice(s);
+    t.pos = end;
+    Ok(())
+}
+
+/// Copy `len` bytes from `dist` bytes back; `buf[pos..]` has room checked by the caller.
+#[inline(always)]
+fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
+    let src = pos - dist;
+    if dist >= 16 && pos + len + 16 <= buf.len() {
+        let mut i = 0;
+        while i < len {
+            buf.copy_within(src + i..src + i + 16, pos + i);
+            i += 16;
+        }
+    } else if dist >= len {
+        buf.copy_within(src..src + len, pos);
+    } else if dist == 1 {
+        let b = buf[src];
+        buf[pos..pos + len].fill(b);
+    } else {
+        // Overlapping: the pattern repeats every `dist` bytes; grow the copied run.
+        let end = pos + len;
+        let mut d = pos;
+        while d < end {
+            let k = (d - src).min(end - d);
+            buf.copy_within(src..src + k, d);
+            d += k;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    stream: &[u8],
+    st: &mut SeqState,
+    nb_seq: usize,
+    lits: &[u8],
+    lit_len: usize,
+    t: &mut Target,
+    offset: usize,
+) -> Result<()> {
+    let mut r = BackBits::new(stream, offset)?;
+    let (ll_t, of_t, ml_t) = (&*st.ll.cells, &*st.of.cells, &*st.ml.cells);
+    let mut ll_s = r.read(st.ll.log) as usize;
+    let mut of_s = r.read(st.of.log) as usize;
+    let mut ml_s = r.read(st.ml.log) as usize;
+    let mut rep = st.rep;
+    let mut lit_pos = 0usize;
+    let mut pos = t.pos;
+    let limit = t.limit;
+    let frame_start = t.frame_start;
+    let buf = &mut *t.buf;
+    for i in 0..nb_seq {
+        r.refill();
+        let of = of_t[of_s & 511];
+        let ll = ll_t[ll_s & 511];
+        let ml = ml_t[ml_s & 511];
+        let off_val = of.base + r.read(u32::from(of.extra)) as u32;
+        if of.extra > 24 {
+            r.refill();
+        }
+        let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
+        let ll_v = (ll.base + r.read(u32::from(ll.extra)) as u32) as usize;
+        r.refill();
+        if i + 1 < nb_seq {
+            ll_s = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
+            ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
+            of_s = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
+        }
+        let dist = if off_val > 3 {
+            let o = off_val - 3;
+            rep = [o, rep[0], rep[1]];
+            o
+        } else {
+            let idx = off_val as usize - 1 + usize::from(ll_v == 0);
+            if idx == 0 {
+                rep[0]
+            } else {
+                let o = if idx == 3 {
+                    rep[0].wrapping_sub(1)
+                } else {
+                    rep[idx.min(2)]
+                };
+                if idx != 1 {
+                    rep[2] = rep[1];
+                }
+                rep[1] = rep[0];
+                rep[0] = o;
+                o
+            }
+        } as usize;
+        // Literals.
+        let lit_end = lit_pos + ll_v;
+        if lit_end > lit_len {
+            return Err(corrupt(
+                offset,
+                format!("sequence {i} uses more literals than decoded"),
+            ));
+        }
+        let end = pos + ll_v + ml_v;
+        if end > limit {
+            return Err(corrupt(
+                offset,
+                format!("sequence {i} writes past the block maximum"),
+            ));
+        }
+        if ll_v <= 16 && lit_pos + 16 <= lits.len() && pos + 16 <= buf.len() {
+            buf[pos..pos + 16].copy_from_slice(&lits[lit_pos..lit_pos + 16]);
+        } else {
+            buf[pos..pos + ll_v].copy_from_slice(&lits[lit_pos..lit_end]);
+        }
+        lit_pos = lit_end;
+        pos += ll_v;
+        if dist == 0 || dist > pos - frame_start {
+            return Err(corrupt(
+                offset,
+                format!("sequence {i}: offset {dist} reaches before the frame"),
+            ));
+        }
+        copy_match(buf, pos, dist, ml_v);
+        pos += ml_v;
+    }
+    r.refill();
+    if !r.finished() {
+        return Err(corrupt(offset, "sequence bitstream not consumed exactly"));
+    }
+    st.rep = rep;
+    t.pos = pos;
+    copy_literals(t, lits, lit_pos, lit_len, offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_values() {
+        assert_eq!(Code::LiteralLength.value(15), (15, 0));
+        assert_eq!(Code::LiteralLength.value(16), (16, 1));
+        assert_eq!(Code::LiteralLength.value(35), (65536, 16));
+        assert_eq!(Code::MatchLength.value(0), (3, 0));
+        assert_eq!(Code::MatchLength.value(52), (65539, 16));
+        assert_eq!(Code::Offset.value(5), (32, 5));
+    }
+
+    #[test]
+    fn overlapping_match_copies_repeat_the_pattern() {
+        let mut buf = vec![0u8; 64];
+        buf[..3].copy_from_slice(b"abc");
+        copy_match(&mut buf, 3, 3, 10);
+        assert_eq!(&buf[..13], b"abcabcabcabca");
+        let mut buf = vec![7u8, 0, 0, 0, 0];
+        copy_match(&mut buf, 1, 1, 4);
+        assert_eq!(buf, [7, 7, 7, 7, 7]);
+    }
+
+    #[test]
+    fn predefined_tables_sum_to_their_size() {
+        let s = |d: &[i16]| d.iter().map(|&c| i32::from(c.abs())).sum::<i32>();
+        assert_eq!(s(&LL_DEFAULT), 64);
+        assert_eq!(s(&ML_DEFAULT), 64);
+        assert_eq!(s(&OF_DEFAULT), 32);
+    }
+}

@@ -1,0 +1,335 @@
+//! Tests of the whole decoder: frames from `rusty_zstd` at several levels,
+//! compared with the input and with the `ruzstd`-based product decoder.
+
+use super::*;
+use crate::filters::ChunkContext;
+use proptest::prelude::*;
+
+/// Reference: the current product decoder (`ruzstd`), capped like ours.
+pub(super) fn ruzstd_decode(src: &[u8], cap: usize) -> Result<Vec<u8>> {
+    let ctx = ChunkContext {
+        element_size: 1,
+        chunk_bytes: cap,
+        max_output: cap,
+    };
+    crate::filters::zstd::decode(src, &[], &ctx)
+}
+
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        s >> 33
+    }
+}
+
+pub(super) fn random(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = lcg(seed);
+    (0..n).map(|_| r() as u8).collect()
+}
+
+pub(super) fn repetitive(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = lcg(seed);
+    let words: Vec<&[u8]> = vec![b"alpha ", b"beta ", b"gamma-ray ", b"\0\0\0\0", b"xyzzy\n"];
+    let mut v = Vec::with_capacity(n + 16);
+    while v.len() < n {
+        let w = words[(r() % words.len() as u64) as usize];
+        v.extend_from_slice(w);
+        if r() % 7 == 0 {
+            v.push(r() as u8);
+        }
+    }
+    v.truncate(n);
+    v
+}
+
+/// int16 CT-like values (smooth body, air at -1000, noise), byte-shuffled as Blosc does.
+pub(super) fn ct_like(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = lcg(seed);
+    let count = n / 2;
+    let mut vals = Vec::with_capacity(count);
+    for i in 0..count {
+        let x = (i % 256) as i32 - 128;
+        let y = ((i / 256) % 256) as i32 - 128;
+        let v: i16 = if x * x + y * y > 100 * 100 {
+            -1000
+        } else {
+            (40 + (x + y) / 8 + (r() % 16) as i32 - 8) as i16
+        };
+        vals.push(v);
+    }
+    let mut out = Vec::with_capacity(n);
+    out.extend(vals.iter().map(|v| v.to_le_bytes()[0]));
+    out.extend(vals.iter().map(|v| v.to_le_bytes()[1]));
+    if n % 2 == 1 {
+        out.push(0x5A);
+    }
+    out
+}
+
+fn check(data: &[u8], level: i32) {
+    let frame = rusty_zstd::compress(data, level).unwrap();
+    let mut out = Vec::new();
+    decompress_append(&frame, &mut out, data.len()).unwrap();
+    assert!(out == data, "level {level} len {}", data.len());
+    let reference = ruzstd_decode(&frame, data.len().max(1)).unwrap();
+    assert!(reference == out);
+    let mut dst = vec![0xEEu8; data.len()];
+    decompress_exact(&frame, &mut dst).unwrap();
+    assert!(dst == data);
+}
+
+#[test]
+fn rusty_zstd_frames_decode_at_all_levels() {
+    let sizes = [
+        0usize, 1, 7, 100, 1000, 4096, 65_536, 131_072, 131_073, 300_000,
+    ];
+    for (k, &n) in sizes.iter().enumerate() {
+        for level in [-5, 1, 3, 9, 19] {
+            let seed = (k as u64 * 31).wrapping_add(level as u64);
+            check(&random(n, seed), level);
+            check(&repetitive(n, seed), level);
+            check(&ct_like(n, seed), level);
+        }
+    }
+}
+
+#[test]
+fn cap_and_exact_size_are_enforced() {
+    let data = repetitive(50_000, 3);
+    let frame = rusty_zstd::compress(&data, 3).unwrap();
+    let mut out = vec![1, 2, 3];
+    assert!(decompress_append(&frame, &mut out, data.len() - 1).is_err());
+    assert_eq!(out, [1, 2, 3]);
+    decompress_append(&frame, &mut out, data.len()).unwrap();
+    assert_eq!(&out[3..], &data[..]);
+    let mut short = vec![0u8; data.len() - 1];
+    assert!(decompress_exact(&frame, &mut short).is_err());
+    let mut long = vec![0u8; data.len() + 1];
+    assert!(decompress_exact(&frame, &mut long).is_err());
+}
+
+#[test]
+fn concatenated_and_skippable_frames() {
+    let a = repetitive(10_000, 1);
+    let b = ct_like(20_000, 2);
+    let mut src = rusty_zstd::compress(&a, 3).unwrap();
+    src.extend_from_slice(&[0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3]);
+    src.extend_from_slice(&rusty_zstd::compress(&b, 1).unwrap());
+    let mut out = Vec::new();
+    decompress_append(&src, &mut out, 30_000).unwrap();
+    assert_eq!(&out[..10_000], &a[..]);
+    assert_eq!(&out[10_000..], &b[..]);
+}
+
+#[test]
+fn checksum_mismatch_is_detected() {
+    let data = repetitive(5_000, 9);
+    let mut frame = rusty_zstd::compress(&data, 3).unwrap();
+    let h = frame::header(&frame, 0).unwrap();
+    if h.checksum {
+        let n = frame.len();
+        frame[n - 1] ^= 1;
+        let mut out = Vec::new();
+        assert!(decompress_append(&frame, &mut out, 10_000).is_err());
+    }
+    // A hand-made frame: one raw block "abc" and a checksum.
+    let sum = (xxhash::xxh64(b"abc") as u32).to_le_bytes();
+    let mut f = vec![
+        0x28, 0xB5, 0x2F, 0xFD, 0x24, 3, 0x19, 0, 0, b'a', b'b', b'c',
+    ];
+    f.extend_from_slice(&sum);
+    let mut out = Vec::new();
+    decompress_append(&f, &mut out, 3).unwrap();
+    assert_eq!(out, b"abc");
+    let n = f.len();
+    f[n - 2] ^= 0x40;
+    assert!(decompress_append(&f, &mut Vec::new(), 3).is_err());
+}
+
+#[test]
+fn block_over_maximum_is_refused() {
+    // rusty_zstd's reproducer shape: a raw block of 8 bytes, then one compressed block
+    // of raw literals (0) and 400 RLE sequences copying 65,539 bytes at offset 1.
+    let mut f = vec![0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x58];
+    f.extend_from_slice(&[8 << 3, 0, 0]);
+    f.extend_from_slice(b"01234567");
+    // Sequences: count 400 = 0x8000 | 400 -> bytes 0x81, 0x90; modes all RLE (0x54).
+    let mut body = vec![0x00, 0x81, 0x90, 0x54, 0, 2, 52];
+    // Bitstream: all-zero extra bits; 400 sequences x (2 + 16) bits = 7200 bits = 900 bytes,
+    // then the marker byte (one sequence: 18 bits = 2 bytes and 2 bits under the marker).
+    body.extend(std::iter::repeat(0).take(900));
+    body.push(1);
+    let hdr = ((body.len() as u32) << 3) | (2 << 1) | 1;
+    f.extend_from_slice(&hdr.to_le_bytes()[..3]);
+    f.extend_from_slice(&body);
+    let mut out = Vec::new();
+    let err = decompress_append(&f, &mut out, 1 << 30).unwrap_err();
+    assert!(err.to_string().contains("block maximum"), "{err}");
+    assert!(out.is_empty());
+    // The same sequences within the cap but one of them only: 8 + 65,539 bytes are fine.
+    let mut g = f[..17].to_vec();
+    let body1 = vec![0x00, 0x01, 0x54, 0, 2, 52, 0, 0, 0x04];
+    let hdr = ((body1.len() as u32) << 3) | (2 << 1) | 1;
+    g.extend_from_slice(&hdr.to_le_bytes()[..3]);
+    g.extend_from_slice(&body1);
+    let mut out = Vec::new();
+    decompress_append(&g, &mut out, 1 << 20).unwrap();
+    assert_eq!(out.len(), 8 + 65_539);
+    assert!(out[8..].iter().all(|&b| b == b'7'));
+}
+
+#[test]
+fn dictionary_frames_are_refused() {
+    let f = [0x28, 0xB5, 0x2F, 0xFD, 0x21, 0x07, 0x00, 0x01, 0x00, 0x00];
+    let err = decompress_append(&f, &mut Vec::new(), 100).unwrap_err();
+    assert!(err.to_string().contains("dictionar"), "{err}");
+}
+
+#[test]
+fn every_single_byte_corruption_is_safe() {
+    for (n, level) in [(3000usize, 3), (20_000, 19), (2000, -5)] {
+        let data = ct_like(n, n as u64);
+        let frame = rusty_zstd::compress(&data, level).unwrap();
+        for i in 0..frame.len() {
+            for x in [0x01u8, 0x80, 0xFF] {
+                let mut f = frame.clone();
+                f[i] ^= x;
+                let mut out = Vec::new();
+                if decompress_append(&f, &mut out, n).is_ok() {
+                    assert!(out.len() <= n);
+                }
+                let mut dst = vec![0u8; n];
+                let _ = decompress_exact(&f, &mut dst);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn round_trip(data in proptest::collection::vec(any::<u8>(), 0..5000),
+                  rep in 0usize..4, level in prop::sample::select(vec![-5, 1, 3, 9, 19])) {
+        let mut input = data.clone();
+        for _ in 0..rep {
+            input.extend_from_slice(&data);
+        }
+        let frame = rusty_zstd::compress(&input, level).unwrap();
+        let mut out = Vec::new();
+        decompress_append(&frame, &mut out, input.len()).unwrap();
+        prop_assert_eq!(&out, &input);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let mut src = vec![0x28, 0xB5, 0x2F, 0xFD];
+        src.extend_from_slice(&data);
+        let mut out = Vec::new();
+        let _ = decompress_append(&src, &mut out, 1 << 20);
+        prop_assert!(out.len() <= 1 << 20);
+    }
+}
+
+/// One frame decoded by `ruzstd`: (bytes of input used, output).
+pub(super) fn ruzstd_one_frame(src: &[u8], cap: usize) -> Option<(usize, Vec<u8>)> {
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    let mut fd = FrameDecoder::new();
+    fd.set_max_window_size(1 << 31);
+    let mut s = src;
+    fd.reset(&mut s).ok()?;
+    if fd.content_size() > cap as u64 {
+        return None;
+    }
+    let mut out = Vec::new();
+    loop {
+        let done = fd
+            .decode_blocks(&mut s, BlockDecodingStrategy::UptoBlocks(1))
+            .ok()?;
+        out.extend_from_slice(&fd.collect()?);
+        if out.len() > cap {
+            return None;
+        }
+        if done {
+            break;
+        }
+    }
+    Some((src.len() - s.len(), out))
+}
+
+/// Every Zstandard frame inside the files of `shared/vectors` (bare `zstd` filter
+/// chunks and the streams of Blosc/Blosc2 chunks written by C libzstd), found by
+/// its magic number and measured by `ruzstd`, decodes to the same bytes here.
+#[test]
+fn shared_vector_frames_decode_equal() {
+    let root = ["../shared/vectors", "/work/shared/vectors"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.join("filters/manifest.json").is_file());
+    let Some(root) = root else {
+        eprintln!("shared/vectors not found: skipped");
+        return;
+    };
+    let mut stack = vec![root];
+    let (mut frames, mut files) = (0usize, 0usize);
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let bytes = std::fs::read(&p).unwrap();
+            let mut found = false;
+            for i in 0..bytes.len().saturating_sub(4) {
+                if bytes[i..i + 4] != [0x28, 0xB5, 0x2F, 0xFD] {
+                    continue;
+                }
+                let Some((used, want)) = ruzstd_one_frame(&bytes[i..], 1 << 26) else {
+                    continue;
+                };
+                let frame = &bytes[i..i + used];
+                let mut out = Vec::new();
+                decompress_append(frame, &mut out, want.len())
+                    .unwrap_or_else(|e| panic!("{} at {i}: {e}", p.display()));
+                assert!(out == want, "{} at {i}", p.display());
+                let mut dst = vec![0u8; want.len()];
+                decompress_exact(frame, &mut dst).unwrap();
+                frames += 1;
+                found = true;
+            }
+            files += usize::from(found);
+        }
+    }
+    eprintln!("zstd frames in shared/vectors: {frames} in {files} files");
+    assert!(frames >= 10, "only {frames} frames found");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Mutated frames (1-4 byte flips of multi-block, 4-stream Huffman frames):
+    /// whenever ours accepts, ruzstd accepts the same single frame with the same bytes.
+    #[test]
+    fn mutated_frames_agree_with_ruzstd(
+        seed in 0u64..1000,
+        level in prop::sample::select(vec![-5, 1, 3, 9, 19]),
+        flips in proptest::collection::vec((any::<u16>(), 1u8..=255), 1..5),
+    ) {
+        let data = if seed % 2 == 0 { ct_like(150_000, seed) } else { repetitive(150_000, seed) };
+        let mut frame = rusty_zstd::compress(&data, level).unwrap();
+        let n = frame.len();
+        for (pos, x) in flips {
+            frame[pos as usize * n / 65_536] ^= x;
+        }
+        let mut ours = Vec::new();
+        if decompress_append(&frame, &mut ours, 1 << 20).is_ok() {
+            let theirs = ruzstd_one_frame(&frame, 1 << 20);
+            prop_assert!(theirs.is_some(), "ours accepted, ruzstd refused");
+            let (used, theirs) = theirs.unwrap();
+            prop_assert_eq!(used, frame.len());
+            prop_assert!(theirs == ours, "outputs differ");
+        }
+    }
+}
