@@ -169,7 +169,7 @@ fn walk(mut src: &[u8], cap: u64, each: &mut dyn FnMut(&[u8])) -> Option<u64> {
 
 fn candidate(frame: &[u8], ignore_checksum: bool) -> Result<Vec<u8>, rusty_zstd::Error> {
     let opts = rusty_zstd::DecompressOptions {
-        window_max: zstd_codec::window_cap(CAP),
+        window_max: (CAP as u64).next_power_of_two().max(256 << 10),
         force_ignore_checksum: ignore_checksum,
     };
     rusty_zstd::decompress_with(frame, opts)

@@ -5,15 +5,16 @@
 //! * Encoding: `rusty_zstd` at a real level (−7…22, libzstd's strategies),
 //!   one frame with the content size in its header and no checksum, as
 //!   `ZSTD_compress` writes it.
-//! * Decoding: `ruzstd`, block by block, with the window and the output capped
-//!   by the caller. `rusty_zstd`'s faster decoder is **not** used: it does not
+//! * Decoding: our own safe decoder ([`super::zstd_decode`], RFC 8878), with
+//!   every block held to the 128 KiB block maximum and the output to the
+//!   caller's bound. `rusty_zstd`'s faster decoder is **not** used: it does not
 //!   bound a compressed block's output by the block maximum size, so a few
 //!   kilobytes can make it allocate gigabytes (`notes/zstd-rusty.md`, with
-//!   reproducers). Untrusted frames only reach `ruzstd`.
-
-use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+//!   reproducers). `ruzstd` stays a dev-dependency, the differential oracle of
+//!   the tests and of the fuzz targets `f_zstd_own` / `f_zstd_diff`.
 
 use crate::error::{Error, Result};
+use crate::filters::zstd_decode;
 
 /// Lowest level the encoder implements (libzstd goes lower; clamped here).
 pub const MIN_LEVEL: i32 = rusty_zstd::MIN_CLEVEL;
@@ -26,9 +27,6 @@ pub const DEFAULT_LEVEL: i32 = rusty_zstd::DEFAULT_CLEVEL;
 pub const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// Largest block (RFC 8878 `Block_Maximum_Size`).
 const BLOCK_MAX: usize = 128 << 10;
-/// Smallest window cap whatever the output bound: older purehdf files hold
-/// `ruzstd` frames, which declare 128 KiB windows even for tiny content.
-const MIN_WINDOW_CAP: u64 = 256 << 10;
 
 fn fail(filter: &str, why: impl std::fmt::Display) -> Error {
     Error::filter(0, filter, why)
@@ -93,28 +91,6 @@ fn raw_block_header(len: usize, last: bool) -> [u8; 3] {
     [b[0], b[1], b[2]]
 }
 
-/// Refuse a frame header whose reserved descriptor bit (bit 3) is set:
-/// RFC 8878 §3.1.1.1.1.5 says a decoder must check it is zero, and libzstd
-/// refuses such frames; ruzstd 0.9 ignores the bit.
-fn check_reserved_bit(frame: &[u8], filter: &str) -> Result<()> {
-    match (frame.get(..4), frame.get(4)) {
-        (Some(m), Some(&desc)) if m == MAGIC && desc & 0x08 != 0 => Err(fail(
-            filter,
-            "reserved bit set in the frame header descriptor",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Window cap for an output bound: the bound rounded up to a power of two
-/// (libzstd sizes the window to the content), at least 256 KiB.
-pub fn window_cap(output_cap: usize) -> u64 {
-    (output_cap as u64)
-        .checked_next_power_of_two()
-        .unwrap_or(u64::MAX)
-        .max(MIN_WINDOW_CAP)
-}
-
 /// Decode every frame of `input` (concatenated as libzstd does), at most
 /// `cap` bytes in all; a frame's declared content size is checked against
 /// the room left before anything is reserved, and the output after every block.
@@ -122,83 +98,36 @@ pub fn decode_bounded(input: &[u8], cap: usize, filter: &str) -> Result<Vec<u8>>
     if input.is_empty() {
         return Err(fail(filter, "empty input"));
     }
-    let mut frame = FrameDecoder::new();
-    frame.set_max_window_size(window_cap(cap));
-    let mut out: Vec<u8> = Vec::new();
-    let mut src: &[u8] = input;
-    while !src.is_empty() {
-        let start = out.len();
-        check_reserved_bit(src, filter)?;
-        frame
-            .reset(&mut src)
-            .map_err(|e| fail(filter, format!("bad frame header: {e}")))?;
-        let room = cap - start;
-        let content = frame.content_size();
-        if content > room as u64 {
-            return Err(fail(
-                filter,
-                format!("frame content size {content} exceeds the bound {cap}"),
-            ));
-        }
-        // Only a hint: a tiny frame may claim a large size, so bound the reservation.
-        let hint = if content > 0 { content as usize } else { room };
-        out.reserve(hint.min(src.len().saturating_mul(64).max(1 << 16)));
-        loop {
-            let finished = frame
-                .decode_blocks(&mut src, BlockDecodingStrategy::UptoBlocks(1))
-                .map_err(|e| fail(filter, format!("corrupt frame: {e}")))?;
-            if let Some(bytes) = frame.collect() {
-                if bytes.len() > cap - out.len() {
-                    return Err(fail(
-                        filter,
-                        format!("decoded data exceeds the bound of {cap} bytes"),
-                    ));
-                }
-                out.extend_from_slice(&bytes);
-            }
-            if finished {
-                break;
-            }
-        }
-        let got = (out.len() - start) as u64;
-        if content > 0 && got != content {
-            return Err(fail(
-                filter,
-                format!("frame gives {got} bytes, header says {content}"),
-            ));
-        }
-    }
+    let mut out = Vec::new();
+    zstd_decode::decompress_append(input, &mut out, cap).map_err(|e| retag(e, filter))?;
     Ok(out)
 }
 
-/// A reusable decoder for frames of a known decoded size (Blosc streams).
-pub struct Decoder(Option<FrameDecoder>);
-
-impl Default for Decoder {
-    fn default() -> Self {
-        Self::new()
+/// Name the calling filter in a decoder error (the decoder says "zstd").
+fn retag(e: Error, filter: &str) -> Error {
+    match e {
+        Error::Filter { id, reason, .. } if filter != "zstd" => {
+            Error::filter(id, filter, format!("zstd: {reason}"))
+        }
+        other => other,
     }
 }
 
+/// A decoder for frames of a known decoded size (Blosc streams). It holds no
+/// state (our decoder builds its tables per frame); the type stays so callers
+/// keep one per thread, as they did for the former ruzstd state.
+#[derive(Default)]
+pub struct Decoder(());
+
 impl Decoder {
-    /// A decoder whose state is created on first use.
+    /// A decoder.
     pub fn new() -> Self {
-        Decoder(None)
+        Decoder(())
     }
 
     /// Decode one frame into exactly `dst.len()` bytes.
     pub fn decode_exact(&mut self, src: &[u8], dst: &mut [u8], filter: &str) -> Result<()> {
-        check_reserved_bit(src, filter)?;
-        let dec = self.0.get_or_insert_with(FrameDecoder::new);
-        dec.set_max_window_size(window_cap(dst.len()));
-        match dec.decode_all(src, dst) {
-            Ok(n) if n == dst.len() => Ok(()),
-            Ok(n) => Err(fail(
-                filter,
-                format!("zstd stream gave {n} bytes, {} expected", dst.len()),
-            )),
-            Err(e) => Err(fail(filter, format!("zstd: {e}"))),
-        }
+        zstd_decode::decompress_exact(src, dst).map_err(|e| retag(e, filter))
     }
 }
 
@@ -264,14 +193,6 @@ mod tests {
     }
 
     #[test]
-    fn window_cap_rounds_up() {
-        assert_eq!(window_cap(0), 256 << 10);
-        assert_eq!(window_cap(300_000), 1 << 19);
-        assert_eq!(window_cap(1 << 20), 1 << 20);
-        assert_eq!(window_cap(usize::MAX), u64::MAX);
-    }
-
-    #[test]
     fn decoder_exact_size() {
         let data = sample(40_000);
         let f = compress(&data, 5);
@@ -309,7 +230,7 @@ mod tests {
         let data = sample(10_000);
         let f = compress(&data, 3);
         let e = decode_bounded(&f, 9_999, "t").unwrap_err().to_string();
-        assert!(e.contains("exceeds the bound"), "{e}");
+        assert!(e.contains("exceeds the output bound"), "{e}");
     }
 
     /// One 8-byte raw block, then one compressed block of `nseq` sequences
