@@ -429,6 +429,14 @@ mod x86 {
             for b in 0..g.inner {
                 let s = g.src0 + a * g.ss[0] + b * g.ss[1];
                 let d = dst.add(2 * (g.dst0 + a * g.ds[0] + b * g.ds[1]));
+                if a + 1 < g.outer && g.n <= 64 {
+                    // Ask for the same row of the next plane early: output rows
+                    // are scattered, so the stores would otherwise wait on
+                    // their cache lines one by one.
+                    let next = d.wrapping_add(2 * g.ds[0]) as *const i8;
+                    _mm_prefetch::<_MM_HINT_T0>(next);
+                    _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(2 * g.n - 1));
+                }
                 let mut i = 0;
                 while i + 32 <= g.n {
                     let x = _mm256_loadu_si256(s0.add(s + i) as *const __m256i);

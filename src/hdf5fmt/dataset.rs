@@ -424,6 +424,16 @@ impl Dataset {
     /// chunked reader reports that it wrote every byte before the buffer is
     /// exposed. Other layouts read into a zeroed buffer.
     pub fn read_raw_vec(&self, selection: &Selection) -> Result<Vec<u8>> {
+        self.read_raw_vec_cached(selection, true)
+    }
+
+    /// [`Dataset::read_raw_vec`] without the decoded-chunk cache (see
+    /// [`Dataset::read_raw_uncached`]).
+    pub fn read_raw_vec_uncached(&self, selection: &Selection) -> Result<Vec<u8>> {
+        self.read_raw_vec_cached(selection, false)
+    }
+
+    fn read_raw_vec_cached(&self, selection: &Selection, use_cache: bool) -> Result<Vec<u8>> {
         let esize = self.element_size()?;
         let (_, count) = selection.resolve(&self.space.dims).ok_or_else(|| {
             Error::InvalidArgument(format!(
@@ -447,10 +457,10 @@ impl Dataset {
             && self.virtual_plan()?.is_none();
         if !plain_chunked || n == 0 {
             let mut out = vec![0u8; n];
-            self.read_raw(selection, &mut out)?;
+            self.read_raw_cached(selection, &mut out, use_cache)?;
             return Ok(out);
         }
-        let (map, cache) = self.chunk_parts(true)?;
+        let (map, cache) = self.chunk_parts(use_cache)?;
         let mut out: Vec<u8> = Vec::with_capacity(n);
         let spare = out.spare_capacity_mut().get_mut(..n).ok_or_else(|| {
             Error::malformed("dataset", self.address(), "output allocation too small")

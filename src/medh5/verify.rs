@@ -188,7 +188,6 @@ pub fn compute_digest(
         let n = per_slab.min(rows - r);
         let len = usize::try_from(n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?)
             .map_err(|_| too_large(path))?;
-        buf.resize(len, 0);
         let sel = if shape.is_empty() {
             Selection::All
         } else {
@@ -200,8 +199,17 @@ pub fn compute_digest(
             }
             Selection::Hyperslab { start, count }
         };
-        // One pass over the data: no decoded chunk is worth keeping.
-        ds.read_raw_uncached(&sel, buf)
+        // One pass over the data: no decoded chunk is worth keeping. A new
+        // slab buffer each time: chunked data is decoded into it without
+        // zeroing it first.
+        *buf = ds.read_raw_vec_uncached(&sel)?;
+        if buf.len() != len {
+            return Err(Error::InvalidArgument(format!(
+                "{path}: slab of {} bytes, expected {len}",
+                buf.len()
+            )));
+        }
+        Ok(())
     };
     let hash = |h: &mut DatasetHasher, buf: &mut Vec<u8>| -> Result<()> {
         if is_string {
