@@ -198,12 +198,18 @@ fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [MaybeUninit<u8>], start: u
     let t = planes.len();
     let dst = &mut dst[start * t..n * t];
     match planes {
+        [p0] => {
+            for (d, s) in dst.iter_mut().zip(&p0[start..n]) {
+                d.write(*s);
+            }
+        }
         [p0, p1] => {
             for (d, (a, b)) in dst
                 .chunks_exact_mut(2)
                 .zip(p0[start..n].iter().zip(&p1[start..n]))
             {
-                d.write_copy_of_slice(&[*a, *b]);
+                d[0].write(*a);
+                d[1].write(*b);
             }
         }
         [p0, p1, p2, p3] => {
@@ -212,7 +218,9 @@ fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [MaybeUninit<u8>], start: u
                 .zip(&p1[start..n])
                 .zip(p2[start..n].iter().zip(&p3[start..n]));
             for (d, ((a, b), (c, e))) in dst.chunks_exact_mut(4).zip(it) {
-                d.write_copy_of_slice(&[*a, *b, *c, *e]);
+                for (slot, v) in d.iter_mut().zip([*a, *b, *c, *e]) {
+                    slot.write(v);
+                }
             }
         }
         _ => {
@@ -323,7 +331,7 @@ mod x86 {
         dst: &mut [MaybeUninit<u8>],
     ) -> usize {
         let t = planes.len();
-        if planes.iter().any(|p| p.len() < n) || n.checked_mul(t).is_none_or(|b| b > dst.len()) {
+        if planes.iter().any(|p| p.len() < n) || n.checked_mul(t).map_or(true, |b| b > dst.len()) {
             return 0;
         }
         let d = dst.as_mut_ptr().cast::<u8>();

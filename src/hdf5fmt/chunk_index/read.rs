@@ -266,6 +266,18 @@ pub(super) struct OutBuf {
 // touch the buffer meanwhile); jobs write disjoint byte ranges only.
 unsafe impl Sync for OutBuf {}
 
+/// Writes one destination run (whole) from the source byte offset it gets.
+pub(super) type RunWriter<'a> = dyn FnMut(usize, &mut [MaybeUninit<u8>]) -> Option<()> + 'a;
+
+/// Write `src` into `dst` (equal lengths; `MaybeUninit::write_copy_of_slice`
+/// is newer than the crate's minimum Rust version).
+#[inline(always)]
+fn write_slice(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        d.write(*s);
+    }
+}
+
 fn bad_box() -> Error {
     Error::malformed("chunked read", 0, "chunk box outside its buffers")
 }
@@ -309,7 +321,7 @@ impl OutBuf {
         hi: &[u64],
         elem: usize,
         src_len: usize,
-        f: &mut dyn FnMut(usize, &mut [MaybeUninit<u8>]) -> Option<()>,
+        f: &mut RunWriter<'_>,
     ) -> Result<()> {
         let mut total = 0usize;
         let done = box_runs(sp, dp, lo, hi, elem, src_len, self.len, &mut |s, d, n| {
@@ -385,11 +397,11 @@ fn fill_run(run: &mut [MaybeUninit<u8>], value: Option<&[u8]>) {
         Some(v) if !v.is_empty() => {
             let mut parts = run.chunks_exact_mut(v.len());
             for p in &mut parts {
-                p.write_copy_of_slice(v);
+                write_slice(p, v);
             }
             let rest = parts.into_remainder();
             let k = rest.len();
-            rest.write_copy_of_slice(v.get(..k).unwrap_or_default());
+            write_slice(rest, v.get(..k).unwrap_or_default());
         }
         _ => {
             for b in run.iter_mut() {
@@ -410,7 +422,7 @@ fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
             <&[u8; N]>::try_from(src),
         ) {
             (Ok(d), Ok(s)) => {
-                d.write_copy_of_slice(s);
+                write_slice(d, s);
                 true
             }
             _ => false,
@@ -428,7 +440,7 @@ fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
     if dst.len() != src.len() {
         return false;
     }
-    dst.write_copy_of_slice(src);
+    write_slice(dst, src);
     true
 }
 
