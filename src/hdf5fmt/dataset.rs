@@ -23,6 +23,13 @@ use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::{PreadSource, Source};
 use crate::hdf5fmt::virtual_layout;
 
+/// Outputs below this size are zeroed before a chunked read: the sequential
+/// zeroing pulls the buffer into the last-level cache, after which the
+/// scattered chunk-row writes hit it (measured faster for the 12.5 MB uint8
+/// labelmap); larger outputs do not fit, and skipping the zeroing wins
+/// (25 MB int16 image: about 2.6x less CPU). See `notes/perf-medh5.md`.
+const PREZERO_BYTES: usize = 16 << 20;
+
 /// An open dataset with its metadata decoded.
 #[derive(Clone, Debug)]
 pub struct Dataset {
@@ -452,10 +459,23 @@ impl Dataset {
             self.address(),
             "selection size",
         )?;
+        self.read_raw_vec_sized(selection, use_cache, n, n < PREZERO_BYTES)
+    }
+
+    /// [`Dataset::read_raw_vec`] of `n` bytes (already checked against the
+    /// selection), zeroing the buffer first when `zeroed` or when the data is
+    /// not plainly chunked.
+    pub(crate) fn read_raw_vec_sized(
+        &self,
+        selection: &Selection,
+        use_cache: bool,
+        n: usize,
+        zeroed: bool,
+    ) -> Result<Vec<u8>> {
         let plain_chunked = matches!(self.layout, Layout::Chunked { .. })
             && self.space.kind != SpaceKind::Null
             && self.virtual_plan()?.is_none();
-        if !plain_chunked || n == 0 {
+        if !plain_chunked || n == 0 || zeroed {
             let mut out = vec![0u8; n];
             self.read_raw_cached(selection, &mut out, use_cache)?;
             return Ok(out);

@@ -199,17 +199,10 @@ pub fn compute_digest(
             }
             Selection::Hyperslab { start, count }
         };
-        // One pass over the data: no decoded chunk is worth keeping. A new
-        // slab buffer each time: chunked data is decoded into it without
-        // zeroing it first.
-        *buf = ds.read_raw_vec_uncached(&sel)?;
-        if buf.len() != len {
-            return Err(Error::InvalidArgument(format!(
-                "{path}: slab of {} bytes, expected {len}",
-                buf.len()
-            )));
-        }
-        Ok(())
+        // One pass over the data: no decoded chunk is worth keeping. The two
+        // slab buffers are reused, so they are zeroed only when they grow.
+        buf.resize(len, 0);
+        ds.read_raw_uncached(&sel, buf)
     };
     let hash = |h: &mut DatasetHasher, buf: &mut Vec<u8>| -> Result<()> {
         if is_string {

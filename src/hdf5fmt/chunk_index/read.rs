@@ -271,11 +271,13 @@ pub(super) type RunWriter<'a> = dyn FnMut(usize, &mut [MaybeUninit<u8>]) -> Opti
 
 /// Write `src` into `dst` (equal lengths; `MaybeUninit::write_copy_of_slice`
 /// is newer than the crate's minimum Rust version).
+/// Copies `min(dst.len(), src.len())` bytes.
 #[inline(always)]
 fn write_slice(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        d.write(*s);
-    }
+    let n = dst.len().min(src.len());
+    // SAFETY: both ranges hold `n` bytes; `dst` is an exclusive borrow, so the
+    // two cannot overlap; `u8` and `MaybeUninit<u8>` share their layout.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), n) };
 }
 
 fn bad_box() -> Error {
@@ -404,9 +406,8 @@ fn fill_run(run: &mut [MaybeUninit<u8>], value: Option<&[u8]>) {
             write_slice(rest, v.get(..k).unwrap_or_default());
         }
         _ => {
-            for b in run.iter_mut() {
-                b.write(0);
-            }
+            // SAFETY: `run` is an exclusive borrow of `run.len()` bytes.
+            unsafe { std::ptr::write_bytes(run.as_mut_ptr(), 0, run.len()) };
         }
     }
 }

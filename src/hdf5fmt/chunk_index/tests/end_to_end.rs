@@ -84,7 +84,8 @@ fn corpus_chunked_datasets_through_the_reader() {
                 continue;
             }
             hashed += 1;
-            match ds.read_raw_vec(&Selection::All) {
+            // The unzeroed-buffer path, whatever the size.
+            match ds.read_raw_vec_sized(&Selection::All, true, out.len(), false) {
                 Ok(v) if v == out => {}
                 Ok(_) => failures.push(format!("{rel} {path}: read_raw_vec differs")),
                 Err(e) => failures.push(format!("{rel} {path}: read_raw_vec: {e}")),
@@ -110,7 +111,7 @@ fn corpus_chunked_datasets_through_the_reader() {
                 failures.push(format!("{rel} {path}: hyperslab: {e}"));
                 continue;
             }
-            match ds.read_raw_vec(&sel) {
+            match ds.read_raw_vec_sized(&sel, false, part.len(), false) {
                 Ok(v) if v == part => {}
                 Ok(_) => failures.push(format!("{rel} {path}: hyperslab read_raw_vec differs")),
                 Err(e) => failures.push(format!("{rel} {path}: hyperslab read_raw_vec: {e}")),
