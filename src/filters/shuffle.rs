@@ -6,6 +6,8 @@
 //! Each kernel has a portable scalar version and, on x86-64, SSE2/AVX2
 //! versions chosen at run time; all produce identical bytes.
 
+use std::mem::MaybeUninit;
+
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
 
@@ -148,6 +150,15 @@ fn with_planes<R>(src: &[u8], n: usize, f: impl FnOnce(&[&[u8]]) -> R) -> R {
 /// All planes must have the same length `n` and `dst.len() == n·T`;
 /// otherwise only the common prefix is written.
 pub fn unshuffle_planes(planes: &[&[u8]], dst: &mut [u8]) {
+    // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have the same layout, and the
+    // callee only ever stores initialised bytes, so `dst` stays initialised.
+    let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    unshuffle_planes_uninit(planes, dst);
+}
+
+/// [`unshuffle_planes`] into memory that need not be initialised; writes
+/// `dst[..n·T]` (`n` the shortest plane, capped by `dst.len() / T`).
+pub fn unshuffle_planes_uninit(planes: &[&[u8]], dst: &mut [MaybeUninit<u8>]) {
     let t = planes.len();
     let n = planes.iter().map(|p| p.len()).min().unwrap_or(0);
     if t == 0 || n == 0 {
@@ -176,21 +187,29 @@ pub fn unshuffle_planes_scalar(planes: &[&[u8]], dst: &mut [u8]) {
         return;
     }
     let n = n.min(dst.len() / t);
+    // SAFETY: same layout; only initialised bytes are stored (as above).
+    let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
     unshuffle_planes_from(planes, dst, 0, n)
 }
 
 /// Scalar interleave of elements `start..n`.
 #[inline]
-fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [u8], start: usize, n: usize) {
+fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [MaybeUninit<u8>], start: usize, n: usize) {
     let t = planes.len();
     let dst = &mut dst[start * t..n * t];
     match planes {
+        [p0] => {
+            for (d, s) in dst.iter_mut().zip(&p0[start..n]) {
+                d.write(*s);
+            }
+        }
         [p0, p1] => {
             for (d, (a, b)) in dst
                 .chunks_exact_mut(2)
                 .zip(p0[start..n].iter().zip(&p1[start..n]))
             {
-                d.copy_from_slice(&[*a, *b]);
+                d[0].write(*a);
+                d[1].write(*b);
             }
         }
         [p0, p1, p2, p3] => {
@@ -199,17 +218,99 @@ fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [u8], start: usize, n: usiz
                 .zip(&p1[start..n])
                 .zip(p2[start..n].iter().zip(&p3[start..n]));
             for (d, ((a, b), (c, e))) in dst.chunks_exact_mut(4).zip(it) {
-                d.copy_from_slice(&[*a, *b, *c, *e]);
+                for (slot, v) in d.iter_mut().zip([*a, *b, *c, *e]) {
+                    slot.write(v);
+                }
             }
         }
         _ => {
             for (j, p) in planes.iter().enumerate() {
                 for (d, s) in dst.iter_mut().skip(j).step_by(t).zip(&p[start..n]) {
-                    *d = *s;
+                    d.write(*s);
                 }
             }
         }
     }
+}
+
+/// The rows of a rank-3 box copy: `outer × inner` rows of `n` elements; row
+/// `(a, b)` starts at element `src0 + a·ss[0] + b·ss[1]` of the source and at
+/// element `dst0 + a·ds[0] + b·ds[1]` of the destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows3 {
+    pub n: usize,
+    pub outer: usize,
+    pub inner: usize,
+    pub src0: usize,
+    pub ss: [usize; 2],
+    pub dst0: usize,
+    pub ds: [usize; 2],
+}
+
+impl Rows3 {
+    fn end(&self, start: usize, strides: [usize; 2]) -> Option<usize> {
+        if self.n == 0 || self.outer == 0 || self.inner == 0 {
+            return Some(0);
+        }
+        start
+            .checked_add((self.outer - 1).checked_mul(strides[0])?)?
+            .checked_add((self.inner - 1).checked_mul(strides[1])?)?
+            .checked_add(self.n)
+    }
+
+    /// One past the last source element read (`None` on overflow).
+    pub fn src_end(&self) -> Option<usize> {
+        self.end(self.src0, self.ss)
+    }
+
+    /// One past the last destination element written (`None` on overflow).
+    pub fn dst_end(&self) -> Option<usize> {
+        self.end(self.dst0, self.ds)
+    }
+
+    /// Elements written.
+    pub fn elements(&self) -> usize {
+        self.n.saturating_mul(self.outer).saturating_mul(self.inner)
+    }
+}
+
+/// Interleave two byte planes (2-byte elements) row by row into `dst`, as
+/// [`Rows3`] places them. Returns `false`, writing nothing, when a plane is
+/// shorter than [`Rows3::src_end`] or the geometry overflows.
+///
+/// # Safety
+/// `dst` must be valid for writes of `2 · g.dst_end()` bytes, and no other
+/// reference may access the bytes of the rows written while this runs.
+pub unsafe fn unshuffle2_rows(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> bool {
+    let Some(end) = g.src_end() else {
+        return false;
+    };
+    if p0.len() < end || p1.len() < end || g.dst_end().is_none() {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 detected; the planes hold `src_end` bytes (checked
+            // above) and the caller vouches for `dst`.
+            unsafe { x86::unshuffle2_rows_avx2(p0, p1, g, dst) };
+            return true;
+        }
+    }
+    for a in 0..g.outer {
+        for b in 0..g.inner {
+            let s = g.src0 + a * g.ss[0] + b * g.ss[1];
+            let d = 2 * (g.dst0 + a * g.ds[0] + b * g.ds[1]);
+            for (i, (x, y)) in p0[s..s + g.n].iter().zip(&p1[s..s + g.n]).enumerate() {
+                // SAFETY: `d + 2i + 1 < 2 · dst_end`, inside what the caller vouches for.
+                unsafe {
+                    dst.add(d + 2 * i).write(*x);
+                    dst.add(d + 2 * i + 1).write(*y);
+                }
+            }
+        }
+    }
+    true
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -220,29 +321,46 @@ mod x86 {
     //! SSE2/AVX2 byte-transpose kernels. Each returns how many elements it
     //! handled; the caller finishes the tail with the scalar code.
     use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
 
     /// Interleave as many elements as the SIMD kernels can; returns the count done.
-    pub(super) fn unshuffle_planes_simd(planes: &[&[u8]], n: usize, dst: &mut [u8]) -> usize {
+    /// Every plane must hold at least `n` bytes and `dst` at least `n·T`.
+    pub(super) fn unshuffle_planes_simd(
+        planes: &[&[u8]],
+        n: usize,
+        dst: &mut [MaybeUninit<u8>],
+    ) -> usize {
+        let t = planes.len();
+        if planes.iter().any(|p| p.len() < n) || n.checked_mul(t).map_or(true, |b| b > dst.len()) {
+            return 0;
+        }
+        let d = dst.as_mut_ptr().cast::<u8>();
         match planes {
             [p0, p1] => {
                 if is_x86_feature_detected!("avx2") {
-                    // SAFETY: AVX2 detected; slices are at least n (planes) and 2n (dst) long.
-                    unsafe { unshuffle2_avx2(p0, p1, n, dst) }
+                    // SAFETY: AVX2 detected; planes hold ≥ n and dst ≥ 2n bytes (checked above).
+                    unsafe { unshuffle2_avx2(p0, p1, n, d) }
                 } else {
                     // SAFETY: SSE2 is part of x86-64; lengths as above.
-                    unsafe { unshuffle2_sse2(p0, p1, n, dst) }
+                    unsafe { unshuffle2_sse2(p0, p1, n, d) }
                 }
             }
             [p0, p1, p2, p3] => {
-                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 4n bytes.
-                unsafe { unshuffle4_sse2([p0, p1, p2, p3], n, dst) }
+                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 4n bytes (checked above).
+                unsafe { unshuffle4_sse2([p0, p1, p2, p3], n, d) }
             }
-            [a, b, c, d, e, f, g, h] => {
-                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 8n bytes.
-                unsafe { unshuffle8_sse2([a, b, c, d, e, f, g, h], n, dst) }
+            [a, b, c, e, f, g, h, k] => {
+                // SAFETY: SSE2 is part of x86-64; planes ≥ n, dst ≥ 8n bytes (checked above).
+                unsafe { unshuffle8_sse2([a, b, c, e, f, g, h, k], n, d) }
             }
             _ => 0,
         }
+    }
+
+    /// Store 16 bytes at `p + i` (the caller owns `p .. p + i + 16`).
+    #[inline]
+    unsafe fn stp(p: *mut u8, i: usize, v: __m128i) {
+        _mm_storeu_si128(p.add(i) as *mut __m128i, v)
     }
 
     #[inline]
@@ -257,23 +375,25 @@ mod x86 {
         _mm_storeu_si128(p.as_mut_ptr().add(i) as *mut __m128i, v)
     }
 
+    /// `dst` must have room for `2n` bytes; planes hold `n`.
     #[target_feature(enable = "sse2")]
-    unsafe fn unshuffle2_sse2(p0: &[u8], p1: &[u8], n: usize, dst: &mut [u8]) -> usize {
+    unsafe fn unshuffle2_sse2(p0: &[u8], p1: &[u8], n: usize, dst: *mut u8) -> usize {
         let mut i = 0;
         while i + 16 <= n {
             let a = ld(p0, i);
             let b = ld(p1, i);
-            st(dst, 2 * i, _mm_unpacklo_epi8(a, b));
-            st(dst, 2 * i + 16, _mm_unpackhi_epi8(a, b));
+            stp(dst, 2 * i, _mm_unpacklo_epi8(a, b));
+            stp(dst, 2 * i + 16, _mm_unpackhi_epi8(a, b));
             i += 16;
         }
         i
     }
 
+    /// `dst` must have room for `2n` bytes; planes hold `n`.
     #[target_feature(enable = "avx2")]
-    unsafe fn unshuffle2_avx2(p0: &[u8], p1: &[u8], n: usize, dst: &mut [u8]) -> usize {
+    pub(super) unsafe fn unshuffle2_avx2(p0: &[u8], p1: &[u8], n: usize, dst: *mut u8) -> usize {
         let mut i = 0;
-        let (s0, s1, d) = (p0.as_ptr(), p1.as_ptr(), dst.as_mut_ptr());
+        let (s0, s1, d) = (p0.as_ptr(), p1.as_ptr(), dst);
         while i + 64 <= n {
             let a0 = _mm256_loadu_si256(s0.add(i) as *const __m256i);
             let b0 = _mm256_loadu_si256(s1.add(i) as *const __m256i);
@@ -300,11 +420,54 @@ mod x86 {
             _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
             i += 32;
         }
-        i + unshuffle2_sse2(&p0[i..], &p1[i..], n - i, &mut dst[2 * i..])
+        i + unshuffle2_sse2(&p0[i..], &p1[i..], n - i, dst.add(2 * i))
     }
 
+    /// [`super::unshuffle2_rows`] with AVX2: `p0`/`p1` hold `g.src_end()`
+    /// bytes, `dst` has room for `2 · g.dst_end()`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn unshuffle2_rows_avx2(
+        p0: &[u8],
+        p1: &[u8],
+        g: &super::Rows3,
+        dst: *mut u8,
+    ) {
+        let (s0, s1) = (p0.as_ptr(), p1.as_ptr());
+        for a in 0..g.outer {
+            for b in 0..g.inner {
+                let s = g.src0 + a * g.ss[0] + b * g.ss[1];
+                let d = dst.add(2 * (g.dst0 + a * g.ds[0] + b * g.ds[1]));
+                if a + 1 < g.outer && g.n <= 64 {
+                    // Ask for the same row of the next plane early: output rows
+                    // are scattered, so the stores would otherwise wait on
+                    // their cache lines one by one.
+                    let next = d.wrapping_add(2 * g.ds[0]) as *const i8;
+                    _mm_prefetch::<_MM_HINT_T0>(next);
+                    _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(2 * g.n - 1));
+                }
+                let mut i = 0;
+                while i + 32 <= g.n {
+                    let x = _mm256_loadu_si256(s0.add(s + i) as *const __m256i);
+                    let y = _mm256_loadu_si256(s1.add(s + i) as *const __m256i);
+                    let lo = _mm256_unpacklo_epi8(x, y);
+                    let hi = _mm256_unpackhi_epi8(x, y);
+                    let o = d.add(2 * i) as *mut __m256i;
+                    _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+                    _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                    i += 32;
+                }
+                while i < g.n {
+                    d.add(2 * i).write(*s0.add(s + i));
+                    d.add(2 * i + 1).write(*s1.add(s + i));
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// `dst` must have room for `4n` bytes; planes hold `n`.
     #[target_feature(enable = "sse2")]
-    unsafe fn unshuffle4_sse2(p: [&[u8]; 4], n: usize, dst: &mut [u8]) -> usize {
+    unsafe fn unshuffle4_sse2(p: [&[u8]; 4], n: usize, dst: *mut u8) -> usize {
         let mut i = 0;
         while i + 16 <= n {
             let (a, b, c, d) = (ld(p[0], i), ld(p[1], i), ld(p[2], i), ld(p[3], i));
@@ -312,17 +475,18 @@ mod x86 {
             let abh = _mm_unpackhi_epi8(a, b);
             let cdl = _mm_unpacklo_epi8(c, d);
             let cdh = _mm_unpackhi_epi8(c, d);
-            st(dst, 4 * i, _mm_unpacklo_epi16(abl, cdl));
-            st(dst, 4 * i + 16, _mm_unpackhi_epi16(abl, cdl));
-            st(dst, 4 * i + 32, _mm_unpacklo_epi16(abh, cdh));
-            st(dst, 4 * i + 48, _mm_unpackhi_epi16(abh, cdh));
+            stp(dst, 4 * i, _mm_unpacklo_epi16(abl, cdl));
+            stp(dst, 4 * i + 16, _mm_unpackhi_epi16(abl, cdl));
+            stp(dst, 4 * i + 32, _mm_unpacklo_epi16(abh, cdh));
+            stp(dst, 4 * i + 48, _mm_unpackhi_epi16(abh, cdh));
             i += 16;
         }
         i
     }
 
+    /// `dst` must have room for `8n` bytes; planes hold `n`.
     #[target_feature(enable = "sse2")]
-    unsafe fn unshuffle8_sse2(p: [&[u8]; 8], n: usize, dst: &mut [u8]) -> usize {
+    unsafe fn unshuffle8_sse2(p: [&[u8]; 8], n: usize, dst: *mut u8) -> usize {
         let mut i = 0;
         while i + 16 <= n {
             let r: [__m128i; 8] = [
@@ -337,7 +501,7 @@ mod x86 {
             ];
             let o = transpose_8x16(r);
             for (k, v) in o.iter().enumerate() {
-                st(dst, 8 * i + 16 * k, *v);
+                stp(dst, 8 * i + 16 * k, *v);
             }
             i += 16;
         }
@@ -463,6 +627,82 @@ mod tests {
             unshuffle_scalar(&a, &mut d, ts);
             prop_assert_eq!(&c, &d);
             prop_assert_eq!(&c, &data);
+        }
+    }
+
+    /// Naive reference for [`unshuffle2_rows`].
+    fn rows_naive(p0: &[u8], p1: &[u8], g: &Rows3, dst: &mut [u8]) {
+        for a in 0..g.outer {
+            for b in 0..g.inner {
+                for i in 0..g.n {
+                    let s = g.src0 + a * g.ss[0] + b * g.ss[1] + i;
+                    let d = 2 * (g.dst0 + a * g.ds[0] + b * g.ds[1] + i);
+                    dst[d] = p0[s];
+                    dst[d + 1] = p1[s];
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_refuse_short_planes() {
+        let g = Rows3 {
+            n: 4,
+            outer: 2,
+            inner: 2,
+            src0: 0,
+            ss: [8, 4],
+            dst0: 0,
+            ds: [8, 4],
+        };
+        assert_eq!(g.src_end(), Some(16));
+        assert_eq!(g.elements(), 16);
+        let mut dst = vec![7u8; 32];
+        // SAFETY: dst holds 2 · dst_end = 32 bytes.
+        let ok = unsafe { unshuffle2_rows(&[1; 15], &[2; 16], &g, dst.as_mut_ptr()) };
+        assert!(!ok);
+        assert!(dst.iter().all(|&b| b == 7));
+        // SAFETY: as above.
+        let ok = unsafe { unshuffle2_rows(&[1; 16], &[2; 16], &g, dst.as_mut_ptr()) };
+        assert!(ok);
+        assert_eq!(&dst[..4], &[1, 2, 1, 2]);
+    }
+
+    proptest! {
+        #[test]
+        fn rows_equal_naive(
+            n in 0usize..80, outer in 0usize..4, inner in 0usize..4,
+            pad in 0usize..40, src0 in 0usize..20, dst0 in 0usize..20, seed in any::<u8>(),
+        ) {
+            let ss = [(n + pad) * 4, n + pad];
+            let ds = [(n + pad + 3) * 5, n + pad + 3];
+            let g = Rows3 { n, outer, inner, src0, ss, dst0, ds };
+            let send = g.src_end().unwrap();
+            let dend = g.dst_end().unwrap();
+            let p0: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(3).wrapping_add(seed)).collect();
+            let p1: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(7) ^ seed).collect();
+            let mut got = vec![0xAAu8; 2 * dend];
+            let mut want = got.clone();
+            // SAFETY: `got` holds 2 · dst_end bytes.
+            let ok = unsafe { unshuffle2_rows(&p0, &p1, &g, got.as_mut_ptr()) };
+            prop_assert!(ok);
+            rows_naive(&p0, &p1, &g, &mut want);
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn planes_uninit_equals_scalar(ts in 1usize..=9, n in 0usize..200, seed in any::<u8>()) {
+            let planes: Vec<Vec<u8>> = (0..ts)
+                .map(|j| (0..n).map(|i| (i as u8).wrapping_add(seed).wrapping_mul(j as u8 + 1)).collect())
+                .collect();
+            let refs: Vec<&[u8]> = planes.iter().map(|p| p.as_slice()).collect();
+            let mut want = vec![0u8; n * ts];
+            unshuffle_planes_scalar(&refs, &mut want);
+            let mut got = vec![MaybeUninit::<u8>::uninit(); n * ts];
+            unshuffle_planes_uninit(&refs, &mut got);
+            // SAFETY: `unshuffle_planes_uninit` wrote all n · ts bytes (equal plane lengths).
+            let got: Vec<u8> = got.iter().map(|b| unsafe { b.assume_init() }).collect();
+            prop_assert_eq!(got, want);
         }
     }
 }

@@ -23,6 +23,13 @@ use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::{PreadSource, Source};
 use crate::hdf5fmt::virtual_layout;
 
+/// Outputs below this size are zeroed before a chunked read: the sequential
+/// zeroing pulls the buffer into the last-level cache, after which the
+/// scattered chunk-row writes hit it (measured faster for the 12.5 MB uint8
+/// labelmap); larger outputs do not fit, and skipping the zeroing wins
+/// (25 MB int16 image: about 2.6x less CPU). See `notes/perf-medh5.md`.
+const PREZERO_BYTES: usize = 16 << 20;
+
 /// An open dataset with its metadata decoded.
 #[derive(Clone, Debug)]
 pub struct Dataset {
@@ -364,29 +371,7 @@ impl Dataset {
                 }
             }
             Layout::Chunked { .. } => {
-                let params = self.chunk_params().ok_or_else(|| {
-                    Error::malformed("layout", self.address(), "chunked layout without params")
-                })?;
-                let map = match self.chunk_map.get() {
-                    Some(m) => m.clone(),
-                    None => {
-                        let unfiltered_edges =
-                            matches!(self.layout, Layout::Chunked { flags, .. } if flags & 1 != 0);
-                        let m = chunk_index::read::ChunkMap::build(
-                            self.file.source(),
-                            self.file.sizes(),
-                            &params,
-                        )?
-                        .with_unfiltered_edges(unfiltered_edges);
-                        self.chunk_map.get_or_init(|| Arc::new(m)).clone()
-                    }
-                };
-                let cache = use_cache.then(|| {
-                    self.chunk_cache.get_or_init(|| {
-                        let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
-                        chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
-                    })
-                });
+                let (map, cache) = self.chunk_parts(use_cache)?;
                 chunk_index::read::read_chunked_with(
                     self.file.source(),
                     &map,
@@ -405,6 +390,116 @@ impl Dataset {
         }
     }
 
+    /// The chunk lookup (built on first use, shared by clones) and, when
+    /// `use_cache`, the decoded-chunk cache of a chunked dataset.
+    fn chunk_parts(
+        &self,
+        use_cache: bool,
+    ) -> Result<(
+        Arc<chunk_index::read::ChunkMap>,
+        Option<&chunk_index::ChunkCache>,
+    )> {
+        let params = self.chunk_params().ok_or_else(|| {
+            Error::malformed("layout", self.address(), "chunked layout without params")
+        })?;
+        let map = match self.chunk_map.get() {
+            Some(m) => m.clone(),
+            None => {
+                let unfiltered_edges =
+                    matches!(self.layout, Layout::Chunked { flags, .. } if flags & 1 != 0);
+                let m = chunk_index::read::ChunkMap::build(
+                    self.file.source(),
+                    self.file.sizes(),
+                    &params,
+                )?
+                .with_unfiltered_edges(unfiltered_edges);
+                self.chunk_map.get_or_init(|| Arc::new(m)).clone()
+            }
+        };
+        let cache = use_cache.then(|| {
+            self.chunk_cache.get_or_init(|| {
+                let n = CHUNK_CACHE_BYTES / map.grid().chunk_bytes.max(1);
+                chunk_index::ChunkCache::new(usize::try_from(n).unwrap_or(0))
+            })
+        });
+        Ok((map, cache))
+    }
+
+    /// Read `selection` into a new buffer of exactly its size (capped by
+    /// [`limits::MAX_DECODED`]), like [`Dataset::read_raw`]. Chunked data is
+    /// decoded straight into fresh memory that is never zeroed first: the
+    /// chunked reader reports that it wrote every byte before the buffer is
+    /// exposed. Other layouts read into a zeroed buffer.
+    pub fn read_raw_vec(&self, selection: &Selection) -> Result<Vec<u8>> {
+        self.read_raw_vec_cached(selection, true)
+    }
+
+    /// [`Dataset::read_raw_vec`] without the decoded-chunk cache (see
+    /// [`Dataset::read_raw_uncached`]).
+    pub fn read_raw_vec_uncached(&self, selection: &Selection) -> Result<Vec<u8>> {
+        self.read_raw_vec_cached(selection, false)
+    }
+
+    fn read_raw_vec_cached(&self, selection: &Selection, use_cache: bool) -> Result<Vec<u8>> {
+        let esize = self.element_size()?;
+        let (_, count) = selection.resolve(&self.space.dims).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "selection {selection:?} outside dataspace {:?}",
+                self.space.dims
+            ))
+        })?;
+        let total = count
+            .iter()
+            .try_fold(esize as u64, |a, &c| a.checked_mul(c))
+            .ok_or_else(|| Error::InvalidArgument("selection too large".into()))?;
+        let n = bounded(
+            total,
+            limits::MAX_DECODED,
+            "dataset",
+            self.address(),
+            "selection size",
+        )?;
+        self.read_raw_vec_sized(selection, use_cache, n, n < PREZERO_BYTES)
+    }
+
+    /// [`Dataset::read_raw_vec`] of `n` bytes (already checked against the
+    /// selection), zeroing the buffer first when `zeroed` or when the data is
+    /// not plainly chunked.
+    pub(crate) fn read_raw_vec_sized(
+        &self,
+        selection: &Selection,
+        use_cache: bool,
+        n: usize,
+        zeroed: bool,
+    ) -> Result<Vec<u8>> {
+        let plain_chunked = matches!(self.layout, Layout::Chunked { .. })
+            && self.space.kind != SpaceKind::Null
+            && self.virtual_plan()?.is_none();
+        if !plain_chunked || n == 0 || zeroed {
+            let mut out = vec![0u8; n];
+            self.read_raw_cached(selection, &mut out, use_cache)?;
+            return Ok(out);
+        }
+        let (map, cache) = self.chunk_parts(use_cache)?;
+        let mut out: Vec<u8> = Vec::with_capacity(n);
+        let spare = out.spare_capacity_mut().get_mut(..n).ok_or_else(|| {
+            Error::malformed("dataset", self.address(), "output allocation too small")
+        })?;
+        chunk_index::read::read_chunked_uninit(
+            self.file.source(),
+            &map,
+            &self.filters,
+            self.fill.bytes(),
+            selection,
+            spare,
+            cache,
+        )?;
+        // SAFETY: `read_chunked_uninit` returned `Ok`, which it does only when
+        // all `n` bytes of `spare` (the first `n` of the capacity) were written.
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
     /// The whole dataset's raw bytes (capped by [`limits::MAX_DECODED`]).
     pub fn read_all_raw(&self) -> Result<Vec<u8>> {
         let total = self.logical_size()?;
@@ -415,9 +510,16 @@ impl Dataset {
             self.address(),
             "dataset size",
         )?;
-        let mut out = vec![0u8; n];
-        if self.space.kind != SpaceKind::Null {
-            self.read_raw(&Selection::All, &mut out)?;
+        if self.space.kind == SpaceKind::Null {
+            return Ok(vec![0u8; n]);
+        }
+        let out = self.read_raw_vec(&Selection::All)?;
+        if out.len() != n {
+            return Err(Error::malformed(
+                "dataset",
+                self.address(),
+                format!("read {} bytes of {n}", out.len()),
+            ));
         }
         Ok(out)
     }

@@ -17,7 +17,7 @@ use super::create;
 use super::document::{LabelClass, LabelSet, LabelSetForm};
 use super::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
 use super::profiles::Profile;
-use super::sample::{read_patch, SampleFile};
+use super::sample::{read_patch, read_patch_vec, SampleFile};
 use super::verify;
 use super::writer;
 use crate::error::{Error, Result};
@@ -395,8 +395,11 @@ impl Reader {
             read_patch(&self.ds, start, count, &mut wide)?;
             return narrow_u16(&wide, self.ds.dtype());
         }
-        let mut out = vec![0u8; n];
-        read_patch(&self.ds, start, count, &mut out)?;
+        // A new (not zeroed) buffer per call, like the reference's `np.empty`.
+        let out = read_patch_vec(&self.ds, start, count)?;
+        if out.len() != n {
+            return Err(usage(format!("read {} bytes, expected {n}", out.len())));
+        }
         Ok(out)
     }
 }

@@ -122,8 +122,15 @@ fn read_bytes(ds: &Dataset, sel: &Selection, n: u64, size: u64) -> Result<Vec<u8
         .checked_mul(size)
         .filter(|&b| b <= MAX_DECODED)
         .ok_or_else(|| Error::InvalidArgument(format!("{}: selection too large", ds.path())))?;
-    let mut raw = vec![0u8; bytes as usize];
-    ds.read_raw(sel, &mut raw)?;
+    // A new buffer, not zeroed first (chunked data; see `Dataset::read_raw_vec`).
+    let raw = ds.read_raw_vec(sel)?;
+    if raw.len() as u64 != bytes {
+        return Err(Error::InvalidArgument(format!(
+            "{}: read {} bytes, expected {bytes}",
+            ds.path(),
+            raw.len()
+        )));
+    }
     Ok(raw)
 }
 

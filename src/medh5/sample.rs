@@ -156,6 +156,20 @@ pub fn read_patch(
     ds.read_raw(&sel, out)
 }
 
+/// [`read_patch`] into a new buffer of exactly the selection's size (see
+/// [`Dataset::read_raw_vec`]: chunked data is decoded into memory that is not
+/// zeroed first).
+pub fn read_patch_vec(ds: &Dataset, start: Option<&[u64]>, count: &[u64]) -> Result<Vec<u8>> {
+    let sel = match start {
+        None => Selection::All,
+        Some(s) => Selection::Hyperslab {
+            start: s.to_vec(),
+            count: count.to_vec(),
+        },
+    };
+    ds.read_raw_vec(&sel)
+}
+
 /// Read a scalar (or one-element) string dataset's bytes.
 pub fn read_scalar_string(file: &File, ds: &Dataset) -> Result<Vec<u8>> {
     let size = usize::try_from(ds.dtype().size()).map_err(|_| too_large(ds.path()))?;

@@ -188,7 +188,6 @@ pub fn compute_digest(
         let n = per_slab.min(rows - r);
         let len = usize::try_from(n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?)
             .map_err(|_| too_large(path))?;
-        buf.resize(len, 0);
         let sel = if shape.is_empty() {
             Selection::All
         } else {
@@ -200,7 +199,9 @@ pub fn compute_digest(
             }
             Selection::Hyperslab { start, count }
         };
-        // One pass over the data: no decoded chunk is worth keeping.
+        // One pass over the data: no decoded chunk is worth keeping. The two
+        // slab buffers are reused, so they are zeroed only when they grow.
+        buf.resize(len, 0);
         ds.read_raw_uncached(&sel, buf)
     };
     let hash = |h: &mut DatasetHasher, buf: &mut Vec<u8>| -> Result<()> {

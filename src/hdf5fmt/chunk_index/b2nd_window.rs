@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
-use crate::filters::shuffle::unshuffle_planes;
+use crate::filters::shuffle::{unshuffle2_rows, unshuffle_planes_uninit, Rows3};
 use crate::hdf5fmt::limits;
 use crate::hdf5fmt::selection::{for_each_in_box, Placement};
 
@@ -159,23 +159,86 @@ impl OutBuf {
                 "byte planes of different lengths",
             ));
         }
+        if let ([p0, p1], Some(g)) = (planes, rows3(bp, dp, lo, hi)) {
+            // int16 and friends in a 3-D box: one kernel call per block.
+            let fits = g
+                .dst_end()
+                .and_then(|e| e.checked_mul(2))
+                .is_some_and(|e| e <= self.len);
+            let in_planes = g.src_end().is_some_and(|e| e <= items);
+            if fits && in_planes {
+                // SAFETY: the rows end inside the buffer (`fits`); they are the
+                // box of this block within this job's chunk box, which no
+                // other job writes (see `OutBuf`).
+                if unsafe { unshuffle2_rows(p0, p1, &g, self.ptr.cast::<u8>()) } {
+                    self.add_written(g.elements() * 2);
+                    return Ok(());
+                }
+            }
+        }
         if let [p0, p1] = planes {
             // int16 and friends: the common case, without a plane vector.
             return self.for_runs(bp, dp, lo, hi, 2, items * 2, &mut |s, run| {
+                if run.len() % 2 != 0 {
+                    return None;
+                }
                 let (i, n) = (s / 2, run.len() / 2);
                 let end = i.checked_add(n)?;
-                unshuffle_planes(&[p0.get(i..end)?, p1.get(i..end)?], run);
+                unshuffle_planes_uninit(&[p0.get(i..end)?, p1.get(i..end)?], run);
                 Some(())
             });
         }
         let mut sub: Vec<&[u8]> = planes.to_vec();
         self.for_runs(bp, dp, lo, hi, ts, items * ts, &mut |s, run| {
+            if run.len() % ts != 0 {
+                return None;
+            }
             let (i, n) = (s / ts, run.len() / ts);
             for (p, full) in sub.iter_mut().zip(planes) {
                 *p = full.get(i..i.checked_add(n)?)?;
             }
-            unshuffle_planes(&sub, run);
+            unshuffle_planes_uninit(&sub, run);
             Some(())
         })
     }
+}
+
+/// The rows of the box `lo .. hi` (rank 3) copied from an array placed at `sp`
+/// into one placed at `dp`, in elements; `None` unless the box is rank 3 and
+/// lies inside both arrays.
+fn rows3(sp: Placement<'_>, dp: Placement<'_>, lo: &[u64], hi: &[u64]) -> Option<Rows3> {
+    let u = |x: u64| usize::try_from(x).ok();
+    let inside = |p: Placement<'_>| -> Option<([usize; 3], [usize; 3])> {
+        let (mut off, mut shape) = ([0usize; 3], [0usize; 3]);
+        for d in 0..3 {
+            let (o, s) = (*p.origin.get(d)?, *p.shape.get(d)?);
+            let (l, h) = (*lo.get(d)?, *hi.get(d)?);
+            if l < o || h < l || h > o.checked_add(s)? {
+                return None;
+            }
+            off[d] = u(l - o)?;
+            shape[d] = u(s)?;
+        }
+        Some((off, shape))
+    };
+    if lo.len() != 3 || hi.len() != 3 || sp.shape.len() != 3 || dp.shape.len() != 3 {
+        return None;
+    }
+    let (so, ss) = inside(sp)?;
+    let (d_o, ds) = inside(dp)?;
+    let start = |o: [usize; 3], s: [usize; 3]| -> Option<usize> {
+        o[0].checked_mul(s[1])?
+            .checked_add(o[1])?
+            .checked_mul(s[2])?
+            .checked_add(o[2])
+    };
+    Some(Rows3 {
+        n: u(hi[2] - lo[2])?,
+        outer: u(hi[0] - lo[0])?,
+        inner: u(hi[1] - lo[1])?,
+        src0: start(so, ss)?,
+        ss: [ss[1].checked_mul(ss[2])?, ss[2]],
+        dst0: start(d_o, ds)?,
+        ds: [ds[1].checked_mul(ds[2])?, ds[2]],
+    })
 }

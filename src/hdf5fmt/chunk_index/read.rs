@@ -5,13 +5,15 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::filters::{
     decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
 };
-use crate::hdf5fmt::selection::{box_runs, fill_box, for_each_in_box, intersect, touched_chunks};
+use crate::hdf5fmt::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
 use crate::hdf5fmt::selection::{Placement, Selection};
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
@@ -249,15 +251,34 @@ impl Plan<'_> {
 /// The caller's output buffer, written by several chunk jobs at once: each job
 /// writes only the box where its chunk meets the selection, and chunk boxes
 /// (placed by grid position) are disjoint, so no byte is written twice.
+/// The buffer may start uninitialised: it is only ever written, never read,
+/// and it counts the bytes written so the caller can tell whether every byte
+/// of it was (see [`read_chunked_uninit`]).
 pub(super) struct OutBuf {
-    ptr: *mut u8,
-    len: usize,
+    pub(super) ptr: *mut MaybeUninit<u8>,
+    pub(super) len: usize,
+    /// Bytes handed out in completed runs (runs are disjoint, see above).
+    written: AtomicUsize,
 }
 
-// SAFETY: `OutBuf` is built from a `&mut [u8]` that outlives every job (the
-// jobs run inside `read_chunked_with`, which holds that borrow and does not
+// SAFETY: `OutBuf` is built from a `&mut` slice that outlives every job (the
+// jobs run inside `read_into`, whose callers hold that borrow and do not
 // touch the buffer meanwhile); jobs write disjoint byte ranges only.
 unsafe impl Sync for OutBuf {}
+
+/// Writes one destination run (whole) from the source byte offset it gets.
+pub(super) type RunWriter<'a> = dyn FnMut(usize, &mut [MaybeUninit<u8>]) -> Option<()> + 'a;
+
+/// Write `src` into `dst` (equal lengths; `MaybeUninit::write_copy_of_slice`
+/// is newer than the crate's minimum Rust version).
+/// Copies `min(dst.len(), src.len())` bytes.
+#[inline(always)]
+fn write_slice(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    let n = dst.len().min(src.len());
+    // SAFETY: both ranges hold `n` bytes; `dst` is an exclusive borrow, so the
+    // two cannot overlap; `u8` and `MaybeUninit<u8>` share their layout.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), n) };
+}
 
 fn bad_box() -> Error {
     Error::malformed("chunked read", 0, "chunk box outside its buffers")
@@ -266,14 +287,33 @@ fn bad_box() -> Error {
 impl OutBuf {
     fn new(out: &mut [u8]) -> Self {
         OutBuf {
+            ptr: out.as_mut_ptr().cast(),
+            len: out.len(),
+            written: AtomicUsize::new(0),
+        }
+    }
+
+    fn new_uninit(out: &mut [MaybeUninit<u8>]) -> Self {
+        OutBuf {
             ptr: out.as_mut_ptr(),
             len: out.len(),
+            written: AtomicUsize::new(0),
         }
+    }
+
+    /// Bytes written so far by completed runs.
+    fn written(&self) -> usize {
+        self.written.load(Ordering::Acquire)
+    }
+
+    /// Count `n` bytes written outside [`OutBuf::for_runs`].
+    pub(super) fn add_written(&self, n: usize) {
+        self.written.fetch_add(n, Ordering::AcqRel);
     }
 
     /// Call `f(source byte offset, destination run)` for every contiguous run
     /// of the box `lo .. hi` copied from an array placed at `sp` (`src_len`
-    /// bytes) into this buffer placed at `dp`.
+    /// bytes) into this buffer placed at `dp`. `f` must write the whole run.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn for_runs(
         &self,
@@ -283,20 +323,24 @@ impl OutBuf {
         hi: &[u64],
         elem: usize,
         src_len: usize,
-        f: &mut dyn FnMut(usize, &mut [u8]) -> Option<()>,
+        f: &mut RunWriter<'_>,
     ) -> Result<()> {
-        box_runs(sp, dp, lo, hi, elem, src_len, self.len, &mut |s, d, n| {
+        let mut total = 0usize;
+        let done = box_runs(sp, dp, lo, hi, elem, src_len, self.len, &mut |s, d, n| {
             if d.checked_add(n)? > self.len {
                 return None;
             }
             // SAFETY: `d + n <= len` was just checked, so the range lies inside
             // the buffer; it belongs to this job's box only (see the type's
             // comment), so no other reference to these bytes exists while `f`
-            // runs.
+            // runs. `MaybeUninit<u8>` has no validity requirement.
             let run = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(d), n) };
-            f(s, run)
-        })
-        .ok_or_else(bad_box)
+            f(s, run)?;
+            total += n;
+            Some(())
+        });
+        self.written.fetch_add(total, Ordering::AcqRel);
+        done.ok_or_else(bad_box)
     }
 
     /// [`crate::hdf5fmt::selection::copy_box`] into the shared buffer.
@@ -310,7 +354,28 @@ impl OutBuf {
         elem: usize,
     ) -> Result<()> {
         self.for_runs(sp, dp, lo, hi, elem, src.len(), &mut |s, run| {
-            copy_run(run, src.get(s..s.checked_add(run.len())?)?);
+            copy_run(run, src.get(s..s.checked_add(run.len())?)?).then_some(())
+        })
+    }
+
+    /// Fill the box `lo .. hi` of the buffer placed at `dp` with the element
+    /// `value` (`elem` bytes; all zero when `value` is `None`).
+    pub(super) fn fill_box(
+        &self,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+        elem: usize,
+        value: Option<&[u8]>,
+    ) -> Result<()> {
+        let n = dp
+            .shape
+            .iter()
+            .try_fold(elem, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
+            .ok_or_else(bad_box)?;
+        let value = value.filter(|v| <[u8]>::len(v) == elem && v.iter().any(|&b| b != 0));
+        self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
+            fill_run(run, value);
             Some(())
         })
     }
@@ -323,26 +388,42 @@ impl OutBuf {
         hi: &[u64],
         elem: usize,
     ) -> Result<()> {
-        let n = dp
-            .shape
-            .iter()
-            .try_fold(elem, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
-            .ok_or_else(bad_box)?;
-        self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
-            run.fill(0);
-            Some(())
-        })
+        self.fill_box(dp, lo, hi, elem, None)
+    }
+}
+
+/// Write every byte of `run`: zeros, or `value` repeated (a trailing partial
+/// element, which whole-element runs never have, gets a prefix of `value`).
+fn fill_run(run: &mut [MaybeUninit<u8>], value: Option<&[u8]>) {
+    match value {
+        Some(v) if !v.is_empty() => {
+            let mut parts = run.chunks_exact_mut(v.len());
+            for p in &mut parts {
+                write_slice(p, v);
+            }
+            let rest = parts.into_remainder();
+            let k = rest.len();
+            write_slice(rest, v.get(..k).unwrap_or_default());
+        }
+        _ => {
+            // SAFETY: `run` is an exclusive borrow of `run.len()` bytes.
+            unsafe { std::ptr::write_bytes(run.as_mut_ptr(), 0, run.len()) };
+        }
     }
 }
 
 /// Copy one run; short rows (the usual 64–256 bytes of a chunk row) inline,
-/// where a `memcpy` call costs more than the copy.
+/// where a `memcpy` call costs more than the copy. `src` must be as long as
+/// `dst` (callers slice it so); a shorter `src` leaves `dst` unwritten.
 #[inline(always)]
-fn copy_run(dst: &mut [u8], src: &[u8]) {
-    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) -> bool {
-        match (<&mut [u8; N]>::try_from(dst), <&[u8; N]>::try_from(src)) {
+fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
+    fn fixed<const N: usize>(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
+        match (
+            <&mut [MaybeUninit<u8>; N]>::try_from(dst),
+            <&[u8; N]>::try_from(src),
+        ) {
             (Ok(d), Ok(s)) => {
-                *d = *s;
+                write_slice(d, s);
                 true
             }
             _ => false,
@@ -354,9 +435,14 @@ fn copy_run(dst: &mut [u8], src: &[u8]) {
         256 => fixed::<256>(dst, src),
         _ => false,
     };
-    if !done {
-        dst.copy_from_slice(src);
+    if done {
+        return true;
     }
+    if dst.len() != src.len() {
+        return false;
+    }
+    write_slice(dst, src);
+    true
 }
 
 #[cfg(feature = "parallel")]
@@ -392,6 +478,44 @@ pub fn read_chunked_with(
     out: &mut [u8],
     cache: Option<&ChunkCache>,
 ) -> Result<()> {
+    let buf = OutBuf::new(out);
+    read_into(src, map, pipeline, fill_value, selection, &buf, cache)
+}
+
+/// [`read_chunked_with`] into memory that need not be initialised (a new
+/// buffer does not have to be zeroed first). `Ok` means every byte of `out`
+/// was written: the chunk boxes are disjoint and their byte count is checked
+/// against `out.len()`; on `Err` the contents are unspecified.
+pub fn read_chunked_uninit(
+    src: &dyn Source,
+    map: &ChunkMap,
+    pipeline: &[FilterSpec],
+    fill_value: Option<&[u8]>,
+    selection: &Selection,
+    out: &mut [MaybeUninit<u8>],
+    cache: Option<&ChunkCache>,
+) -> Result<()> {
+    let buf = OutBuf::new_uninit(out);
+    read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;
+    if buf.written() != out.len() {
+        return Err(Error::malformed(
+            "chunked read",
+            0,
+            format!("{} of {} output bytes written", buf.written(), out.len()),
+        ));
+    }
+    Ok(())
+}
+
+fn read_into(
+    src: &dyn Source,
+    map: &ChunkMap,
+    pipeline: &[FilterSpec],
+    fill_value: Option<&[u8]>,
+    selection: &Selection,
+    out: &OutBuf,
+    cache: Option<&ChunkCache>,
+) -> Result<()> {
     let g = &map.grid;
     let elem = g.element_size as usize;
     let (start, count) = selection.resolve(&g.dims).ok_or_else(|| {
@@ -402,13 +526,13 @@ pub fn read_chunked_with(
     })?;
     let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
     let want = n.and_then(|n| n.checked_mul(g.element_size));
-    if want != Some(out.len() as u64) {
+    if want != Some(out.len as u64) {
         return Err(Error::InvalidArgument(format!(
             "output buffer of {} bytes for {n:?} elements of {elem} bytes",
-            out.len()
+            out.len
         )));
     }
-    if out.is_empty() {
+    if out.len == 0 {
         return Ok(());
     }
     let zero = vec![0u8; elem];
@@ -445,7 +569,6 @@ pub fn read_chunked_with(
         }
         Ok(())
     })?;
-    let bad_box = || Error::malformed("chunked read", 0, "chunk box outside its buffers");
     for scaled in &missing {
         let origin: Vec<u64> = scaled
             .iter()
@@ -457,7 +580,7 @@ pub fn read_chunked_with(
             shape: &g.chunk_dims,
         };
         if let Some((blo, bhi)) = intersect(cp, dst) {
-            fill_box(out, dst, &blo, &bhi, fill).ok_or_else(bad_box)?;
+            out.fill_box(dst, &blo, &bhi, elem, Some(fill))?;
         }
     }
     let plan = Plan {
@@ -467,5 +590,5 @@ pub fn read_chunked_with(
         dst,
         elem,
     };
-    run_jobs(src, &plan, &jobs, &OutBuf::new(out))
+    run_jobs(src, &plan, &jobs, out)
 }

@@ -285,6 +285,27 @@ fn read_with_missing_chunks_and_fill() {
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect();
     assert_eq!(got, vec![0, 1, 2, 3, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 8, 9]);
+    // The same read into memory that starts uninitialised writes every byte.
+    let map = read::ChunkMap::build(&src, S, &p).unwrap();
+    let mut raw = vec![std::mem::MaybeUninit::<u8>::uninit(); 20];
+    read::read_chunked_uninit(
+        &src,
+        &map,
+        &[],
+        Some(&[0xff, 0x7f]),
+        &Selection::All,
+        &mut raw,
+        None,
+    )
+    .unwrap();
+    // SAFETY: `read_chunked_uninit` returned Ok, so all 20 bytes were written.
+    let raw: Vec<u8> = raw.iter().map(|b| unsafe { b.assume_init() }).collect();
+    assert_eq!(raw, out);
+    let mut small = vec![std::mem::MaybeUninit::<u8>::uninit(); 19];
+    assert!(
+        read::read_chunked_uninit(&src, &map, &[], None, &Selection::All, &mut small, None)
+            .is_err()
+    );
     let mut out = vec![0u8; 6];
     let sel = Selection::Hyperslab {
         start: vec![7],
