@@ -333,3 +333,27 @@ proptest! {
         }
     }
 }
+
+/// The frames that showed the other decoders' defects (`notes/zstd-rusty.md`):
+/// libzstd refuses every one of them, and so must we.
+#[test]
+fn reproducers_from_the_rusty_zstd_evaluation_are_refused() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("notes/zstd-repro");
+    let mut seen = 0;
+    for name in [
+        "block-over-max-400seq.zst",
+        "block-over-max-400seq-fcs.zst",
+        "block-over-max-4000seq.zst",
+        "huffman-literal-count-mismatch-97.zst",
+        "huffman-literal-count-mismatch-153.zst",
+        "both-accept-corrupt-outputs-differ.zst",
+    ] {
+        let frame = std::fs::read(dir.join(name)).unwrap();
+        let mut out = Vec::new();
+        let r = super::decompress_append(&frame, &mut out, 1 << 30);
+        assert!(r.is_err(), "{name}: decoded {} bytes", out.len());
+        assert!(out.is_empty(), "{name}: output left behind");
+        seen += 1;
+    }
+    assert_eq!(seen, 6);
+}
