@@ -18,7 +18,9 @@ fn ruzstd_frame(fd: &mut FrameDecoder, src: &[u8], dst: &mut Vec<u8>) -> Option<
         let done = fd
             .decode_blocks(&mut s, BlockDecodingStrategy::UptoBlocks(1))
             .ok()?;
-        dst.extend_from_slice(&fd.collect()?);
+        if let Some(b) = fd.collect() {
+            dst.extend_from_slice(&b);
+        }
         if done {
             break;
         }

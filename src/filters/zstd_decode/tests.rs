@@ -248,7 +248,9 @@ pub(super) fn ruzstd_one_frame(src: &[u8], cap: usize) -> Option<(usize, Vec<u8>
         let done = fd
             .decode_blocks(&mut s, BlockDecodingStrategy::UptoBlocks(1))
             .ok()?;
-        out.extend_from_slice(&fd.collect()?);
+        if let Some(b) = fd.collect() {
+            out.extend_from_slice(&b);
+        }
         if out.len() > cap {
             return None;
         }
