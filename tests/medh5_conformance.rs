@@ -164,7 +164,7 @@ fn storage_integrity_collection_cases_all_pass() {
     print_failures(&score);
     assert_eq!(cases, 41);
     assert_eq!(passed, 41, "{score}");
-    assert!(score["changed"].as_array().map_or(true, Vec::is_empty));
+    assert!(score["changed"].as_array().is_none_or(Vec::is_empty));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

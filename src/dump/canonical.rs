@@ -149,7 +149,7 @@ pub fn convert_fixed_string(s: &[u8], pad: StringPad, out: &mut Vec<u8>) {
         StringPad::SpacePad => s.len() - s.iter().rev().take_while(|&&b| b == b' ').count(),
     };
     out.extend_from_slice(&s[..n]);
-    out.extend(std::iter::repeat(0u8).take(s.len() - n));
+    out.extend(std::iter::repeat_n(0u8, s.len() - n));
 }
 
 /// Canonical (`raw-le-packed`) bytes of one element of `dt` stored as `s`.

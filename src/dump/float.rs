@@ -152,7 +152,7 @@ fn shr_round(m: u128, s: u32) -> u128 {
 /// bytes), little-endian, into `out`.
 pub fn encode(v: Value, np_size: u32, out: &mut Vec<u8>) {
     let Some(t) = target_for(np_size) else {
-        out.extend(std::iter::repeat(0u8).take(np_size as usize));
+        out.extend(std::iter::repeat_n(0u8, np_size as usize));
         return;
     };
     let bias = (1i64 << (t.exp_size - 1)) - 1;
@@ -213,7 +213,7 @@ pub fn encode(v: Value, np_size: u32, out: &mut Vec<u8>) {
     let bytes = bits.to_le_bytes();
     let keep = if t.explicit { 10 } else { np_size as usize };
     out.extend_from_slice(&bytes[..keep]);
-    out.extend(std::iter::repeat(0u8).take(np_size as usize - keep));
+    out.extend(std::iter::repeat_n(0u8, np_size as usize - keep));
 }
 
 /// True when `layout` is the plain IEEE layout of a `size`-byte float.

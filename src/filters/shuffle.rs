@@ -331,7 +331,7 @@ mod x86 {
         dst: &mut [MaybeUninit<u8>],
     ) -> usize {
         let t = planes.len();
-        if planes.iter().any(|p| p.len() < n) || n.checked_mul(t).map_or(true, |b| b > dst.len()) {
+        if planes.iter().any(|p| p.len() < n) || n.checked_mul(t).is_none_or(|b| b > dst.len()) {
             return 0;
         }
         let d = dst.as_mut_ptr().cast::<u8>();

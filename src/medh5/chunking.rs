@@ -83,7 +83,7 @@ pub fn spatial_chunk_for(
         while chunk_bytes(&c, itemsize) > MAX_CHUNK_BYTES {
             let mut best: Option<usize> = None;
             for i in 0..c.len() {
-                if c[i] > 1 && best.map_or(true, |b| ratio(&c, i) > ratio(&c, b)) {
+                if c[i] > 1 && best.is_none_or(|b| ratio(&c, i) > ratio(&c, b)) {
                     best = Some(i);
                 }
             }
@@ -97,7 +97,7 @@ pub fn spatial_chunk_for(
     while chunk_bytes(&c, itemsize) < budget {
         let mut best: Option<usize> = None;
         for i in 0..c.len() {
-            if c[i] < shape[i] && best.map_or(true, |b| ratio(&c, i) < ratio(&c, b)) {
+            if c[i] < shape[i] && best.is_none_or(|b| ratio(&c, i) < ratio(&c, b)) {
                 best = Some(i);
             }
         }

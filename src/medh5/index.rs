@@ -324,7 +324,7 @@ pub fn build_entry(
                     *p = true;
                 }
             }
-            if picks.as_ref().map_or(true, |p| p.contains(&ordinal)) {
+            if picks.as_ref().is_none_or(|p| p.contains(&ordinal)) {
                 coords.extend(c.iter().map(|&v| v as i32));
             }
         }

@@ -200,7 +200,7 @@ impl Painter {
             }
             distinct += 1;
             let r = self.rank(c);
-            if best.map_or(true, |(br, _)| r >= br) {
+            if best.is_none_or(|(br, _)| r >= br) {
                 best = Some((r, c));
             }
         }
@@ -238,7 +238,7 @@ pub fn decode(
             .iter()
             .zip(&count)
             .zip(&grid_shape)
-            .any(|((&s, &c), &d)| s.checked_add(c).map_or(true, |e| e > d))
+            .any(|((&s, &c), &d)| s.checked_add(c).is_none_or(|e| e > d))
     {
         return Err(Error::InvalidArgument(format!(
             "{gpath}: patch {start:?}+{count:?} outside {grid_shape:?}"

@@ -180,7 +180,7 @@ mod tests {
     proptest! {
         #[test]
         fn matches_lz4_flex(data in proptest::collection::vec(0u8..3, 0..20000), rep in 1usize..40) {
-            let data: Vec<u8> = data.iter().flat_map(|&b| std::iter::repeat(b).take(rep % 7 + 1)).collect();
+            let data: Vec<u8> = data.iter().flat_map(|&b| std::iter::repeat_n(b, rep % 7 + 1)).collect();
             let c = lz4_flex::block::compress(&data);
             let mut out = vec![0u8; data.len()];
             prop_assert_eq!(decode(&c, &mut out).unwrap(), data.len());

@@ -160,7 +160,7 @@ fn block_over_maximum_is_refused() {
     let mut body = vec![0x00, 0x81, 0x90, 0x54, 0, 2, 52];
     // Bitstream: all-zero extra bits; 400 sequences x (2 + 16) bits = 7200 bits = 900 bytes,
     // then the marker byte (one sequence: 18 bits = 2 bytes and 2 bits under the marker).
-    body.extend(std::iter::repeat(0).take(900));
+    body.extend(std::iter::repeat_n(0, 900));
     body.push(1);
     let hdr = ((body.len() as u32) << 3) | (2 << 1) | 1;
     f.extend_from_slice(&hdr.to_le_bytes()[..3]);

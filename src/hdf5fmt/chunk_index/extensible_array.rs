@@ -340,7 +340,7 @@ impl DataBlocks<'_> {
             if start + pg * pn >= self.p.max_idx_set {
                 break;
             }
-            let init = page_init.map_or(true, |(bm, first_bit)| {
+            let init = page_init.is_none_or(|(bm, first_bit)| {
                 let bit = first_bit + pg;
                 bm.get((bit / 8) as usize)
                     .is_some_and(|b| b & (0x80 >> (bit % 8)) != 0)

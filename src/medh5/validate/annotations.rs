@@ -533,7 +533,7 @@ fn coverage(ctx: &mut Ctx<'_>, rel: &str, a: &[(String, Json)]) {
     let class_ids: BTreeSet<i128> = ids(a, "class_ids")
         .into_iter()
         .filter(|c| *c != 0 && *c != IGNORE_ID)
-        .filter(|c| in_set.as_ref().map_or(true, |s| s.contains(c)))
+        .filter(|c| in_set.as_ref().is_none_or(|s| s.contains(c)))
         .collect();
     let annotated: BTreeSet<i128> = ids(a, "annotated_class_ids").into_iter().collect();
     let missing = class_ids.difference(&annotated).count();

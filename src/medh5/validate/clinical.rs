@@ -326,9 +326,9 @@ fn check_cells(ctx: &mut Ctx<'_>, t: &Table) {
             let empty = match c {
                 Column::Text(v) => v
                     .get(row)
-                    .map_or(true, |s| s.as_deref().map_or(true, str::is_empty)),
-                Column::Ints(v) => v.get(row).map_or(true, |&x| x == 0),
-                Column::Floats(v) => v.get(row).map_or(true, |&x| x == 0.0),
+                    .is_none_or(|s| s.as_deref().is_none_or(str::is_empty)),
+                Column::Ints(v) => v.get(row).is_none_or(|&x| x == 0),
+                Column::Floats(v) => v.get(row).is_none_or(|&x| x == 0.0),
             };
             if has_mask && !valid && !empty {
                 ctx.emit("E807", &loc(row), format!("row {row} of `{col}` is null but its cell is not empty (a null number is 0, a null string has no bytes)"));

@@ -135,7 +135,7 @@ pub fn check_label_set(ctx: &mut Ctx<'_>) {
         if ls
             .get("uri")
             .and_then(Value::as_str)
-            .map_or(true, str::is_empty)
+            .is_none_or(str::is_empty)
         {
             ctx.emit(
                 "E305",
