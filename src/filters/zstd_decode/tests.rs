@@ -359,3 +359,19 @@ fn reproducers_from_the_rusty_zstd_evaluation_are_refused() {
     }
     assert_eq!(seen, 6);
 }
+
+/// Found by `f_zstd_own`: ruzstd ignores the reserved bit (bit 3) of the frame
+/// header descriptor; RFC 8878 §3.1.1.1.1.4 says a decoder must check it is zero,
+/// and libzstd refuses such frames. Ours refuses them too.
+#[test]
+fn reserved_descriptor_bit_is_refused() {
+    let payload = [0u8, 0, 1, 0, 0xff, 0, 0, 0xff, 0xff, 0x6b, 0, 0, 0x6b];
+    let frame = rusty_zstd::compress(&payload, 5).unwrap();
+    let mut out = Vec::new();
+    decompress_append(&frame, &mut out, 100).unwrap();
+    assert_eq!(out, payload);
+    let mut bad = frame.clone();
+    bad[4] ^= 0x08;
+    let err = decompress_append(&bad, &mut Vec::new(), 100).unwrap_err();
+    assert!(err.to_string().contains("reserved bit"), "{err}");
+}
