@@ -513,15 +513,10 @@ impl Dataset {
         if self.space.kind == SpaceKind::Null {
             return Ok(vec![0u8; n]);
         }
-        let out = self.read_raw_vec(&Selection::All)?;
-        if out.len() != n {
-            return Err(Error::malformed(
-                "dataset",
-                self.address(),
-                format!("read {} bytes of {n}", out.len()),
-            ));
-        }
-        Ok(out)
+        // `n` comes from the logical size, which for a virtual dataset with
+        // unlimited mappings is the extent its sources give (not the stored
+        // dims), so the buffer is sized here rather than from the selection.
+        self.read_raw_vec_sized(&Selection::All, true, n, n < PREZERO_BYTES)
     }
 
     fn fill_buffer(&self, out: &mut [u8], esize: usize) {
