@@ -88,6 +88,14 @@ pub(crate) fn header(src: &[u8], offset: usize) -> Result<FrameHeader> {
         }
         let base = 1u64 << log;
         window = base + (base / 8) * u64::from(w & 7);
+        // Window log 31 with a mantissa is past 2 GiB: libzstd (and ruzstd)
+        // refuse such frames ("window size larger than maximum"), so do we.
+        if window > 1u64 << MAX_WINDOW_LOG {
+            return Err(corrupt(
+                offset + at,
+                format!("window size {window} exceeds 2^{MAX_WINDOW_LOG}"),
+            ));
+        }
         at += 1;
     }
     if did_len > 0 {

@@ -375,3 +375,15 @@ fn reserved_descriptor_bit_is_refused() {
     let err = decompress_append(&bad, &mut Vec::new(), 100).unwrap_err();
     assert!(err.to_string().contains("reserved bit"), "{err}");
 }
+
+/// Found by `f_zstd_own` (a flipped single-segment bit makes the next byte a
+/// window descriptor of log 31 + mantissa 7, about 3.75 GiB): libzstd's CLI
+/// and ruzstd refuse windows over 2 GiB, and so do we.
+#[test]
+fn window_over_two_gib_is_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("notes/zstd-repro/f_zstd_own-window-over-2gib.zst");
+    let frame = std::fs::read(path).unwrap();
+    let err = decompress_append(&frame, &mut Vec::new(), 1 << 20).unwrap_err();
+    assert!(err.to_string().contains("window size"), "{err}");
+}
