@@ -42,6 +42,32 @@ pub enum Space {
 }
 
 impl Space {
+    /// The writer's dataspace for one read from a file (maximum sizes kept
+    /// only when some differ from the current ones), as copies need it.
+    pub fn from_read(ds: &crate::hdf5fmt::messages::dataspace::Dataspace) -> Space {
+        use crate::hdf5fmt::messages::dataspace::SpaceKind;
+        match ds.kind {
+            SpaceKind::Scalar => Space::Scalar,
+            SpaceKind::Null => Space::Null,
+            SpaceKind::Simple => {
+                let fixed = ds.max_dims.len() != ds.dims.len()
+                    || ds
+                        .max_dims
+                        .iter()
+                        .zip(&ds.dims)
+                        .all(|(m, d)| *m == Some(*d));
+                Space::Simple {
+                    dims: ds.dims.clone(),
+                    max: if fixed {
+                        Vec::new()
+                    } else {
+                        ds.max_dims.clone()
+                    },
+                }
+            }
+        }
+    }
+
     /// A fixed simple dataspace.
     pub fn simple(dims: &[u64]) -> Self {
         Space::Simple {

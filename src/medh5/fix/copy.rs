@@ -16,7 +16,7 @@ use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
+use crate::hdf5fmt::messages::dataspace::Dataspace;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{
     AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId, ObjectId, Space,
@@ -40,28 +40,9 @@ pub struct Copied {
 }
 
 /// The writer's dataspace for a reader's dataspace (maximum dimensions kept
-/// only when they differ from the current ones).
+/// The writer's dataspace for a reader's dataspace.
 pub fn space_of(ds: &Dataspace) -> Space {
-    match ds.kind {
-        SpaceKind::Scalar => Space::Scalar,
-        SpaceKind::Null => Space::Null,
-        SpaceKind::Simple => {
-            let fixed = ds.max_dims.len() != ds.dims.len()
-                || ds
-                    .max_dims
-                    .iter()
-                    .zip(&ds.dims)
-                    .all(|(m, d)| *m == Some(*d));
-            Space::Simple {
-                dims: ds.dims.clone(),
-                max: if fixed {
-                    Vec::new()
-                } else {
-                    ds.max_dims.clone()
-                },
-            }
-        }
-    }
+    Space::from_read(ds)
 }
 
 fn vlen_elements(file: &File, data: &[u8], elem: usize) -> Result<Vec<Vec<u8>>> {

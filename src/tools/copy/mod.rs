@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::filters::{ids, FilterSpec};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
+use crate::hdf5fmt::messages::dataspace::Dataspace;
 use crate::hdf5fmt::write::{FileWriter, Space};
 
 /// Most objects one copy creates (hard-link aliases are copied once per path).
@@ -199,28 +199,9 @@ pub fn guess_chunk(shape: &[u64], type_size: u64) -> Vec<u64> {
 }
 
 /// The writer's dataspace for a reader's dataspace (`fixed`: drop maximum sizes
-/// equal to the current ones).
+/// The writer's dataspace for a reader's dataspace.
 fn space_of(ds: &Dataspace) -> Space {
-    match ds.kind {
-        SpaceKind::Scalar => Space::Scalar,
-        SpaceKind::Null => Space::Null,
-        SpaceKind::Simple => {
-            let fixed = ds.max_dims.len() != ds.dims.len()
-                || ds
-                    .max_dims
-                    .iter()
-                    .zip(&ds.dims)
-                    .all(|(m, d)| *m == Some(*d));
-            Space::Simple {
-                dims: ds.dims.clone(),
-                max: if fixed {
-                    Vec::new()
-                } else {
-                    ds.max_dims.clone()
-                },
-            }
-        }
-    }
+    Space::from_read(ds)
 }
 
 fn has_reference(dt: &Datatype) -> bool {
