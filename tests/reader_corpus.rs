@@ -129,7 +129,20 @@ fn order_name(o: ByteOrder) -> &'static str {
 /// Types whose stored bytes equal h5py's "raw-le-packed" form.
 fn le_plain(dt: &Datatype) -> bool {
     match dt {
-        Datatype::Integer { order, .. } => *order == ByteOrder::Little || dt.size() == 1,
+        // Raw bytes equal h5py's values only at full precision: a 16-bit
+        // integer at bit offset 5 of a 4-byte container (nbit files) is
+        // shifted and sign-extended by libhdf5's conversion.
+        Datatype::Integer {
+            order,
+            size,
+            bit_offset,
+            precision,
+            ..
+        } => {
+            (*order == ByteOrder::Little || *size == 1)
+                && *bit_offset == 0
+                && u32::from(*precision) == size * 8
+        }
         Datatype::Float {
             order,
             size,
@@ -716,7 +729,11 @@ fn contiguous_corpus_matches_expected() {
     let Some((checked, bad)) = compare_corpus(true) else {
         return;
     };
-    assert!(bad * 50 <= checked, "{bad} of {checked} objects differ");
+    assert!(checked > 10_000, "only {checked} objects checked");
+    assert!(
+        bad <= MAX_MISMATCHES_CONTIGUOUS,
+        "{bad} of {checked} objects differ (ceiling {MAX_MISMATCHES_CONTIGUOUS})"
+    );
 }
 
 /// Every file h5py reads completely, chunked ones included (these also exercise
@@ -726,8 +743,20 @@ fn whole_corpus_matches_expected() {
     let Some((checked, bad)) = compare_corpus(false) else {
         return;
     };
-    assert!(bad * 20 <= checked, "{bad} of {checked} objects differ");
+    assert!(checked > 12_000, "only {checked} objects checked");
+    assert!(
+        bad <= MAX_MISMATCHES_ALL,
+        "{bad} of {checked} objects differ (ceiling {MAX_MISMATCHES_ALL})"
+    );
 }
+
+/// Objects this API-level check may still disagree on (lower them as the reader
+/// improves). The remaining ones are deliberately corrupt libhdf5 test files
+/// whose objects this test's own helpers cannot walk (the `h5 dump` comparison
+/// of `tests/corpus.rs` matches libhdf5 on them) and three zfp-filtered
+/// datasets (filter 32013, not implemented).
+const MAX_MISMATCHES_CONTIGUOUS: usize = 8;
+const MAX_MISMATCHES_ALL: usize = 11;
 
 /// The comparison swaps the process-wide panic hook: one at a time.
 static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());

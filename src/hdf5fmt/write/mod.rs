@@ -32,6 +32,7 @@
 pub mod atomic;
 pub mod btree_v2;
 pub mod chunks;
+pub mod datatype_message;
 pub mod elements;
 pub mod extensible_array;
 pub mod file_writer;
