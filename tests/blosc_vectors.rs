@@ -4,6 +4,9 @@
 //! Re-encoding checks: our Blosc2 frames keep the container structure of the
 //! C output (header, metalayers, block geometry) and round-trip.
 
+mod common;
+use common::oracle_python;
+
 use purehdf::filters::{self, blosc2, ChunkContext, FilterSpec};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -198,14 +201,6 @@ fn blosc2_encode_matches_container() {
     }
     println!("blosc2 encode container checks: {checked}");
     assert!(checked > 20);
-}
-
-fn oracle_python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let p = PathBuf::from("/work/oracle-venv/bin/python");
-    p.exists().then_some(p)
 }
 
 fn sample(n: usize, ts: usize, seed: u32) -> Vec<u8> {

@@ -4,6 +4,9 @@
 //! `blosc2:zstd:3:shuffle`, re-read with our reader and compared with the
 //! oracle's `expected/<path>.json` (tree, shapes, dtypes, attributes, data hashes).
 
+mod common;
+use common::oracle_python;
+
 use std::path::{Path, PathBuf};
 
 use purehdf::dump::compare::compare;
@@ -71,13 +74,6 @@ fn source_root_unreadable(exp: &Value) -> bool {
                     && field("error").contains("bad object header version")
             })
         })
-}
-
-fn oracle_python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    Some(PathBuf::from("/work/oracle-venv/bin/python")).filter(|p| p.is_file())
 }
 
 /// Hash checks by h5py + hdf5plugin: `pairs` of (copy, expected json).

@@ -6,6 +6,9 @@
 //! timed test. The h5py part needs the oracle venv and is skipped, with the
 //! reason printed, when it is absent.
 
+mod common;
+use common::oracle_python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,16 +17,6 @@ use purehdf::medh5::sample::SampleFile;
 use serde_json::Value;
 
 const SHAPE: [u64; 3] = [40, 72, 80];
-
-fn oracle_python() -> Option<PathBuf> {
-    let mut c: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        c.push(PathBuf::from(p));
-    }
-    c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"));
-    c.push(PathBuf::from("/work/oracle-venv/bin/python"));
-    c.into_iter().find(|p| p.exists())
-}
 
 fn scratch() -> PathBuf {
     let d = std::env::temp_dir().join(format!("purehdf-bench-op-{}", std::process::id()));

@@ -8,6 +8,9 @@
 //! `semantic` and `integrity` level. Needs the oracle venv
 //! (`scripts/oracle-venv.sh`); skipped with a message when it is absent.
 
+mod common;
+use common::oracle_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -61,18 +64,6 @@ const CASES_41: &[&str] = &[
 
 /// The lowest full-suite score accepted (raise it as the validator grows).
 const FLOOR_ALL: u64 = 175;
-
-fn oracle_bin() -> Option<PathBuf> {
-    let mut c: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        c.push(PathBuf::from(p));
-    }
-    c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"));
-    c.push(PathBuf::from("/work/oracle-venv/bin/python"));
-    c.into_iter()
-        .find(|p| p.exists() && p.with_file_name("medh5").exists())
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("purehdf-conf-{}-{name}", std::process::id()));

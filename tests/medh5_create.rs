@@ -1,6 +1,9 @@
 //! `medh5 create --from MANIFEST.json` and `medh5 demo` through the real binary,
 //! and the atomicity of a sample commit that fails part-way.
 
+mod common;
+use common::oracle_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,16 +24,6 @@ fn tmp(name: &str) -> PathBuf {
 fn npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
     let mut f = std::fs::File::create(path).unwrap();
     purehdf::npy::write(&mut f, descr, shape, data).unwrap();
-}
-
-fn oracle_medh5() -> Option<PathBuf> {
-    let mut c: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        c.push(PathBuf::from(p).with_file_name("medh5"));
-    }
-    c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/medh5"));
-    c.push(PathBuf::from("/work/oracle-venv/bin/medh5"));
-    c.into_iter().find(|p| p.exists())
 }
 
 #[test]
@@ -88,7 +81,7 @@ fn create_from_manifest_writes_a_sample_the_reference_verifies() {
         "CT, organs/data, liver_bits/data and bit_class_ids"
     );
 
-    match oracle_medh5() {
+    match oracle_bin().map(|d| d.join("medh5")) {
         None => println!("skipped reference check: no oracle venv"),
         Some(bin) => {
             let v = Command::new(&bin)

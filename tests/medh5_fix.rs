@@ -1,5 +1,5 @@
 //! `medh5 fix` against the reference CLI on mutated copies of the test vectors
-//! (`/work/shared/vectors/medh5`): a flipped bit in a chunk of `images/CT`, an
+//! (`../shared/vectors/medh5`): a flipped bit in a chunk of `images/CT`, an
 //! edited covered attribute, a stale `content_id`. The diagnosis (`--json` and
 //! text, exit code) must equal the reference's; after
 //! `--rewrite-digests --reason`, the reference must verify and validate our
@@ -8,30 +8,25 @@
 //! reference's (up to the software agent's name and version).
 //! Skipped (with a printed reason) without the oracle venv.
 
+mod common;
+use common::oracle_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-const VECTORS: &str = "/work/shared/vectors/medh5";
+/// The medh5 vectors of the shared material (`../shared/vectors/medh5`).
+fn vectors_dir() -> PathBuf {
+    common::shared_dir()
+        .unwrap_or_else(|| PathBuf::from("../shared"))
+        .join("vectors/medh5")
+}
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");
 const REASON: &str = "restored from the archive copy";
 
-fn oracle_bin() -> Option<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Ok(py) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        if let Some(d) = Path::new(&py).parent() {
-            dirs.push(d.to_path_buf());
-        }
-    }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin"));
-    dirs.push(PathBuf::from("/work/oracle-venv/bin"));
-    dirs.into_iter()
-        .find(|d| d.join("medh5").exists() && d.join("python").exists())
-}
-
 fn vectors() -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(VECTORS) else {
+    let Ok(rd) = std::fs::read_dir(vectors_dir()) else {
         return Vec::new();
     };
     let mut v: Vec<PathBuf> = rd
@@ -114,7 +109,7 @@ fn setup(tag: &str) -> Option<(PathBuf, PathBuf, Vec<String>)> {
     };
     let srcs = vectors();
     if srcs.is_empty() {
-        println!("skipped: {VECTORS} absent");
+        println!("skipped: {} absent", vectors_dir().display());
         return None;
     }
     let dir = std::env::temp_dir().join(format!("purehdf-medh5-fix-{tag}-{}", std::process::id()));

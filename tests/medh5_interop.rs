@@ -4,7 +4,10 @@
 //! with the values we wrote. Needs the oracle venv (`scripts/oracle-venv.sh`); skipped
 //! by name when it is absent.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::oracle_bin;
+
+use std::path::Path;
 use std::process::Command;
 
 use purehdf::medh5::create::{demo_sample, plan};
@@ -15,18 +18,6 @@ use purehdf::medh5::profiles::Profile;
 use purehdf::medh5::writer::write_plan;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-fn oracle_bin() -> Option<PathBuf> {
-    let mut c: Vec<PathBuf> = Vec::new();
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        c.push(PathBuf::from(p));
-    }
-    c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"));
-    c.push(PathBuf::from("/work/oracle-venv/bin/python"));
-    c.into_iter()
-        .find(|p| p.exists() && p.with_file_name("medh5").exists())
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-}
 
 fn run(cmd: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(cmd).args(args).output().expect("run oracle");

@@ -1,6 +1,9 @@
 //! `medh5 verify`, `info` and `tree` end to end: the reference's vector files,
 //! files we write, tampered copies, and agreement with the reference CLI.
 
+mod common;
+use common::oracle_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,11 +12,16 @@ use purehdf::hdf5fmt::file::{File, Object};
 use purehdf::hdf5fmt::messages::layout::Layout;
 use purehdf::medh5::verify::verify_path;
 
-const VECTORS: &str = "/work/shared/vectors/medh5";
+/// The medh5 vectors of the shared material (`../shared/vectors/medh5`).
+fn vectors_dir() -> PathBuf {
+    common::shared_dir()
+        .unwrap_or_else(|| PathBuf::from("../shared"))
+        .join("vectors/medh5")
+}
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");
 
 fn vector_files() -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(VECTORS) else {
+    let Ok(rd) = std::fs::read_dir(vectors_dir()) else {
         return Vec::new();
     };
     let mut v: Vec<PathBuf> = rd
@@ -29,20 +37,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("purehdf-medh5-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-fn oracle() -> Option<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Ok(py) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        if let Some(d) = Path::new(&py).parent() {
-            dirs.push(d.to_path_buf());
-        }
-    }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin"));
-    dirs.push(PathBuf::from("/work/oracle-venv/bin"));
-    dirs.into_iter()
-        .map(|d| d.join("medh5"))
-        .find(|p| p.exists())
 }
 
 fn run(bin: &Path, args: &[&str]) -> (i32, serde_json::Value) {
@@ -123,7 +117,7 @@ fn flipped_byte_is_a_mismatch() {
         "v2_balanced.medh5",
     ] {
         let dst = scratch(&format!("flip_{name}"));
-        tamper_ct(&Path::new(VECTORS).join(name), &dst);
+        tamper_ct(&vectors_dir().join(name), &dst);
         let (code, v) = run(Path::new(BIN), &["verify", "--json", dst.to_str().unwrap()]);
         assert_eq!(code, 1, "{name}: {v}");
         assert_eq!(v[0]["ok"], false);
@@ -141,7 +135,7 @@ fn flipped_byte_is_a_mismatch() {
             }
             Some(e) => assert!(e.contains("images/CT"), "{name}: {e}"),
         }
-        if let Some(o) = oracle() {
+        if let Some(o) = oracle_bin().map(|d| d.join("medh5")) {
             let (ocode, ov) = run(&o, &["verify", "--json", dst.to_str().unwrap()]);
             assert_eq!(ocode, code, "{name}: {ov}");
             assert_eq!(
@@ -158,7 +152,7 @@ fn flipped_byte_is_a_mismatch() {
 
 #[test]
 fn edited_covered_attribute_breaks_content_id() {
-    let src = Path::new(VECTORS).join("v1b_dense_label.medh5");
+    let src = vectors_dir().join("v1b_dense_label.medh5");
     if !src.exists() {
         println!("skipped: no vectors");
         return;
@@ -196,7 +190,7 @@ fn edited_covered_attribute_breaks_content_id() {
     assert_eq!(code, 1, "{v}");
     assert_eq!(v[0]["content_id_ok"], false);
     assert_eq!(v[0]["mismatched"], serde_json::json!([]));
-    if let Some(o) = oracle() {
+    if let Some(o) = oracle_bin().map(|d| d.join("medh5")) {
         let (ocode, ov) = run(&o, &["verify", "--json", dst.to_str().unwrap()]);
         assert_eq!(ocode, 1);
         for k in ["ok", "checked", "mismatched", "content_id_ok"] {
@@ -207,7 +201,7 @@ fn edited_covered_attribute_breaks_content_id() {
 
 #[test]
 fn agrees_with_reference() {
-    let Some(o) = oracle() else {
+    let Some(o) = oracle_bin().map(|d| d.join("medh5")) else {
         println!("skipped: no oracle");
         return;
     };

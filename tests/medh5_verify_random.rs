@@ -6,6 +6,9 @@
 //! samples check `SampleFile::labelmap` against the reference's `labelmap()`,
 //! whole and as a patch. Skipped (with a printed reason) without the oracle venv.
 
+mod common;
+use common::oracle_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,20 +17,6 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");
 const SAMPLES: usize = 20;
-
-/// The oracle venv's `bin` directory (python and the reference CLI).
-fn oracle_bin() -> Option<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Ok(py) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        if let Some(d) = Path::new(&py).parent() {
-            dirs.push(d.to_path_buf());
-        }
-    }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin"));
-    dirs.push(PathBuf::from("/work/oracle-venv/bin"));
-    dirs.into_iter()
-        .find(|d| d.join("medh5").exists() && d.join("python").exists())
-}
 
 fn run(bin: &Path, args: &[&str]) -> (i32, Value) {
     let out = Command::new(bin).args(args).output().unwrap();

@@ -2,6 +2,9 @@
 //! (h5py via the oracle interpreter, and `h5dump`). Each file gets a JSON of
 //! expectations next to it that `tests/interop/check_h5py.py` compares.
 
+mod common;
+use common::oracle_python;
+
 use purehdf::filters::FilterSpec;
 use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
 use purehdf::hdf5fmt::write::{
@@ -21,17 +24,6 @@ fn out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn oracle_python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        return Some(PathBuf::from(p)).filter(|p| p.exists());
-    }
-    let candidates = [
-        PathBuf::from("/work/oracle-venv/bin/python"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.oracle-venv/bin/python"),
-    ];
-    candidates.into_iter().find(|p| p.exists())
 }
 
 fn save(w: FileWriter, path: &Path, objects: Vec<Value>) {

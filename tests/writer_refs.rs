@@ -3,6 +3,9 @@
 //! (h5py) must resolve every reference to the right object and region, and
 //! `h5dump` must read the files (exit 0).
 
+mod common;
+use common::oracle_python;
+
 use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, ReferenceKind};
 use purehdf::hdf5fmt::write::{
     to_bytes, AttrData, AttrValue, DatasetSpec, Elements, FileWriter, Fixup, ObjectId, Space,
@@ -16,18 +19,6 @@ fn out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn oracle_python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
-        return Some(PathBuf::from(p)).filter(|p| p.exists());
-    }
-    [
-        PathBuf::from("/work/oracle-venv/bin/python"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
 }
 
 fn python(py: &Path, script: &str, args: &[&Path]) -> String {

@@ -90,3 +90,33 @@ pub fn load_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
 }
+
+/// The oracle interpreter: `PUREHDF_ORACLE_PYTHON` when it names an existing
+/// file, else the checkout's `.oracle-venv` (made by `scripts/oracle-venv.sh`),
+/// else `/work/oracle-venv`. `None` when there is none: oracle tests then print
+/// `skipped: ...` and pass.
+pub fn oracle_python() -> Option<PathBuf> {
+    let mut c: Vec<PathBuf> = Vec::new();
+    if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
+        c.push(PathBuf::from(p));
+    }
+    c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"));
+    c.push(PathBuf::from("/work/oracle-venv/bin/python"));
+    c.into_iter().find(|p| p.is_file())
+}
+
+/// The oracle venv's `bin` folder when it also holds the reference `medh5` CLI.
+pub fn oracle_bin() -> Option<PathBuf> {
+    oracle_python()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .filter(|d| d.join("medh5").is_file())
+}
+
+/// The shared test material (`../shared` next to the checkout, else
+/// `/work/shared`), or `None` in a plain clone.
+pub fn shared_dir() -> Option<PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [here.join("../shared"), PathBuf::from("/work/shared")]
+        .into_iter()
+        .find(|p| p.is_dir())
+}
