@@ -12,6 +12,9 @@ pub mod medh5;
 pub mod npy;
 pub mod tools;
 
+#[cfg(test)]
+mod test_support;
+
 pub use error::{Error, Result};
 pub use hdf5fmt::attribute::Attribute;
 pub use hdf5fmt::dataset::Dataset;

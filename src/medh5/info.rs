@@ -583,11 +583,11 @@ mod tests {
 
     #[test]
     fn v1b_tree_matches_appendix() {
-        let p = Path::new("/work/shared/vectors/medh5/v1b_dense_label.medh5");
+        let p = crate::test_support::medh5_vector("v1b_dense_label.medh5");
         if !p.exists() {
             return;
         }
-        let t = tree(p, "v1b_dense_label.medh5").unwrap().to_json();
+        let t = tree(&p, "v1b_dense_label.medh5").unwrap().to_json();
         let expected: Value = serde_json::from_str(r#"{"path": "v1b_dense_label.medh5", "objects": [{"path": "meta", "name": "meta", "kind": "dataset", "describe": "scalar |O contiguous", "role": "sample document (\u00a72.4)", "shape": [], "dtype": "object"}, {"path": "annotations", "name": "annotations", "kind": "group", "describe": "group", "role": "ground truth (\u00a76-\u00a79)", "children": [{"path": "annotations/organs", "name": "organs", "kind": "group", "describe": "group kind=labelmap", "children": [{"path": "annotations/organs/data", "name": "data", "kind": "dataset", "describe": "8x16x16 |u1 contiguous", "shape": [8, 16, 16], "dtype": "uint8"}]}]}, {"path": "grids", "name": "grids", "kind": "group", "describe": "group", "role": "geometry (\u00a73.2)", "children": [{"path": "grids/ct", "name": "ct", "kind": "group", "describe": "group", "children": []}]}, {"path": "images", "name": "images", "kind": "group", "describe": "group", "role": "image data (\u00a74)", "children": [{"path": "images/CT", "name": "CT", "kind": "dataset", "describe": "8x16x16 <i2 contiguous", "shape": [8, 16, 16], "dtype": "int16"}]}]}"#).unwrap();
         assert_eq!(t, expected);
     }

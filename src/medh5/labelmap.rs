@@ -502,7 +502,9 @@ fn paint_instances(
 mod tests {
     use super::*;
 
-    const V3: &str = "/work/shared/vectors/medh5/v3_stacked_index.medh5";
+    fn v3() -> std::path::PathBuf {
+        crate::test_support::medh5_vector("v3_stacked_index.medh5")
+    }
 
     fn counts(v: &LabelVolume) -> Vec<(u16, usize)> {
         let mut m = std::collections::BTreeMap::new();
@@ -514,7 +516,7 @@ mod tests {
 
     #[test]
     fn v3_encodings_match_the_reference_counts() {
-        let Ok(f) = File::open(V3) else { return };
+        let Ok(f) = File::open(v3()) else { return };
         // class counts of the reference's labelmap() on the same file
         let lay = decode(&f, "lay", None, &[]).unwrap();
         assert_eq!(lay.shape, vec![16, 64, 64]);
@@ -536,7 +538,7 @@ mod tests {
 
     #[test]
     fn patch_is_the_slice_of_the_whole_and_priority_reorders() {
-        let Ok(f) = File::open(V3) else { return };
+        let Ok(f) = File::open(v3()) else { return };
         let whole = decode(&f, "bit", None, &[]).unwrap();
         let (start, count) = ([2u64, 10, 30], [3u64, 10, 10]);
         let patch = decode(&f, "bit", Some((&start, &count)), &[]).unwrap();

@@ -390,11 +390,11 @@ mod tests {
 
     #[test]
     fn reads_vector_meta_and_attrs() {
-        let p = "/work/shared/vectors/medh5/v1b_dense_label.medh5";
-        if !Path::new(p).exists() {
+        let p = crate::test_support::medh5_vector("v1b_dense_label.medh5");
+        if !p.exists() {
             return;
         }
-        let s = SampleFile::open(p).unwrap();
+        let s = SampleFile::open(&p).unwrap();
         let doc = s.document().unwrap();
         assert_eq!(doc.identity.sample_id, "v1b");
         assert_eq!(s.members("images").unwrap(), vec!["CT".to_string()]);
@@ -413,11 +413,11 @@ mod tests {
 
     #[test]
     fn chunked_patch_equals_slice_of_whole() {
-        let p = "/work/shared/vectors/medh5/v2_balanced.medh5";
-        if !Path::new(p).exists() {
+        let p = crate::test_support::medh5_vector("v2_balanced.medh5");
+        if !p.exists() {
             return;
         }
-        let s = SampleFile::open(p).unwrap();
+        let s = SampleFile::open(&p).unwrap();
         let ds = s.image("CT").unwrap();
         assert_eq!(ds.shape(), &[32, 64, 64]);
         let mut whole = vec![0u8; 32 * 64 * 64 * 2];

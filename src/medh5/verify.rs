@@ -524,11 +524,11 @@ fn annotation_group_digest(
 mod tests {
     use super::*;
 
-    const VEC: &str = "/work/shared/vectors/medh5";
+    use crate::test_support::medh5_vector;
 
     #[test]
     fn vectors_verify_ok() {
-        let Ok(rd) = std::fs::read_dir(VEC) else {
+        let Ok(rd) = std::fs::read_dir(medh5_vector("")) else {
             return;
         };
         let mut n = 0;
@@ -548,7 +548,7 @@ mod tests {
 
     #[test]
     fn v3_counts_and_content_id() {
-        let p = Path::new(VEC).join("v3_stacked_index.medh5");
+        let p = medh5_vector("v3_stacked_index.medh5");
         if !p.exists() {
             return;
         }
@@ -563,7 +563,7 @@ mod tests {
 
     #[test]
     fn partial_unknown_path_is_malformed() {
-        let p = Path::new(VEC).join("v1_minimal.medh5");
+        let p = medh5_vector("v1_minimal.medh5");
         if !p.exists() {
             return;
         }

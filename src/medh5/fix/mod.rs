@@ -509,11 +509,11 @@ fn stale_after(file: &File, digests: &[(String, String)]) -> Result<Vec<String>>
 mod tests {
     use super::*;
 
-    const VEC: &str = "/work/shared/vectors/medh5";
+    use crate::test_support::medh5_vector;
 
     #[test]
     fn clean_vector_diagnosis() {
-        let Ok(f) = File::open(format!("{VEC}/v1b_dense_label.medh5")) else {
+        let Ok(f) = File::open(medh5_vector("v1b_dense_label.medh5")) else {
             return;
         };
         let d = diagnose_file(&f, "v1b").unwrap();
@@ -527,13 +527,13 @@ mod tests {
         };
         assert!(r.ok());
         assert_eq!(r.to_text(), "v1b: nothing to fix\n");
-        let v3 = File::open(format!("{VEC}/v3_stacked_index.medh5")).unwrap();
+        let v3 = File::open(medh5_vector("v3_stacked_index.medh5")).unwrap();
         assert!(diagnose_file(&v3, "v3").unwrap().missing_index.is_empty());
     }
 
     #[test]
     fn rewrite_keeps_bytes_and_records_the_reason() {
-        let src = std::path::PathBuf::from(format!("{VEC}/v3_stacked_index.medh5"));
+        let src = medh5_vector("v3_stacked_index.medh5");
         if !src.exists() {
             return;
         }
