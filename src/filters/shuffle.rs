@@ -50,10 +50,9 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     let body = n * ts;
     #[cfg(target_arch = "x86_64")]
     {
-        if ts == 2 && is_x86_feature_detected!("sse2") {
+        if ts == 2 {
             let (p0, p1) = dst[..body].split_at_mut(n);
-            // SAFETY: SSE2 is available (checked above); the kernel bounds every access.
-            unsafe { x86::shuffle2_sse2(&src[..body], p0, p1) };
+            shuffle2(&src[..body], p0, p1);
             dst[body..].copy_from_slice(&src[body..]);
             return;
         }
@@ -74,6 +73,88 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     }
     shuffle_scalar_body(&src[..body], &mut dst[..body], ts, n);
     dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`
+/// (`min(p0.len(), p1.len(), src.len() / 2)` elements).
+fn shuffle2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is available (checked above); the kernel bounds every access.
+            unsafe { x86::shuffle2_avx2(src, p0, p1) };
+            return;
+        }
+        // SAFETY: SSE2 is part of x86-64; the kernel bounds every access.
+        unsafe { x86::shuffle2_sse2(src, p0, p1) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let n = p0.len().min(p1.len()).min(src.len() / 2);
+        for (i, pair) in src[..2 * n].chunks_exact(2).enumerate() {
+            p0[i] = pair[0];
+            p1[i] = pair[1];
+        }
+    }
+}
+
+/// Shuffle a run of `src.len() / ts` whole elements into byte planes
+/// `planes` (`ts` planes of `n` bytes each, plane `j` at `j·n`), at element
+/// `at` of every plane: the piece of a block shuffle that `src` contributes
+/// when it is elements `at..` of the block.
+pub fn shuffle_into_planes(src: &[u8], planes: &mut [u8], n: usize, at: usize, ts: usize) {
+    let m = src.len() / ts.max(1);
+    if m == 0 {
+        return;
+    }
+    if ts <= 1 {
+        planes[at..at + m].copy_from_slice(&src[..m]);
+        return;
+    }
+    if ts == 2 {
+        let (p0, p1) = planes[..2 * n].split_at_mut(n);
+        shuffle2(&src[..2 * m], &mut p0[at..at + m], &mut p1[at..at + m]);
+        return;
+    }
+    for j in 0..ts {
+        let plane = &mut planes[j * n + at..j * n + at + m];
+        for (d, s) in plane.iter_mut().zip(src[j..].iter().step_by(ts)) {
+            *d = *s;
+        }
+    }
+}
+
+/// Shuffle a block made of whole rows of `row` elements of `ts` bytes, row
+/// `r` being `src[offs[r]..offs[r] + row·ts]`, into the byte planes `planes`
+/// (`ts` planes of `offs.len()·row` bytes): [`shuffle_into_planes`] for
+/// every row, in one call. False (nothing written) if a row is outside `src`
+/// or `planes` has another size.
+pub fn shuffle_rows_into_planes(
+    src: &[u8],
+    offs: &[usize],
+    row: usize,
+    planes: &mut [u8],
+    ts: usize,
+) -> bool {
+    let n = offs.len() * row;
+    let rowb = row * ts;
+    if ts == 0 || planes.len() != n * ts || offs.iter().any(|&o| o + rowb > src.len()) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if ts == 2 && is_x86_feature_detected!("avx2") {
+            let (p0, p1) = planes.split_at_mut(n);
+            // SAFETY: AVX2 is available (checked above); every row lies in
+            // `src` and the planes hold n bytes each (checked above).
+            unsafe { x86::shuffle2_rows_avx2(src, offs, row, p0, p1) };
+            return true;
+        }
+    }
+    for (r, &o) in offs.iter().enumerate() {
+        shuffle_into_planes(&src[o..o + rowb], planes, n, r * row, ts);
+    }
+    true
 }
 
 /// Portable byte shuffle (reference for the SIMD versions).
@@ -566,7 +647,48 @@ mod x86 {
         i
     }
 
+    /// [`shuffle2_sse2`] with 32 elements a step.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn shuffle2_avx2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
+        let n = p0.len().min(p1.len()).min(src.len() / 2);
+        let mask = _mm256_set1_epi16(0x00ff);
+        let mut i = 0;
+        while i + 32 <= n {
+            let x0 = _mm256_loadu_si256(src.as_ptr().add(2 * i) as *const __m256i);
+            let x1 = _mm256_loadu_si256(src.as_ptr().add(2 * i + 32) as *const __m256i);
+            // packus works per 128-bit lane: lanes come out as x0lo x1lo x0hi x1hi.
+            let even = _mm256_packus_epi16(_mm256_and_si256(x0, mask), _mm256_and_si256(x1, mask));
+            let odd = _mm256_packus_epi16(_mm256_srli_epi16(x0, 8), _mm256_srli_epi16(x1, 8));
+            let even = _mm256_permute4x64_epi64(even, 0b11_01_10_00);
+            let odd = _mm256_permute4x64_epi64(odd, 0b11_01_10_00);
+            _mm256_storeu_si256(p0.as_mut_ptr().add(i) as *mut __m256i, even);
+            _mm256_storeu_si256(p1.as_mut_ptr().add(i) as *mut __m256i, odd);
+            i += 32;
+        }
+        shuffle2_sse2(&src[2 * i..2 * n], &mut p0[i..n], &mut p1[i..n]);
+    }
+
+    /// Rows of `row` 2-byte elements at byte offsets `offs` of `src`, row
+    /// `r` to `p0`/`p1[r·row..]`. Every row must lie in `src` and the planes
+    /// hold `offs.len()·row` bytes each.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn shuffle2_rows_avx2(
+        src: &[u8],
+        offs: &[usize],
+        row: usize,
+        p0: &mut [u8],
+        p1: &mut [u8],
+    ) {
+        for (r, &o) in offs.iter().enumerate() {
+            let s = &src[o..o + 2 * row];
+            let d = r * row;
+            shuffle2_avx2(s, &mut p0[d..d + row], &mut p1[d..d + row]);
+        }
+    }
+
     /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`.
+    #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn shuffle2_sse2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
         let n = p0.len().min(p1.len()).min(src.len() / 2);
@@ -627,6 +749,63 @@ mod tests {
             unshuffle_scalar(&a, &mut d, ts);
             prop_assert_eq!(&c, &d);
             prop_assert_eq!(&c, &data);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn shuffle2_kernels_equal_scalar(data in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let n = data.len() / 2;
+            let mut want = vec![0; data.len()];
+            shuffle_scalar(&data, &mut want, 2);
+            let (mut p0, mut p1) = (vec![0; n], vec![0; n]);
+            shuffle2(&data, &mut p0, &mut p1);
+            prop_assert_eq!(&p0[..], &want[..n]);
+            prop_assert_eq!(&p1[..], &want[n..2 * n]);
+            #[cfg(target_arch = "x86_64")]
+            {
+                let (mut q0, mut q1) = (vec![0; n], vec![0; n]);
+                // SAFETY: SSE2 is part of x86-64; the kernel bounds every access.
+                unsafe { x86::shuffle2_sse2(&data, &mut q0, &mut q1) };
+                prop_assert_eq!(&q0, &p0);
+                prop_assert_eq!(&q1, &p1);
+                if is_x86_feature_detected!("avx2") {
+                    let (mut r0, mut r1) = (vec![0; n], vec![0; n]);
+                    // SAFETY: AVX2 detected; the kernel bounds every access.
+                    unsafe { x86::shuffle2_avx2(&data, &mut r0, &mut r1) };
+                    prop_assert_eq!(&r0, &p0);
+                    prop_assert_eq!(&r1, &p1);
+                }
+            }
+        }
+
+        #[test]
+        fn strided_rows_equal_row_by_row(ts in 1usize..=5, rows in 1usize..9, row in 1usize..80, gap in 0usize..40, seed in any::<u8>()) {
+            let stride = row * ts + gap;
+            let src: Vec<u8> = (0..rows * stride).map(|i| (i as u8).wrapping_mul(seed) ^ (i >> 5) as u8).collect();
+            let offs: Vec<usize> = (0..rows).rev().map(|r| r * stride).collect();
+            let n = rows * row;
+            let mut want = vec![0u8; n * ts];
+            for (r, &o) in offs.iter().enumerate() {
+                shuffle_into_planes(&src[o..o + row * ts], &mut want, n, r * row, ts);
+            }
+            let mut got = vec![0xEE; n * ts];
+            prop_assert!(shuffle_rows_into_planes(&src, &offs, row, &mut got, ts));
+            prop_assert_eq!(&got, &want);
+            prop_assert!(!shuffle_rows_into_planes(&src[..src.len() - 1], &[src.len() - row * ts], row, &mut got[..row * ts], ts));
+        }
+
+        #[test]
+        fn rows_into_planes_equal_block_shuffle(ts in 1usize..=9, rows in 1usize..6, row in 1usize..70, seed in any::<u8>()) {
+            let n = rows * row;
+            let block: Vec<u8> = (0..n * ts).map(|i| (i as u8).wrapping_mul(seed) ^ (i >> 7) as u8).collect();
+            let mut want = vec![0; n * ts];
+            shuffle_scalar(&block, &mut want, ts);
+            let mut got = vec![0xEE; n * ts];
+            for r in 0..rows {
+                shuffle_into_planes(&block[r * row * ts..(r + 1) * row * ts], &mut got, n, r * row, ts);
+            }
+            prop_assert_eq!(got, want);
         }
     }
 

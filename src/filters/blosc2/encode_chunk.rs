@@ -135,6 +135,13 @@ pub trait BlockSource {
         len: usize,
         scratch: &'s mut Vec<u8>,
     ) -> &'s [u8];
+
+    /// Block `k` (`dst.len()` bytes) byte-shuffled with element size `ts`
+    /// (what `shuffle::shuffle` makes of [`block`](Self::block)) written into
+    /// `dst`; false if this source cannot, and the encoder shuffles itself.
+    fn block_shuffled(&mut self, _k: usize, _ts: usize, _dst: &mut [u8]) -> bool {
+        false
+    }
 }
 
 /// A chunk held in memory.
@@ -274,6 +281,16 @@ impl ChunkEncoder {
             return Ok(());
         }
         let nblocks = nbytes.div_ceil(bs);
+        // Exactly one filter, a byte shuffle by the type size?
+        let mut set = s
+            .filters
+            .iter()
+            .zip(&s.filters_meta)
+            .filter(|(&f, _)| f != filter::NONE);
+        let shuffle_only = matches!(
+            (set.next(), set.next()),
+            (Some((&filter::SHUFFLE, &m)), None) if m == 0 || usize::from(m) == ts
+        );
         header_into(out, s, flags, nbytes, bs, 0);
         out.resize(base + 32 + 4 * nblocks, 0);
         let mut all_zero = true;
@@ -281,19 +298,29 @@ impl ChunkEncoder {
             let len = bs.min(nbytes - k * bs);
             let start = (out.len() - base) as i32;
             out[base + 32 + 4 * k..base + 36 + 4 * k].copy_from_slice(&start.to_le_bytes());
-            let blk = src.block(k, bs, len, gather);
-            if k == 0 && has(filter::DELTA) {
-                self.block0.clear();
-                self.block0.extend_from_slice(blk);
-            }
-            let filtered = self.filter_block(blk, k, s, ts)?;
             let part_len = len / if split && len == bs { ts } else { 1 };
-            let a = std::mem::take(&mut self.a);
-            let data = if filtered { &a[..len] } else { blk };
-            for part in data.chunks(part_len) {
-                all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
+            // The source may shuffle while it gathers (one pass less).
+            let mut a = std::mem::take(&mut self.a);
+            if shuffle_only && src.block_shuffled(k, ts, scratch_of(&mut a, len)) {
+                for part in a[..len].chunks(part_len) {
+                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
+                }
+                self.a = a;
+            } else {
+                self.a = a;
+                let blk = src.block(k, bs, len, gather);
+                if k == 0 && has(filter::DELTA) {
+                    self.block0.clear();
+                    self.block0.extend_from_slice(blk);
+                }
+                let filtered = self.filter_block(blk, k, s, ts)?;
+                let a = std::mem::take(&mut self.a);
+                let data = if filtered { &a[..len] } else { blk };
+                for part in data.chunks(part_len) {
+                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
+                }
+                self.a = a;
             }
-            self.a = a;
             if out.len() - base > nbytes + 32 {
                 out.truncate(base);
                 memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);

@@ -8,6 +8,7 @@
 
 use super::b2nd::Meta;
 use super::encode_chunk::BlockSource;
+use crate::filters::shuffle;
 
 /// One HDF5 chunk inside a C-order array of `dims`: the chunk of shape
 /// `chunk` whose first element is at `start`. Items of the chunk outside the
@@ -30,6 +31,8 @@ pub struct B2ndBlocks<'a> {
     blockshape: &'a [usize],
     grid: Vec<usize>,
     fill: Option<&'a [u8]>,
+    /// Row start offsets of the block being gathered (kept between blocks).
+    offs: Vec<usize>,
 }
 
 impl<'a> B2ndBlocks<'a> {
@@ -70,11 +73,15 @@ impl<'a> B2ndBlocks<'a> {
             blockshape: &meta.blockshape,
             grid,
             fill,
+            offs: Vec::new(),
         })
     }
 
-    /// Write block `k` into `dst` (`dst.len()` = the block's padded bytes).
-    fn gather(&self, k: usize, dst: &mut [u8]) {
+    /// Walk the rows of block `k` (all axes but the last), in block order:
+    /// `row(r, at, data_items, fill_items)` gets row `r`'s items taken from
+    /// the array (`data_items` of them from byte `at`), then how many fill
+    /// items follow; the rest of the row is zero padding.
+    fn rows(&self, k: usize, mut row: impl FnMut(usize, usize, usize, usize)) {
         let r = &self.region;
         let (cs, bsh, elem) = (self.chunkshape, self.blockshape, r.elem);
         let rank = cs.len();
@@ -86,15 +93,14 @@ impl<'a> B2ndBlocks<'a> {
             origin[d] = rem % self.grid[d] * bsh[d];
             rem /= self.grid[d];
         }
-        let row_items = bsh[last];
-        let rowb = row_items * elem;
-        // Items of the row inside the chunk, and of those inside the array.
+        // Items of a row inside the chunk, and of those inside the array.
         let x0 = origin[last];
-        let in_chunk = row_items.min(cs[last].saturating_sub(x0));
+        let in_chunk = bsh[last].min(cs[last].saturating_sub(x0));
         let col0 = r.start[last] + x0 as u64;
         let in_data = (in_chunk as u64).min(r.dims[last].saturating_sub(col0)) as usize;
+        let nrows: usize = bsh[..last].iter().product();
         let mut bidx = [0usize; super::b2nd::MAX_DIM];
-        for out in dst.chunks_exact_mut(rowb) {
+        for ri in 0..nrows {
             // Where this row is: padding, fill, or (partly) array data.
             let mut in_chunk_row = true;
             let mut in_array_row = true;
@@ -109,23 +115,15 @@ impl<'a> B2ndBlocks<'a> {
                 in_array_row &= a < r.dims[d];
                 lin = lin * r.dims[d] + a;
             }
-            let (data_items, fill_items) = match (in_chunk_row, in_array_row) {
-                (false, _) => (0, 0),
-                (true, false) => (0, in_chunk),
-                (true, true) => (in_data, in_chunk - in_data),
-            };
-            if data_items > 0 {
-                let s = (lin * r.dims[last] + col0) as usize * elem;
-                out[..data_items * elem].copy_from_slice(&r.data[s..s + data_items * elem]);
+            match (in_chunk_row, in_array_row) {
+                (false, _) => row(ri, 0, 0, 0),
+                (true, false) => row(ri, 0, 0, in_chunk),
+                (true, true) if in_data == 0 => row(ri, 0, 0, in_chunk),
+                (true, true) => {
+                    let at = (lin * r.dims[last] + col0) as usize * elem;
+                    row(ri, at, in_data, in_chunk - in_data);
+                }
             }
-            let filled = &mut out[data_items * elem..(data_items + fill_items) * elem];
-            match self.fill {
-                Some(f) => filled
-                    .chunks_exact_mut(elem)
-                    .for_each(|e| e.copy_from_slice(f)),
-                None => filled.fill(0),
-            }
-            out[(data_items + fill_items) * elem..].fill(0);
             // Next row of the block (odometer over all axes but the last).
             for d in (0..last).rev() {
                 bidx[d] += 1;
@@ -135,6 +133,59 @@ impl<'a> B2ndBlocks<'a> {
                 bidx[d] = 0;
             }
         }
+    }
+
+    /// Write block `k` into `dst` (`dst.len()` = the block's padded bytes).
+    fn gather(&self, k: usize, dst: &mut [u8]) {
+        let elem = self.region.elem;
+        let data = self.region.data;
+        let rowb = self.blockshape[self.blockshape.len() - 1] * elem;
+        self.rows(k, |ri, at, data_items, fill_items| {
+            let out = &mut dst[ri * rowb..(ri + 1) * rowb];
+            let nd = data_items * elem;
+            out[..nd].copy_from_slice(&data[at..at + nd]);
+            let filled = &mut out[nd..nd + fill_items * elem];
+            match self.fill {
+                Some(f) => filled
+                    .chunks_exact_mut(elem)
+                    .for_each(|e| e.copy_from_slice(f)),
+                None => filled.fill(0),
+            }
+            out[nd + fill_items * elem..].fill(0);
+        });
+    }
+
+    /// Write block `k` byte-shuffled (element size = item size) into `dst`.
+    fn gather_shuffled(&mut self, k: usize, dst: &mut [u8]) {
+        let elem = self.region.elem;
+        let data = self.region.data;
+        let row_items = self.blockshape[self.blockshape.len() - 1];
+        let n = dst.len() / elem;
+        // Rows all whole array rows (the usual block inside a chunk inside
+        // the array): one call shuffles them all.
+        let mut offs = std::mem::take(&mut self.offs);
+        offs.clear();
+        let mut whole = true;
+        self.rows(k, |_, at, data_items, _| {
+            whole &= data_items == row_items;
+            offs.push(at);
+        });
+        if whole && shuffle::shuffle_rows_into_planes(data, &offs, row_items, dst, elem) {
+            self.offs = offs;
+            return;
+        }
+        self.offs = offs;
+        self.rows(k, |ri, at, data_items, fill_items| {
+            let at_item = ri * row_items;
+            let src = &data[at..at + data_items * elem];
+            shuffle::shuffle_into_planes(src, dst, n, at_item, elem);
+            for j in 0..elem {
+                let plane = &mut dst[j * n + at_item + data_items..j * n + at_item + row_items];
+                let f = self.fill.map_or(0, |f| f[j]);
+                plane[..fill_items].fill(f);
+                plane[fill_items..].fill(0);
+            }
+        });
     }
 }
 
@@ -151,6 +202,15 @@ impl BlockSource for B2ndBlocks<'_> {
         }
         self.gather(k, &mut scratch[..len]);
         &scratch[..len]
+    }
+
+    fn block_shuffled(&mut self, k: usize, ts: usize, dst: &mut [u8]) -> bool {
+        let block = self.blockshape.iter().product::<usize>() * self.region.elem;
+        if ts != self.region.elem || dst.len() != block {
+            return false;
+        }
+        self.gather_shuffled(k, dst);
+        true
     }
 }
 
@@ -198,6 +258,17 @@ mod tests {
             for k in 0..padded / bs {
                 got.extend_from_slice(src.block(k, bs, bs, &mut scratch));
             }
+            let mut planes = Vec::new();
+            for k in 0..padded / bs {
+                let mut p = vec![0xEE; bs];
+                prop_assert!(src.block_shuffled(k, elem, &mut p));
+                planes.extend_from_slice(&p);
+            }
+            let mut want_planes = vec![0u8; padded];
+            for (w, g) in want_planes.chunks_mut(bs).zip(want.chunks(bs)) {
+                shuffle::shuffle(g, w, elem);
+            }
+            prop_assert_eq!(planes, want_planes);
             prop_assert_eq!(got, want);
         }
     }
