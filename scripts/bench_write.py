@@ -8,7 +8,8 @@ C-Blosc2). Not a test: prints medians of several repeats and the ratios.
 Ours is timed two ways: inside the process (file creation to commit, the
 `write_seconds` line of `h5 import`) and as the whole process (also reading the
 .npy). h5py is timed from `h5py.File(...)` to close (the array already in memory).
---threads sets our encoder threads (default 1); h5py runs hdf5plugin's Blosc2
+--threads sets our encoder threads (default 1; 0 = h5 import's own default, all
+cores); h5py runs hdf5plugin's Blosc2
 filter with its own default (BLOSC_NTHREADS from the environment).
 """
 
@@ -63,7 +64,7 @@ def run_ours(exe, npy, out, chunks, filt, threads):
     t = time.perf_counter()
     r = subprocess.run(
         [str(exe), "import", str(npy), str(out), "image", "--chunks", ",".join(map(str, chunks)),
-         "--filter", filt, "--threads", str(threads)],
+         "--filter", filt] + (["--threads", str(threads)] if threads > 0 else []),
         capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t
     inner = float(r.stdout.split()[-1])
@@ -91,7 +92,7 @@ def main():
     chunks = medh5_chunks(img.shape, img.dtype.itemsize)
     raw_mb = img.nbytes / 1e6
     print(f"image {img.shape} {img.dtype} ({raw_mb:.1f} MB), chunks {chunks}, "
-          f"{a.repeats} repeats, {a.threads} thread(s)")
+          f"{a.repeats} repeats, {a.threads or 'default (all cores)'} thread(s)")
     print(f"{'codec':16} {'ours in-proc s':>14} {'ours process s':>14} {'h5py s':>8} "
           f"{'h5py/ours':>9} {'ours MB':>8} {'h5py MB':>8}")
     for label, (filt, blosc) in CODECS.items():

@@ -120,17 +120,7 @@ fn dict_value<'t>(text: &'t str, key: &str) -> Option<&'t str> {
 /// Read a whole `.npy` file: header and a borrowed slice of its C-order data.
 pub fn read(bytes: &[u8]) -> Result<(NpyHeader, &[u8])> {
     let h = parse_header(bytes)?;
-    if h.fortran_order && h.shape.len() > 1 {
-        return Err(Error::unsupported("npy header", 0, "Fortran-order arrays"));
-    }
-    let item = h
-        .item_size()
-        .ok_or_else(|| bad(format!("unsupported dtype {}", h.descr)))?;
-    let n = h
-        .len()
-        .and_then(|n| n.checked_mul(item))
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| bad("data size overflows"))?;
+    let n = data_len(&h)?;
     let end = h
         .data_offset
         .checked_add(n)
@@ -138,6 +128,55 @@ pub fn read(bytes: &[u8]) -> Result<(NpyHeader, &[u8])> {
     let data = bytes
         .get(h.data_offset..end)
         .ok_or_else(|| bad("data shorter than the shape says"))?;
+    Ok((h, data))
+}
+
+/// Bytes of array data a (C-order) header announces.
+fn data_len(h: &NpyHeader) -> Result<usize> {
+    if h.fortran_order && h.shape.len() > 1 {
+        return Err(Error::unsupported("npy header", 0, "Fortran-order arrays"));
+    }
+    let item = h
+        .item_size()
+        .ok_or_else(|| bad(format!("unsupported dtype {}", h.descr)))?;
+    h.len()
+        .and_then(|n| n.checked_mul(item))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| bad("data size overflows"))
+}
+
+/// Read a `.npy` file: its header, then the array data straight into a
+/// buffer of its size (no copy of the whole file, no zero-filled buffer).
+pub fn read_file(path: &std::path::Path) -> Result<(NpyHeader, Vec<u8>)> {
+    use std::io::Read;
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad("truncated"),
+        _ => Error::io("read", e),
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let mut head = vec![0u8; 12];
+    f.read_exact(&mut head).map_err(io)?;
+    let (len, start) = match head[6] {
+        1 => (usize::from(u16::from_le_bytes([head[8], head[9]])), 10),
+        _ => (
+            u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize,
+            12,
+        ),
+    };
+    if len > 1 << 20 || start + len < head.len() {
+        return Err(bad("header length out of range"));
+    }
+    head.resize(start + len, 0);
+    f.read_exact(&mut head[12..]).map_err(io)?;
+    let h = parse_header(&head)?;
+    let n = data_len(&h)?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(n)
+        .map_err(|_| bad("data does not fit in memory"))?;
+    f.take(n as u64).read_to_end(&mut data).map_err(io)?;
+    if data.len() != n {
+        return Err(bad("data shorter than the shape says"));
+    }
     Ok((h, data))
 }
 

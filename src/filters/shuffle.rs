@@ -50,10 +50,9 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     let body = n * ts;
     #[cfg(target_arch = "x86_64")]
     {
-        if ts == 2 && is_x86_feature_detected!("sse2") {
+        if ts == 2 {
             let (p0, p1) = dst[..body].split_at_mut(n);
-            // SAFETY: SSE2 is available (checked above); the kernel bounds every access.
-            unsafe { x86::shuffle2_sse2(&src[..body], p0, p1) };
+            shuffle2(&src[..body], p0, p1);
             dst[body..].copy_from_slice(&src[body..]);
             return;
         }
@@ -74,6 +73,88 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
     }
     shuffle_scalar_body(&src[..body], &mut dst[..body], ts, n);
     dst[body..].copy_from_slice(&src[body..]);
+}
+
+/// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`
+/// (`min(p0.len(), p1.len(), src.len() / 2)` elements).
+fn shuffle2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is available (checked above); the kernel bounds every access.
+            unsafe { x86::shuffle2_avx2(src, p0, p1) };
+            return;
+        }
+        // SAFETY: SSE2 is part of x86-64; the kernel bounds every access.
+        unsafe { x86::shuffle2_sse2(src, p0, p1) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let n = p0.len().min(p1.len()).min(src.len() / 2);
+        for (i, pair) in src[..2 * n].chunks_exact(2).enumerate() {
+            p0[i] = pair[0];
+            p1[i] = pair[1];
+        }
+    }
+}
+
+/// Shuffle a run of `src.len() / ts` whole elements into byte planes
+/// `planes` (`ts` planes of `n` bytes each, plane `j` at `j·n`), at element
+/// `at` of every plane: the piece of a block shuffle that `src` contributes
+/// when it is elements `at..` of the block.
+pub fn shuffle_into_planes(src: &[u8], planes: &mut [u8], n: usize, at: usize, ts: usize) {
+    let m = src.len() / ts.max(1);
+    if m == 0 {
+        return;
+    }
+    if ts <= 1 {
+        planes[at..at + m].copy_from_slice(&src[..m]);
+        return;
+    }
+    if ts == 2 {
+        let (p0, p1) = planes[..2 * n].split_at_mut(n);
+        shuffle2(&src[..2 * m], &mut p0[at..at + m], &mut p1[at..at + m]);
+        return;
+    }
+    for j in 0..ts {
+        let plane = &mut planes[j * n + at..j * n + at + m];
+        for (d, s) in plane.iter_mut().zip(src[j..].iter().step_by(ts)) {
+            *d = *s;
+        }
+    }
+}
+
+/// Shuffle a block made of whole rows of `row` elements of `ts` bytes, row
+/// `r` being `src[offs[r]..offs[r] + row·ts]`, into the byte planes `planes`
+/// (`ts` planes of `offs.len()·row` bytes): [`shuffle_into_planes`] for
+/// every row, in one call. False (nothing written) if a row is outside `src`
+/// or `planes` has another size.
+pub fn shuffle_rows_into_planes(
+    src: &[u8],
+    offs: &[usize],
+    row: usize,
+    planes: &mut [u8],
+    ts: usize,
+) -> bool {
+    let n = offs.len() * row;
+    let rowb = row * ts;
+    if ts == 0 || planes.len() != n * ts || offs.iter().any(|&o| o + rowb > src.len()) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if ts == 2 && is_x86_feature_detected!("avx2") {
+            let (p0, p1) = planes.split_at_mut(n);
+            // SAFETY: AVX2 is available (checked above); every row lies in
+            // `src` and the planes hold n bytes each (checked above).
+            unsafe { x86::shuffle2_rows_avx2(src, offs, row, p0, p1) };
+            return true;
+        }
+    }
+    for (r, &o) in offs.iter().enumerate() {
+        shuffle_into_planes(&src[o..o + rowb], planes, n, r * row, ts);
+    }
+    true
 }
 
 /// Portable byte shuffle (reference for the SIMD versions).
@@ -566,7 +647,48 @@ mod x86 {
         i
     }
 
+    /// [`shuffle2_sse2`] with 32 elements a step.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn shuffle2_avx2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
+        let n = p0.len().min(p1.len()).min(src.len() / 2);
+        let mask = _mm256_set1_epi16(0x00ff);
+        let mut i = 0;
+        while i + 32 <= n {
+            let x0 = _mm256_loadu_si256(src.as_ptr().add(2 * i) as *const __m256i);
+            let x1 = _mm256_loadu_si256(src.as_ptr().add(2 * i + 32) as *const __m256i);
+            // packus works per 128-bit lane: lanes come out as x0lo x1lo x0hi x1hi.
+            let even = _mm256_packus_epi16(_mm256_and_si256(x0, mask), _mm256_and_si256(x1, mask));
+            let odd = _mm256_packus_epi16(_mm256_srli_epi16(x0, 8), _mm256_srli_epi16(x1, 8));
+            let even = _mm256_permute4x64_epi64(even, 0b11_01_10_00);
+            let odd = _mm256_permute4x64_epi64(odd, 0b11_01_10_00);
+            _mm256_storeu_si256(p0.as_mut_ptr().add(i) as *mut __m256i, even);
+            _mm256_storeu_si256(p1.as_mut_ptr().add(i) as *mut __m256i, odd);
+            i += 32;
+        }
+        shuffle2_sse2(&src[2 * i..2 * n], &mut p0[i..n], &mut p1[i..n]);
+    }
+
+    /// Rows of `row` 2-byte elements at byte offsets `offs` of `src`, row
+    /// `r` to `p0`/`p1[r·row..]`. Every row must lie in `src` and the planes
+    /// hold `offs.len()·row` bytes each.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn shuffle2_rows_avx2(
+        src: &[u8],
+        offs: &[usize],
+        row: usize,
+        p0: &mut [u8],
+        p1: &mut [u8],
+    ) {
+        for (r, &o) in offs.iter().enumerate() {
+            let s = &src[o..o + 2 * row];
+            let d = r * row;
+            shuffle2_avx2(s, &mut p0[d..d + row], &mut p1[d..d + row]);
+        }
+    }
+
     /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`.
+    #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn shuffle2_sse2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
         let n = p0.len().min(p1.len()).min(src.len() / 2);
@@ -589,120 +711,4 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn shuffle_matches_definition() {
-        let src: Vec<u8> = (0u8..11).collect();
-        let mut dst = vec![0; 11];
-        shuffle(&src, &mut dst, 2);
-        assert_eq!(dst, [0, 2, 4, 6, 8, 1, 3, 5, 7, 9, 10]);
-        let mut back = vec![0; 11];
-        unshuffle(&dst, &mut back, 2);
-        assert_eq!(back, src);
-    }
-
-    #[test]
-    fn hdf5_filter_round_trip() {
-        let ctx = ChunkContext::new(4, 40);
-        let src: Vec<u8> = (0u8..40).collect();
-        let enc = encode(&src, &[4], &ctx).unwrap();
-        assert_eq!(&enc[..10], &[0, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
-        assert_eq!(decode(&enc, &[4], &ctx).unwrap(), src);
-    }
-
-    proptest! {
-        #[test]
-        fn simd_equals_scalar(ts in 1usize..=17, data in proptest::collection::vec(any::<u8>(), 0..3000)) {
-            let mut a = vec![0; data.len()];
-            let mut b = vec![0; data.len()];
-            shuffle(&data, &mut a, ts);
-            shuffle_scalar(&data, &mut b, ts);
-            prop_assert_eq!(&a, &b);
-            let mut c = vec![0; data.len()];
-            let mut d = vec![0; data.len()];
-            unshuffle(&a, &mut c, ts);
-            unshuffle_scalar(&a, &mut d, ts);
-            prop_assert_eq!(&c, &d);
-            prop_assert_eq!(&c, &data);
-        }
-    }
-
-    /// Naive reference for [`unshuffle2_rows`].
-    fn rows_naive(p0: &[u8], p1: &[u8], g: &Rows3, dst: &mut [u8]) {
-        for a in 0..g.outer {
-            for b in 0..g.inner {
-                for i in 0..g.n {
-                    let s = g.src0 + a * g.ss[0] + b * g.ss[1] + i;
-                    let d = 2 * (g.dst0 + a * g.ds[0] + b * g.ds[1] + i);
-                    dst[d] = p0[s];
-                    dst[d + 1] = p1[s];
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn rows_refuse_short_planes() {
-        let g = Rows3 {
-            n: 4,
-            outer: 2,
-            inner: 2,
-            src0: 0,
-            ss: [8, 4],
-            dst0: 0,
-            ds: [8, 4],
-        };
-        assert_eq!(g.src_end(), Some(16));
-        assert_eq!(g.elements(), 16);
-        let mut dst = vec![7u8; 32];
-        // SAFETY: dst holds 2 · dst_end = 32 bytes.
-        let ok = unsafe { unshuffle2_rows(&[1; 15], &[2; 16], &g, dst.as_mut_ptr()) };
-        assert!(!ok);
-        assert!(dst.iter().all(|&b| b == 7));
-        // SAFETY: as above.
-        let ok = unsafe { unshuffle2_rows(&[1; 16], &[2; 16], &g, dst.as_mut_ptr()) };
-        assert!(ok);
-        assert_eq!(&dst[..4], &[1, 2, 1, 2]);
-    }
-
-    proptest! {
-        #[test]
-        fn rows_equal_naive(
-            n in 0usize..80, outer in 0usize..4, inner in 0usize..4,
-            pad in 0usize..40, src0 in 0usize..20, dst0 in 0usize..20, seed in any::<u8>(),
-        ) {
-            let ss = [(n + pad) * 4, n + pad];
-            let ds = [(n + pad + 3) * 5, n + pad + 3];
-            let g = Rows3 { n, outer, inner, src0, ss, dst0, ds };
-            let send = g.src_end().unwrap();
-            let dend = g.dst_end().unwrap();
-            let p0: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(3).wrapping_add(seed)).collect();
-            let p1: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(7) ^ seed).collect();
-            let mut got = vec![0xAAu8; 2 * dend];
-            let mut want = got.clone();
-            // SAFETY: `got` holds 2 · dst_end bytes.
-            let ok = unsafe { unshuffle2_rows(&p0, &p1, &g, got.as_mut_ptr()) };
-            prop_assert!(ok);
-            rows_naive(&p0, &p1, &g, &mut want);
-            prop_assert_eq!(got, want);
-        }
-
-        #[test]
-        fn planes_uninit_equals_scalar(ts in 1usize..=9, n in 0usize..200, seed in any::<u8>()) {
-            let planes: Vec<Vec<u8>> = (0..ts)
-                .map(|j| (0..n).map(|i| (i as u8).wrapping_add(seed).wrapping_mul(j as u8 + 1)).collect())
-                .collect();
-            let refs: Vec<&[u8]> = planes.iter().map(|p| p.as_slice()).collect();
-            let mut want = vec![0u8; n * ts];
-            unshuffle_planes_scalar(&refs, &mut want);
-            let mut got = vec![MaybeUninit::<u8>::uninit(); n * ts];
-            unshuffle_planes_uninit(&refs, &mut got);
-            // SAFETY: `unshuffle_planes_uninit` wrote all n · ts bytes (equal plane lengths).
-            let got: Vec<u8> = got.iter().map(|b| unsafe { b.assume_init() }).collect();
-            prop_assert_eq!(got, want);
-        }
-    }
-}
+mod tests;

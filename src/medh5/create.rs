@@ -38,11 +38,13 @@ pub fn num_dtype(descr: &str) -> Option<NumDtype> {
 
 /// Load a little-endian C-order `.npy` file as [`ArrayData`].
 pub fn load_npy(path: &Path) -> Result<ArrayData> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path.display(), e))?;
-    let (h, data) = crate::npy::read(&bytes)?;
+    let (h, data) = crate::npy::read_file(path).map_err(|e| match e {
+        Error::Io { source, .. } => Error::io(path.display(), source),
+        e => e,
+    })?;
     let dt = num_dtype(&h.descr)
         .ok_or_else(|| bad(format!("{}: unsupported dtype {}", path.display(), h.descr)))?;
-    ArrayData::from_bytes(dt, h.shape, data.to_vec())
+    ArrayData::from_bytes(dt, h.shape, data)
 }
 
 fn f64s(v: &Value, what: &str) -> Result<Vec<f64>> {

@@ -123,21 +123,13 @@ pub fn run(args: &[String]) -> u8 {
         eprintln!("{USAGE}");
         return 2;
     };
-    let bytes = match std::fs::read(npy) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("h5 import: {npy}: {e}");
-            return 2;
-        }
-    };
-    let (h, data) = match crate::npy::read(&bytes) {
+    let (h, data) = match crate::npy::read_file(std::path::Path::new(npy)) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("h5 import: {npy}: {e}");
             return 2;
         }
     };
-    let data = data.to_vec();
     let start = Instant::now();
     let job = || import(&h.descr, &h.shape, data, dst, dset, chunks, &filter);
     #[cfg(feature = "parallel")]

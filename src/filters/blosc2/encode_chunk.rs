@@ -91,16 +91,12 @@ pub enum StreamOut {
 
 /// Compress one stream (§3.8.3 step 3); `runs` enables run encodings.
 pub fn compress_stream(codec: u8, clevel: u8, src: &[u8], runs: bool) -> StreamOut {
-    if runs {
-        if let Some((&first, rest)) = src.split_first() {
-            if rest.iter().all(|&b| b == first) {
-                return if first == 0 {
-                    StreamOut::Zero
-                } else {
-                    StreamOut::Run(first)
-                };
-            }
-        }
+    if runs && is_run(src) {
+        return if src[0] == 0 {
+            StreamOut::Zero
+        } else {
+            StreamOut::Run(src[0])
+        };
     }
     match codec::compress(codec, clevel, src) {
         Some(c) if !c.is_empty() && c.len() < src.len() => StreamOut::Coded(c),
@@ -127,17 +123,50 @@ pub fn push_stream(out: &mut Vec<u8>, s: &StreamOut, raw: &[u8]) {
     }
 }
 
-/// Reusable encoder scratch.
+/// Where [`ChunkEncoder::encode_from`] takes the chunk's blocks from.
+pub trait BlockSource {
+    /// Block `k` of the chunk: `len` bytes starting at byte `k * bs` of the
+    /// chunk. A source that must assemble the block writes it into `scratch`
+    /// (resized as needed) and returns it.
+    fn block<'s>(
+        &'s mut self,
+        k: usize,
+        bs: usize,
+        len: usize,
+        scratch: &'s mut Vec<u8>,
+    ) -> &'s [u8];
+
+    /// Block `k` (`dst.len()` bytes) byte-shuffled with element size `ts`
+    /// (what `shuffle::shuffle` makes of [`block`](Self::block)) written into
+    /// `dst`; false if this source cannot, and the encoder shuffles itself.
+    fn block_shuffled(&mut self, _k: usize, _ts: usize, _dst: &mut [u8]) -> bool {
+        false
+    }
+}
+
+/// A chunk held in memory.
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl BlockSource for SliceSource<'_> {
+    fn block<'s>(&'s mut self, k: usize, bs: usize, len: usize, _: &'s mut Vec<u8>) -> &'s [u8] {
+        &self.0[k * bs..k * bs + len]
+    }
+}
+
+/// Reusable encoder scratch: filter buffers, the gathered block, a copy of
+/// block 0 (for delta) and the LZ4 output, all kept between calls.
 #[derive(Default)]
 pub struct ChunkEncoder {
     a: Vec<u8>,
     b: Vec<u8>,
     bits: Vec<u8>,
+    gather: Vec<u8>,
+    block0: Vec<u8>,
+    coded: Vec<u8>,
 }
 
-fn header(s: &Settings, flags: u8, nbytes: usize, bs: usize, blosc2_flags: u8) -> Vec<u8> {
-    let mut h = Vec::with_capacity(32);
-    h.extend_from_slice(&[
+fn header_into(out: &mut Vec<u8>, s: &Settings, flags: u8, nbytes: usize, bs: usize, b2: u8) {
+    out.extend_from_slice(&[
         5,
         1,
         flags,
@@ -147,19 +176,28 @@ fn header(s: &Settings, flags: u8, nbytes: usize, bs: usize, blosc2_flags: u8) -
             s.typesize as u8
         },
     ]);
-    h.extend_from_slice(&(nbytes as i32).to_le_bytes());
-    h.extend_from_slice(&(bs as i32).to_le_bytes());
-    h.extend_from_slice(&[0; 4]);
-    h.extend_from_slice(&s.filters);
-    h.extend_from_slice(&[s.codec, 0]);
-    h.extend_from_slice(&s.filters_meta);
-    h.extend_from_slice(&[0, blosc2_flags]);
-    h
+    out.extend_from_slice(&(nbytes as i32).to_le_bytes());
+    out.extend_from_slice(&(bs as i32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&s.filters);
+    out.extend_from_slice(&[s.codec, 0]);
+    out.extend_from_slice(&s.filters_meta);
+    out.extend_from_slice(&[0, b2]);
 }
 
+/// Set the chunk's `cbytes` to its length (the chunk is `c`, header first).
 fn set_cbytes(c: &mut [u8]) {
     let n = (c.len() as i32).to_le_bytes();
     c[12..16].copy_from_slice(&n);
+}
+
+/// Grow `v` to at least `len` bytes (new bytes zero) and return its first `len`.
+/// Bytes already there are left as they are: callers overwrite all of them.
+fn scratch_of(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if v.len() < len {
+        v.resize(len, 0);
+    }
+    &mut v[..len]
 }
 
 impl ChunkEncoder {
@@ -169,7 +207,34 @@ impl ChunkEncoder {
 
     /// Encode `src` as one Blosc2 chunk.
     pub fn encode(&mut self, src: &[u8], s: &Settings) -> Result<Vec<u8>> {
-        let nbytes = src.len();
+        let mut out = Vec::new();
+        self.encode_from(&mut SliceSource(src), src.len(), s, &mut out)?;
+        Ok(out)
+    }
+
+    /// Encode the `nbytes`-byte chunk that `src` yields block by block as one
+    /// Blosc2 chunk, appended to `out`.
+    pub fn encode_from(
+        &mut self,
+        src: &mut dyn BlockSource,
+        nbytes: usize,
+        s: &Settings,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let mut gather = std::mem::take(&mut self.gather);
+        let r = self.encode_inner(src, nbytes, s, out, &mut gather);
+        self.gather = gather;
+        r
+    }
+
+    fn encode_inner(
+        &mut self,
+        src: &mut dyn BlockSource,
+        nbytes: usize,
+        s: &Settings,
+        out: &mut Vec<u8>,
+        gather: &mut Vec<u8>,
+    ) -> Result<()> {
         if nbytes > i32::MAX as usize - 64 {
             return Err(Error::filter(0, "blosc2", "chunk too large for Blosc2"));
         }
@@ -210,84 +275,164 @@ impl ChunkEncoder {
         if !split {
             flags |= 0x10;
         }
+        let base = out.len();
         if s.clevel == 0 || nbytes < 32 {
-            return Ok(memcpyed(s, 0x07, nbytes, bs, src));
+            memcpyed(out, s, 0x07, nbytes, bs, src, gather);
+            return Ok(());
         }
         let nblocks = nbytes.div_ceil(bs);
-        let mut out = header(s, flags, nbytes, bs, 0);
-        out.resize(32 + 4 * nblocks, 0);
+        // Exactly one filter, a byte shuffle by the type size?
+        let mut set = s
+            .filters
+            .iter()
+            .zip(&s.filters_meta)
+            .filter(|(&f, _)| f != filter::NONE);
+        let shuffle_only = matches!(
+            (set.next(), set.next()),
+            (Some((&filter::SHUFFLE, &m)), None) if m == 0 || usize::from(m) == ts
+        );
+        header_into(out, s, flags, nbytes, bs, 0);
+        out.resize(base + 32 + 4 * nblocks, 0);
         let mut all_zero = true;
-        for (k, blk) in src.chunks(bs).enumerate() {
-            let start = out.len() as i32;
-            out[32 + 4 * k..36 + 4 * k].copy_from_slice(&start.to_le_bytes());
-            let filtered = self.filter_block(blk, src.get(..bs).unwrap_or(src), k, s, ts)?;
-            let nstreams = if split && blk.len() == bs { ts } else { 1 };
-            for part in filtered.chunks(blk.len() / nstreams) {
-                let so = compress_stream(s.codec, s.clevel, part, true);
-                all_zero &= matches!(so, StreamOut::Zero);
-                push_stream(&mut out, &so, part);
+        for k in 0..nblocks {
+            let len = bs.min(nbytes - k * bs);
+            let start = (out.len() - base) as i32;
+            out[base + 32 + 4 * k..base + 36 + 4 * k].copy_from_slice(&start.to_le_bytes());
+            let part_len = len / if split && len == bs { ts } else { 1 };
+            // The source may shuffle while it gathers (one pass less).
+            let mut a = std::mem::take(&mut self.a);
+            if shuffle_only && src.block_shuffled(k, ts, scratch_of(&mut a, len)) {
+                for part in a[..len].chunks(part_len) {
+                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
+                }
+                self.a = a;
+            } else {
+                self.a = a;
+                let blk = src.block(k, bs, len, gather);
+                if k == 0 && has(filter::DELTA) {
+                    self.block0.clear();
+                    self.block0.extend_from_slice(blk);
+                }
+                let filtered = self.filter_block(blk, k, s, ts)?;
+                let a = std::mem::take(&mut self.a);
+                let data = if filtered { &a[..len] } else { blk };
+                for part in data.chunks(part_len) {
+                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
+                }
+                self.a = a;
             }
-            self.a = filtered;
-            if out.len() > nbytes + 32 {
-                return Ok(memcpyed(s, flags | 0x02, nbytes, bs, src));
+            if out.len() - base > nbytes + 32 {
+                out.truncate(base);
+                memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);
+                return Ok(());
             }
         }
         if all_zero {
-            let mut z = header(s, flags, nbytes, bs, 0x10);
-            set_cbytes(&mut z);
-            return Ok(z);
+            out.truncate(base);
+            header_into(out, s, flags, nbytes, bs, 0x10);
         }
-        set_cbytes(&mut out);
-        Ok(out)
+        set_cbytes(&mut out[base..]);
+        Ok(())
     }
 
-    /// Apply the filters of slots 0…5 to block `k`; `block0` is the original block 0.
-    fn filter_block(
-        &mut self,
-        blk: &[u8],
-        block0: &[u8],
-        k: usize,
-        s: &Settings,
-        ts: usize,
-    ) -> Result<Vec<u8>> {
-        let mut a = std::mem::take(&mut self.a);
-        a.clear();
-        a.extend_from_slice(blk);
-        let mut b = std::mem::take(&mut self.b);
-        b.clear();
-        b.resize(blk.len(), 0);
+    /// Compress one stream (§3.8.3 step 3, run encodings on) and append it
+    /// with its `csize` prefix; true if the stream is all zeros.
+    fn push_compressed(&mut self, out: &mut Vec<u8>, codec: u8, clevel: u8, part: &[u8]) -> bool {
+        if matches!(codec, code::LZ4 | code::LZ4HC) && !is_run(part) {
+            let max = lz4_flex::block::get_maximum_output_size(part.len());
+            let dst = scratch_of(&mut self.coded, max);
+            match lz4_flex::block::compress_into(part, dst) {
+                Ok(n) if n > 0 && n < part.len() => {
+                    out.extend_from_slice(&(n as i32).to_le_bytes());
+                    out.extend_from_slice(&dst[..n]);
+                }
+                _ => push_stream(out, &StreamOut::Raw, part),
+            }
+            return false;
+        }
+        let so = compress_stream(codec, clevel, part, true);
+        push_stream(out, &so, part);
+        matches!(so, StreamOut::Zero)
+    }
+
+    /// Apply the filters of slots 0…5 to block `k`, leaving the result in
+    /// `self.a[..blk.len()]`; false if no filter is set (the block is its own result).
+    fn filter_block(&mut self, blk: &[u8], k: usize, s: &Settings, ts: usize) -> Result<bool> {
+        let len = blk.len();
+        let mut any = false;
         for (&f, &meta) in s.filters.iter().zip(&s.filters_meta) {
-            match f {
-                filter::NONE => continue,
+            if f == filter::NONE {
+                continue;
+            }
+            let mut a = std::mem::take(&mut self.a);
+            let mut b = std::mem::take(&mut self.b);
+            let src: &[u8] = if any { &a[..len] } else { blk };
+            let dst = scratch_of(&mut b, len);
+            let r = match f {
                 filter::SHUFFLE => {
                     let es = if meta != 0 { usize::from(meta) } else { ts };
-                    shuffle::shuffle(&a, &mut b, es);
+                    shuffle::shuffle(src, dst, es);
+                    Ok(())
                 }
-                filter::BITSHUFFLE => bitshuffle::bitshuffle(&a, &mut b, ts, &mut self.bits),
+                filter::BITSHUFFLE => {
+                    bitshuffle::bitshuffle(src, dst, ts, &mut self.bits);
+                    Ok(())
+                }
                 filter::DELTA => {
-                    delta_encode(&a, &mut b, if k == 0 { None } else { Some(block0) }, ts)
+                    let block0 = (k != 0).then_some(self.block0.as_slice());
+                    delta_encode(src, dst, block0, ts);
+                    Ok(())
                 }
-                filter::TRUNC_PREC => trunc_prec(&a, &mut b, ts, meta as i8)?,
-                other => {
-                    return Err(Error::unsupported(
-                        "Blosc2 chunk",
-                        0,
-                        format!("filter code {other}"),
-                    ));
-                }
-            }
+                filter::TRUNC_PREC => trunc_prec(src, dst, ts, meta as i8),
+                other => Err(Error::unsupported(
+                    "Blosc2 chunk",
+                    0,
+                    format!("filter code {other}"),
+                )),
+            };
             std::mem::swap(&mut a, &mut b);
+            self.a = a;
+            self.b = b;
+            r?;
+            any = true;
         }
-        self.b = b;
-        Ok(a)
+        Ok(any)
     }
 }
 
-fn memcpyed(s: &Settings, flags: u8, nbytes: usize, bs: usize, src: &[u8]) -> Vec<u8> {
-    let mut out = header(s, flags, nbytes, bs, 0);
-    out.extend_from_slice(src);
-    set_cbytes(&mut out);
-    out
+/// Is `src` one repeated byte (a run stream)? Checked 64 bytes at a time (a
+/// loop the compiler vectorises), stopping at the first block with a difference.
+pub fn is_run(src: &[u8]) -> bool {
+    let Some(&first) = src.first() else {
+        return false;
+    };
+    let mut blocks = src.chunks_exact(64);
+    for b in &mut blocks {
+        if b.iter().fold(0u8, |acc, &x| acc | (x ^ first)) != 0 {
+            return false;
+        }
+    }
+    blocks.remainder().iter().all(|&b| b == first)
+}
+
+fn memcpyed(
+    out: &mut Vec<u8>,
+    s: &Settings,
+    flags: u8,
+    nbytes: usize,
+    bs: usize,
+    src: &mut dyn BlockSource,
+    gather: &mut Vec<u8>,
+) {
+    let base = out.len();
+    header_into(out, s, flags, nbytes, bs, 0);
+    let mut k = 0;
+    while k * bs < nbytes {
+        let len = bs.min(nbytes - k * bs);
+        out.extend_from_slice(src.block(k, bs, len, gather));
+        k += 1;
+    }
+    set_cbytes(&mut out[base..]);
 }
 
 /// Delta encode (§3.9.3).
@@ -352,6 +497,18 @@ fn trunc_prec(src: &[u8], dst: &mut [u8], ts: usize, p: i8) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn is_run_matches_definition(len in 0usize..300, at in 0usize..300, b in 0u8..3, x in 0u8..3) {
+            let mut v = vec![b; len];
+            if at < len {
+                v[at] = x;
+            }
+            let want = v.split_first().is_some_and(|(f, r)| r.iter().all(|y| y == f));
+            proptest::prop_assert_eq!(is_run(&v), want);
+        }
+    }
 
     #[test]
     fn block_sizes_from_spec() {

@@ -291,9 +291,22 @@ pub struct FrameSpec<'m> {
 /// Write a frame holding `chunk` (a Blosc2 chunk; a 32-byte zero chunk becomes a
 /// special "zeros" offset) byte-identical in structure to hdf5plugin 7.1 (§3.4.6).
 pub fn write_single(spec: &FrameSpec, chunk: &[u8]) -> Result<Vec<u8>> {
-    let h = Header::parse(chunk)?;
-    let zero = h.special() == chunk::special::ZERO;
-    let stored: &[u8] = if zero { &[] } else { chunk };
+    let mut f = Vec::with_capacity(chunk.len() + 256);
+    write_single_into(spec, &mut f, |out| {
+        out.extend_from_slice(chunk);
+        Ok(())
+    })?;
+    Ok(f)
+}
+
+/// Like [`write_single`], appending the frame to `f`; `chunk` appends the
+/// Blosc2 chunk to the buffer it is given, so the chunk is encoded in place.
+pub fn write_single_into(
+    spec: &FrameSpec,
+    f: &mut Vec<u8>,
+    chunk: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let base = f.len();
     let mut meta = Vec::new();
     meta.push(0x93);
     meta.push(0xCD);
@@ -320,36 +333,53 @@ pub fn write_single(spec: &FrameSpec, chunk: &[u8]) -> Result<Vec<u8>> {
         meta.extend_from_slice(c);
     }
     let header_len = FIXED + meta.len();
-    let offset: u64 = if zero { 0x8100_0000_0000_0000 } else { 0 };
-    let offsets = offsets_chunk(offset);
-    let trailer = TRAILER;
-    let frame_len = header_len + stored.len() + offsets.len() + trailer.len();
-    let mut f = Vec::with_capacity(frame_len);
-    f.extend_from_slice(MAGIC);
-    f.push(0xD2);
-    f.extend_from_slice(&(header_len as u32).to_be_bytes());
-    f.push(0xCF);
-    f.extend_from_slice(&(frame_len as u64).to_be_bytes());
-    f.extend_from_slice(&[0xA4, 0x12, 0x00, spec.codec | (spec.clevel << 4), 0x03]);
-    f.push(0xD3);
-    f.extend_from_slice(&(h.nbytes as u64).to_be_bytes());
-    f.push(0xD3);
-    f.extend_from_slice(&(stored.len() as u64).to_be_bytes());
-    f.push(0xD2);
-    f.extend_from_slice(&(spec.typesize as u32).to_be_bytes());
-    f.push(0xD2);
-    f.extend_from_slice(&(h.blocksize as u32).to_be_bytes());
-    f.push(0xD2);
-    f.extend_from_slice(&(h.nbytes as u32).to_be_bytes());
-    f.extend_from_slice(&[0xD1, 0, 0, 0xD1, 0, 1, 0xC2, 0xD8, 6]);
-    f.extend_from_slice(&[0, 0, 0, 0, 0, spec.filter, spec.codec, 0]);
-    f.extend_from_slice(&[0; 8]);
-    debug_assert_eq!(f.len(), FIXED);
+    // The fixed part is written once the chunk's sizes are known.
+    f.resize(base + FIXED, 0);
     f.extend_from_slice(&meta);
-    f.extend_from_slice(stored);
-    f.extend_from_slice(&offsets);
-    f.extend_from_slice(trailer);
-    Ok(f)
+    let chunk_at = f.len();
+    if let Err(e) = chunk(f) {
+        f.truncate(base);
+        return Err(e);
+    }
+    let h = match Header::parse(&f[chunk_at..]) {
+        Ok(h) => h,
+        Err(e) => {
+            f.truncate(base);
+            return Err(e);
+        }
+    };
+    let zero = h.special() == chunk::special::ZERO;
+    if zero {
+        f.truncate(chunk_at);
+    }
+    let stored_len = f.len() - chunk_at;
+    let offset: u64 = if zero { 0x8100_0000_0000_0000 } else { 0 };
+    f.extend_from_slice(&offsets_chunk(offset));
+    f.extend_from_slice(TRAILER);
+    let frame_len = f.len() - base;
+    let mut x = Vec::with_capacity(FIXED);
+    x.extend_from_slice(MAGIC);
+    x.push(0xD2);
+    x.extend_from_slice(&(header_len as u32).to_be_bytes());
+    x.push(0xCF);
+    x.extend_from_slice(&(frame_len as u64).to_be_bytes());
+    x.extend_from_slice(&[0xA4, 0x12, 0x00, spec.codec | (spec.clevel << 4), 0x03]);
+    x.push(0xD3);
+    x.extend_from_slice(&(h.nbytes as u64).to_be_bytes());
+    x.push(0xD3);
+    x.extend_from_slice(&(stored_len as u64).to_be_bytes());
+    x.push(0xD2);
+    x.extend_from_slice(&(spec.typesize as u32).to_be_bytes());
+    x.push(0xD2);
+    x.extend_from_slice(&(h.blocksize as u32).to_be_bytes());
+    x.push(0xD2);
+    x.extend_from_slice(&(h.nbytes as u32).to_be_bytes());
+    x.extend_from_slice(&[0xD1, 0, 0, 0xD1, 0, 1, 0xC2, 0xD8, 6]);
+    x.extend_from_slice(&[0, 0, 0, 0, 0, spec.filter, spec.codec, 0]);
+    x.extend_from_slice(&[0; 8]);
+    debug_assert_eq!(x.len(), FIXED);
+    f[base..base + FIXED].copy_from_slice(&x);
+    Ok(())
 }
 
 /// The 40-byte memcpyed offsets chunk holding one offset (§3.4.3).

@@ -11,6 +11,7 @@ pub mod chunk;
 pub mod codec;
 pub mod encode_chunk;
 pub mod frame;
+pub mod gather;
 pub mod lz4block;
 
 use crate::error::{Error, Result};
@@ -229,7 +230,12 @@ pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
 
 /// Encode one HDF5 chunk as a Blosc2 frame with the settings `p`.
 pub fn encode_frame(input: &[u8], p: &Params) -> Result<Vec<u8>> {
-    use encode_chunk::{stune_blocksize, ChunkEncoder, Settings};
+    let mut out = Vec::with_capacity(input.len() / 2 + 256);
+    encode_frame_into(input, p, &mut encode_chunk::ChunkEncoder::new(), &mut out)?;
+    Ok(out)
+}
+
+fn check_codec(p: &Params) -> Result<()> {
     if codec::format_of(p.codec).is_none() || p.codec == codec::code::SNAPPY {
         return Err(Error::UnsupportedCodec {
             filter: NAME,
@@ -237,47 +243,111 @@ pub fn encode_frame(input: &[u8], p: &Params) -> Result<Vec<u8>> {
             name: codec::name_of(u32::from(p.codec)).into(),
         });
     }
-    let ts = p.typesize.max(1);
-    let settings = |blocksize: usize| Settings {
+    Ok(())
+}
+
+fn settings(p: &Params, ts: usize, blocksize: usize) -> encode_chunk::Settings {
+    encode_chunk::Settings {
         typesize: ts,
         clevel: p.clevel.min(9),
         codec: p.codec,
         filters: [0, 0, 0, 0, 0, p.filter],
         filters_meta: [0; 6],
         blocksize,
+    }
+}
+
+/// The B2ND geometry the filter uses for chunk `dims` (§3.5.1), and its block bytes.
+fn b2nd_geometry(dims: &[usize], ts: usize, p: &Params) -> Result<(b2nd::Meta, usize)> {
+    let target = if p.blocksize != 0 {
+        p.blocksize
+    } else {
+        let n = dims.iter().product::<usize>() * ts;
+        encode_chunk::stune_blocksize(n, ts, p.clevel.min(9), p.codec, 1)
     };
+    let block = b2nd::block_shape(dims, ts, target);
+    let meta = b2nd::Meta {
+        shape: dims.iter().map(|&d| d as u64).collect(),
+        chunkshape: dims.to_vec(),
+        blockshape: block,
+    };
+    let padded = meta.padded_items().ok_or_else(|| bad("size overflow"))? * ts;
+    let bs = (meta.blockshape.iter().product::<usize>() * ts).min(padded);
+    Ok((meta, bs))
+}
+
+/// Encode a B2ND frame whose padded blocks come from `src`, appended to `out`.
+fn encode_b2nd(
+    p: &Params,
+    ts: usize,
+    meta: &b2nd::Meta,
+    bs: usize,
+    src: &mut dyn encode_chunk::BlockSource,
+    enc: &mut encode_chunk::ChunkEncoder,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let padded = meta.padded_items().ok_or_else(|| bad("size overflow"))? * ts;
+    let ml = [(
+        "b2nd",
+        b2nd::write_meta(&meta.chunkshape, &meta.blockshape, ts),
+    )];
+    let s = settings(p, ts, bs);
+    frame::write_single_into(&spec(p, ts, &ml), out, |o| {
+        enc.encode_from(src, padded, &s, o)
+    })
+}
+
+/// [`encode_frame`] appending the frame to `out` and reusing `enc`'s buffers.
+pub fn encode_frame_into(
+    input: &[u8],
+    p: &Params,
+    enc: &mut encode_chunk::ChunkEncoder,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    check_codec(p)?;
+    let ts = p.typesize.max(1);
     let b2nd_dims = p
         .dims
         .as_ref()
         .filter(|d| d.iter().try_fold(ts, |a, &x| a.checked_mul(x)) == Some(input.len()));
-    let mut enc = ChunkEncoder::new();
     match b2nd_dims {
         Some(dims) => {
-            let target = if p.blocksize != 0 {
-                p.blocksize
-            } else {
-                stune_blocksize(input.len(), ts, p.clevel.min(9), p.codec, 1)
+            let (meta, bs) = b2nd_geometry(dims, ts, p)?;
+            // The chunk itself is the array the blocks are gathered from.
+            let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+            let zeros = vec![0u64; dims.len()];
+            let region = gather::Region {
+                data: input,
+                dims: &shape,
+                start: &zeros,
+                chunk: &shape,
+                elem: ts,
+                fill: &[],
             };
-            let block = b2nd::block_shape(dims, ts, target);
-            let meta = b2nd::Meta {
-                shape: dims.iter().map(|&d| d as u64).collect(),
-                chunkshape: dims.clone(),
-                blockshape: block.clone(),
-            };
-            let padded = meta.padded_items().ok_or_else(|| bad("size overflow"))? * ts;
-            let mut blocked = vec![0u8; padded];
-            let mut c = input.to_vec();
-            b2nd::reorder(&meta, ts, &mut blocked, &mut c, false)?;
-            let bs = (block.iter().product::<usize>() * ts).min(padded);
-            let chunk = enc.encode(&blocked, &settings(bs))?;
-            let ml = [("b2nd", b2nd::write_meta(dims, &block, ts))];
-            frame::write_single(&spec(p, ts, &ml), &chunk)
+            let mut src =
+                gather::B2ndBlocks::new(region, &meta).ok_or_else(|| bad("B2ND geometry"))?;
+            encode_b2nd(p, ts, &meta, bs, &mut src, enc, out)
         }
         None => {
-            let chunk = enc.encode(input, &settings(p.blocksize))?;
-            frame::write_single(&spec(p, ts, &[]), &chunk)
+            let s = settings(p, ts, p.blocksize);
+            frame::write_single_into(&spec(p, ts, &[]), out, |o| {
+                let mut src = encode_chunk::SliceSource(input);
+                enc.encode_from(&mut src, input.len(), &s, o)
+            })
         }
     }
+}
+
+/// [`encode`] appending the frame to `out` and reusing `enc`'s buffers.
+pub fn encode_into(
+    input: &[u8],
+    cd_values: &[u32],
+    ctx: &ChunkContext,
+    enc: &mut encode_chunk::ChunkEncoder,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let p = Params::from_cd(cd_values, ctx)?;
+    encode_frame_into(input, &p, enc, out)
 }
 
 fn spec<'m>(p: &Params, ts: usize, ml: &'m [(&'m str, Vec<u8>)]) -> frame::FrameSpec<'m> {

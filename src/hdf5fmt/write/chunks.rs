@@ -75,10 +75,26 @@ pub fn extract_chunk(
     elem: usize,
     fill: &[u8],
 ) -> Vec<u8> {
+    let mut out = Vec::new();
+    extract_chunk_into(data, dims, chunk, scaled, elem, fill, &mut out);
+    out
+}
+
+/// [`extract_chunk`] into `out` (resized to the chunk; its old bytes are reused).
+pub fn extract_chunk_into(
+    data: &[u8],
+    dims: &[u64],
+    chunk: &[u64],
+    scaled: &[u64],
+    elem: usize,
+    fill: &[u8],
+    out: &mut Vec<u8>,
+) {
     let rank = dims.len();
     let n: usize = chunk.iter().map(|&c| c as usize).product();
-    let mut out = Vec::with_capacity(n * elem);
+    out.clear();
     if fill.len() == elem && fill.iter().any(|&b| b != 0) {
+        out.reserve(n * elem);
         for _ in 0..n {
             out.extend_from_slice(fill);
         }
@@ -86,19 +102,19 @@ pub fn extract_chunk(
         out.resize(n * elem, 0);
     }
     if chunk.len() != rank || scaled.len() != rank {
-        return out;
+        return;
     }
     if rank == 0 {
         let len = elem.min(data.len());
         out[..len].copy_from_slice(&data[..len]);
-        return out;
+        return;
     }
     let start: Vec<u64> = scaled.iter().zip(chunk).map(|(&s, &c)| s * c).collect();
     let count: Vec<u64> = (0..rank)
         .map(|i| chunk[i].min(dims[i].saturating_sub(start[i])))
         .collect();
     if count.contains(&0) {
-        return out;
+        return;
     }
     let last = rank - 1;
     let run = count[last] as usize * elem;
@@ -119,7 +135,7 @@ pub fn extract_chunk(
         let mut i = last;
         loop {
             if i == 0 {
-                return out;
+                return;
             }
             i -= 1;
             idx[i] += 1;
@@ -167,32 +183,115 @@ pub fn run_pipeline(
     Ok((buf, mask))
 }
 
+/// Per-thread encoder state kept from chunk to chunk (and dataset to
+/// dataset): the extracted chunk and the Blosc2 encoder's buffers.
+#[derive(Default)]
+struct Scratch {
+    chunk: Vec<u8>,
+    blosc2: filters::blosc2::encode_chunk::ChunkEncoder,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// Encode the chunk at `scaled` into `out` (cleared first); returns the filter mask.
+fn encode_one(
+    input: &ChunkedInput,
+    data: &[u8],
+    ctx: &ChunkContext,
+    scaled: &[u64],
+    out: &mut Vec<u8>,
+    scratch: &mut Scratch,
+) -> Result<u32> {
+    out.clear();
+    let elem = input.element_size;
+    let fill = input.fill.unwrap_or(&[]);
+    if input.filters.is_empty() {
+        extract_chunk_into(data, input.dims, input.chunk, scaled, elem, fill, out);
+        return Ok(0);
+    }
+    extract_chunk_into(
+        data,
+        input.dims,
+        input.chunk,
+        scaled,
+        elem,
+        fill,
+        &mut scratch.chunk,
+    );
+    // A lone Blosc2 stage encodes in place, reusing this thread's buffers.
+    if let [spec] = input.filters {
+        if spec.id == filters::ids::BLOSC2 {
+            let r = filters::blosc2::encode_into(
+                &scratch.chunk,
+                &spec.cd_values,
+                ctx,
+                &mut scratch.blosc2,
+                out,
+            );
+            return match r {
+                Ok(()) => Ok(0),
+                // An optional stage that fails is skipped (the raw chunk is stored).
+                Err(_) if spec.flags & 1 != 0 => {
+                    out.clear();
+                    out.extend_from_slice(&scratch.chunk);
+                    Ok(1)
+                }
+                Err(e) => Err(e),
+            };
+        }
+    }
+    let (bytes, mask) = run_pipeline(input.filters, ctx, std::mem::take(&mut scratch.chunk))?;
+    out.extend_from_slice(&bytes);
+    // Keep the larger allocation for the next chunk.
+    scratch.chunk = bytes;
+    Ok(mask)
+}
+
+/// Encode the chunks at `coords` into `outs` (one buffer per chunk, reused
+/// from batch to batch); returns their filter masks.
 fn encode_all(
     input: &ChunkedInput,
     data: &[u8],
-    chunks: &[Vec<u64>],
-) -> Result<Vec<(Vec<u8>, u32)>> {
+    coords: &[Vec<u64>],
+    outs: &mut [Vec<u8>],
+) -> Result<Vec<u32>> {
     let elem = input.element_size;
     let chunk_bytes = product(input.chunk).unwrap_or(0) as usize * elem;
     let ctx = ChunkContext::new(elem, chunk_bytes);
-    let fill = input.fill.unwrap_or(&[]);
-    let one = |s: &Vec<u64>| -> Result<(Vec<u8>, u32)> {
-        let raw = extract_chunk(data, input.dims, input.chunk, s, elem, fill);
-        run_pipeline(input.filters, &ctx, raw).map_err(|e| Error::Chunk {
-            dataset: String::new(),
-            coords: s.clone(),
-            source: Box::new(e),
-        })
+    let one = |(s, out): (&Vec<u64>, &mut Vec<u8>)| -> Result<u32> {
+        SCRATCH
+            .with(|c| encode_one(input, data, &ctx, s, out, &mut c.borrow_mut()))
+            .map_err(|e| Error::Chunk {
+                dataset: String::new(),
+                coords: s.clone(),
+                source: Box::new(e),
+            })
     };
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        chunks.par_iter().map(one).collect()
+        coords
+            .par_iter()
+            .zip(outs.par_iter_mut())
+            .map(one)
+            .collect()
     }
     #[cfg(not(feature = "parallel"))]
     {
-        chunks.iter().map(one).collect()
+        coords.iter().zip(outs.iter_mut()).map(one).collect()
     }
+}
+
+/// Chunks encoded per batch: enough to keep every thread busy, few enough
+/// that the encoded chunks (held until written in order) stay small.
+fn batch_len() -> usize {
+    #[cfg(feature = "parallel")]
+    let threads = rayon::current_num_threads();
+    #[cfg(not(feature = "parallel"))]
+    let threads = 1;
+    (4 * threads).clamp(1, 256)
 }
 
 /// Write chunks and their index; returns the layout message body.
@@ -226,11 +325,13 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     let mut stored: Vec<Stored> = Vec::new();
     if let Some(data) = input.data {
         let coords = all_scaled(&cur_grid);
-        // Encode in batches to bound memory.
-        for batch in coords.chunks(256) {
-            let encoded = encode_all(input, data, batch)?;
-            for (s, (bytes, mask)) in batch.iter().zip(encoded) {
-                let addr = sink.append(&bytes)?;
+        // Encode in batches to bound memory; the output buffers are reused.
+        let mut outs: Vec<Vec<u8>> = Vec::new();
+        for batch in coords.chunks(batch_len()) {
+            outs.resize_with(batch.len(), Vec::new);
+            let masks = encode_all(input, data, batch, &mut outs[..batch.len()])?;
+            for ((s, bytes), mask) in batch.iter().zip(&outs).zip(masks) {
+                let addr = sink.append(bytes)?;
                 stored.push(Stored {
                     scaled: s.clone(),
                     addr,
