@@ -5,7 +5,8 @@
 //! `chunk_*.bin` files (default `/tmp/purehdf_bench_blosc2/zstd_3_shuffle`, made
 //! by `scripts/bench_blosc2.py`). Frames are found by their magic number and
 //! measured with ruzstd; both decoders then decode every frame into a reused
-//! buffer. Prints best-of-N MB/s (10^6 B/s of output) for each.
+//! buffer. Prints best-of-N MB/s (10^6 B/s of output) for each (N =
+//! `BENCH_REPEAT`, default 5; `BENCH_OURS_ONLY=1` skips timing ruzstd).
 
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 use std::time::Instant;
@@ -58,6 +59,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
+    // BENCH_OURS_ONLY=1: time only our decoder (comparing revisions of it).
+    let ours_only = std::env::var("BENCH_OURS_ONLY").is_ok_and(|v| v == "1");
     let mut paths: Vec<_> = match std::fs::read_dir(&dir) {
         Ok(d) => d.filter_map(|e| e.ok()).map(|e| e.path()).collect(),
         Err(e) => {
@@ -109,6 +112,9 @@ fn main() {
             }
         });
         best_ours = min2(best_ours, t);
+        if ours_only {
+            continue;
+        }
         let t = timed(|| {
             for (f, _) in &frames {
                 ruzstd_frame(&mut fd, f, &mut vbuf).unwrap();

@@ -32,9 +32,31 @@ pub(crate) fn corrupt(offset: usize, what: impl std::fmt::Display) -> Error {
     Error::filter(0, "zstd", format!("{what} (input byte {offset})"))
 }
 
+thread_local! {
+    /// Entropy tables and literal scratch kept between calls on a thread:
+    /// Blosc decodes one small frame per block, and setting these up afresh
+    /// (allocating and zeroing some 80 KiB) cost several percent of a frame.
+    /// Every frame resets the state it reads (`BlockState::reset`).
+    static STATE: std::cell::Cell<Option<Box<block::BlockState>>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// Decode every frame of `src` into `out` from `pos`; returns the end position.
-fn decode_all<O: Output>(src: &[u8], out: &mut O, mut pos: usize) -> Result<usize> {
-    let mut st = block::BlockState::new();
+fn decode_all<O: Output>(src: &[u8], out: &mut O, pos: usize) -> Result<usize> {
+    let mut st = STATE
+        .with(|c| c.take())
+        .unwrap_or_else(|| Box::new(block::BlockState::new()));
+    let res = decode_frames(src, out, pos, &mut st);
+    STATE.with(|c| c.set(Some(st)));
+    res
+}
+
+fn decode_frames<O: Output>(
+    src: &[u8],
+    out: &mut O,
+    mut pos: usize,
+    st: &mut block::BlockState,
+) -> Result<usize> {
     let mut at = 0usize;
     while at < src.len() {
         let rest = &src[at..];
@@ -42,7 +64,7 @@ fn decode_all<O: Output>(src: &[u8], out: &mut O, mut pos: usize) -> Result<usiz
             at += n;
             continue;
         }
-        at += frame::decode(rest, at, &mut st, out, &mut pos)?;
+        at += frame::decode(rest, at, st, out, &mut pos)?;
     }
     Ok(pos)
 }

@@ -7,6 +7,7 @@
 use super::bits::BackBits;
 use super::fse::{self, Cell};
 use super::{corrupt, Result};
+use std::sync::OnceLock;
 
 /// Literal lengths default distribution (accuracy log 6).
 pub(crate) const LL_DEFAULT: [i16; 36] = [
@@ -100,6 +101,27 @@ impl Code {
             Code::MatchLength => fse::counts_from(6, &ML_DEFAULT),
         }
     }
+    /// The predefined decoding table (§3.1.1.3.2.2), built once per process.
+    fn predefined(self) -> &'static (Vec<SeqCell>, u32) {
+        static LL: OnceLock<(Vec<SeqCell>, u32)> = OnceLock::new();
+        static OF: OnceLock<(Vec<SeqCell>, u32)> = OnceLock::new();
+        static ML: OnceLock<(Vec<SeqCell>, u32)> = OnceLock::new();
+        let cell = match self {
+            Code::LiteralLength => &LL,
+            Code::Offset => &OF,
+            Code::MatchLength => &ML,
+        };
+        cell.get_or_init(|| {
+            let c = self.default_counts();
+            let mut t = SeqTable::new(self);
+            let mut cells = [Cell::default(); 64];
+            // The fixed distributions are valid: the build cannot fail.
+            if fse::build(&c, &mut cells, 0).is_ok() {
+                t.fill(&cells, c.log);
+            }
+            (t.cells[..1 << c.log].to_vec(), c.log)
+        })
+    }
     /// Value baseline and extra bits of a code.
     fn value(self, code: u8) -> (u32, u8) {
         let c = code as usize;
@@ -172,13 +194,12 @@ impl SeqTable {
 
     /// Set up the table for `mode` from the start of `src`; returns bytes used.
     fn read(&mut self, mode: u8, src: &[u8], offset: usize) -> Result<usize> {
-        let mut cells = [Cell::default(); 512];
         match mode {
             0 => {
                 if self.kind != Kind::Predefined {
-                    let c = self.code.default_counts();
-                    fse::build(&c, &mut cells, offset)?;
-                    self.fill(&cells, c.log);
+                    let (t, log) = self.code.predefined();
+                    self.cells[..t.len()].copy_from_slice(t);
+                    self.log = *log;
                     self.kind = Kind::Predefined;
                 }
                 Ok(0)
@@ -193,8 +214,9 @@ impl SeqTable {
                         format!("RLE {:?} code {s} too large", self.code),
                     ));
                 }
+                let mut cells = [Cell::default(); 1];
                 fse::rle(s, &mut cells);
-                self.fill(&cells[..1], 0);
+                self.fill(&cells, 0);
                 self.kind = Kind::Other;
                 Ok(1)
             }
@@ -202,6 +224,7 @@ impl SeqTable {
                 self.kind = Kind::None;
                 let (c, used) =
                     fse::read_counts(src, self.code.max_log(), self.code.max_symbol(), offset)?;
+                let mut cells = [Cell::default(); 512];
                 fse::build(&c, &mut cells, offset)?;
                 self.fill(&cells, c.log);
                 self.kind = Kind::Other;

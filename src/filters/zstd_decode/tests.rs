@@ -387,3 +387,33 @@ fn window_over_two_gib_is_refused() {
     let err = decompress_append(&frame, &mut Vec::new(), 1 << 20).unwrap_err();
     assert!(err.to_string().contains("window size"), "{err}");
 }
+
+/// The block state kept per thread between calls must not leak: a frame
+/// whose first block uses treeless literals is refused even right after a
+/// call that left a valid Huffman table, and results do not depend on what
+/// was decoded (or failed) before.
+#[test]
+fn state_kept_between_calls_does_not_leak() {
+    let a = ct_like(200_000, 7);
+    let b = repetitive(70_000, 8);
+    let fa = rusty_zstd::compress(&a, 5).unwrap();
+    let fb = rusty_zstd::compress(&b, 3).unwrap();
+    // Single-segment frame of 4 bytes: one compressed block holding
+    // treeless literals (type 3, 4 literals, 1 stream byte) and no sequences.
+    let treeless = [
+        0x28, 0xB5, 0x2F, 0xFD, 0x20, 4, 45, 0, 0, 0x43, 0x40, 0x00, 0x80, 0x00,
+    ];
+    for _ in 0..3 {
+        let mut dst = vec![0u8; a.len()];
+        decompress_exact(&fa, &mut dst).unwrap();
+        assert!(dst == a);
+        let mut small = [0u8; 4];
+        assert!(decompress_exact(&treeless, &mut small).is_err());
+        // A truncated frame fails part way, leaving tables half set up.
+        let mut dst = vec![0u8; a.len()];
+        assert!(decompress_exact(&fa[..fa.len() / 2], &mut dst).is_err());
+        let mut out = Vec::new();
+        decompress_append(&fb, &mut out, b.len()).unwrap();
+        assert!(out == b);
+    }
+}
