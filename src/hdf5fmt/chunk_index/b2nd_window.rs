@@ -49,10 +49,10 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
             .iter()
             .zip(w.chunk.shape)
             .all(|(&a, &b)| a as u64 == b)
-        && meta.blockshape.iter().all(|&b| b > 0);
+        && meta.shape.as_slice() == w.chunk.shape;
     let ts = f.typesize;
-    let padded = meta.padded_items().and_then(|p| p.checked_mul(ts));
-    if !same_chunk || ts != w.elem || f.nchunks() != 1 || padded != Some(f.nbytes) {
+    let padded = meta.check_one_chunk(ts).ok();
+    if !same_chunk || ts != w.elem || f.nchunks() != 1 || padded.is_none() {
         return Ok(None);
     }
     let ChunkRef::Data(c) = f.chunk(0)? else {
@@ -65,7 +65,7 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
         .try_fold(ts, |a, &b| a.checked_mul(b));
     let special = h.extended && h.special() != 0;
     let whole_only = h.memcpyed() || special || h.filters.contains(&filter::DELTA);
-    let independent = !whole_only && block_bytes == Some(h.blocksize) && h.nbytes == f.nbytes;
+    let independent = !whole_only && block_bytes == Some(h.blocksize) && Some(h.nbytes) == padded;
     Ok(independent.then_some(Blocked { meta, chunk: c }))
 }
 
@@ -85,7 +85,12 @@ pub(super) fn read_window(
     if let (Some(m), 1) = (f.metalayer("b2nd"), f.nchunks()) {
         // A zero chunk: fill the window, decode nothing.
         if let ChunkRef::Special { kind: 1 | 4, .. } = f.chunk(0)? {
-            if Meta::parse(m).is_ok_and(|meta| meta.chunkshape.len() == w.chunk.shape.len()) {
+            let fits = |meta: Meta| {
+                meta.shape.as_slice() == w.chunk.shape
+                    && f.typesize == w.elem
+                    && meta.check_one_chunk(f.typesize).is_ok()
+            };
+            if Meta::parse(m).is_ok_and(fits) {
                 out.fill_zero(w.dst, w.lo, w.hi, w.elem)?;
                 return Ok(true);
             }
