@@ -22,9 +22,7 @@ pub struct Meta {
 
 /// Big-endian fixed-width field at `p`, behind a one-byte marker C skips.
 fn field(b: &[u8], p: &mut usize, n: usize) -> Result<u64> {
-    let s = b
-        .get(*p + 1..*p + 1 + n)
-        .ok_or_else(|| bad("truncated"))?;
+    let s = b.get(*p + 1..*p + 1 + n).ok_or_else(|| bad("truncated"))?;
     *p += 1 + n;
     Ok(s.iter().fold(0u64, |a, &x| a << 8 | u64::from(x)))
 }
@@ -89,6 +87,13 @@ impl Meta {
             })
     }
 
+    /// Items in the array (the B2ND shape).
+    pub fn array_items(&self) -> Option<usize> {
+        self.shape
+            .iter()
+            .try_fold(1usize, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
+    }
+
     /// Items in the chunk.
     pub fn chunk_items(&self) -> Option<usize> {
         self.chunkshape
@@ -98,6 +103,14 @@ impl Meta {
 
     /// Is the padded block order the same as C order of the chunk (no reordering)?
     pub fn is_c_order(&self) -> bool {
+        if self
+            .shape
+            .iter()
+            .zip(&self.chunkshape)
+            .any(|(&s, &c)| s != c as u64)
+        {
+            return false;
+        }
         let n = self.chunkshape.len();
         (0..n).any(|k| {
             self.blockshape[..k].iter().all(|&b| b == 1)
@@ -112,8 +125,8 @@ const MAX_CHUNK_BYTES: usize = i32::MAX as usize;
 
 impl Meta {
     /// Check the geometry as C-Blosc2 needs it for a one-chunk array: the
-    /// array fits in its chunk, whose padded size (whole blocks) fits in
-    /// int32 bytes. Returns the padded chunk size in bytes.
+    /// (non-empty) array fits in its chunk, whose padded size (whole blocks)
+    /// fits in int32 bytes. Returns the padded chunk size in bytes.
     pub fn check_one_chunk(&self, typesize: usize) -> Result<usize> {
         let rank = self.shape.len();
         if self.chunkshape.len() != rank || self.blockshape.len() != rank {
@@ -123,11 +136,9 @@ impl Meta {
             .shape
             .iter()
             .zip(&self.chunkshape)
-            .any(|(&s, &c)| s != c as u64)
+            .any(|(&s, &c)| s > c as u64 || s == 0)
         {
-            // C-Blosc2 mostly refuses a chunk shape other than the array's
-            // in a one-chunk frame; so do we (see tests/blosc2_parity.rs).
-            return Err(bad("chunk shape differs from the array shape"));
+            return Err(bad("array does not fit in one chunk"));
         }
         self.padded_items()
             .and_then(|p| p.checked_mul(typesize))
@@ -142,6 +153,26 @@ impl Meta {
     }
 }
 
+/// Does C-Blosc2 read the array block by block from the stored chunk (its
+/// "compact" path: the blocks the array meets take at most 1/16 of the padded
+/// chunk) rather than decoding the chunk whole (which needs the stored chunk
+/// to hold as many blocks as the padded chunk)? Also returns the number of
+/// the highest block the array meets plus one, in the padded chunk's grid.
+pub fn compact_read(meta: &Meta, typesize: usize, padded: usize) -> (bool, usize) {
+    let bs = &meta.blockshape;
+    let block_bytes: usize = bs.iter().product::<usize>() * typesize;
+    let rank = bs.len();
+    let (mut needed, mut last, mut stride) = (1usize, 0usize, 1usize);
+    for d in (0..rank).rev() {
+        let n = (meta.shape[d] as usize).div_ceil(bs[d]);
+        needed = needed.saturating_mul(n);
+        last += (n - 1) * stride;
+        stride *= meta.chunkshape[d].div_ceil(bs[d]);
+    }
+    let compact = needed.saturating_mul(block_bytes).saturating_mul(16) <= padded;
+    (compact, last + 1)
+}
+
 /// Copy the array (C order, `dst`) out of its decoded chunk `src`, which
 /// holds whole blocks of `blockshape` in C order of the block grid, as
 /// C-Blosc2 reads it. Items past the end of `src` (a block shape that does
@@ -151,7 +182,7 @@ pub fn gather(meta: &Meta, typesize: usize, src: &[u8], dst: &mut [u8]) -> Resul
     let rank = meta.shape.len();
     let (cs, bs) = (&meta.chunkshape, &meta.blockshape);
     let shape: Vec<usize> = meta.shape.iter().map(|&s| s as usize).collect();
-    let items = meta.chunk_items().ok_or_else(|| bad("size overflow"))?;
+    let items = meta.array_items().ok_or_else(|| bad("size overflow"))?;
     if rank == 0 || items.checked_mul(typesize) != Some(dst.len()) || items == 0 {
         return Err(bad("buffer sizes do not match the block geometry"));
     }

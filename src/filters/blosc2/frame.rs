@@ -34,7 +34,8 @@ fn expect(b: &[u8], pos: usize, marker: u8) -> Result<()> {
 pub enum ChunkRef<'a> {
     /// A stored Blosc2 chunk.
     Data(&'a [u8]),
-    /// A special chunk of `len` bytes: 1 zeros, 2 NaN, 4 uninitialised.
+    /// A special chunk of `len` bytes: bit 0 zeros, bit 2 uninitialised,
+    /// bit 1 NaN (tested in that order).
     Special { kind: u8, len: usize },
 }
 
@@ -46,7 +47,9 @@ pub struct Frame<'a> {
     pub nbytes: usize,
     pub cbytes: usize,
     pub typesize: usize,
-    pub blocksize: usize,
+    /// The header's block size (C builds special chunks with it; negative
+    /// is refused there).
+    pub blocksize: i32,
     pub chunksize: usize,
     /// Metalayers by name, content bytes.
     pub metalayers: Vec<(String, &'a [u8])>,
@@ -68,7 +71,9 @@ pub fn is_frame(buf: &[u8]) -> bool {
 /// metalayers at its sixth byte.
 fn trailer_start(b: &[u8]) -> Result<usize> {
     let len = b.len();
-    let at = len.checked_sub(23).ok_or_else(|| bad("no room for a trailer"))?;
+    let at = len
+        .checked_sub(23)
+        .ok_or_else(|| bad("no room for a trailer"))?;
     if b[at] != 0xCE {
         return Err(bad("trailer length marker"));
     }
@@ -147,7 +152,6 @@ impl<'a> Frame<'a> {
         }
         let (nbytes, cbytes) = (nbytes as usize, cbytes as usize);
         let (typesize, chunksize) = (typesize as usize, chunksize as usize);
-        let blocksize = usize::try_from(blocksize).unwrap_or(0);
         let metalayers = parse_metalayers(bytes, header_len)?;
         let trailer = trailer_start(bytes)?;
         let off_pos = header_len
@@ -215,8 +219,19 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// Locate chunk `i`.
+    /// Locate chunk `i`: a stored chunk lies in the data section (C's
+    /// chunk decoding refuses one whose header claims more bytes).
     pub fn chunk(&self, i: usize) -> Result<ChunkRef<'a>> {
+        self.locate(i, self.header_len + self.cbytes)
+    }
+
+    /// Like [`Frame::chunk`], but bounded by the frame's end only, as C's
+    /// "lazy chunk" read (the plain HDF5 filter path) is.
+    pub fn chunk_to_end(&self, i: usize) -> Result<ChunkRef<'a>> {
+        self.locate(i, self.bytes.len())
+    }
+
+    fn locate(&self, i: usize, end: usize) -> Result<ChunkRef<'a>> {
         let off = *self
             .offsets
             .get(i)
@@ -228,9 +243,7 @@ impl<'a> Frame<'a> {
                 len: self.chunk_len(i),
             });
         }
-        // A stored chunk lies in the data section: C refuses one whose
-        // header claims more bytes than the section holds.
-        let data = &self.bytes[self.header_len..self.header_len + self.cbytes];
+        let data = &self.bytes[self.header_len..end];
         let pos = usize::try_from(off)
             .ok()
             .filter(|&p| p < data.len())
@@ -273,21 +286,20 @@ impl<'a> Frame<'a> {
 
 /// Fill `out` with the values of a special chunk of `kind`.
 pub fn fill_special(kind: u8, typesize: usize, out: &mut [u8]) -> Result<()> {
-    match kind {
-        1 | 4 => out.fill(0),
-        2 => {
-            let pat: &[u8] = match typesize {
-                4 => &[0, 0, 0xc0, 0x7f],
-                8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
-                _ => return Err(bad("NaN chunk with typesize other than 4 or 8")),
-            };
-            for (d, s) in out.iter_mut().zip(pat.iter().cycle()) {
-                *d = *s;
-            }
+    // C tests the kind's bits in this order: zeros, uninitialised, NaN.
+    if kind & 1 != 0 || kind & 4 != 0 {
+        out.fill(0);
+    } else if kind & 2 != 0 {
+        let pat: &[u8] = match typesize {
+            4 => &[0, 0, 0xc0, 0x7f],
+            8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+            _ => return Err(bad("NaN chunk with typesize other than 4 or 8")),
+        };
+        for (d, s) in out.iter_mut().zip(pat.iter().cycle()) {
+            *d = *s;
         }
-        // C-Blosc2 hands out an uninitialised chunk for a special kind it
-        // does not know (its values are whatever memory held); zeros here.
-        _ => out.fill(0),
+    } else {
+        return Err(bad(format!("unknown special offset kind {kind}")));
     }
     Ok(())
 }

@@ -104,7 +104,7 @@ pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
         let f = Frame::parse(input, FRAME_CAP)?;
         match b2nd_meta(&f)? {
             Some(m) => m
-                .chunk_items()
+                .array_items()
                 .and_then(|i| i.checked_mul(f.typesize))
                 .ok_or_else(|| bad("size overflow"))?,
             None => first_chunk_len(&f)?,
@@ -117,7 +117,7 @@ pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
 }
 
 fn first_chunk_len(f: &Frame) -> Result<usize> {
-    let n = match f.chunk(0)? {
+    let n = match f.chunk_to_end(0)? {
         frame::ChunkRef::Data(c) => chunk::Header::parse(c)?.nbytes,
         frame::ChunkRef::Special { len, .. } => len,
     };
@@ -187,7 +187,7 @@ pub fn decode_into(
     }
     let f = Frame::parse(input, FRAME_CAP)?;
     let Some(meta) = b2nd_meta(&f)? else {
-        return match f.chunk(0)? {
+        return match f.chunk_to_end(0)? {
             frame::ChunkRef::Data(c) => dec.decode_into(c, dst),
             frame::ChunkRef::Special { kind, len } if len == dst.len() => {
                 frame::fill_special(kind, f.typesize, dst)
@@ -197,14 +197,20 @@ pub fn decode_into(
     };
     let padded = check_b2nd(&f, &meta, cd_values)?;
     let ts = f.typesize;
-    if meta.chunk_items().and_then(|i| i.checked_mul(ts)) != Some(dst.len()) {
+    if meta.array_items().and_then(|i| i.checked_mul(ts)) != Some(dst.len()) {
         return Err(Error::InvalidArgument(
             "B2ND output size differs from the array".into(),
         ));
     }
+    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
     let c = match f.chunk(0)? {
         frame::ChunkRef::Data(c) => c,
-        frame::ChunkRef::Special { kind, .. } => {
+        frame::ChunkRef::Special { kind, len } => {
+            // C builds the special chunk with the frame's block size and
+            // reads it like a stored one.
+            if !special_blocks_fit(&f, &meta, ts, padded, len) {
+                return Err(bad("B2ND block count differs from the special chunk's"));
+            }
             return frame::fill_special(kind, ts, dst);
         }
     };
@@ -212,14 +218,32 @@ pub fn decode_into(
     if h.nbytes > padded {
         return Err(bad("chunk larger than the B2ND padded chunk"));
     }
+    match b2nd::compact_read(&meta, ts, padded) {
+        (true, blocks) => {
+            if blocks.saturating_mul(block_bytes) > h.nbytes {
+                return Err(bad("B2ND blocks past the end of the chunk"));
+            }
+        }
+        (false, _) => {
+            let bs = h.blocksize.min(h.nbytes);
+            if bs == 0 || h.nbytes.div_ceil(bs) != padded / block_bytes {
+                return Err(bad("B2ND block count differs from the chunk's"));
+            }
+        }
+    }
     if meta.is_c_order() && h.nbytes == dst.len() {
         return dec.decode_into(c, dst);
     }
-    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
     let whole_only = h.memcpyed()
         || (h.extended && h.special() != 0)
         || h.filters.contains(&chunk::filter::DELTA);
-    if !whole_only && h.blocksize == block_bytes && h.nbytes == padded {
+    let same_shape = meta.is_c_order()
+        || meta
+            .shape
+            .iter()
+            .zip(&meta.chunkshape)
+            .all(|(&s, &c)| s == c as u64);
+    if !whole_only && same_shape && h.blocksize == block_bytes && h.nbytes == padded {
         // Each block is decoded into a small scratch and scattered into place.
         let nblocks = h.nbytes / block_bytes;
         let mut scratch = vec![0u8; block_bytes];
@@ -239,6 +263,22 @@ pub fn decode_into(
     let mut tmp = vec![0u8; h.nbytes];
     dec.decode_into(c, &mut tmp)?;
     b2nd::gather(&meta, ts, &tmp, dst)
+}
+
+/// Does a special chunk of `len` bytes (built with the frame's block size)
+/// suit the B2ND geometry as C-Blosc2 reads it? See [`b2nd::compact_read`].
+pub fn special_blocks_fit(
+    f: &Frame,
+    meta: &b2nd::Meta,
+    ts: usize,
+    padded: usize,
+    len: usize,
+) -> bool {
+    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+    let bs = usize::try_from(f.blocksize).unwrap_or(0).min(len);
+    f.blocksize >= 0
+        && (b2nd::compact_read(meta, ts, padded).0
+            || (bs > 0 && len.div_ceil(bs) == padded / block_bytes))
 }
 
 fn dims_of(cd: &[u32]) -> Option<Vec<usize>> {

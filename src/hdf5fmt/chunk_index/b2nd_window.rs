@@ -9,6 +9,7 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
+use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
@@ -84,11 +85,22 @@ pub(super) fn read_window(
     let f = Frame::parse(input, limits::MAX_DECODED as usize)?;
     if let (Some(m), 1) = (f.metalayer("b2nd"), f.nchunks()) {
         // A zero chunk: fill the window, decode nothing.
-        if let ChunkRef::Special { kind: 1 | 4, .. } = f.chunk(0)? {
+        if let ChunkRef::Special { kind, len } = f.chunk(0)? {
+            // Zeros (or uninitialised) in the usual geometry: the chunk's
+            // block count (frame block size) matches the padded chunk's.
             let fits = |meta: Meta| {
-                meta.shape.as_slice() == w.chunk.shape
+                let padded = meta.check_one_chunk(f.typesize).unwrap_or(0);
+                kind & 5 != 0
+                    && meta.shape.as_slice() == w.chunk.shape
+                    && meta
+                        .shape
+                        .iter()
+                        .zip(&meta.chunkshape)
+                        .all(|(&s, &c)| s == c as u64)
                     && f.typesize == w.elem
-                    && meta.check_one_chunk(f.typesize).is_ok()
+                    && padded > 0
+                    && padded > 0
+                    && blosc2::special_blocks_fit(&f, &meta, f.typesize, padded, len)
             };
             if Meta::parse(m).is_ok_and(fits) {
                 out.fill_zero(w.dst, w.lo, w.hi, w.elem)?;
