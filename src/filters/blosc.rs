@@ -39,7 +39,7 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     }
     let word = |p: usize| i32::from_le_bytes([head[p], head[p + 1], head[p + 2], head[p + 3]]);
     let (nbytes, blocksize, cbytes) = (word(4), word(8), word(12));
-    if blocksize > nbytes || cbytes < 0 {
+    if (nbytes > 0 && blocksize > nbytes) || cbytes < 0 {
         return Err(fail("block size larger than the chunk, or negative cbytes"));
     }
     if cbytes as usize == input.len() {

@@ -12,7 +12,8 @@ write_direct_chunk). Each copy is read back with h5py and classed `same`
 (decodes to the original values), `diff` (decodes to other values) or `err`.
 
 OUTDIR/parity.json: {"kinds": [{"name", "size", "payload": [[a, b], ...],
-"flips": [[dataset, pos, xor, class], ...]}]}.
+"flips": [[dataset, pos, xor, class, field], ...]}]}, and OUTDIR/NAME.chunk
+(the stored chunk) and OUTDIR/NAME.raw (its decoded values) per kind.
 """
 
 import hashlib
@@ -106,6 +107,37 @@ def payload_ranges(b):
     return out
 
 
+FRAME_FIELDS = [(0, "magic"), (10, "header_len"), (15, "frame_len"), (24, "flags"),
+                (29, "nbytes"), (38, "cbytes"), (47, "typesize"), (52, "blocksize"),
+                (57, "chunksize"), (62, "nthreads"), (68, "vlmeta_flag"), (69, "filters"),
+                (87, "metalayers")]
+CHUNK_FIELDS = [(0, "version"), (1, "versionlz"), (2, "flags"), (3, "typesize"),
+                (4, "nbytes"), (8, "blocksize"), (12, "cbytes"), (16, "filters"),
+                (22, "codec"), (23, "codec_meta"), (24, "filters_meta"), (30, "flags2"),
+                (31, "blosc2_flags")]
+
+
+def label(b, pos):
+    """Which structure byte `pos` of the stored chunk belongs to."""
+    base, where = 0, "chunk"
+    if b[:10] == b"\x9e\xa8b2frame\x00":
+        header_len = struct.unpack_from(">I", b, 11)[0]
+        cbytes = struct.unpack_from(">q", b, 39)[0]
+        tlen = struct.unpack_from(">I", b, len(b) - 22)[0]
+        if pos < header_len:
+            return "frame." + [n for o, n in FRAME_FIELDS if o <= pos][-1]
+        if pos >= len(b) - tlen:
+            return "trailer"
+        if pos >= header_len + cbytes:
+            return "offsets"
+        base = header_len
+    r = pos - base
+    ext = b[base] >= 3 and b[base + 2] & 5 == 5
+    if r < (32 if ext else 16):
+        return where + "." + [n for o, n in CHUNK_FIELDS if o <= r][-1]
+    return where + ".streams"
+
+
 def classify(v, want):
     return "same" if hashlib.sha256(v.tobytes()).hexdigest() == want else "diff"
 
@@ -166,8 +198,13 @@ def main():
                     c = classify(np.ascontiguousarray(g[dn][...]), want)
                 except Exception:
                     c = "err"
-                kind["flips"].append([dn, pos, x, c])
+                kind["flips"].append([dn, pos, x, c, label(raw, pos)])
             kind["sha256"] = want
+            kind["dtype_size"] = d.dtype.itemsize
+            kind["mask"] = mask
+            open(os.path.join(outdir, name + ".chunk"), "wb").write(raw)
+            open(os.path.join(outdir, name + ".raw"), "wb").write(
+                np.ascontiguousarray(d[...]).tobytes())
             doc["kinds"].append(kind)
     with open(os.path.join(outdir, "parity.json"), "w") as o:
         json.dump(doc, o)
