@@ -107,6 +107,9 @@ pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
                 .array_items()
                 .and_then(|i| i.checked_mul(f.typesize))
                 .ok_or_else(|| bad("size overflow"))?,
+            // Frames of several chunks (never written by the HDF5 filter,
+            // which reads only the first) decode whole.
+            None if f.nchunks() > 1 => f.nbytes,
             None => first_chunk_len(&f)?,
         }
     };
@@ -187,6 +190,9 @@ pub fn decode_into(
     }
     let f = Frame::parse(input, FRAME_CAP)?;
     let Some(meta) = b2nd_meta(&f)? else {
+        if f.nchunks() > 1 {
+            return f.decode_into(dec, dst);
+        }
         return match f.chunk_to_end(0)? {
             frame::ChunkRef::Data(c) => dec.decode_into(c, dst),
             frame::ChunkRef::Special { kind, len } if len == dst.len() => {
