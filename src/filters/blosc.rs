@@ -214,6 +214,26 @@ mod tests {
         assert_eq!(compute_blocksize(4 << 20, 2, 5, code::ZSTD), 262_144);
     }
 
+    /// The header checks C-Blosc 1.x makes, and the `cbytes` it does not read.
+    #[test]
+    fn header_checked_as_c_blosc1() {
+        let data: Vec<u8> = (0..8192u32).map(|i| (i / 7 % 50) as u8).collect();
+        let cd = [2, 2, 2, 8192, 5, 1, 1];
+        let ctx = ChunkContext::new(2, 8192);
+        let c = compress(&data, &params(&cd, &ctx).unwrap()).unwrap();
+        let with = |pos: usize, x: u8| {
+            let mut g = c.clone();
+            g[pos] ^= x;
+            decode(&g, &cd, &ctx)
+        };
+        assert!(with(0, 1).is_err(), "format version 3");
+        assert!(with(1, 1).is_err(), "codec format version 0");
+        assert!(with(9, 0x40).is_err(), "block size past the chunk");
+        assert_eq!(with(12, 1).unwrap(), data, "cbytes is not read");
+        assert_eq!(with(14, 1).unwrap(), data, "cbytes is not read");
+        assert!(with(15, 0x80).is_err(), "negative cbytes");
+    }
+
     proptest! {
         #[test]
         fn round_trip(ts in 1usize..=16, n in 0usize..3000, codec in prop::sample::select(vec![0u32, 1, 4, 5]),

@@ -365,6 +365,9 @@ fn spec<'m>(p: &Params, ts: usize, ml: &'m [(&'m str, Vec<u8>)]) -> frame::Frame
 }
 
 #[cfg(test)]
+mod parity_tests;
+
+#[cfg(test)]
 mod tests {
     use super::encode_chunk::{ChunkEncoder, Settings};
     use super::*;

@@ -99,7 +99,6 @@ pub(super) fn read_window(
                         .all(|(&s, &c)| s == c as u64)
                     && f.typesize == w.elem
                     && padded > 0
-                    && padded > 0
                     && blosc2::special_blocks_fit(&f, &meta, f.typesize, padded, len)
             };
             if Meta::parse(m).is_ok_and(fits) {
