@@ -16,9 +16,39 @@ fn fail(why: impl std::fmt::Display) -> Error {
 }
 
 /// Undo the filter.
+///
+/// The header is checked as C-Blosc 1.x (hdf5plugin's Blosc filter) checks
+/// it: format version 1 or 2, codec format version 1, a block size within
+/// the chunk. C does not read the header's `cbytes` (the filter does not
+/// pass the buffer's size), so neither do we beyond its sign: the stored
+/// bytes bound the chunk.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
     let _ = cd_values;
-    ChunkDecoder::new().decode(input, ctx.max_output)
+    let head = input
+        .get(..16)
+        .ok_or_else(|| fail("chunk shorter than its header"))?;
+    if !(1..=2).contains(&head[0]) {
+        return Err(Error::unsupported(
+            "Blosc chunk",
+            0,
+            format!("chunk format version {}", head[0]),
+        ));
+    }
+    if head[1] != 1 {
+        return Err(fail(format!("codec format version {}", head[1])));
+    }
+    let word = |p: usize| i32::from_le_bytes([head[p], head[p + 1], head[p + 2], head[p + 3]]);
+    let (nbytes, blocksize, cbytes) = (word(4), word(8), word(12));
+    if (nbytes > 0 && blocksize > nbytes) || cbytes < 0 {
+        return Err(fail("block size larger than the chunk, or negative cbytes"));
+    }
+    if cbytes as usize == input.len() {
+        return ChunkDecoder::new().decode(input, ctx.max_output);
+    }
+    let mut fixed = input.to_vec();
+    let len = i32::try_from(input.len()).map_err(|_| fail("chunk too large"))?;
+    fixed[12..16].copy_from_slice(&len.to_le_bytes());
+    ChunkDecoder::new().decode(&fixed, ctx.max_output)
 }
 
 /// Settings read from `cd_values` (§4.1).
@@ -182,6 +212,26 @@ mod tests {
         assert_eq!(compute_blocksize(100_000, 2, 5, code::LZ4), 100_000);
         assert_eq!(compute_blocksize(8192, 2, 5, code::LZ4), 8192);
         assert_eq!(compute_blocksize(4 << 20, 2, 5, code::ZSTD), 262_144);
+    }
+
+    /// The header checks C-Blosc 1.x makes, and the `cbytes` it does not read.
+    #[test]
+    fn header_checked_as_c_blosc1() {
+        let data: Vec<u8> = (0..8192u32).map(|i| (i / 7 % 50) as u8).collect();
+        let cd = [2, 2, 2, 8192, 5, 1, 1];
+        let ctx = ChunkContext::new(2, 8192);
+        let c = compress(&data, &params(&cd, &ctx).unwrap()).unwrap();
+        let with = |pos: usize, x: u8| {
+            let mut g = c.clone();
+            g[pos] ^= x;
+            decode(&g, &cd, &ctx)
+        };
+        assert!(with(0, 1).is_err(), "format version 3");
+        assert!(with(1, 1).is_err(), "codec format version 0");
+        assert!(with(9, 0x40).is_err(), "block size past the chunk");
+        assert_eq!(with(12, 1).unwrap(), data, "cbytes is not read");
+        assert_eq!(with(14, 1).unwrap(), data, "cbytes is not read");
+        assert!(with(15, 0x80).is_err(), "negative cbytes");
     }
 
     proptest! {

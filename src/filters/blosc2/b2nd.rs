@@ -20,85 +20,60 @@ pub struct Meta {
     pub blockshape: Vec<usize>,
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    p: usize,
-}
-
-impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8> {
-        let v = *self.b.get(self.p).ok_or_else(|| bad("truncated"))?;
-        self.p += 1;
-        Ok(v)
-    }
-    fn int(&mut self) -> Result<i64> {
-        let m = self.byte()?;
-        let n = match m {
-            0x00..=0x7f => return Ok(i64::from(m)),
-            0xD0 | 0xCC => 1,
-            0xD1 | 0xCD => 2,
-            0xD2 | 0xCE => 4,
-            0xD3 | 0xCF => 8,
-            _ => return Err(bad(format!("unexpected marker {m:#04x}"))),
-        };
-        let s = self
-            .b
-            .get(self.p..self.p + n)
-            .ok_or_else(|| bad("truncated"))?;
-        self.p += n;
-        let u = s.iter().fold(0u64, |a, &x| a << 8 | u64::from(x));
-        Ok(if m >= 0xD0 {
-            // signed: sign-extend from n bytes
-            let shift = 64 - 8 * n as u32;
-            ((u << shift) as i64) >> shift
-        } else {
-            u as i64
-        })
-    }
-    fn array(&mut self, rank: usize) -> Result<Vec<i64>> {
-        let m = self.byte()?;
-        if !(0x90..=0x9f).contains(&m) || usize::from(m - 0x90) != rank {
-            return Err(bad("array length differs from the rank"));
-        }
-        (0..rank).map(|_| self.int()).collect()
-    }
+/// Big-endian fixed-width field at `p`, behind a one-byte marker C skips.
+fn field(b: &[u8], p: &mut usize, n: usize) -> Result<u64> {
+    let s = b.get(*p + 1..*p + 1 + n).ok_or_else(|| bad("truncated"))?;
+    *p += 1 + n;
+    Ok(s.iter().fold(0u64, |a, &x| a << 8 | u64::from(x)))
 }
 
 impl Meta {
-    /// Parse a `b2nd` or `caterva` metalayer.
+    /// Parse a `b2nd` or `caterva` metalayer as C-Blosc2 does: fixed-width
+    /// fields (int64 shape, int32 chunk and block shapes) whose msgpack
+    /// markers are skipped, not checked; an optional dtype (format byte,
+    /// str32 marker, length) that must lie inside the content.
     pub fn parse(content: &[u8]) -> Result<Meta> {
-        let mut r = Reader { b: content, p: 0 };
-        let head = r.byte()?;
-        if head != 0x97 && head != 0x95 {
-            return Err(bad("not a fixarray of 5 or 7"));
+        let rank = *content.get(2).ok_or_else(|| bad("truncated"))?;
+        let rank = usize::from(rank);
+        if !(1..=MAX_DIM).contains(&rank) {
+            return Err(bad(format!("rank {rank} out of range")));
         }
-        let _version = r.byte()?;
-        let rank = r.int()?;
-        let rank = usize::try_from(rank)
-            .ok()
-            .filter(|&r| (1..=MAX_DIM).contains(&r))
-            .ok_or_else(|| bad(format!("rank {rank} out of range")))?;
-        let shape = r.array(rank)?;
-        let chunkshape = r.array(rank)?;
-        let blockshape = r.array(rank)?;
-        let pos = |v: Vec<i64>| -> Result<Vec<usize>> {
-            v.into_iter()
-                .map(|x| {
-                    usize::try_from(x)
+        let mut p = 3;
+        let mut shape = Vec::with_capacity(rank);
+        p += 1;
+        for _ in 0..rank {
+            let v = field(content, &mut p, 8)? as i64;
+            shape.push(u64::try_from(v).map_err(|_| bad("negative shape"))?);
+        }
+        let dims = |p: &mut usize| -> Result<Vec<usize>> {
+            *p += 1;
+            (0..rank)
+                .map(|_| {
+                    let v = field(content, p, 4)? as i32;
+                    usize::try_from(v)
                         .ok()
                         .filter(|&x| x > 0)
                         .ok_or_else(|| bad("non-positive extent"))
                 })
                 .collect()
         };
-        let shape = shape
-            .into_iter()
-            .map(|x| u64::try_from(x).map_err(|_| bad("negative shape")))
-            .collect::<Result<Vec<u64>>>()?;
+        let chunkshape = dims(&mut p)?;
+        let blockshape = dims(&mut p)?;
+        if p < content.len() {
+            // dtype format, then the dtype as a str32
+            if content.get(p + 1) != Some(&0xDB) {
+                return Err(bad("dtype is not a str32"));
+            }
+            let mut q = p + 1;
+            let len = field(content, &mut q, 4)? as usize;
+            if content.len() - q < len {
+                return Err(bad("dtype outside the metalayer"));
+            }
+        }
         Ok(Meta {
             shape,
-            chunkshape: pos(chunkshape)?,
-            blockshape: pos(blockshape)?,
+            chunkshape,
+            blockshape,
         })
     }
 
@@ -112,6 +87,13 @@ impl Meta {
             })
     }
 
+    /// Items in the array (the B2ND shape).
+    pub fn array_items(&self) -> Option<usize> {
+        self.shape
+            .iter()
+            .try_fold(1usize, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
+    }
+
     /// Items in the chunk.
     pub fn chunk_items(&self) -> Option<usize> {
         self.chunkshape
@@ -121,6 +103,14 @@ impl Meta {
 
     /// Is the padded block order the same as C order of the chunk (no reordering)?
     pub fn is_c_order(&self) -> bool {
+        if self
+            .shape
+            .iter()
+            .zip(&self.chunkshape)
+            .any(|(&s, &c)| s != c as u64)
+        {
+            return false;
+        }
         let n = self.chunkshape.len();
         (0..n).any(|k| {
             self.blockshape[..k].iter().all(|&b| b == 1)
@@ -128,6 +118,111 @@ impl Meta {
                 && self.blockshape[k + 1..] == self.chunkshape[k + 1..]
         })
     }
+}
+
+/// Largest chunk (padded to whole blocks) C-Blosc2 handles: its sizes are int32.
+const MAX_CHUNK_BYTES: usize = i32::MAX as usize;
+
+impl Meta {
+    /// Check the geometry as C-Blosc2 needs it for a one-chunk array: the
+    /// (non-empty) array fits in its chunk, whose padded size (whole blocks)
+    /// fits in int32 bytes. Returns the padded chunk size in bytes.
+    pub fn check_one_chunk(&self, typesize: usize) -> Result<usize> {
+        let rank = self.shape.len();
+        if self.chunkshape.len() != rank || self.blockshape.len() != rank {
+            return Err(bad("rank mismatch"));
+        }
+        if self
+            .shape
+            .iter()
+            .zip(&self.chunkshape)
+            .any(|(&s, &c)| s > c as u64 || s == 0)
+        {
+            return Err(bad("array does not fit in one chunk"));
+        }
+        self.padded_items()
+            .and_then(|p| p.checked_mul(typesize))
+            .filter(|&b| b <= MAX_CHUNK_BYTES)
+            .filter(|_| {
+                self.blockshape
+                    .iter()
+                    .try_fold(typesize, |a, &b| a.checked_mul(b))
+                    .is_some_and(|b| b <= MAX_CHUNK_BYTES)
+            })
+            .ok_or_else(|| bad("chunk geometry too large"))
+    }
+}
+
+/// Does C-Blosc2 read the array block by block from the stored chunk (its
+/// "compact" path: the blocks the array meets take at most 1/16 of the padded
+/// chunk) rather than decoding the chunk whole (which needs the stored chunk
+/// to hold as many blocks as the padded chunk)? Also returns the number of
+/// the highest block the array meets plus one, in the padded chunk's grid.
+pub fn compact_read(meta: &Meta, typesize: usize, padded: usize) -> (bool, usize) {
+    let bs = &meta.blockshape;
+    let block_bytes: usize = bs.iter().product::<usize>() * typesize;
+    let rank = bs.len();
+    let (mut needed, mut last, mut stride) = (1usize, 0usize, 1usize);
+    for d in (0..rank).rev() {
+        let n = (meta.shape[d] as usize).div_ceil(bs[d]);
+        needed = needed.saturating_mul(n);
+        last += (n - 1) * stride;
+        stride *= meta.chunkshape[d].div_ceil(bs[d]);
+    }
+    let compact = needed.saturating_mul(block_bytes).saturating_mul(16) <= padded;
+    (compact, last + 1)
+}
+
+/// Copy the array (C order, `dst`) out of its decoded chunk `src`, which
+/// holds whole blocks of `blockshape` in C order of the block grid, as
+/// C-Blosc2 reads it. Items past the end of `src` (a block shape that does
+/// not fit the stored chunk) read as zeros, where C reads whatever its
+/// buffer held.
+pub fn gather(meta: &Meta, typesize: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let rank = meta.shape.len();
+    let (cs, bs) = (&meta.chunkshape, &meta.blockshape);
+    let shape: Vec<usize> = meta.shape.iter().map(|&s| s as usize).collect();
+    let items = meta.array_items().ok_or_else(|| bad("size overflow"))?;
+    if rank == 0 || items.checked_mul(typesize) != Some(dst.len()) || items == 0 {
+        return Err(bad("buffer sizes do not match the block geometry"));
+    }
+    let block_items: usize = bs.iter().product();
+    let grid: Vec<usize> = cs.iter().zip(bs).map(|(&c, &b)| c.div_ceil(b)).collect();
+    let mut gstride = vec![1usize; rank];
+    let mut bstride = vec![1usize; rank];
+    for d in (0..rank - 1).rev() {
+        gstride[d] = gstride[d + 1] * grid[d + 1];
+        bstride[d] = bstride[d + 1] * bs[d + 1];
+    }
+    let last = rank - 1;
+    let rowb = shape[last] * typesize;
+    let mut idx = vec![0usize; rank];
+    for row in dst.chunks_mut(rowb) {
+        let (mut blk, mut inb) = (0usize, 0usize);
+        for d in 0..last {
+            blk += idx[d] / bs[d] * gstride[d];
+            inb += idx[d] % bs[d] * bstride[d];
+        }
+        let mut x = 0usize;
+        while x < shape[last] {
+            let run = (bs[last] - x % bs[last]).min(shape[last] - x);
+            let item = (blk + x / bs[last]) * block_items + inb + x % bs[last];
+            let out = &mut row[x * typesize..(x + run) * typesize];
+            let start = item.saturating_mul(typesize).min(src.len());
+            let have = (src.len() - start).min(out.len());
+            out[..have].copy_from_slice(&src[start..start + have]);
+            out[have..].fill(0);
+            x += run;
+        }
+        for d in (0..last).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
 }
 
 /// Write a `b2nd` metalayer as the HDF5 filter does (dtype `|V<typesize>`).

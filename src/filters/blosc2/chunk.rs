@@ -71,7 +71,8 @@ impl Header {
             .get(..16)
             .ok_or_else(|| bad("chunk shorter than its header"))?;
         let (version, flags) = (head[0], head[2]);
-        if version == 0 || version > 5 {
+        // C-Blosc2 reads chunks of any later version with the version-5 rules.
+        if version == 0 {
             return Err(Error::unsupported(
                 "Blosc chunk",
                 0,
@@ -112,11 +113,12 @@ impl Header {
             }
             h.blosc2_flags = ext[15];
         } else {
-            if flags & 0x01 != 0 && typesize > 1 {
-                h.filters[5] = filter::SHUFFLE;
-            }
+            // Both bits set: C-Blosc 1.x undoes the byte shuffle.
             if flags & 0x04 != 0 {
                 h.filters[5] = filter::BITSHUFFLE;
+            }
+            if flags & 0x01 != 0 && typesize > 1 {
+                h.filters[5] = filter::SHUFFLE;
             }
             h.codec = flags >> 5;
         }

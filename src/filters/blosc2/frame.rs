@@ -34,7 +34,8 @@ fn expect(b: &[u8], pos: usize, marker: u8) -> Result<()> {
 pub enum ChunkRef<'a> {
     /// A stored Blosc2 chunk.
     Data(&'a [u8]),
-    /// A special chunk of `len` bytes: 1 zeros, 2 NaN, 4 uninitialised.
+    /// A special chunk of `len` bytes: bit 0 zeros, bit 2 uninitialised,
+    /// bit 1 NaN (tested in that order).
     Special { kind: u8, len: usize },
 }
 
@@ -46,7 +47,9 @@ pub struct Frame<'a> {
     pub nbytes: usize,
     pub cbytes: usize,
     pub typesize: usize,
-    pub blocksize: usize,
+    /// The header's block size (C builds special chunks with it; negative
+    /// is refused there).
+    pub blocksize: i32,
     pub chunksize: usize,
     /// Metalayers by name, content bytes.
     pub metalayers: Vec<(String, &'a [u8])>,
@@ -55,19 +58,55 @@ pub struct Frame<'a> {
 }
 
 /// Does `buf` start like a frame?
+///
+/// Only the name "b2frame\0" counts: C-Blosc2 does not check the msgpack
+/// markers in front of it (bytes 0 and 1).
 pub fn is_frame(buf: &[u8]) -> bool {
-    buf.starts_with(MAGIC)
+    buf.get(2..10) == Some(&MAGIC[2..])
+}
+
+/// Where the trailer starts, checked as C-Blosc2 does: its length (a uint32
+/// 22 bytes from the end, behind a 0xce marker) must leave room for the
+/// fixed header, and the trailer must hold the map of (no) variable-length
+/// metalayers at its sixth byte.
+fn trailer_start(b: &[u8]) -> Result<usize> {
+    let len = b.len();
+    let at = len
+        .checked_sub(23)
+        .ok_or_else(|| bad("no room for a trailer"))?;
+    if b[at] != 0xCE {
+        return Err(bad("trailer length marker"));
+    }
+    let tlen = be(b, at + 1, 4)? as usize;
+    if tlen < 25 || tlen > len - FIXED {
+        return Err(bad(format!("trailer length {tlen}")));
+    }
+    let t = len - tlen;
+    if b.get(t + 6) != Some(&0xDE) {
+        return Err(bad("trailer without its metalayer map"));
+    }
+    if be(b, t + 7, 2)? != 0 {
+        return Err(Error::unsupported(
+            "Blosc2 frame",
+            0,
+            "variable-length metalayers",
+        ));
+    }
+    Ok(t)
 }
 
 impl<'a> Frame<'a> {
     /// Parse a frame; `max_nbytes` caps the uncompressed size it may declare.
+    ///
+    /// Acceptance follows C-Blosc2 as hdf5plugin 7.1 reads frames: the
+    /// msgpack markers of the fixed header and of the metalayer section are
+    /// not checked (C reads the fields at fixed offsets), while the filter
+    /// count, type and chunk sizes, the trailer and the offsets chunk are.
     pub fn parse(bytes: &'a [u8], max_nbytes: usize) -> Result<Frame<'a>> {
         if !is_frame(bytes) {
             return Err(bad("bad magic"));
         }
-        expect(bytes, 10, 0xD2)?;
         let header_len = be(bytes, 11, 4)? as usize;
-        expect(bytes, 15, 0xCF)?;
         let frame_len = be(bytes, 16, 8)?;
         if frame_len != bytes.len() as u64 {
             return Err(bad(format!(
@@ -78,7 +117,7 @@ impl<'a> Frame<'a> {
         if header_len < FIXED || header_len > bytes.len() {
             return Err(bad("header length out of range"));
         }
-        let gflags = *bytes.get(25).ok_or_else(|| bad("truncated"))?;
+        let gflags = bytes[25];
         if gflags & 0x0f > 3 || gflags & 0xc0 != 0 {
             return Err(Error::unsupported(
                 "Blosc2 frame",
@@ -89,51 +128,58 @@ impl<'a> Frame<'a> {
         if bytes[26] != 0 {
             return Err(Error::unsupported("Blosc2 frame", 0, "sparse frame"));
         }
-        let int = |pos: usize, marker: u8, n: usize| -> Result<u64> {
-            expect(bytes, pos, marker)?;
-            be(bytes, pos + 1, n)
-        };
-        let nbytes = int(29, 0xD3, 8)?;
-        let cbytes = int(38, 0xD3, 8)?;
-        let typesize = int(47, 0xD2, 4)? as usize;
-        let blocksize = int(52, 0xD2, 4)? as usize;
-        let chunksize = int(57, 0xD2, 4)? as usize;
+        if bytes[70] > 6 {
+            return Err(bad(format!("{} filters in the header", bytes[70])));
+        }
+        let nbytes = be(bytes, 30, 8)?;
+        let cbytes = be(bytes, 39, 8)? as i64;
+        let typesize = be(bytes, 48, 4)? as i32;
+        let blocksize = be(bytes, 53, 4)? as i32;
+        let chunksize = be(bytes, 58, 4)? as i32;
+        if typesize <= 0 {
+            return Err(bad(format!("typesize {typesize}")));
+        }
+        if chunksize < 0 {
+            return Err(bad(format!("chunk size {chunksize}")));
+        }
         if nbytes > max_nbytes as u64 || (nbytes >> 62) != 0 {
             return Err(bad(format!(
                 "nbytes {nbytes} exceeds the bound {max_nbytes}"
             )));
         }
-        if cbytes > bytes.len() as u64 {
-            return Err(bad("cbytes larger than the frame"));
+        if cbytes < 0 || cbytes as u64 > bytes.len() as u64 {
+            return Err(bad("cbytes out of range"));
         }
         let (nbytes, cbytes) = (nbytes as usize, cbytes as usize);
+        let (typesize, chunksize) = (typesize as usize, chunksize as usize);
         let metalayers = parse_metalayers(bytes, header_len)?;
+        let trailer = trailer_start(bytes)?;
         let off_pos = header_len
             .checked_add(cbytes)
-            .filter(|&p| p < bytes.len())
+            .filter(|&p| p < trailer)
             .ok_or_else(|| bad("offsets chunk outside the frame"))?;
-        let nchunks = if chunksize > 0 {
-            nbytes.div_ceil(chunksize)
-        } else {
-            usize::MAX
-        };
-        let off_chunk = &bytes[off_pos..];
+        let off_chunk = &bytes[off_pos..trailer];
         let oh = Header::parse(off_chunk)?;
+        if oh.typesize != 8 || !oh.extended || oh.blosc2_flags & 0x01 != 0 {
+            return Err(bad("offsets chunk is not a chunk of 64-bit offsets"));
+        }
+        let nchunks = match (nbytes, chunksize) {
+            (0, _) => 0,
+            (n, c) if c > 0 => n.div_ceil(c),
+            _ => oh.nbytes / 8,
+        };
         let cap = nchunks
             .saturating_mul(8)
             .min(bytes.len().saturating_mul(8) + 64);
         let raw = chunk::decode(off_chunk, cap.min(max_nbytes.saturating_add(64)))?;
-        let _ = oh;
         let mut offsets: Vec<i64> = raw
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
             .collect();
-        if nchunks != usize::MAX {
-            if offsets.len() < nchunks {
-                return Err(bad("offsets chunk has fewer entries than chunks"));
-            }
-            offsets.truncate(nchunks);
+        if offsets.len() < nchunks {
+            return Err(bad("offsets chunk has fewer entries than chunks"));
         }
+        offsets.truncate(nchunks);
         Ok(Frame {
             bytes,
             header_len,
@@ -173,8 +219,19 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// Locate chunk `i`.
+    /// Locate chunk `i`: a stored chunk lies in the data section (C's
+    /// chunk decoding refuses one whose header claims more bytes).
     pub fn chunk(&self, i: usize) -> Result<ChunkRef<'a>> {
+        self.locate(i, self.header_len + self.cbytes)
+    }
+
+    /// Like [`Frame::chunk`], but bounded by the frame's end only, as C's
+    /// "lazy chunk" read (the plain HDF5 filter path) is.
+    pub fn chunk_to_end(&self, i: usize) -> Result<ChunkRef<'a>> {
+        self.locate(i, self.bytes.len())
+    }
+
+    fn locate(&self, i: usize, end: usize) -> Result<ChunkRef<'a>> {
         let off = *self
             .offsets
             .get(i)
@@ -186,13 +243,13 @@ impl<'a> Frame<'a> {
                 len: self.chunk_len(i),
             });
         }
-        let pos = self
-            .header_len
-            .checked_add(off as usize)
-            .filter(|&p| p < self.bytes.len())
+        let data = &self.bytes[self.header_len..end];
+        let pos = usize::try_from(off)
+            .ok()
+            .filter(|&p| p < data.len())
             .ok_or_else(|| bad("chunk offset outside the frame"))?;
-        let h = Header::parse(&self.bytes[pos..])?;
-        Ok(ChunkRef::Data(&self.bytes[pos..pos + h.cbytes]))
+        let h = Header::parse(&data[pos..])?;
+        Ok(ChunkRef::Data(&data[pos..pos + h.cbytes]))
     }
 
     /// Decode every chunk, concatenated, into `dst` (exactly `nbytes` long).
@@ -227,20 +284,22 @@ impl<'a> Frame<'a> {
     }
 }
 
-fn fill_special(kind: u8, typesize: usize, out: &mut [u8]) -> Result<()> {
-    match kind {
-        1 | 4 => out.fill(0),
-        2 => {
-            let pat: &[u8] = match typesize {
-                4 => &[0, 0, 0xc0, 0x7f],
-                8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
-                _ => return Err(bad("NaN chunk with typesize other than 4 or 8")),
-            };
-            for (d, s) in out.iter_mut().zip(pat.iter().cycle()) {
-                *d = *s;
-            }
+/// Fill `out` with the values of a special chunk of `kind`.
+pub fn fill_special(kind: u8, typesize: usize, out: &mut [u8]) -> Result<()> {
+    // C tests the kind's bits in this order: zeros, uninitialised, NaN.
+    if kind & 1 != 0 || kind & 4 != 0 {
+        out.fill(0);
+    } else if kind & 2 != 0 {
+        let pat: &[u8] = match typesize {
+            4 => &[0, 0, 0xc0, 0x7f],
+            8 => &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+            _ => return Err(bad("NaN chunk with typesize other than 4 or 8")),
+        };
+        for (d, s) in out.iter_mut().zip(pat.iter().cycle()) {
+            *d = *s;
         }
-        k => return Err(bad(format!("unknown special offset kind {k}"))),
+    } else {
+        return Err(bad(format!("unknown special offset kind {kind}")));
     }
     Ok(())
 }
@@ -251,8 +310,7 @@ fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>>
     if header_len <= FIXED {
         return Ok(out);
     }
-    expect(b, FIXED, 0x93)?;
-    expect(b, FIXED + 1, 0xCD)?;
+    // C skips the array and uint16 markers and the map size; it checks the map.
     expect(b, FIXED + 4, 0xDE)?;
     let n = be(b, FIXED + 5, 2)? as usize;
     let mut p = FIXED + 7;
@@ -271,9 +329,11 @@ fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>>
         p += 5;
         expect(b, off, 0xC6)?;
         let clen = be(b, off + 1, 4)? as usize;
+        // The content must lie inside the header, as C requires.
         let content = b
             .get(off.saturating_add(5)..off.saturating_add(5).saturating_add(clen))
-            .ok_or_else(|| bad("metalayer content outside the frame"))?;
+            .filter(|_| off.saturating_add(5).saturating_add(clen) <= header_len)
+            .ok_or_else(|| bad("metalayer content outside the header"))?;
         out.push((String::from_utf8_lossy(name).into_owned(), content));
     }
     Ok(out)

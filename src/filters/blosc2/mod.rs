@@ -94,29 +94,41 @@ impl Params {
 
 /// Uncompressed size of what the filter stored in `input` (the size
 /// [`decode_into`] needs), bounded by `max`.
+///
+/// As hdf5plugin reads a frame: a B2ND frame decodes to its array shape
+/// times the type size; any other frame to its first chunk, whose own
+/// header gives the size (the frame's `nbytes` only counts its chunks).
 pub fn decoded_len(input: &[u8], max: usize) -> Result<usize> {
-    if !frame::is_frame(input) {
-        return Ok(chunk::Header::parse(input)?.nbytes);
-    }
-    // A B2ND frame's nbytes counts the padding of its blocks, which can exceed the
-    // decoded chunk several times over; bound the frame by the global cap and the
-    // decoded (unpadded) size by `max`.
-    let f = Frame::parse(input, FRAME_CAP)?;
-    if b2nd_meta(&f)?.is_none() && f.nbytes > max {
-        return Err(bad(format!(
-            "frame nbytes {} exceeds the bound {max}",
-            f.nbytes
-        )));
-    }
-    match b2nd_meta(&f)? {
-        Some(m) => {
-            let items = m.chunk_items().ok_or_else(|| bad("size overflow"))?;
-            items
-                .checked_mul(f.typesize)
-                .ok_or_else(|| bad("size overflow"))
+    let n = if !frame::is_frame(input) {
+        chunk::Header::parse(input)?.nbytes
+    } else {
+        let f = Frame::parse(input, FRAME_CAP)?;
+        match b2nd_meta(&f)? {
+            Some(m) => m
+                .array_items()
+                .and_then(|i| i.checked_mul(f.typesize))
+                .ok_or_else(|| bad("size overflow"))?,
+            // Frames of several chunks (never written by the HDF5 filter,
+            // which reads only the first) decode whole.
+            None if f.nchunks() > 1 => f.nbytes,
+            None => first_chunk_len(&f)?,
         }
-        None => Ok(f.nbytes),
+    };
+    if n > max {
+        return Err(bad(format!("decoded size {n} exceeds the bound {max}")));
     }
+    Ok(n)
+}
+
+fn first_chunk_len(f: &Frame) -> Result<usize> {
+    let n = match f.chunk_to_end(0)? {
+        frame::ChunkRef::Data(c) => chunk::Header::parse(c)?.nbytes,
+        frame::ChunkRef::Special { len, .. } => len,
+    };
+    if n == 0 {
+        return Err(bad("empty chunk"));
+    }
+    Ok(n)
 }
 
 fn b2nd_meta(f: &Frame) -> Result<Option<b2nd::Meta>> {
@@ -132,15 +144,39 @@ const FRAME_CAP: usize = crate::hdf5fmt::limits::MAX_DECODED as usize;
 /// Undo the filter.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
     let n = decoded_len(input, ctx.max_output)?;
-    if n > ctx.max_output {
-        return Err(bad(format!(
-            "decoded size {n} exceeds the bound {}",
-            ctx.max_output
-        )));
-    }
     let mut out = vec![0u8; n];
     decode_into(input, cd_values, &mut ChunkDecoder::new(), &mut out)?;
     Ok(out)
+}
+
+/// Check a B2ND frame against the filter values as the HDF5 filter does:
+/// rank and array shape equal the chunk dims, the frame's type size the
+/// filter's. Returns the padded chunk size in bytes.
+fn check_b2nd(f: &Frame, meta: &b2nd::Meta, cd: &[u32]) -> Result<usize> {
+    if let Some(&r) = cd.get(7) {
+        if (2..=b2nd::MAX_DIM as u32).contains(&r) {
+            let dims = dims_of(cd).ok_or_else(|| bad("cd_values hold fewer dims than the rank"))?;
+            if meta.shape.len() != dims.len()
+                || meta.shape.iter().zip(&dims).any(|(&s, &d)| s != d as u64)
+            {
+                return Err(bad("B2ND array shape differs from the filter's chunk dims"));
+            }
+        }
+    }
+    match cd.get(2) {
+        Some(&t) if t != 0 && t as usize != f.typesize => {
+            return Err(bad("B2ND type size differs from the filter's"));
+        }
+        _ => {}
+    }
+    if f.nchunks() != 1 {
+        return Err(Error::unsupported(
+            "Blosc2 frame",
+            0,
+            "B2ND frame with several chunks",
+        ));
+    }
+    meta.check_one_chunk(f.typesize)
 }
 
 /// Undo the filter into `dst` (exactly [`decoded_len`] bytes), reusing `dec`.
@@ -154,64 +190,102 @@ pub fn decode_into(
         return dec.decode_into(input, dst);
     }
     let f = Frame::parse(input, FRAME_CAP)?;
-    if b2nd_meta(&f)?.is_none() && f.nbytes > dst.len() {
-        return Err(bad(format!(
-            "frame nbytes {} exceeds the output of {} bytes",
-            f.nbytes,
-            dst.len()
-        )));
-    }
     let Some(meta) = b2nd_meta(&f)? else {
-        return f.decode_into(dec, dst);
-    };
-    if let Some(Some(dims)) = cd_values.get(7).map(|_| dims_of(cd_values)) {
-        if dims != meta.chunkshape {
-            return Err(bad("B2ND chunk shape differs from the filter's chunk dims"));
+        if f.nchunks() > 1 {
+            return f.decode_into(dec, dst);
         }
-    }
-    if f.nchunks() != 1 {
-        return Err(Error::unsupported(
-            "Blosc2 frame",
-            0,
-            "B2ND frame with several chunks",
+        return match f.chunk_to_end(0)? {
+            frame::ChunkRef::Data(c) => dec.decode_into(c, dst),
+            frame::ChunkRef::Special { kind, len } if len == dst.len() => {
+                frame::fill_special(kind, f.typesize, dst)
+            }
+            frame::ChunkRef::Special { .. } => Err(bad("special chunk size differs")),
+        };
+    };
+    let padded = check_b2nd(&f, &meta, cd_values)?;
+    let ts = f.typesize;
+    if meta.array_items().and_then(|i| i.checked_mul(ts)) != Some(dst.len()) {
+        return Err(Error::InvalidArgument(
+            "B2ND output size differs from the array".into(),
         ));
     }
-    let ts = f.typesize.max(1);
-    let padded = meta.padded_items().and_then(|p| p.checked_mul(ts));
-    if padded != Some(f.nbytes) {
-        return Err(bad("B2ND padded size differs from the frame's nbytes"));
-    }
-    if meta.is_c_order() && f.nbytes == dst.len() {
-        return f.decode_into(dec, dst);
-    }
-    if let frame::ChunkRef::Data(c) = f.chunk(0)? {
-        let h = chunk::Header::parse(c)?;
-        let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
-        let whole_only = h.memcpyed()
-            || (h.extended && h.special() != 0)
-            || h.filters.contains(&chunk::filter::DELTA);
-        let by_block = !whole_only && h.blocksize == block_bytes && h.nbytes == f.nbytes;
-        if by_block {
-            // Each block is decoded into a small scratch and scattered into place.
-            let nblocks = h.nbytes / block_bytes;
-            let mut scratch = vec![0u8; block_bytes];
-            for k in 0..nblocks {
-                // Byte-shuffled split blocks are interleaved straight into place.
-                if let Some(planes) = dec.block_planes(c, k)? {
-                    if planes.len() == ts {
-                        b2nd::scatter_planes(&meta, k, &planes, dst)?;
-                        continue;
-                    }
-                }
-                dec.decode_single_block(c, k, &mut scratch)?;
-                b2nd::scatter_block(&meta, ts, k, &scratch, dst)?;
+    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+    let c = match f.chunk(0)? {
+        frame::ChunkRef::Data(c) => c,
+        frame::ChunkRef::Special { kind, len } => {
+            // C builds the special chunk with the frame's block size and
+            // reads it like a stored one.
+            if !special_blocks_fit(&f, &meta, ts, padded, len) {
+                return Err(bad("B2ND block count differs from the special chunk's"));
             }
-            return Ok(());
+            return frame::fill_special(kind, ts, dst);
+        }
+    };
+    let h = chunk::Header::parse(c)?;
+    if h.nbytes > padded {
+        return Err(bad("chunk larger than the B2ND padded chunk"));
+    }
+    match b2nd::compact_read(&meta, ts, padded) {
+        (true, blocks) => {
+            if blocks.saturating_mul(block_bytes) > h.nbytes {
+                return Err(bad("B2ND blocks past the end of the chunk"));
+            }
+        }
+        (false, _) => {
+            let bs = h.blocksize.min(h.nbytes);
+            if bs == 0 || h.nbytes.div_ceil(bs) != padded / block_bytes {
+                return Err(bad("B2ND block count differs from the chunk's"));
+            }
         }
     }
-    let mut tmp = vec![0u8; f.nbytes];
-    f.decode_into(dec, &mut tmp)?;
-    b2nd::reorder(&meta, ts, &mut tmp, dst, true)
+    if meta.is_c_order() && h.nbytes == dst.len() {
+        return dec.decode_into(c, dst);
+    }
+    let whole_only = h.memcpyed()
+        || (h.extended && h.special() != 0)
+        || h.filters.contains(&chunk::filter::DELTA);
+    let same_shape = meta.is_c_order()
+        || meta
+            .shape
+            .iter()
+            .zip(&meta.chunkshape)
+            .all(|(&s, &c)| s == c as u64);
+    if !whole_only && same_shape && h.blocksize == block_bytes && h.nbytes == padded {
+        // Each block is decoded into a small scratch and scattered into place.
+        let nblocks = h.nbytes / block_bytes;
+        let mut scratch = vec![0u8; block_bytes];
+        for k in 0..nblocks {
+            // Byte-shuffled split blocks are interleaved straight into place.
+            if let Some(planes) = dec.block_planes(c, k)? {
+                if planes.len() == ts {
+                    b2nd::scatter_planes(&meta, k, &planes, dst)?;
+                    continue;
+                }
+            }
+            dec.decode_single_block(c, k, &mut scratch)?;
+            b2nd::scatter_block(&meta, ts, k, &scratch, dst)?;
+        }
+        return Ok(());
+    }
+    let mut tmp = vec![0u8; h.nbytes];
+    dec.decode_into(c, &mut tmp)?;
+    b2nd::gather(&meta, ts, &tmp, dst)
+}
+
+/// Does a special chunk of `len` bytes (built with the frame's block size)
+/// suit the B2ND geometry as C-Blosc2 reads it? See [`b2nd::compact_read`].
+pub fn special_blocks_fit(
+    f: &Frame,
+    meta: &b2nd::Meta,
+    ts: usize,
+    padded: usize,
+    len: usize,
+) -> bool {
+    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+    let bs = usize::try_from(f.blocksize).unwrap_or(0).min(len);
+    f.blocksize >= 0
+        && (b2nd::compact_read(meta, ts, padded).0
+            || (bs > 0 && len.div_ceil(bs) == padded / block_bytes))
 }
 
 fn dims_of(cd: &[u32]) -> Option<Vec<usize>> {
@@ -359,6 +433,9 @@ fn spec<'m>(p: &Params, ts: usize, ml: &'m [(&'m str, Vec<u8>)]) -> frame::Frame
         metalayers: ml,
     }
 }
+
+#[cfg(test)]
+mod parity_tests;
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,7 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
+use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
@@ -49,10 +50,10 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
             .iter()
             .zip(w.chunk.shape)
             .all(|(&a, &b)| a as u64 == b)
-        && meta.blockshape.iter().all(|&b| b > 0);
+        && meta.shape.as_slice() == w.chunk.shape;
     let ts = f.typesize;
-    let padded = meta.padded_items().and_then(|p| p.checked_mul(ts));
-    if !same_chunk || ts != w.elem || f.nchunks() != 1 || padded != Some(f.nbytes) {
+    let padded = meta.check_one_chunk(ts).ok();
+    if !same_chunk || ts != w.elem || f.nchunks() != 1 || padded.is_none() {
         return Ok(None);
     }
     let ChunkRef::Data(c) = f.chunk(0)? else {
@@ -65,7 +66,7 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
         .try_fold(ts, |a, &b| a.checked_mul(b));
     let special = h.extended && h.special() != 0;
     let whole_only = h.memcpyed() || special || h.filters.contains(&filter::DELTA);
-    let independent = !whole_only && block_bytes == Some(h.blocksize) && h.nbytes == f.nbytes;
+    let independent = !whole_only && block_bytes == Some(h.blocksize) && Some(h.nbytes) == padded;
     Ok(independent.then_some(Blocked { meta, chunk: c }))
 }
 
@@ -84,8 +85,23 @@ pub(super) fn read_window(
     let f = Frame::parse(input, limits::MAX_DECODED as usize)?;
     if let (Some(m), 1) = (f.metalayer("b2nd"), f.nchunks()) {
         // A zero chunk: fill the window, decode nothing.
-        if let ChunkRef::Special { kind: 1 | 4, .. } = f.chunk(0)? {
-            if Meta::parse(m).is_ok_and(|meta| meta.chunkshape.len() == w.chunk.shape.len()) {
+        if let ChunkRef::Special { kind, len } = f.chunk(0)? {
+            // Zeros (or uninitialised) in the usual geometry: the chunk's
+            // block count (frame block size) matches the padded chunk's.
+            let fits = |meta: Meta| {
+                let padded = meta.check_one_chunk(f.typesize).unwrap_or(0);
+                kind & 5 != 0
+                    && meta.shape.as_slice() == w.chunk.shape
+                    && meta
+                        .shape
+                        .iter()
+                        .zip(&meta.chunkshape)
+                        .all(|(&s, &c)| s == c as u64)
+                    && f.typesize == w.elem
+                    && padded > 0
+                    && blosc2::special_blocks_fit(&f, &meta, f.typesize, padded, len)
+            };
+            if Meta::parse(m).is_ok_and(fits) {
                 out.fill_zero(w.dst, w.lo, w.hi, w.elem)?;
                 return Ok(true);
             }
