@@ -75,15 +75,18 @@ fn trailer_start(b: &[u8]) -> Result<usize> {
         .checked_sub(23)
         .ok_or_else(|| bad("no room for a trailer"))?;
     if b[at] != 0xCE {
-        return Err(bad("trailer length marker"));
+        return Err(bad(format!("trailer length marker at byte {at}")));
     }
     let tlen = be(b, at + 1, 4)? as usize;
     if tlen < 25 || tlen > len - FIXED {
-        return Err(bad(format!("trailer length {tlen}")));
+        return Err(bad(format!("trailer length {tlen} at byte {}", at + 1)));
     }
     let t = len - tlen;
     if b.get(t + 6) != Some(&0xDE) {
-        return Err(bad("trailer without its metalayer map"));
+        return Err(bad(format!(
+            "trailer without its metalayer map at byte {}",
+            t + 6
+        )));
     }
     if be(b, t + 7, 2)? != 0 {
         return Err(Error::unsupported(
@@ -129,7 +132,10 @@ impl<'a> Frame<'a> {
             return Err(Error::unsupported("Blosc2 frame", 0, "sparse frame"));
         }
         if bytes[70] > 6 {
-            return Err(bad(format!("{} filters in the header", bytes[70])));
+            return Err(bad(format!(
+                "{} filters in the header (byte 70)",
+                bytes[70]
+            )));
         }
         let nbytes = be(bytes, 30, 8)?;
         let cbytes = be(bytes, 39, 8)? as i64;
@@ -137,10 +143,10 @@ impl<'a> Frame<'a> {
         let blocksize = be(bytes, 53, 4)? as i32;
         let chunksize = be(bytes, 58, 4)? as i32;
         if typesize <= 0 {
-            return Err(bad(format!("typesize {typesize}")));
+            return Err(bad(format!("typesize {typesize} (byte 48)")));
         }
         if chunksize < 0 {
-            return Err(bad(format!("chunk size {chunksize}")));
+            return Err(bad(format!("chunk size {chunksize} (byte 58)")));
         }
         if nbytes > max_nbytes as u64 || (nbytes >> 62) != 0 {
             return Err(bad(format!(
@@ -161,7 +167,9 @@ impl<'a> Frame<'a> {
         let off_chunk = &bytes[off_pos..trailer];
         let oh = Header::parse(off_chunk)?;
         if oh.typesize != 8 || !oh.extended || oh.blosc2_flags & 0x01 != 0 {
-            return Err(bad("offsets chunk is not a chunk of 64-bit offsets"));
+            return Err(bad(format!(
+                "offsets chunk at byte {off_pos} is not a chunk of 64-bit offsets"
+            )));
         }
         let nchunks = match (nbytes, chunksize) {
             (0, _) => 0,
@@ -333,7 +341,11 @@ fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>>
         let content = b
             .get(off.saturating_add(5)..off.saturating_add(5).saturating_add(clen))
             .filter(|_| off.saturating_add(5).saturating_add(clen) <= header_len)
-            .ok_or_else(|| bad("metalayer content outside the header"))?;
+            .ok_or_else(|| {
+                bad(format!(
+                    "metalayer content at byte {off} outside the header"
+                ))
+            })?;
         out.push((String::from_utf8_lossy(name).into_owned(), content));
     }
     Ok(out)

@@ -222,7 +222,7 @@ pub fn decode_into(
         }
     };
     let h = chunk::Header::parse(c)?;
-    if h.nbytes > padded {
+    if h.nbytes > padded || h.nbytes > FRAME_CAP {
         return Err(bad("chunk larger than the B2ND padded chunk"));
     }
     match b2nd::compact_read(&meta, ts, padded) {
