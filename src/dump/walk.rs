@@ -407,6 +407,9 @@ fn hash_dataset(file: &File, d: &Dataset) -> Result<Hashed> {
         let row_bytes = (logical / rows).max(1);
         let step = (BLOCK_BYTES / row_bytes).max(1);
         let mut start = 0u64;
+        // One block buffer for the whole dataset (a fresh 64 MiB buffer per
+        // block costs page faults on every block).
+        let mut buf = Vec::new();
         while start < rows {
             let count0 = step.min(rows - start);
             let mut st = vec![0u64; shape.len()];
@@ -415,15 +418,15 @@ fn hash_dataset(file: &File, d: &Dataset) -> Result<Hashed> {
             cnt[0] = count0;
             let len = usize::try_from(count0.saturating_mul(row_bytes))
                 .map_err(|_| Error::InvalidArgument("block too large".into()))?;
-            let mut buf = vec![0u8; len];
+            buf.resize(len, 0);
             d.read_raw(
                 &Selection::Hyperslab {
                     start: st,
                     count: cnt,
                 },
-                &mut buf,
+                &mut buf[..len],
             )?;
-            hasher.update(&buf, resolve)?;
+            hasher.update(&buf[..len], resolve)?;
             start += count0;
         }
     }

@@ -397,6 +397,32 @@ impl OutBuf {
 fn fill_run(run: &mut [MaybeUninit<u8>], value: Option<&[u8]>) {
     match value {
         Some(v) if !v.is_empty() => {
+            if let Some(&b) = v.first().filter(|&&b| v.iter().all(|&x| x == b)) {
+                // One repeated byte (every 1-byte fill value): a plain memset.
+                // SAFETY: `run` is an exclusive borrow of `run.len()` bytes.
+                unsafe { std::ptr::write_bytes(run.as_mut_ptr(), b, run.len()) };
+                return;
+            }
+            // Long runs: copy a stack pattern of whole elements (about 4 KiB)
+            // instead of one element at a time. Each copy starts on an element
+            // boundary, so the last, shorter copy (a prefix of the pattern)
+            // keeps the phase, partial trailing element included.
+            const PATTERN: usize = 4096;
+            let whole = PATTERN / v.len() * v.len();
+            if whole > 0 && run.len() >= 2 * whole {
+                let mut pat = [0u8; PATTERN];
+                for c in pat[..whole].chunks_exact_mut(v.len()) {
+                    c.copy_from_slice(v);
+                }
+                let mut parts = run.chunks_exact_mut(whole);
+                for p in &mut parts {
+                    write_slice(p, &pat[..whole]);
+                }
+                let rest = parts.into_remainder();
+                let k = rest.len();
+                write_slice(rest, &pat[..k]);
+                return;
+            }
             let mut parts = run.chunks_exact_mut(v.len());
             for p in &mut parts {
                 write_slice(p, v);
@@ -591,4 +617,37 @@ fn read_into(
         elem,
     };
     run_jobs(src, &plan, &jobs, out)
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::*;
+
+    /// Every fill path (memset, 4 KiB pattern, per element) writes `value`
+    /// repeated from the run's start, a partial trailing element included.
+    #[test]
+    fn fill_run_repeats_the_value() {
+        let values: [&[u8]; 6] = [
+            &[7],
+            &[3, 3, 3, 3],
+            &[1, 2],
+            &[1, 2, 3],
+            &[9; 5],
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
+        ];
+        for v in values {
+            for len in [0usize, 1, 5, 100, 4095, 8190, 8192, 8193, 12_289, 40_000] {
+                let mut run = vec![MaybeUninit::new(0xEEu8); len];
+                fill_run(&mut run, Some(v));
+                // SAFETY: every element was initialised by `MaybeUninit::new`.
+                let got: Vec<u8> = run.iter().map(|b| unsafe { b.assume_init() }).collect();
+                let want: Vec<u8> = (0..len).map(|i| v[i % v.len()]).collect();
+                assert_eq!(got, want, "value {v:?}, len {len}");
+            }
+        }
+        let mut run = vec![MaybeUninit::new(0xEEu8); 300];
+        fill_run(&mut run, None);
+        // SAFETY: every element was initialised by `MaybeUninit::new`.
+        assert!(run.iter().all(|b| unsafe { b.assume_init() } == 0));
+    }
 }
