@@ -87,6 +87,15 @@ impl Meta {
             })
     }
 
+    /// Bytes of one block of `typesize`-byte items; `None` on overflow or
+    /// for an empty block shape's zero size.
+    pub fn block_bytes(&self, typesize: usize) -> Option<usize> {
+        self.blockshape
+            .iter()
+            .try_fold(typesize, |a, &b| a.checked_mul(b))
+            .filter(|&b| b > 0)
+    }
+
     /// Items in the array (the B2ND shape).
     pub fn array_items(&self) -> Option<usize> {
         self.shape
@@ -144,9 +153,7 @@ impl Meta {
             .and_then(|p| p.checked_mul(typesize))
             .filter(|&b| b <= MAX_CHUNK_BYTES)
             .filter(|_| {
-                self.blockshape
-                    .iter()
-                    .try_fold(typesize, |a, &b| a.checked_mul(b))
+                self.block_bytes(typesize)
                     .is_some_and(|b| b <= MAX_CHUNK_BYTES)
             })
             .ok_or_else(|| bad("chunk geometry too large"))

@@ -209,7 +209,9 @@ pub fn decode_into(
             "B2ND output size differs from the array".into(),
         ));
     }
-    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+    let block_bytes = meta
+        .block_bytes(ts)
+        .ok_or_else(|| bad("B2ND block size overflows"))?;
     let c = match f.chunk(0)? {
         frame::ChunkRef::Data(c) => c,
         frame::ChunkRef::Special { kind, len } => {
@@ -281,7 +283,9 @@ pub fn special_blocks_fit(
     padded: usize,
     len: usize,
 ) -> bool {
-    let block_bytes = meta.blockshape.iter().product::<usize>() * ts;
+    let Some(block_bytes) = meta.block_bytes(ts) else {
+        return false;
+    };
     let bs = usize::try_from(f.blocksize).unwrap_or(0).min(len);
     f.blocksize >= 0
         && (b2nd::compact_read(meta, ts, padded).0

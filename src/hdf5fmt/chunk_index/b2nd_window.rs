@@ -60,10 +60,7 @@ fn blocked<'f>(f: &Frame<'f>, w: &Window<'_>) -> Result<Option<Blocked<'f>>> {
         return Ok(None);
     };
     let h = Header::parse(c)?;
-    let block_bytes = meta
-        .blockshape
-        .iter()
-        .try_fold(ts, |a, &b| a.checked_mul(b));
+    let block_bytes = meta.block_bytes(ts);
     let special = h.extended && h.special() != 0;
     let whole_only = h.memcpyed() || special || h.filters.contains(&filter::DELTA);
     let independent = !whole_only && block_bytes == Some(h.blocksize) && Some(h.nbytes) == padded;
@@ -128,7 +125,9 @@ pub(super) fn read_window(
         first.push(rel_lo / bs[d]);
         last.push(rel_hi.div_ceil(bs[d]).min(nb[d]));
     }
-    let block_bytes = b.meta.blockshape.iter().product::<usize>() * w.elem;
+    let Some(block_bytes) = b.meta.block_bytes(w.elem) else {
+        return Ok(false);
+    };
     let mut borigin = vec![0u64; rank];
     for_each_in_box(&first, &last, |g| {
         let mut k = 0u64;
