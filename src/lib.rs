@@ -10,6 +10,7 @@ pub mod filters;
 pub mod hdf5fmt;
 pub mod medh5;
 pub mod npy;
+pub mod threads;
 pub mod tools;
 
 #[cfg(test)]

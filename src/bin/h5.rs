@@ -21,10 +21,17 @@ use purehdf::hdf5fmt::group::Group;
 use purehdf::hdf5fmt::link::join_path;
 use purehdf::hdf5fmt::messages::link::Link;
 
-const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       h5 dump --json FILE";
+const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       h5 dump --json FILE\n\
+every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match purehdf::threads::take_flag(std::env::args().skip(1).collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("h5: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let code = match args.first().map(String::as_str) {
         Some("ls") => ls(&args[1..]),
         Some("dump") => dump(&args[1..]),

@@ -20,7 +20,8 @@ const USAGE: &str = "usage:
                                                       open-first-patch, verify); JSON as the last line
   medh5 validate FILE... [--level structural|semantic|integrity|strict] [--profile P]...
                  [--codes-revision N] [--json]       check a sample or collection against the spec
-  medh5 --version";
+  medh5 --version
+every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!("medh5: {msg}\n{USAGE}");
@@ -111,7 +112,10 @@ fn write_and_report(
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match purehdf::threads::take_flag(std::env::args().skip(1).collect()) {
+        Ok(a) => a,
+        Err(e) => return usage(&e),
+    };
     let Some(cmd) = args.first() else {
         return usage("no command");
     };

@@ -245,14 +245,7 @@ fn slab_rows(ds: &Dataset, row_bytes: u64) -> u64 {
 
 /// Run two closures, in parallel with the `parallel` feature.
 fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    #[cfg(feature = "parallel")]
-    {
-        rayon::join(a, b)
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        (a(), b())
-    }
+    crate::threads::join(a, b)
 }
 
 fn too_large(path: &str) -> Error {
@@ -286,17 +279,14 @@ fn check_one(file: &File, f: &Found, stored: &str) -> Result<Check> {
 
 fn check_all(file: &File, items: &[(&Found, &str)]) -> Vec<Result<Check>> {
     #[cfg(feature = "parallel")]
-    {
+    if crate::threads::parallel() {
         use rayon::prelude::*;
-        items
+        return items
             .par_iter()
             .map(|(f, d)| check_one(file, f, d))
-            .collect()
+            .collect();
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        items.iter().map(|(f, d)| check_one(file, f, d)).collect()
-    }
+    items.iter().map(|(f, d)| check_one(file, f, d)).collect()
 }
 
 /// Verify the file at `path`; `display` is the path printed in the report.

@@ -132,19 +132,9 @@ pub fn run(args: &[String]) -> u8 {
     };
     let start = Instant::now();
     let job = || import(&h.descr, &h.shape, data, dst, dset, chunks, &filter);
-    #[cfg(feature = "parallel")]
     let res = if threads > 0 {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| bad(format!("thread pool: {e}")))
-            .and_then(|pool| pool.install(job))
+        crate::threads::set_threads(threads).and_then(|()| job())
     } else {
-        job()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let res = {
-        let _ = threads;
         job()
     };
     match res {

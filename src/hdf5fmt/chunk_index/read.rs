@@ -474,7 +474,7 @@ fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
 #[cfg(feature = "parallel")]
 fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     use rayon::prelude::*;
-    if jobs.len() < 2 {
+    if jobs.len() < 2 || !crate::threads::parallel() {
         let mut scratch = DecodeScratch::default();
         return jobs
             .iter()

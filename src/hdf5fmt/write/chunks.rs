@@ -270,28 +270,21 @@ fn encode_all(
             })
     };
     #[cfg(feature = "parallel")]
-    {
+    if crate::threads::parallel() {
         use rayon::prelude::*;
-        coords
+        return coords
             .par_iter()
             .zip(outs.par_iter_mut())
             .map(one)
-            .collect()
+            .collect();
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        coords.iter().zip(outs.iter_mut()).map(one).collect()
-    }
+    coords.iter().zip(outs.iter_mut()).map(one).collect()
 }
 
 /// Chunks encoded per batch: enough to keep every thread busy, few enough
 /// that the encoded chunks (held until written in order) stay small.
 fn batch_len() -> usize {
-    #[cfg(feature = "parallel")]
-    let threads = rayon::current_num_threads();
-    #[cfg(not(feature = "parallel"))]
-    let threads = 1;
-    (4 * threads).clamp(1, 256)
+    (4 * crate::threads::threads()).clamp(1, 256)
 }
 
 /// Write chunks and their index; returns the layout message body.

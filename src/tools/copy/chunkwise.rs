@@ -122,14 +122,11 @@ fn map_batch<T: Sync, R: Send>(
     job: impl Fn(&T) -> Result<R> + Sync + Send,
 ) -> Result<Vec<R>> {
     #[cfg(feature = "parallel")]
-    {
+    if crate::threads::parallel() {
         use rayon::prelude::*;
-        items.par_iter().map(job).collect()
+        return items.par_iter().map(job).collect();
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        items.iter().map(job).collect()
-    }
+    items.iter().map(job).collect()
 }
 
 /// Re-encode every stored chunk of `ds` (whose chunk shape is `t.chunk`) into `d`.

@@ -236,13 +236,8 @@ pub fn copy_file(
 /// [`copy_file`] with chunk encoding on `opts.threads` threads (the writer encodes
 /// chunks in parallel when the `parallel` feature is on).
 pub fn copy_with_threads(src: &str, dst: &str, opts: &CopyOptions) -> Result<CopyReport> {
-    #[cfg(feature = "parallel")]
     if opts.threads > 0 {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.threads)
-            .build()
-            .map_err(|e| bad(format!("thread pool: {e}")))?;
-        return pool.install(|| copy_file(src, dst, opts));
+        crate::threads::set_threads(opts.threads)?;
     }
     copy_file(src, dst, opts)
 }
