@@ -122,6 +122,22 @@ pub fn join<A: Send, B: Send>(
     (a(), b())
 }
 
+/// The first `Some` that `f` gives for the pieces of `data` (`piece` items each,
+/// in order), with the pieces scanned on the pool when [`parallel`].
+pub fn find_first<T: Sync, R: Send>(
+    data: &[T],
+    piece: usize,
+    f: impl Fn(&[T]) -> Option<R> + Sync + Send,
+) -> Option<R> {
+    let piece = piece.max(1);
+    #[cfg(feature = "parallel")]
+    if data.len() > piece && parallel() {
+        use rayon::prelude::*;
+        return data.par_chunks(piece).find_map_first(f);
+    }
+    data.chunks(piece).find_map(f)
+}
+
 /// Take the global `--threads N` / `--threads=N` out of a command line (any
 /// position) and apply it; `MEDH5_THREADS` is read when none is given.
 /// Returns the remaining arguments, or a usage message.

@@ -286,9 +286,9 @@ fn op_write(a: &Args) -> Result<Value> {
         let t = Instant::now();
         let sample = workload_sample(im, lab, a.patch_hint, &a.sample_id)?;
         let plan = create::plan(sample, profile, None)?;
-        writer::write_plan(&plan, out)?;
+        content_id = plan.content_id.clone();
+        writer::write_plan_owned(plan, out)?;
         let dt = ms(t);
-        content_id = plan.content_id;
         if i >= a.warmup {
             times.push(dt);
         }

@@ -18,6 +18,24 @@ pub fn write_plan(plan: &WritePlan, path: &Path) -> Result<()> {
     w.commit()
 }
 
+/// [`write_plan`] that consumes the plan: each dataset's bytes move into the
+/// writer instead of being copied (the one copy left is the encoder's).
+pub fn write_plan_owned(plan: WritePlan, path: &Path) -> Result<()> {
+    let mut w = FileWriter::create(path)?;
+    let mut groups = root_groups(&w);
+    for mut step in plan.steps {
+        let data = match &mut step {
+            PlanStep::Dataset(d) => Some(match &mut d.data {
+                PlanData::Bytes(b) => DatasetData::Raw(std::mem::take(b)),
+                PlanData::Strings(s) => DatasetData::VarStrings(std::mem::take(s)),
+            }),
+            _ => None,
+        };
+        emit_step(&mut w, &mut groups, &step, data)?;
+    }
+    w.commit()
+}
+
 /// Write `plan` into an in-memory HDF5 image (tests, WASM).
 pub fn write_plan_bytes(plan: &WritePlan) -> Result<Vec<u8>> {
     let mut w = FileWriter::in_memory();
@@ -25,38 +43,57 @@ pub fn write_plan_bytes(plan: &WritePlan) -> Result<Vec<u8>> {
     w.finish()
 }
 
+fn root_groups(w: &FileWriter) -> HashMap<String, GroupId> {
+    let mut groups = HashMap::new();
+    groups.insert("/".to_string(), w.root());
+    groups
+}
+
 /// Emit every step of `plan` into `w`, in order.
 pub fn emit(plan: &WritePlan, w: &mut FileWriter) -> Result<()> {
-    let mut groups: HashMap<String, GroupId> = HashMap::new();
-    groups.insert("/".to_string(), w.root());
+    let mut groups = root_groups(w);
     for step in &plan.steps {
-        match step {
-            PlanStep::Group { path, attrs } => {
-                let g = ensure_group(w, &mut groups, path)?;
-                set_attrs(w, g.into(), attrs)?;
+        let data = match step {
+            PlanStep::Dataset(d) => Some(match &d.data {
+                PlanData::Bytes(b) => DatasetData::Raw(b.clone()),
+                PlanData::Strings(s) => DatasetData::VarStrings(s.clone()),
+            }),
+            _ => None,
+        };
+        emit_step(w, &mut groups, step, data)?;
+    }
+    Ok(())
+}
+
+/// One step; `data` is the dataset's data for a dataset step.
+fn emit_step(
+    w: &mut FileWriter,
+    groups: &mut HashMap<String, GroupId>,
+    step: &PlanStep,
+    data: Option<DatasetData>,
+) -> Result<()> {
+    match step {
+        PlanStep::Group { path, attrs } => {
+            let g = ensure_group(w, groups, path)?;
+            set_attrs(w, g.into(), attrs)?;
+        }
+        PlanStep::Dataset(d) => {
+            let (parent, name) = split(&d.path)?;
+            let g = ensure_group(w, groups, parent)?;
+            let mut spec = if d.shape.is_empty() {
+                write::DatasetSpec::scalar(d.datatype.clone())
+            } else {
+                write::DatasetSpec::new(d.datatype.clone(), &d.shape)
+            };
+            if let Layout::Chunked { dims, filters } = &d.layout {
+                spec = spec.chunked(dims, filters.clone());
             }
-            PlanStep::Dataset(d) => {
-                let (parent, name) = split(&d.path)?;
-                let g = ensure_group(w, &mut groups, parent)?;
-                let mut spec = if d.shape.is_empty() {
-                    write::DatasetSpec::scalar(d.datatype.clone())
-                } else {
-                    write::DatasetSpec::new(d.datatype.clone(), &d.shape)
-                };
-                if let Layout::Chunked { dims, filters } = &d.layout {
-                    spec = spec.chunked(dims, filters.clone());
-                }
-                let data = match &d.data {
-                    PlanData::Bytes(b) => DatasetData::Raw(b.clone()),
-                    PlanData::Strings(s) => DatasetData::VarStrings(s.clone()),
-                };
-                let id = w.create_dataset(g, name, spec, data)?;
-                set_attrs(w, id.into(), &d.attrs)?;
-            }
-            PlanStep::RootAttrs(attrs) => {
-                let root = w.root();
-                set_attrs(w, root.into(), attrs)?;
-            }
+            let id = w.create_dataset(g, name, spec, data.unwrap_or(DatasetData::None))?;
+            set_attrs(w, id.into(), &d.attrs)?;
+        }
+        PlanStep::RootAttrs(attrs) => {
+            let root = w.root();
+            set_attrs(w, root.into(), attrs)?;
         }
     }
     Ok(())

@@ -3,6 +3,7 @@
 //! `labelmap`, `layers`, `bitmask`, `probmap`, `mask` and `instances`, with
 //! their checks (E303, E306, E401–E413).
 
+use super::array::ValueSet;
 use super::{err, ArrayData, Grid, NumDtype};
 use crate::error::Result;
 use crate::medh5::attribute::AttrValue;
@@ -309,8 +310,10 @@ impl Annotation {
             if data.dtype != NumDtype::U16 || self.class_ids.iter().any(|&c| c > 254) {
                 return Ok(());
             }
-            let ignore = u64::from(self.ignore_id);
-            if (0..data.len()).any(|i| data.get_u64(i) == Some(ignore)) {
+            if data
+                .first_outside(&ValueSet::all_but(self.ignore_id))
+                .is_some()
+            {
                 return Ok(());
             }
             Err(err(
@@ -323,17 +326,16 @@ impl Annotation {
                 dtype_ok(data, &[NumDtype::U8, NumDtype::U16])?;
                 check_shape(data, None)?;
                 too_wide(data)?;
-                for i in 0..data.len() {
-                    let v = data.get_u64(i).unwrap_or(0);
-                    if v != 0
-                        && v != u64::from(self.ignore_id)
-                        && !self.class_ids.iter().any(|&c| u64::from(c) == v)
-                    {
-                        return Err(err(
-                            "E404",
-                            at(&format!("voxel value {v} is not a declared class")),
-                        ));
-                    }
+                let declared = ValueSet::of(
+                    [0, self.ignore_id]
+                        .into_iter()
+                        .chain(self.class_ids.iter().copied()),
+                );
+                if let Some(v) = data.first_outside(&declared) {
+                    return Err(err(
+                        "E404",
+                        at(&format!("voxel value {v} is not a declared class")),
+                    ));
                 }
             }
             Encoding::Layers {

@@ -113,6 +113,27 @@ pub struct ArrayData {
     pub bytes: Vec<u8>,
 }
 
+/// A set of 16-bit values as a lookup table (for [`ArrayData::first_outside`]).
+pub struct ValueSet(Box<[bool; 65536]>);
+
+impl ValueSet {
+    /// The set holding exactly `values`.
+    pub fn of(values: impl IntoIterator<Item = u16>) -> Self {
+        let mut t = Box::new([false; 65536]);
+        for v in values {
+            t[usize::from(v)] = true;
+        }
+        ValueSet(t)
+    }
+
+    /// Every value except `v`.
+    pub fn all_but(v: u16) -> Self {
+        let mut t = Box::new([true; 65536]);
+        t[usize::from(v)] = false;
+        ValueSet(t)
+    }
+}
+
 /// Number of elements of `shape` (checked).
 pub fn element_count(shape: &[u64]) -> Option<u64> {
     shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
@@ -156,6 +177,47 @@ impl ArrayData {
 
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
+    }
+
+    /// The first value (in C order) of 8- or 16-bit integer data whose entry
+    /// in `allowed` (indexed by value) is false; `None` when every value is
+    /// allowed or the dtype is wider. One pass over the bytes, in parallel
+    /// pieces when the thread policy allows.
+    pub fn first_outside(&self, allowed: &ValueSet) -> Option<u64> {
+        const PIECE: usize = 1 << 20;
+        let lut = &allowed.0;
+        match self.dtype {
+            NumDtype::Bool | NumDtype::I8 | NumDtype::U8 => {
+                crate::threads::find_first(&self.bytes, PIECE, |piece| {
+                    piece
+                        .chunks(4096)
+                        .find(|blk| blk.iter().fold(false, |bad, &b| bad | !lut[usize::from(b)]))
+                        .and_then(|blk| blk.iter().find(|&&b| !lut[usize::from(b)]))
+                        .map(|&b| u64::from(b))
+                })
+            }
+            NumDtype::I16 | NumDtype::U16 => {
+                let value = |c: &[u8]| match c {
+                    [a, b] => u16::from_le_bytes([*a, *b]),
+                    _ => 0,
+                };
+                crate::threads::find_first(&self.bytes, PIECE, |piece| {
+                    piece
+                        .chunks(4096)
+                        .find(|blk| {
+                            blk.chunks_exact(2)
+                                .fold(false, |bad, c| bad | !lut[usize::from(value(c))])
+                        })
+                        .and_then(|blk| {
+                            blk.chunks_exact(2)
+                                .map(value)
+                                .find(|&v| !lut[usize::from(v)])
+                        })
+                        .map(u64::from)
+                })
+            }
+            _ => None,
+        }
     }
 
     /// Element `i` as u64 (integer and bool types; `None` for floats or out of range).
