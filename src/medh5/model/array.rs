@@ -74,15 +74,17 @@ impl NumDtype {
 /// A Rust element type with a medh5 dtype.
 pub trait Element: Copy {
     const DTYPE: NumDtype;
-    fn put_le(self, out: &mut Vec<u8>);
+    /// Little-endian bytes into `out` (`DTYPE.size()` bytes long).
+    fn write_le(self, out: &mut [u8]);
 }
 
 macro_rules! element {
     ($t:ty, $d:ident) => {
         impl Element for $t {
             const DTYPE: NumDtype = NumDtype::$d;
-            fn put_le(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+            #[inline(always)]
+            fn write_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
         }
     };
@@ -100,8 +102,9 @@ element!(f64, F64);
 
 impl Element for bool {
     const DTYPE: NumDtype = NumDtype::Bool;
-    fn put_le(self, out: &mut Vec<u8>) {
-        out.push(u8::from(self));
+    #[inline(always)]
+    fn write_le(self, out: &mut [u8]) {
+        out.fill(u8::from(self));
     }
 }
 
@@ -161,11 +164,17 @@ impl ArrayData {
         })
     }
 
-    /// Build from typed values in C order.
+    /// Build from typed values in C order (one sized buffer filled in fixed-size
+    /// steps, which the compiler turns into straight copies on little-endian targets).
     pub fn from_slice<T: Element>(shape: &[u64], values: &[T]) -> Result<Self> {
-        let mut bytes = Vec::with_capacity(values.len() * T::DTYPE.size() as usize);
-        for &v in values {
-            v.put_le(&mut bytes);
+        let size = T::DTYPE.size() as usize;
+        let total = values
+            .len()
+            .checked_mul(size)
+            .ok_or_else(|| err("E405", "array too large"))?;
+        let mut bytes = vec![0u8; total];
+        for (out, &v) in bytes.chunks_exact_mut(size).zip(values) {
+            v.write_le(out);
         }
         ArrayData::from_bytes(T::DTYPE, shape.to_vec(), bytes)
     }
