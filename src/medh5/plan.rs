@@ -128,6 +128,8 @@ struct Planner {
     steps: Vec<PlanStep>,
     digests: Vec<(String, String)>,
     attr_objects: Vec<(String, String)>,
+    /// Digests of the image and annotation datasets, computed beside validation.
+    precomputed: std::collections::HashMap<String, String>,
 }
 
 impl Planner {
@@ -155,13 +157,15 @@ impl Planner {
             Layout::Chunked { dims, filters }
         };
         if integrity::is_stamped_path(rel) {
-            let digest = integrity::dataset_digest(
-                self.opts.digest_algo,
-                rel,
-                array.dtype.descr(),
-                &array.shape,
-                &array.bytes,
-            );
+            let digest = self.precomputed.remove(rel).unwrap_or_else(|| {
+                integrity::dataset_digest(
+                    self.opts.digest_algo,
+                    rel,
+                    array.dtype.descr(),
+                    &array.shape,
+                    &array.bytes,
+                )
+            });
             self.digests.push((rel.to_string(), digest.clone()));
             attrs.push(("digest".to_string(), AttrValue::Str(digest)));
         }
@@ -286,9 +290,40 @@ impl Planner {
 }
 
 impl Sample {
+    /// The digests of every stamped image and annotation dataset, by
+    /// sample-relative path, one parallel task per dataset.
+    fn stamped_digests(&self, algo: DigestAlgo) -> std::collections::HashMap<String, String> {
+        let mut arrays: Vec<(String, &ArrayData)> = Vec::new();
+        for img in &self.images {
+            arrays.push((format!("images/{}", img.id), &img.data));
+        }
+        for ann in &self.annotations {
+            for (name, a) in ann.encoding.datasets() {
+                arrays.push((format!("annotations/{}/{name}", ann.id), a));
+            }
+        }
+        arrays.retain(|(rel, _)| integrity::is_stamped_path(rel));
+        let digest = |(rel, a): &(String, &ArrayData)| {
+            let d = integrity::dataset_digest(algo, rel, a.dtype.descr(), &a.shape, &a.bytes);
+            (rel.clone(), d)
+        };
+        #[cfg(feature = "parallel")]
+        if arrays.len() > 1 && crate::threads::parallel() {
+            use rayon::prelude::*;
+            return arrays.par_iter().map(digest).collect();
+        }
+        arrays.iter().map(digest).collect()
+    }
+
     /// Validate the sample and turn it into the ordered write plan.
     pub fn into_plan(self, opts: WriteOptions) -> Result<WritePlan> {
-        self.validate()?;
+        // The label checks and the digests (one SHA-256 stream per dataset)
+        // are independent passes over the same bytes: run them side by side.
+        let (valid, precomputed) = crate::threads::join(
+            || self.validate(),
+            || self.stamped_digests(opts.digest_algo),
+        );
+        valid?;
         let l3 = opts.l3_bytes.unwrap_or_else(detect_l3_bytes);
         let profiles = self.profiles();
         let meta = self.document.to_meta();
@@ -298,6 +333,7 @@ impl Sample {
             steps: Vec::new(),
             digests: Vec::new(),
             attr_objects: Vec::new(),
+            precomputed,
         };
         for g in ["grids", "images", "annotations"] {
             p.steps.push(PlanStep::Group {
