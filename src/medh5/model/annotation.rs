@@ -397,3 +397,47 @@ impl Annotation {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labelmap<T: crate::medh5::model::Element>(vals: &[T], classes: &[u16]) -> Annotation {
+        let data = ArrayData::from_slice(&[2, 3, 4], vals).unwrap();
+        Annotation::new("seg", "ct", classes, Encoding::Labelmap { data })
+    }
+
+    fn code(r: Result<()>) -> String {
+        match r {
+            Err(crate::error::Error::Medh5 { code, message }) => format!("{code}: {message}"),
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn labelmap_values_are_checked_against_the_classes() {
+        let g = Grid::new("ct", &[2, 3, 4], &[1.0, 1.0, 1.0]);
+        let mut v = vec![0u8; 24];
+        v[3] = 2;
+        v[20] = 5;
+        assert!(labelmap(&v, &[2, 5]).validate(&g, None).is_ok());
+        // The first undeclared voxel value in C order is named.
+        v[7] = 9;
+        v[9] = 4;
+        let e = code(labelmap(&v, &[2, 5]).validate(&g, None));
+        assert!(e.starts_with("E404") && e.contains("voxel value 9"), "{e}");
+        // The ignore id counts as declared; uint16 data is only allowed when
+        // uint8 cannot hold it (a class above 254 or an ignore voxel).
+        let mut w = vec![0u16; 24];
+        w[1] = 3;
+        let e = code(labelmap(&w, &[3]).validate(&g, None));
+        assert!(e.starts_with("E411"), "{e}");
+        w[2] = u16::MAX;
+        assert!(labelmap(&w, &[3]).validate(&g, None).is_ok());
+        w[2] = 300;
+        w[5] = u16::MAX;
+        let e = code(labelmap(&w, &[3]).validate(&g, None));
+        assert!(e.contains("voxel value 300"), "{e}");
+        assert!(labelmap(&w, &[3, 300]).validate(&g, None).is_ok());
+    }
+}
