@@ -27,6 +27,8 @@ pub mod slice;
 pub mod source;
 pub mod superblock;
 pub mod typed;
+#[cfg(feature = "ndarray")]
+pub mod typed_ndarray;
 pub mod virtual_layout;
 pub mod write;
 
