@@ -128,6 +128,14 @@ macro_rules! int_numeric {
                 !float && signed == $signed && size as usize == Self::SIZE
             }
         }
+    )*};
+}
+
+int_numeric!(u8, false; u16, false; u32, false; u64, false; i8, true; i16, true; i32, true; i64, true);
+
+/// Every numeric type reads through [`convert_numeric`].
+macro_rules! numeric_read {
+    ($($t:ty),*) => {$(
         impl H5Read for $t {
             const NAME: &'static str = stringify!($t);
             fn convert(
@@ -142,7 +150,7 @@ macro_rules! int_numeric {
     )*};
 }
 
-int_numeric!(u8, false; u16, false; u32, false; u64, false; i8, true; i16, true; i32, true; i64, true);
+numeric_read!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 
 macro_rules! float_numeric {
     ($($t:ty);*) => {$(
@@ -164,17 +172,6 @@ macro_rules! float_numeric {
             }
             fn same_as(size: u32, float: bool, _signed: bool) -> bool {
                 float && size as usize == Self::SIZE
-            }
-        }
-        impl H5Read for $t {
-            const NAME: &'static str = stringify!($t);
-            fn convert(
-                ctx: &Context<'_>,
-                dtype: &Datatype,
-                src: Elements<'_>,
-                out: &mut [Self],
-            ) -> Result<()> {
-                convert_numeric(ctx, dtype, src, out)
             }
         }
     )*};

@@ -166,7 +166,7 @@ impl Hyperslab {
 
     /// True when every step is 1 (a plain box).
     pub fn is_unit_stride(&self) -> bool {
-        self.step.iter().all(|&s| s == 1) || self.count.iter().any(|&c| c == 0)
+        self.step.iter().all(|&s| s == 1) || self.count.contains(&0)
     }
 
     /// The same selection restricted to `count` indices from the `first`-th
