@@ -231,7 +231,9 @@ impl Dataset {
             .max(1);
         let mut per = (SLAB_BYTES / row_bytes).max(1);
         if let (Some(&c0), Some(1)) = (self.chunk_dims().and_then(|c| c.first()), h.step.first()) {
-            if per > c0 {
+            // Whole chunk rows per slab (a zero chunk dimension from a
+            // malformed file is refused by the chunked reader, not here).
+            if c0 > 0 && per > c0 {
                 per -= per % c0;
             }
         }

@@ -166,6 +166,7 @@ impl FileWriter {
         if spec.dtype != T::dtype() {
             return Err(bad("slab datatype differs from the dataset's"));
         }
+        spec.check(None)?;
         let Layout::Chunked {
             chunk_dims,
             filters,
