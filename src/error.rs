@@ -93,6 +93,14 @@ pub enum Error {
     /// The caller asked for something inconsistent (wrong buffer size, bad selection...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A typed read could not convert the stored values to the requested
+    /// Rust type: a value out of range, or a stored type that does not convert.
+    #[error("{object}: cannot read as {target}: {reason}")]
+    Conversion {
+        object: String,
+        target: &'static str,
+        reason: String,
+    },
     /// medh5-level problems (document, profiles, integrity) with a reference error code.
     #[error("{code}: {message}")]
     Medh5 { code: String, message: String },

@@ -7,6 +7,7 @@ pub mod btree_v2;
 pub mod cache_image;
 pub mod checksum;
 pub mod chunk_index;
+pub mod convert;
 pub mod cursor;
 pub mod dataset;
 pub mod dataspace_selection;
@@ -20,9 +21,14 @@ pub mod link;
 pub mod local_heap;
 pub mod messages;
 pub mod object_header;
+pub mod raw_chunks;
 pub mod selection;
+pub mod slice;
 pub mod source;
 pub mod superblock;
+pub mod typed;
+#[cfg(feature = "ndarray")]
+pub mod typed_ndarray;
 pub mod virtual_layout;
 pub mod write;
 

@@ -297,9 +297,20 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
 
 /// Plan a sample for writing with `profile`.
 pub fn plan(sample: Sample, profile: Profile, l3_bytes: Option<u64>) -> Result<WritePlan> {
+    plan_at(sample, profile, l3_bytes, &now_utc())
+}
+
+/// [`plan`] with the root `created` time (`YYYY-MM-DDTHH:MM:SSZ`) passed by
+/// the caller: no clock is read, as on `wasm32-unknown-unknown`, which has none.
+pub fn plan_at(
+    sample: Sample,
+    profile: Profile,
+    l3_bytes: Option<u64>,
+    created: &str,
+) -> Result<WritePlan> {
     let opts = WriteOptions {
         profile,
-        created: now_utc(),
+        created: created.to_string(),
         l3_bytes,
         ..WriteOptions::default()
     };

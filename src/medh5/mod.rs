@@ -28,6 +28,7 @@ pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
 pub mod sample;
+pub mod typed;
 pub mod validate;
 pub mod verify;
 pub mod writer;

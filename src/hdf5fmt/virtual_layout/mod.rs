@@ -10,7 +10,7 @@
 //! - [`extent`]: unlimited-dimension arithmetic.
 //! - [`resolve`]: open sources (missing ones read as the fill value), compute
 //!   the current extent, detect cycles.
-//! - [`read`]: read a box of the virtual dataset.
+//! - [`mod@read`]: read a box of the virtual dataset.
 //! - [`convert`]: source → virtual datatype conversion.
 
 pub mod convert;

@@ -36,13 +36,16 @@ pub mod datatype_message;
 pub mod elements;
 pub mod extensible_array;
 pub mod file_writer;
+pub mod filter_spec;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod messages;
 pub mod object_header;
 pub mod set_local;
+pub mod typed_write;
 
 pub use elements::{Elements, Fixup};
+pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
 pub use messages::Space;
 
 use crate::error::{Error, Result};

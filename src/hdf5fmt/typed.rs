@@ -1,0 +1,486 @@
+//! Typed reads of datasets and attributes (HDF5 File Format Specification
+//! IV.A.2.b/d dataspace and datatype, IV.A.2.m attribute): whole, into a
+//! caller's buffer, or through a strided [`Slice`]; numbers converted as
+//! [`crate::hdf5fmt::convert`] describes, strings as [`String`], compound
+//! fields by name.
+//!
+//! Memory stays bounded: a read converts at most [`SLAB_BYTES`] of stored
+//! bytes at a time (aligned to chunk rows for chunked data), and a strided
+//! read gathers from unit-stride boxes of at most [`GATHER_BYTES`], splitting
+//! a sparser selection dimension by dimension.
+
+#![deny(missing_docs)]
+
+use crate::error::{Error, Result};
+use crate::hdf5fmt::attribute::Attribute;
+use crate::hdf5fmt::convert::{Context, Elements, H5Read};
+use crate::hdf5fmt::cursor::bounded;
+use crate::hdf5fmt::dataset::Dataset;
+use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::file::File;
+use crate::hdf5fmt::limits;
+use crate::hdf5fmt::messages::dataspace::SpaceKind;
+use crate::hdf5fmt::selection::Selection;
+use crate::hdf5fmt::slice::{Hyperslab, Slice};
+
+/// Stored bytes converted per step of a typed read.
+pub const SLAB_BYTES: u64 = 16 << 20;
+/// Largest unit-stride box a strided read reads at once to gather from.
+pub const GATHER_BYTES: u64 = 16 << 20;
+
+fn overflow(what: &'static str) -> Error {
+    Error::Overflow {
+        structure: "typed read",
+        offset: 0,
+        what,
+    }
+}
+
+fn product(v: &[u64]) -> Option<u64> {
+    v.iter().try_fold(1u64, |a, &b| a.checked_mul(b))
+}
+
+/// Room for `n` values of `T`, refused past [`limits::MAX_DECODED`] bytes.
+fn alloc<T: Clone + Default>(n: u64, at: u64) -> Result<Vec<T>> {
+    let bytes = n
+        .checked_mul(std::mem::size_of::<T>() as u64)
+        .ok_or_else(|| overflow("output size"))?;
+    bounded(bytes, limits::MAX_DECODED, "typed read", at, "output bytes")?;
+    let n = usize::try_from(n).map_err(|_| overflow("output length"))?;
+    Ok(vec![T::default(); n])
+}
+
+impl Dataset {
+    /// Every element converted to `T` (C order).
+    ///
+    /// ```
+    /// # use purehdf::{File, FileWriter, DatasetSpec};
+    /// # let mut w = FileWriter::in_memory();
+    /// # w.write_dataset(w.root(), "x", DatasetSpec::of::<i16>(&[2, 3]), &[1i16, 2, 3, 4, 5, 6]).unwrap();
+    /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
+    /// let ds = file.root()?.dataset("x")?;
+    /// assert_eq!(ds.read::<f64>()?, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    /// assert!(ds.read::<String>().is_err()); // numbers are not text
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn read<T: H5Read>(&self) -> Result<Vec<T>> {
+        self.read_slice(&Slice::all())
+    }
+
+    /// Every element converted into `out`, whose length must equal
+    /// [`Dataset::num_elements`].
+    pub fn read_into<T: H5Read>(&self, out: &mut [T]) -> Result<()> {
+        self.read_slice_into(&Slice::all(), out)
+    }
+
+    /// The only element of a scalar (or one-element) dataset.
+    pub fn read_scalar<T: H5Read>(&self) -> Result<T> {
+        let v: Vec<T> = self.read()?;
+        match <[T; 1]>::try_from(v) {
+            Ok([x]) => Ok(x),
+            Err(v) => Err(Error::InvalidArgument(format!(
+                "{}: {} elements, not one",
+                self.path(),
+                v.len()
+            ))),
+        }
+    }
+
+    /// The elements `slice` selects (C order over the selection).
+    ///
+    /// ```
+    /// # use purehdf::{s, File, FileWriter, DatasetSpec};
+    /// # let mut w = FileWriter::in_memory();
+    /// # let v: Vec<u16> = (0..20).collect();
+    /// # w.write_dataset(w.root(), "x", DatasetSpec::of::<u16>(&[4, 5]), &v).unwrap();
+    /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
+    /// let ds = file.root()?.dataset("x")?;
+    /// // rows 1 and 3, every second column
+    /// assert_eq!(ds.read_slice::<u8>(&s![1..4; 2, ..; 2])?, vec![5, 7, 9, 15, 17, 19]);
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn read_slice<T: H5Read>(&self, slice: &Slice) -> Result<Vec<T>> {
+        let h = self.hyperslab(slice)?;
+        let mut out = alloc(
+            h.num_elements().ok_or_else(|| overflow("selection"))?,
+            self.address(),
+        )?;
+        self.read_converted(&h, self.dtype(), 0, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Dataset::read_slice`] into `out`, whose length must equal the
+    /// number of selected elements.
+    pub fn read_slice_into<T: H5Read>(&self, slice: &Slice, out: &mut [T]) -> Result<()> {
+        let h = self.hyperslab(slice)?;
+        self.read_converted(&h, self.dtype(), 0, out)
+    }
+
+    /// Field `name` of every element of a compound dataset, converted to `T`.
+    pub fn read_field<T: H5Read>(&self, name: &str) -> Result<Vec<T>> {
+        self.read_field_slice(name, &Slice::all())
+    }
+
+    /// Field `name` of the elements `slice` selects.
+    pub fn read_field_slice<T: H5Read>(&self, name: &str, slice: &Slice) -> Result<Vec<T>> {
+        let Datatype::Compound { members, .. } = self.dtype() else {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not a compound dataset",
+                self.path()
+            )));
+        };
+        let m = members
+            .iter()
+            .find(|m| m.name == name)
+            .ok_or_else(|| Error::NotFound(format!("field {name} of {}", self.path())))?;
+        let h = self.hyperslab(slice)?;
+        let mut out = alloc(
+            h.num_elements().ok_or_else(|| overflow("selection"))?,
+            self.address(),
+        )?;
+        self.read_converted(&h, &m.dtype, m.offset as usize, &mut out)?;
+        Ok(out)
+    }
+
+    /// The names of a compound dataset's fields (empty for other types).
+    pub fn field_names(&self) -> Vec<&str> {
+        match self.dtype() {
+            Datatype::Compound { members, .. } => members.iter().map(|m| m.name.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `slice` resolved against this dataset's shape.
+    pub fn hyperslab(&self, slice: &Slice) -> Result<Hyperslab> {
+        slice.resolve(self.shape())
+    }
+
+    /// The stored bytes (file byte order) of the elements `h` selects, into
+    /// `out` (exactly selected elements × element size): unit-stride boxes go
+    /// straight to [`Dataset::read_raw`], strided ones are gathered from
+    /// boxes of at most [`GATHER_BYTES`].
+    pub fn read_hyperslab_raw(&self, h: &Hyperslab, out: &mut [u8]) -> Result<()> {
+        let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
+        if h.start.is_empty() {
+            return self.read_raw(&Selection::All, out);
+        }
+        if h.num_elements() == Some(0) {
+            return Ok(());
+        }
+        if h.is_unit_stride() {
+            let sel = Selection::Hyperslab {
+                start: h.start.clone(),
+                count: h.count.clone(),
+            };
+            return self.read_raw(&sel, out);
+        }
+        let bbox = h.bounding_box();
+        let Selection::Hyperslab { count: bcount, .. } = &bbox else {
+            return Err(overflow("bounding box"));
+        };
+        let bbytes = product(bcount)
+            .and_then(|n| n.checked_mul(esize as u64))
+            .ok_or_else(|| overflow("bounding box"))?;
+        if bbytes <= GATHER_BYTES {
+            let mut scratch = vec![0u8; bbytes as usize];
+            self.read_raw(&bbox, &mut scratch)?;
+            return gather(&scratch, bcount, h, esize, out);
+        }
+        // Too sparse to read as one box: split the first dimension that
+        // selects more than one index (every one before it selects one, so
+        // each piece is a contiguous run of `out`).
+        let d = h.count.iter().position(|&c| c > 1).unwrap_or(0);
+        let n = h.count.get(d).copied().unwrap_or(1);
+        let piece = out.len() / usize::try_from(n.max(1)).map_err(|_| overflow("piece"))?;
+        for (k, part) in out.chunks_mut(piece.max(1)).enumerate() {
+            self.read_hyperslab_raw(&h.sub(d, k as u64, 1), part)?;
+        }
+        Ok(())
+    }
+
+    /// Read `h` in slabs along its first dimension, converting the member of
+    /// `dtype` at byte `offset` of each stored element into `out`.
+    fn read_converted<T: H5Read>(
+        &self,
+        h: &Hyperslab,
+        dtype: &Datatype,
+        offset: usize,
+        out: &mut [T],
+    ) -> Result<()> {
+        let n = h.num_elements().ok_or_else(|| overflow("selection"))?;
+        if out.len() as u64 != n {
+            return Err(Error::InvalidArgument(format!(
+                "{}: output holds {} elements, the selection {n}",
+                self.path(),
+                out.len()
+            )));
+        }
+        if self.space_kind() == SpaceKind::Null || n == 0 {
+            return Ok(());
+        }
+        let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
+        let ctx = Context {
+            file: Some(self.file()),
+            object: self.path(),
+        };
+        let rows = h.count.first().copied().unwrap_or(1);
+        let row_elems = n / rows.max(1);
+        let row_bytes = row_elems
+            .checked_mul(esize as u64)
+            .ok_or_else(|| overflow("row size"))?
+            .max(1);
+        let mut per = (SLAB_BYTES / row_bytes).max(1);
+        if let (Some(&c0), Some(1)) = (self.chunk_dims().and_then(|c| c.first()), h.step.first()) {
+            // Whole chunk rows per slab (a zero chunk dimension from a
+            // malformed file is refused by the chunked reader, not here).
+            if c0 > 0 && per > c0 {
+                per -= per % c0;
+            }
+        }
+        let mut scratch = Vec::new();
+        let mut r0 = 0u64;
+        while r0 < rows {
+            let nr = per.min(rows - r0);
+            let sub = if h.start.is_empty() {
+                h.clone()
+            } else {
+                h.sub(0, r0, nr)
+            };
+            let elems = usize::try_from(nr * row_elems).map_err(|_| overflow("slab"))?;
+            let first = usize::try_from(r0 * row_elems).map_err(|_| overflow("slab"))?;
+            scratch.resize(elems.checked_mul(esize).ok_or_else(|| overflow("slab"))?, 0);
+            self.read_hyperslab_raw(&sub, &mut scratch)?;
+            let dst = out
+                .get_mut(first..first + elems)
+                .ok_or_else(|| overflow("slab"))?;
+            let src = Elements {
+                bytes: &scratch,
+                stride: esize,
+                offset,
+            };
+            T::convert(&ctx, dtype, src, dst)?;
+            r0 += nr;
+        }
+        Ok(())
+    }
+}
+
+/// Copy the elements `h` selects out of `bbox`, the C-order box of shape
+/// `bshape` starting at `h.start`, into `out`.
+fn gather(bbox: &[u8], bshape: &[u64], h: &Hyperslab, esize: usize, out: &mut [u8]) -> Result<()> {
+    let rank = bshape.len();
+    let short = || overflow("gather");
+    let mut bstride = vec![1u64; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        bstride[i] = bstride[i + 1] * bshape[i + 1];
+    }
+    let last = rank - 1;
+    let (n_last, step_last) = (h.count[last], h.step[last]);
+    let mut idx = vec![0u64; rank];
+    let mut dst = 0usize;
+    loop {
+        let base: u64 = (0..last).map(|d| idx[d] * h.step[d] * bstride[d]).sum();
+        for k in 0..n_last {
+            let s = usize::try_from((base + k * step_last) * esize as u64).map_err(|_| short())?;
+            let from = bbox.get(s..s + esize).ok_or_else(short)?;
+            out.get_mut(dst..dst + esize)
+                .ok_or_else(short)?
+                .copy_from_slice(from);
+            dst += esize;
+        }
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < h.count[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+impl Attribute {
+    /// Every element converted to `T` (variable-length strings need
+    /// [`Attribute::read_strings_in`]).
+    ///
+    /// ```
+    /// # use purehdf::{File, FileWriter, AttrValue};
+    /// # let mut w = FileWriter::in_memory();
+    /// # let root = w.root();
+    /// # w.set_attr(root, "spacing", AttrValue::array(&[2.5f32, 0.75])).unwrap();
+    /// # w.set_attr(root, "units", AttrValue::string("mm")).unwrap();
+    /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
+    /// let root = file.root()?;
+    /// assert_eq!(root.attribute("spacing")?.read_vec::<f64>()?, vec![2.5, 0.75]);
+    /// assert_eq!(root.attribute("units")?.read_string_in(&file)?, "mm");
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn read_vec<T: H5Read>(&self) -> Result<Vec<T>> {
+        self.convert_with(None)
+    }
+
+    /// The only element of a scalar (or one-element) attribute.
+    pub fn read_scalar<T: H5Read>(&self) -> Result<T> {
+        one(self.read_vec()?, &self.name)
+    }
+
+    /// A scalar string attribute, fixed or variable length (`file` holds the
+    /// variable-length bytes).
+    pub fn read_string_in(&self, file: &File) -> Result<String> {
+        one(self.read_strings_in(file)?, &self.name)
+    }
+
+    /// Every element of a string attribute.
+    pub fn read_strings_in(&self, file: &File) -> Result<Vec<String>> {
+        self.convert_with(Some(file))
+    }
+
+    /// A scalar fixed-length string attribute (no file needed).
+    pub fn read_string(&self) -> Result<String> {
+        self.read_scalar()
+    }
+
+    fn convert_with<T: H5Read>(&self, file: Option<&File>) -> Result<Vec<T>> {
+        let n = self.num_elements();
+        let mut out = alloc(n.min(limits::MAX_ELEMENTS.saturating_add(1)), 0)?;
+        if n > limits::MAX_ELEMENTS {
+            return Err(Error::Limit {
+                structure: "attribute",
+                offset: 0,
+                what: "elements",
+                value: n,
+                limit: limits::MAX_ELEMENTS,
+            });
+        }
+        let ctx = Context {
+            file,
+            object: &self.name,
+        };
+        let size = usize::try_from(self.dtype.size()).map_err(|_| overflow("element size"))?;
+        T::convert(
+            &ctx,
+            &self.dtype,
+            Elements::packed(&self.data, size),
+            &mut out,
+        )?;
+        Ok(out)
+    }
+}
+
+fn one<T>(v: Vec<T>, name: &str) -> Result<T> {
+    let n = v.len();
+    match <[T; 1]>::try_from(v) {
+        Ok([x]) => Ok(x),
+        Err(_) => Err(Error::InvalidArgument(format!(
+            "{name}: {n} elements, not one"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hdf5fmt::write::{AttrValue, DatasetSpec, FileWriter};
+    use crate::s;
+
+    fn file_with(spec: DatasetSpec, data: &[i32]) -> File {
+        let mut w = FileWriter::in_memory();
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let d = w.create_dataset(w.root(), "x", spec, bytes).unwrap();
+        w.set_attr(d, "n", AttrValue::scalar(7u16)).unwrap();
+        w.set_attr(
+            d,
+            "names",
+            AttrValue::strings(&["a", "bc"], crate::hdf5fmt::datatype::CharSet::Utf8),
+        )
+        .unwrap();
+        File::from_bytes(w.finish().unwrap()).unwrap()
+    }
+
+    /// The reference answer for a strided slice of a C-order array.
+    fn reference(v: &[i32], shape: &[u64], h: &Hyperslab) -> Vec<i32> {
+        let mut out = Vec::new();
+        let n = h.num_elements().unwrap();
+        for flat in 0..n {
+            let mut rem = flat;
+            let mut src = 0u64;
+            for d in (0..shape.len()).rev() {
+                let k = rem % h.count[d];
+                rem /= h.count[d];
+                let i = h.start[d] + k * h.step[d];
+                let stride: u64 = shape[d + 1..].iter().product();
+                src += i * stride;
+            }
+            out.push(v[src as usize]);
+        }
+        out
+    }
+
+    #[test]
+    fn strided_reads_match_reference_on_every_layout() {
+        let shape = [7u64, 6, 5];
+        let v: Vec<i32> = (0..210).map(|i| i * 3 - 100).collect();
+        let specs = [
+            DatasetSpec::new(Datatype::int(4, true), &shape),
+            DatasetSpec::new(Datatype::int(4, true), &shape).chunked(&[3, 4, 2], vec![]),
+            DatasetSpec::new(Datatype::int(4, true), &shape).compact(),
+        ];
+        for spec in specs {
+            let f = file_with(spec, &v);
+            let ds = f.root().unwrap().dataset("x").unwrap();
+            assert_eq!(ds.read::<i32>().unwrap(), v);
+            for sl in [
+                s![1..7; 2, .., 4],
+                s![.., 1..6; 3, 0..5; 2],
+                s![6, 5, 4],
+                s![0..7; 7],
+                s![2..2],
+            ] {
+                let h = sl.resolve(&shape).unwrap();
+                let want = reference(&v, &shape, &h);
+                assert_eq!(ds.read_slice::<i32>(&sl).unwrap(), want, "{sl:?}");
+                let wide: Vec<f64> = ds.read_slice(&sl).unwrap();
+                assert_eq!(wide, want.iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
+            }
+            // out-of-range conversion is a typed error
+            assert!(matches!(ds.read::<u8>(), Err(Error::Conversion { .. })));
+            let mut buf = vec![0i64; 3];
+            assert!(ds.read_into(&mut buf).is_err());
+            let a = ds.attribute("n").unwrap();
+            assert_eq!(a.read_scalar::<f32>().unwrap(), 7.0);
+            let names = ds.attribute("names").unwrap();
+            assert_eq!(names.read_strings_in(&f).unwrap(), vec!["a", "bc"]);
+            assert!(names.read_vec::<String>().is_err());
+        }
+    }
+
+    #[test]
+    fn sparse_selection_splits_instead_of_reading_the_box() {
+        // 2 x 1.5M u64: the bounding box of the step-700k selection over both
+        // rows (22 MB) exceeds GATHER_BYTES, one row's (11 MB) does not.
+        let n = 1_500_000u64;
+        let mut w = FileWriter::in_memory();
+        let data: Vec<u8> = (0..2 * n).flat_map(|i| i.to_le_bytes()).collect();
+        w.create_dataset(
+            w.root(),
+            "x",
+            DatasetSpec::new(Datatype::int(8, false), &[2, n]).chunked(&[1, 1 << 18], vec![]),
+            data,
+        )
+        .unwrap();
+        let f = File::from_bytes(w.finish().unwrap()).unwrap();
+        let ds = f.root().unwrap().dataset("x").unwrap();
+        let h = s![.., ..; 700_000].resolve(ds.shape()).unwrap();
+        assert!(product(&[2, 1_400_001, 8]).unwrap() > GATHER_BYTES);
+        let got = ds.read_slice::<u64>(&s![.., ..; 700_000]).unwrap();
+        assert_eq!(h.count, vec![2, 3]);
+        assert_eq!(
+            got,
+            vec![0, 700_000, 1_400_000, n, n + 700_000, n + 1_400_000]
+        );
+    }
+}
