@@ -216,7 +216,7 @@ pub fn undo(m: &mut Manifest) -> Vec<Action> {
             what,
             ok,
         };
-        let _ = std::fs::remove_file(&e.staging);
+        clear_stale(&e.staging);
         if layout != LayoutKind::InPlace {
             let a = match sha_or_none(&e.output) {
                 Some(s) if s == e.output_sha256 => match std::fs::remove_file(&e.output) {
@@ -279,7 +279,7 @@ pub fn undo(m: &mut Manifest) -> Vec<Action> {
 pub fn finalize(m: &mut Manifest) -> Vec<Action> {
     let mut out = Vec::new();
     for e in &mut m.entries {
-        let _ = std::fs::remove_file(&e.staging);
+        clear_stale(&e.staging);
         let Some(backup) = e.backup.clone() else {
             out.push(Action {
                 path: e.original.clone(),
@@ -339,4 +339,17 @@ pub fn ensure_parent(p: &Path) -> Result<()> {
 /// of an original).
 pub fn clear_stale(p: &Path) {
     let _ = std::fs::remove_file(p);
+    // and the writer's temporaries for it (`.<name>.<random>.tmp`)
+    let Some(name) = p.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    if let Ok(entries) = std::fs::read_dir(dir_of(p)) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&prefix) && n.ends_with(".tmp") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
 }

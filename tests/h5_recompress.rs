@@ -1,0 +1,350 @@
+//! `h5 recompress` end to end on a generated ESRF-like tree
+//! (`tests/interop/gen_tree.py`: NeXus-like groups, VDS containers with their
+//! sources, hard links, attributes of every type, datasets already in Blosc2,
+//! fake JPEG-2000-in-Blosc2 frames): the dry-run selection equals the rows the
+//! generator expects; after an in-place recompress every file reads the same
+//! in h5py + hdf5plugin and h5dump; `--undo` restores every original byte for
+//! byte; `--finalize` removes the backups; and `kill -9` at random moments of
+//! compress and swap leaves every original or its verified replacement (and
+//! `--undo` still restores the originals).
+//!
+//! CI size: 30 files (`PUREHDF_RECOMPRESS_FILES`, e.g. 100 for a local run) and
+//! 50 kills (`PUREHDF_RECOMPRESS_KILLS`).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use purehdf::tools::recompress::verify::{file_sha256, verify};
+use serde_json::Value;
+
+const FILTER: &str = "blosc2:zstd:3:shuffle";
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn h5() -> &'static str {
+    env!("CARGO_BIN_EXE_h5")
+}
+
+fn interop(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(name)
+}
+
+/// Every `.h5` file below `root`, relative, sorted (hidden files left out).
+fn h5_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "h5")
+                && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+            {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn shas(root: &Path, rels: &[String]) -> BTreeMap<String, String> {
+    rels.iter()
+        .map(|r| (r.clone(), file_sha256(&root.join(r)).unwrap()))
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn describe(py: &Path, root: &Path, rels: &[String]) -> Value {
+    let out = Command::new(py)
+        .arg(interop("tree_check.py"))
+        .arg(root)
+        .args(rels)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tree_check.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn recompress(root: &Path, manifest: &Path) -> Command {
+    let mut c = Command::new(h5());
+    c.arg("recompress")
+        .arg(root)
+        .args(["--filter", FILTER, "--where", "technique/scan:tomo"])
+        .args([
+            "--layout",
+            "in-place",
+            "--workers",
+            "2",
+            "--json",
+            "--manifest",
+        ])
+        .arg(manifest);
+    c
+}
+
+fn undo(manifest: &Path) -> bool {
+    let out = Command::new(h5())
+        .args(["recompress", "--json", "--undo"])
+        .arg(manifest)
+        .output()
+        .unwrap();
+    out.status.success()
+}
+
+/// xorshift64*, seeded from the clock (the seed is printed).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+#[test]
+fn recompress_tree_swap_undo_and_kill() {
+    let Some(py) = common::oracle_python() else {
+        println!("skipped: h5 recompress (no oracle python)");
+        return;
+    };
+    let probe = Command::new(&py)
+        .args(["-c", "import h5py, hdf5plugin"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        println!("skipped: h5 recompress (oracle python lacks h5py/hdf5plugin)");
+        return;
+    }
+    let files = env_num("PUREHDF_RECOMPRESS_FILES", 30);
+    let kills = env_num("PUREHDF_RECOMPRESS_KILLS", 50);
+    let base = std::env::temp_dir().join(format!("purehdf-h5rc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let pristine = base.join("pristine");
+    let gen = Command::new(&py)
+        .arg(interop("gen_tree.py"))
+        .arg(&pristine)
+        .args(["--files", &files.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        gen.status.success(),
+        "gen_tree.py: {}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(pristine.join("expected.json")).unwrap())
+            .unwrap();
+    let want = |k: &str| -> BTreeSet<String> {
+        expected[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let rels = h5_files(&pristine);
+    let before = shas(&pristine, &rels);
+
+    // 1. dry run: the selection equals the rows
+    let work = base.join("work");
+    copy_tree(&pristine, &work);
+    let canon = std::fs::canonicalize(&work).unwrap();
+    let dry = Command::new(h5())
+        .arg("recompress")
+        .arg(&work)
+        .args([
+            "--filter",
+            FILTER,
+            "--where",
+            "technique/scan:tomo",
+            "--dry-run",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let (mut sel, mut rem) = (BTreeSet::new(), BTreeSet::new());
+    for line in String::from_utf8_lossy(&dry.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let p = PathBuf::from(v["path"].as_str().unwrap());
+        let rel = p.strip_prefix(&canon).unwrap().display().to_string();
+        match v["status"].as_str().unwrap() {
+            "to_compress" => assert!(sel.insert(rel), "duplicate row"),
+            _ => assert!(rem.insert(rel), "duplicate row"),
+        }
+    }
+    assert_eq!(
+        sel,
+        want("to_compress"),
+        "TO COMPRESS differs from the rows"
+    );
+    assert_eq!(rem, want("remaining"), "REMAINING differs from the rows");
+    // a directory without a condition selects nothing unless --all
+    let none = Command::new(h5())
+        .arg("recompress")
+        .arg(&work)
+        .args(["--filter", FILTER, "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    println!(
+        "h5 recompress dry run: {}/{} TO COMPRESS and {}/{} REMAINING equal the rows ({} files)",
+        sel.len(),
+        want("to_compress").len(),
+        rem.len(),
+        want("remaining").len(),
+        rels.len()
+    );
+
+    // 2. in-place recompress, then everything reads the same
+    let seen_before = describe(&py, &pristine, &rels);
+    let manifest = base.join("run.manifest.json");
+    let t0 = Instant::now();
+    let out = recompress(&work, &manifest).output().unwrap();
+    let full_run = t0.elapsed();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = shas(&work, &rels);
+    for r in &rels {
+        let changed = before[r] != after[r];
+        assert_eq!(changed, sel.contains(r), "{r}: changed = {changed}");
+    }
+    let seen_after = describe(&py, &work, &rels);
+    let mut same = 0;
+    for r in &rels {
+        let (a, b) = (&seen_before[r], &seen_after[r]);
+        assert_eq!(a["h5py"], b["h5py"], "{r}: h5py sees a different file");
+        assert_eq!(a["h5dump_rc"], b["h5dump_rc"], "{r}: h5dump exit code");
+        assert_eq!(
+            a["h5dump_sha"], b["h5dump_sha"],
+            "{r}: h5dump output differs"
+        );
+        same += 1;
+    }
+    println!(
+        "h5 recompress in place: {} files re-encoded in {:.2} s; {same}/{} files read the same in \
+h5py + hdf5plugin{}",
+        sel.len(),
+        full_run.as_secs_f64(),
+        rels.len(),
+        if seen_after[&rels[0]].get("h5dump_sha").is_some() {
+            " and h5dump"
+        } else {
+            " (h5dump absent)"
+        }
+    );
+
+    // 3. undo restores every byte; finalize removes the backups
+    assert!(undo(&manifest));
+    assert_eq!(
+        shas(&work, &rels),
+        before,
+        "--undo did not restore the originals"
+    );
+    assert_eq!(h5_files(&work), rels, "files left behind by --undo");
+    let m2 = base.join("second.manifest.json");
+    assert!(recompress(&work, &m2).output().unwrap().status.success());
+    let fin = Command::new(h5())
+        .args(["recompress", "--finalize"])
+        .arg(&m2)
+        .output()
+        .unwrap();
+    assert!(fin.status.success());
+    assert_eq!(h5_files(&work), rels, "backups left after --finalize");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&m2).unwrap()).unwrap();
+    for e in m["entries"].as_array().unwrap() {
+        let p = PathBuf::from(e["original"].as_str().unwrap());
+        assert_eq!(
+            file_sha256(&p).unwrap(),
+            e["output_sha256"].as_str().unwrap()
+        );
+    }
+    println!("h5 recompress: --undo restored {}/{} originals byte for byte; --finalize removed every backup", sel.len(), sel.len());
+
+    // 4. kill -9 at random moments of compress and swap
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rng = Rng(seed);
+    let window = full_run.as_micros().max(1000) as u64 * 5 / 4;
+    let (mut partial, mut replaced_total) = (0, 0);
+    for k in 0..kills {
+        copy_tree(&pristine, &work);
+        let mk = base.join(format!("kill{k}.manifest.json"));
+        let mut child = recompress(&work, &mk)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.next() % window));
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut replaced = 0;
+        for r in &rels {
+            let p = work.join(r);
+            assert!(p.is_file(), "kill {k} (seed {seed}): {r} missing");
+            if file_sha256(&p).unwrap() != before[r] {
+                verify(&pristine.join(r), &p).unwrap_or_else(|e| {
+                    panic!("kill {k} (seed {seed}): {r} is neither original nor verified: {e}")
+                });
+                replaced += 1;
+            }
+        }
+        if replaced > 0 && replaced < sel.len() {
+            partial += 1;
+        }
+        replaced_total += replaced;
+        if mk.exists() {
+            assert!(undo(&mk), "kill {k} (seed {seed}): --undo failed");
+        }
+        assert_eq!(
+            shas(&work, &rels),
+            before,
+            "kill {k} (seed {seed}): originals not restored"
+        );
+    }
+    println!(
+        "h5 recompress kill -9: {kills}/{kills} random moments (seed {seed}) left every original \
+or its verified replacement ({partial} mid-swap, {replaced_total} replacements seen); --undo \
+restored every original after each"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
