@@ -348,3 +348,148 @@ restored every original after each"
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn sibling_mirror_and_refusals() {
+    let Some(py) = common::oracle_python() else {
+        println!("skipped: h5 recompress layouts (no oracle python)");
+        return;
+    };
+    let probe = Command::new(&py)
+        .args(["-c", "import h5py, hdf5plugin"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        println!("skipped: h5 recompress layouts (oracle python lacks h5py/hdf5plugin)");
+        return;
+    }
+    use purehdf::hdf5fmt::file::{File, Object};
+    let base = std::env::temp_dir().join(format!("purehdf-h5rc-lay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let tree = base.join("tree");
+    let gen = Command::new(&py)
+        .arg(interop("gen_tree.py"))
+        .arg(&tree)
+        .args(["--files", "10"])
+        .output()
+        .unwrap();
+    assert!(gen.status.success());
+    let rels = h5_files(&tree);
+    let before = shas(&tree, &rels);
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(tree.join("expected.json")).unwrap())
+            .unwrap();
+    let selected: Vec<String> = expected["to_compress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+
+    // sibling: <stem>_rc.h5 beside each selected file, originals untouched; undo removes them
+    let ms = base.join("sibling.json");
+    let out = Command::new(h5())
+        .arg("recompress")
+        .arg(&tree)
+        .args([
+            "--filter",
+            FILTER,
+            "--where",
+            "technique/scan:tomo",
+            "--manifest",
+        ])
+        .arg(&ms)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(shas(&tree, &rels), before);
+    for r in &selected {
+        let sib = tree.join(r.replace(".h5", "_rc.h5"));
+        verify(&tree.join(r), &sib).unwrap();
+    }
+    assert!(undo(&ms));
+    assert_eq!(h5_files(&tree), rels, "sibling outputs left after --undo");
+
+    // mirror: every other file copied byte for byte, containers' VDS read the new sources
+    let (raw, comp) = (tree.join("RAW_DATA"), tree.join("RAW_DATA_COMPRESSED"));
+    let out = Command::new(h5())
+        .arg("recompress")
+        .arg(&raw)
+        .args([
+            "--filter",
+            FILTER,
+            "--where",
+            "technique/scan:tomo",
+            "--layout",
+            "mirror",
+        ])
+        .arg("--from")
+        .arg(&raw)
+        .arg("--to")
+        .arg(&comp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut vds_read = 0;
+    for r in &rels {
+        let rel = r.strip_prefix("RAW_DATA/").unwrap();
+        let (a, b) = (raw.join(rel), comp.join(rel));
+        if selected.contains(r) {
+            assert_ne!(file_sha256(&a).unwrap(), file_sha256(&b).unwrap());
+            verify(&a, &b).unwrap();
+        } else {
+            assert_eq!(file_sha256(&a).unwrap(), file_sha256(&b).unwrap(), "{rel}");
+        }
+        if r.ends_with("_0001.h5") {
+            let (fa, fb) = (File::open(&a).unwrap(), File::open(&b).unwrap());
+            for g in ["/1.1", "/2.1"] {
+                let p = format!("{g}/measurement/marana");
+                let (Ok(Object::Dataset(da)), Ok(Object::Dataset(db))) =
+                    (fa.object(&p), fb.object(&p))
+                else {
+                    panic!("{rel}{p}")
+                };
+                let src = db.virtual_plan().unwrap().unwrap().pieces[0]
+                    .source
+                    .dataset
+                    .file()
+                    .path()
+                    .unwrap()
+                    .to_path_buf();
+                assert!(src.starts_with(&comp), "{rel}{p} reads {}", src.display());
+                if let (Ok(x), Ok(y)) = (da.read_all_raw(), db.read_all_raw()) {
+                    assert_eq!(x, y, "{rel}{p}");
+                    vds_read += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(shas(&tree, &rels), before, "mirror touched RAW_DATA");
+
+    // refusals: a truncated output never verifies
+    let victim = tree.join(&selected[0]);
+    let cut = base.join("cut.h5");
+    let bytes =
+        std::fs::read(tree.join(selected[0].replace(".h5", "_rc.h5"))).unwrap_or_else(|_| {
+            std::fs::read(comp.join(selected[0].strip_prefix("RAW_DATA/").unwrap())).unwrap()
+        });
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    assert!(
+        verify(&victim, &cut).is_err(),
+        "a truncated output verified"
+    );
+    println!(
+        "h5 recompress layouts: sibling ({} outputs verified, undo removed them), mirror ({} \
+container VDS read the mirrored sources), truncated output refused",
+        selected.len(),
+        vds_read
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -358,6 +358,19 @@ fn exact(a: &str, b: &str, json: bool) -> Result<u8> {
     Ok(u8::from(differ > 0))
 }
 
+/// A chunk error named by the dataset's path (E3: "unsupported codec 37"
+/// with dataset and chunk coordinates).
+fn name_dataset(e: Error, path: &str) -> Error {
+    match e {
+        Error::Chunk { coords, source, .. } => Error::Chunk {
+            dataset: path.to_string(),
+            coords,
+            source,
+        },
+        e => e,
+    }
+}
+
 fn fmt_value(m: Metric, v: &SliceValue) -> String {
     match (v.value, v.constant) {
         (_, true) if m != Metric::MaxAbs => "constant".into(),
@@ -388,7 +401,8 @@ fn metrics(a: &str, b: &str, m: Metric, s: &Slices, only: &[String], json: bool)
             Ok(Object::Dataset(db)) => compare_dataset(&ds, &db, m, s),
             Ok(_) => Err(Error::InvalidArgument("not a dataset in B".into())),
             Err(e) => Err(e),
-        };
+        }
+        .map_err(|e| name_dataset(e, &path));
         done += 1;
         match res {
             Err(e) => {
