@@ -49,6 +49,9 @@ pub struct Rules {
 pub struct DatasetPlan {
     /// Every hard-linked name, first (walk order) first.
     pub paths: Vec<String>,
+    pub shape: Vec<u64>,
+    /// Stored chunked now.
+    pub chunked: bool,
     pub bytes: u64,
     /// Re-encoded (true) or kept as stored.
     pub encode: bool,
@@ -78,21 +81,15 @@ impl FilePlan {
 
     /// The per-dataset choices for the copier: selected datasets get the new
     /// pipeline (and chunk shape), every other dataset keeps its storage.
-    pub fn choices(&self, rules: &Rules, file: &File) -> BTreeMap<String, DatasetChoice> {
+    pub fn choices(&self, rules: &Rules) -> BTreeMap<String, DatasetChoice> {
         let mut out = BTreeMap::new();
         for d in &self.datasets {
             let choice = if d.encode {
-                let chunks = rules.rechunk.as_ref().and_then(|c| {
-                    let shape = d
-                        .paths
-                        .first()
-                        .and_then(|p| match file.object(p) {
-                            Ok(Object::Dataset(ds)) => Some(ds.shape().to_vec()),
-                            _ => None,
-                        })
-                        .unwrap_or_default();
-                    clamp_chunks(c, &shape)
-                });
+                let chunks = match &rules.rechunk {
+                    Some(c) => clamp_chunks(c, &d.shape),
+                    None if !d.chunked => frame_chunks(&d.shape, d.bytes),
+                    None => None,
+                };
                 DatasetChoice {
                     filter: FilterChoice::Pipeline(rules.pipeline.clone()),
                     chunks,
@@ -109,6 +106,31 @@ impl FilePlan {
         }
         out
     }
+}
+
+/// The chunk shape of a contiguous dataset of rank >= 3 that becomes chunked:
+/// one frame (the last two axes) per chunk when a frame holds 64 KiB to
+/// 16 MiB (detector stacks, as the esrf compressor writes them); `None`
+/// leaves the copier's choice (h5py's `guess_chunk`).
+pub fn frame_chunks(shape: &[u64], bytes: u64) -> Option<Vec<u64>> {
+    let rank = shape.len();
+    let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    if rank < 3 || n == 0 {
+        return None;
+    }
+    let esize = bytes / n;
+    let frame = shape
+        .get(rank - 2..)?
+        .iter()
+        .product::<u64>()
+        .checked_mul(esize)?;
+    if !(64 << 10..=16 << 20).contains(&frame) {
+        return None;
+    }
+    let mut c = vec![1u64; rank];
+    c[rank - 2] = shape[rank - 2];
+    c[rank - 1] = shape[rank - 1];
+    Some(c)
 }
 
 /// `--rechunk` fitted to a dataset: each extent at most the dimension (and at
@@ -306,8 +328,11 @@ pub fn plan_file(file: &File, rules: &Rules) -> Result<FilePlan> {
             plan.virtual_datasets.push(first);
             continue;
         }
+        let (shape, chunked) = (ds.shape().to_vec(), ds.chunk_dims().is_some());
         let keep = |codec: String, why: String| DatasetPlan {
             paths: paths.clone(),
+            shape: shape.clone(),
+            chunked,
             bytes,
             encode: false,
             codec,
@@ -345,6 +370,8 @@ pub fn plan_file(file: &File, rules: &Rules) -> Result<FilePlan> {
                 }
                 Ok(Some((c, false))) => DatasetPlan {
                     paths: paths.clone(),
+                    shape: shape.clone(),
+                    chunked,
                     bytes,
                     encode: true,
                     reason: format!("{c} -> {target}"),
@@ -383,6 +410,12 @@ mod tests {
             Some(vec![1, 100, 512])
         );
         assert_eq!(clamp_chunks(&[1, 512], &[10, 100, 600]), None);
+        assert_eq!(
+            frame_chunks(&[100, 256, 512], 100 * 256 * 512 * 2),
+            Some(vec![1, 256, 512])
+        );
+        assert_eq!(frame_chunks(&[100, 8, 8], 100 * 64 * 2), None);
+        assert_eq!(frame_chunks(&[256, 512], 256 * 512 * 2), None);
     }
 
     #[test]

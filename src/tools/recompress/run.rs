@@ -19,7 +19,6 @@ use super::swap::{
 };
 use super::verify::{file_sha256, verify};
 use crate::error::{Error, Result};
-use crate::hdf5fmt::file::File;
 use crate::tools::copy::{copy_file, CopyOptions, FilterChoice};
 
 /// How and where to write.
@@ -147,13 +146,11 @@ impl Ctx<'_> {
         let staging = staging_of(&dest);
         ensure_parent(&dest)?;
         clear_stale(&staging);
-        let file = File::open(src)?;
         let opts = CopyOptions {
             filter: FilterChoice::Keep,
             threads: 0,
-            datasets: plan.choices(&self.s.rules, &file),
+            datasets: plan.choices(&self.s.rules),
         };
-        drop(file);
         let rep = match copy_file(src, &staging, &opts) {
             Ok(r) => r,
             Err(e) => {
