@@ -92,20 +92,38 @@ fn describe(py: &Path, root: &Path, rels: &[String]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn recompress(root: &Path, manifest: &Path) -> Command {
+/// `h5 recompress SRC --filter FILTER --where technique/scan:tomo`.
+fn tomo(src: &Path) -> Command {
     let mut c = Command::new(h5());
     c.arg("recompress")
-        .arg(root)
-        .args(["--filter", FILTER, "--where", "technique/scan:tomo"])
-        .args([
-            "--layout",
-            "in-place",
-            "--workers",
-            "2",
-            "--json",
-            "--manifest",
-        ])
-        .arg(manifest);
+        .arg(src)
+        .args(["--filter", FILTER, "--where", "technique/scan:tomo"]);
+    c
+}
+
+/// Run `c`, which must succeed.
+fn ok(c: &mut Command) -> std::process::Output {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn recompress(root: &Path, manifest: &Path) -> Command {
+    let mut c = tomo(root);
+    c.args([
+        "--layout",
+        "in-place",
+        "--workers",
+        "2",
+        "--json",
+        "--manifest",
+    ])
+    .arg(manifest);
     c
 }
 
@@ -116,6 +134,38 @@ fn undo(manifest: &Path) -> bool {
         .output()
         .unwrap();
     out.status.success()
+}
+
+/// The oracle python when it has h5py and hdf5plugin (else prints why `name` is skipped).
+fn oracle(name: &str) -> Option<PathBuf> {
+    let Some(py) = common::oracle_python() else {
+        println!("skipped: {name} (no oracle python)");
+        return None;
+    };
+    let probe = Command::new(&py)
+        .args(["-c", "import h5py, hdf5plugin"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        println!("skipped: {name} (oracle python lacks h5py/hdf5plugin)");
+        return None;
+    }
+    Some(py)
+}
+
+/// Generate a tree of about `files` files at `dir`; returns its expected rows.
+fn gen_tree(py: &Path, dir: &Path, files: u64) -> Value {
+    let gen = Command::new(py)
+        .arg(interop("gen_tree.py"))
+        .arg(dir)
+        .args(["--files", &files.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        gen.status.success(),
+        "gen_tree.py: {}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap()
 }
 
 /// xorshift64*, seeded from the clock (the seed is printed).
@@ -131,37 +181,16 @@ impl Rng {
 
 #[test]
 fn recompress_tree_swap_undo_and_kill() {
-    let Some(py) = common::oracle_python() else {
-        println!("skipped: h5 recompress (no oracle python)");
+    let Some(py) = oracle("h5 recompress") else {
         return;
     };
-    let probe = Command::new(&py)
-        .args(["-c", "import h5py, hdf5plugin"])
-        .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        println!("skipped: h5 recompress (oracle python lacks h5py/hdf5plugin)");
-        return;
-    }
     let files = env_num("PUREHDF_RECOMPRESS_FILES", 30);
     let kills = env_num("PUREHDF_RECOMPRESS_KILLS", 50);
     let base = std::env::temp_dir().join(format!("purehdf-h5rc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).unwrap();
     let pristine = base.join("pristine");
-    let gen = Command::new(&py)
-        .arg(interop("gen_tree.py"))
-        .arg(&pristine)
-        .args(["--files", &files.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        gen.status.success(),
-        "gen_tree.py: {}",
-        String::from_utf8_lossy(&gen.stderr)
-    );
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(pristine.join("expected.json")).unwrap())
-            .unwrap();
+    let expected = gen_tree(&py, &pristine, files);
     let want = |k: &str| -> BTreeSet<String> {
         expected[k]
             .as_array()
@@ -177,24 +206,7 @@ fn recompress_tree_swap_undo_and_kill() {
     let work = base.join("work");
     copy_tree(&pristine, &work);
     let canon = std::fs::canonicalize(&work).unwrap();
-    let dry = Command::new(h5())
-        .arg("recompress")
-        .arg(&work)
-        .args([
-            "--filter",
-            FILTER,
-            "--where",
-            "technique/scan:tomo",
-            "--dry-run",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        dry.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dry.stderr)
-    );
+    let dry = ok(tomo(&work).args(["--dry-run", "--json"]));
     let (mut sel, mut rem) = (BTreeSet::new(), BTreeSet::new());
     for line in String::from_utf8_lossy(&dry.stdout).lines() {
         let v: Value = serde_json::from_str(line).unwrap();
@@ -232,14 +244,8 @@ fn recompress_tree_swap_undo_and_kill() {
     let seen_before = describe(&py, &pristine, &rels);
     let manifest = base.join("run.manifest.json");
     let t0 = Instant::now();
-    let out = recompress(&work, &manifest).output().unwrap();
+    ok(&mut recompress(&work, &manifest));
     let full_run = t0.elapsed();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     let after = shas(&work, &rels);
     for r in &rels {
         let changed = before[r] != after[r];
@@ -351,33 +357,16 @@ restored every original after each"
 
 #[test]
 fn sibling_mirror_and_refusals() {
-    let Some(py) = common::oracle_python() else {
-        println!("skipped: h5 recompress layouts (no oracle python)");
+    let Some(py) = oracle("h5 recompress layouts") else {
         return;
     };
-    let probe = Command::new(&py)
-        .args(["-c", "import h5py, hdf5plugin"])
-        .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        println!("skipped: h5 recompress layouts (oracle python lacks h5py/hdf5plugin)");
-        return;
-    }
     use purehdf::hdf5fmt::file::{File, Object};
     let base = std::env::temp_dir().join(format!("purehdf-h5rc-lay-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let tree = base.join("tree");
-    let gen = Command::new(&py)
-        .arg(interop("gen_tree.py"))
-        .arg(&tree)
-        .args(["--files", "10"])
-        .output()
-        .unwrap();
-    assert!(gen.status.success());
+    let expected = gen_tree(&py, &tree, 10);
     let rels = h5_files(&tree);
     let before = shas(&tree, &rels);
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(tree.join("expected.json")).unwrap())
-            .unwrap();
     let selected: Vec<String> = expected["to_compress"]
         .as_array()
         .unwrap()
@@ -387,24 +376,7 @@ fn sibling_mirror_and_refusals() {
 
     // sibling: <stem>_rc.h5 beside each selected file, originals untouched; undo removes them
     let ms = base.join("sibling.json");
-    let out = Command::new(h5())
-        .arg("recompress")
-        .arg(&tree)
-        .args([
-            "--filter",
-            FILTER,
-            "--where",
-            "technique/scan:tomo",
-            "--manifest",
-        ])
-        .arg(&ms)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    ok(tomo(&tree).arg("--manifest").arg(&ms));
     assert_eq!(shas(&tree, &rels), before);
     for r in &selected {
         let sib = tree.join(r.replace(".h5", "_rc.h5"));
@@ -415,28 +387,11 @@ fn sibling_mirror_and_refusals() {
 
     // mirror: every other file copied byte for byte, containers' VDS read the new sources
     let (raw, comp) = (tree.join("RAW_DATA"), tree.join("RAW_DATA_COMPRESSED"));
-    let out = Command::new(h5())
-        .arg("recompress")
-        .arg(&raw)
-        .args([
-            "--filter",
-            FILTER,
-            "--where",
-            "technique/scan:tomo",
-            "--layout",
-            "mirror",
-        ])
-        .arg("--from")
+    ok(tomo(&raw)
+        .args(["--layout", "mirror", "--from"])
         .arg(&raw)
         .arg("--to")
-        .arg(&comp)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+        .arg(&comp));
     let mut vds_read = 0;
     for r in &rels {
         let rel = r.strip_prefix("RAW_DATA/").unwrap();
