@@ -382,6 +382,17 @@ fn sibling_mirror_and_refusals() {
         let sib = tree.join(r.replace(".h5", "_rc.h5"));
         verify(&tree.join(r), &sib).unwrap();
     }
+    // one worker writes the same bytes as several
+    let one = base.join("one.h5");
+    ok(Command::new(h5())
+        .args(["recompress", "--filter", FILTER, "--workers", "1", "-o"])
+        .arg(&one)
+        .arg(tree.join(&selected[0])));
+    assert_eq!(
+        file_sha256(&one).unwrap(),
+        file_sha256(&tree.join(selected[0].replace(".h5", "_rc.h5"))).unwrap(),
+        "--workers 1 and the default differ"
+    );
     assert!(undo(&ms));
     assert_eq!(h5_files(&tree), rels, "sibling outputs left after --undo");
 

@@ -149,7 +149,7 @@ def main():
     exp = {"to_compress": [], "remaining": []}
     kinds = ["raw", "gzip", "lz4", "target", "jp2k", "f32"]
     n_plain = max(2, files // 8)
-    samples = max(1, (files - n_plain) // 3)
+    samples = max(1, -(-(files - n_plain) // 3))
     for k in range(samples):
         rel = f"RAW_DATA/sample{k}/sample{k}_0001"
         d = os.path.join(out, rel)

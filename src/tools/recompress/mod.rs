@@ -35,7 +35,7 @@ use swap::{LayoutKind, Manifest};
 
 const USAGE: &str = "usage: h5 recompress SRC... --filter SPEC [--where KEY:VALUE]... [--all] \
 [--select GLOB]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
-[--suffix S] [--from DIR --to DIR] [-o OUT] [--manifest FILE] [--workers N] [--dry-run] \
+[--suffix S] [--from DIR --to DIR] [-o OUT] [--manifest FILE] [--workers N (0: $SLURM_CPUS_PER_TASK or all cores)] [--dry-run] \
 [--report FILE] [--json]\n       h5 recompress --undo MANIFEST [--json]\n       \
 h5 recompress --finalize MANIFEST [--json]\n\
 SPEC: as h5 copy spells it (shuffle+deflate:4, blosc2:zstd:3:shuffle, zstd:3, lz4, none) \

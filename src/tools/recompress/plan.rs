@@ -203,7 +203,8 @@ pub fn pipeline_codec(p: &[FilterSpec]) -> String {
 /// The effective codec of a Blosc/Blosc2 chunk, from its header.
 fn blosc_codec(filter: &str, bytes: &[u8]) -> Result<(String, bool)> {
     let head = if is_frame(bytes) {
-        let frame = Frame::parse(bytes, usize::MAX)?;
+        let max = usize::try_from(crate::hdf5fmt::limits::MAX_DECODED).unwrap_or(usize::MAX);
+        let frame = Frame::parse(bytes, max)?;
         if frame.nchunks() == 0 {
             return Ok((format!("{filter}:empty"), false));
         }

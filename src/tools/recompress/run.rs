@@ -118,6 +118,17 @@ impl Ctx<'_> {
             .lock()
             .map_err(|_| Error::InvalidArgument("manifest lock poisoned".into()))?;
         match m.entries.iter_mut().find(|x| x.original == e.original) {
+            Some(x)
+                if x.state == State::Swapped
+                    && x.backup.is_some()
+                    && x.output_sha256 != e.output_sha256 =>
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "{} was already swapped by a run recorded in {}: --undo or --finalize it first",
+                    e.original.display(),
+                    path.display()
+                )))
+            }
             Some(x) => *x = e.clone(),
             None => m.entries.push(e.clone()),
         }
@@ -183,7 +194,10 @@ impl Ctx<'_> {
             state: State::Verified,
         };
         o.out_size = e.output_size;
-        self.record(&e)?;
+        if let Err(err) = self.record(&e) {
+            clear_stale(&e.staging);
+            return Err(err);
+        }
         if self.s.layout == LayoutKind::InPlace {
             swap::swap_in(&e)?;
         } else {
@@ -237,8 +251,15 @@ fn run_all(targets: &[(PathBuf, FilePlan)], ctx: &Ctx, workers: usize) -> Result
     {
         use rayon::prelude::*;
         let mut b = rayon::ThreadPoolBuilder::new();
-        if workers > 0 {
-            b = b.num_threads(workers);
+        // 0: a SLURM allocation's CPUs, else every core the process may use
+        let slurm = std::env::var("SLURM_CPUS_PER_TASK")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0);
+        match (workers, slurm) {
+            (0, Some(n)) => b = b.num_threads(n),
+            (0, None) => {}
+            (n, _) => b = b.num_threads(n),
         }
         let pool = b
             .build()

@@ -248,9 +248,10 @@ pub fn undo(m: &mut Manifest) -> Vec<Action> {
         let now = sha_or_none(&e.original);
         let bak = sha_or_none(&backup);
         let a = match (now, bak) {
-            (Some(n), _) if n == e.original_sha256 => {
-                // never swapped (or already undone): drop a leftover backup link
-                if backup.is_file() {
+            (Some(n), b) if n == e.original_sha256 => {
+                // never swapped (or already undone): drop a leftover backup
+                // only when it is a second copy of the same bytes
+                if b.as_deref() == Some(e.original_sha256.as_str()) {
                     let _ = std::fs::remove_file(&backup);
                     sync_dir(&backup);
                 }
@@ -351,5 +352,77 @@ pub fn clear_stale(p: &Path) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(dir: &Path, orig: &[u8], out: &[u8]) -> Entry {
+        let original = dir.join("x.h5");
+        let staging = dir.join(".x.h5.rc-staging");
+        std::fs::write(&original, orig).unwrap();
+        std::fs::write(&staging, out).unwrap();
+        Entry {
+            original_sha256: file_sha256(&original).unwrap(),
+            original_size: orig.len() as u64,
+            output: original.clone(),
+            output_sha256: file_sha256(&staging).unwrap(),
+            output_size: out.len() as u64,
+            backup: Some(dir.join("x.h5.bak")),
+            original,
+            staging,
+            state: State::Verified,
+        }
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("purehdf-swap-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn swap_then_undo_restores_and_finalize_removes_the_backup() {
+        let d = tmp("undo");
+        let e = entry(&d, b"original bytes", b"new bytes");
+        swap_in(&e).unwrap();
+        assert_eq!(std::fs::read(&e.original).unwrap(), b"new bytes");
+        let mut m = Manifest::new(LayoutKind::InPlace, "x");
+        m.entries.push(e.clone());
+        assert!(undo(&mut m).iter().all(|a| a.ok));
+        assert_eq!(std::fs::read(&e.original).unwrap(), b"original bytes");
+        assert!(!e.backup.as_ref().unwrap().exists());
+        let e = entry(&d, b"original bytes", b"new bytes");
+        swap_in(&e).unwrap();
+        let mut m = Manifest::new(LayoutKind::InPlace, "x");
+        m.entries.push(e.clone());
+        assert!(finalize(&mut m).iter().all(|a| a.ok));
+        assert!(!e.backup.as_ref().unwrap().exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_changed_staging_file_is_never_swapped_in() {
+        let d = tmp("changed");
+        let e = entry(&d, b"original bytes", b"new bytes");
+        std::fs::write(&e.staging, b"new byt").unwrap(); // truncated after verification
+        assert!(swap_in(&e).is_err());
+        assert_eq!(std::fs::read(&e.original).unwrap(), b"original bytes");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn undo_keeps_a_backup_that_is_not_the_original() {
+        let d = tmp("foreign");
+        let e = entry(&d, b"original bytes", b"new bytes");
+        std::fs::write(e.backup.as_ref().unwrap(), b"someone else's").unwrap();
+        let mut m = Manifest::new(LayoutKind::InPlace, "x");
+        m.entries.push(e.clone());
+        undo(&mut m);
+        assert!(e.backup.as_ref().unwrap().exists());
+        let _ = std::fs::remove_dir_all(&d);
     }
 }
