@@ -395,6 +395,21 @@ fn sibling_mirror_and_refusals() {
     );
     assert!(undo(&ms));
     assert_eq!(h5_files(&tree), rels, "sibling outputs left after --undo");
+    // sibling, then --swap (esrf's overwrite): outputs in place, --undo brings the originals back
+    let mw = base.join("swap.json");
+    ok(tomo(&tree).arg("--manifest").arg(&mw));
+    ok(Command::new(h5()).args(["recompress", "--swap"]).arg(&mw));
+    for r in &selected {
+        assert_ne!(
+            file_sha256(&tree.join(r)).unwrap(),
+            before[r],
+            "{r} not swapped"
+        );
+        verify(&tree.join(format!("{r}.bak")), &tree.join(r)).unwrap();
+    }
+    assert!(undo(&mw));
+    assert_eq!(shas(&tree, &rels), before, "--undo after --swap");
+    assert_eq!(h5_files(&tree), rels, "files left after --swap and --undo");
 
     // mirror: every other file copied byte for byte, containers' VDS read the new sources
     let (raw, comp) = (tree.join("RAW_DATA"), tree.join("RAW_DATA_COMPRESSED"));
@@ -452,8 +467,9 @@ fn sibling_mirror_and_refusals() {
         "a truncated output verified"
     );
     println!(
-        "h5 recompress layouts: sibling ({} outputs verified, undo removed them), mirror ({} \
-container VDS read the mirrored sources), truncated output refused",
+        "h5 recompress layouts: sibling ({} outputs verified, undo removed them; --swap put them \
+in place, undo restored the originals), mirror ({} container VDS read the mirrored sources), \
+truncated output refused",
         selected.len(),
         vds_read
     );

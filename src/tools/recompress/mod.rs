@@ -36,7 +36,8 @@ use swap::{LayoutKind, Manifest};
 const USAGE: &str = "usage: h5 recompress SRC... --filter SPEC [--where KEY:VALUE]... [--all] \
 [--select GLOB]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
 [--suffix S] [--from DIR --to DIR] [-o OUT] [--manifest FILE] [--workers N (0: $SLURM_CPUS_PER_TASK or all cores)] [--dry-run] \
-[--report FILE] [--json]\n       h5 recompress --undo MANIFEST [--json]\n       \
+[--report FILE] [--json]\n       h5 recompress --swap MANIFEST [--json]   (outputs of a sibling/mirror/-o run in place)\n       \
+h5 recompress --undo MANIFEST [--json]\n       \
 h5 recompress --finalize MANIFEST [--json]\n\
 SPEC: as h5 copy spells it (shuffle+deflate:4, blosc2:zstd:3:shuffle, zstd:3, lz4, none) \
 or a medh5 profile (training, balanced, archive, portable)";
@@ -95,6 +96,7 @@ struct Args {
     report: Option<PathBuf>,
     json: bool,
     undo: Option<PathBuf>,
+    swap: Option<PathBuf>,
     finalize: Option<PathBuf>,
 }
 
@@ -147,6 +149,7 @@ fn parse_args(args: &[String]) -> Result<Args> {
             "--report" => a.report = Some(PathBuf::from(val("--report")?)),
             "--json" => a.json = true,
             "--undo" => a.undo = Some(PathBuf::from(val("--undo")?)),
+            "--swap" => a.swap = Some(PathBuf::from(val("--swap")?)),
             "--finalize" => a.finalize = Some(PathBuf::from(val("--finalize")?)),
             s if s.starts_with('-') && s.len() > 1 => {
                 return Err(Error::InvalidArgument(format!("unknown option {s}")))
@@ -170,8 +173,14 @@ pub fn run(args: &[String]) -> u8 {
             return 2;
         }
     };
-    if let Some(m) = a.undo.as_ref().or(a.finalize.as_ref()) {
-        return manifest_cmd(m, a.undo.is_some(), a.json);
+    if let Some(m) = &a.undo {
+        return manifest_cmd(m, Verb::Undo, a.json);
+    }
+    if let Some(m) = &a.finalize {
+        return manifest_cmd(m, Verb::Finalize, a.json);
+    }
+    if let Some(m) = &a.swap {
+        return manifest_cmd(m, Verb::Swap, a.json);
     }
     match recompress(&a) {
         Ok(code) => code,
@@ -182,7 +191,14 @@ pub fn run(args: &[String]) -> u8 {
     }
 }
 
-fn manifest_cmd(path: &std::path::Path, undo: bool, json: bool) -> u8 {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Undo,
+    Finalize,
+    Swap,
+}
+
+fn manifest_cmd(path: &std::path::Path, verb: Verb, json: bool) -> u8 {
     let mut m = match Manifest::load(path) {
         Ok(m) => m,
         Err(e) => {
@@ -190,16 +206,26 @@ fn manifest_cmd(path: &std::path::Path, undo: bool, json: bool) -> u8 {
             return 2;
         }
     };
-    let acts = if undo {
-        swap::undo(&mut m)
-    } else {
-        swap::finalize(&mut m)
+    let acts = match verb {
+        Verb::Undo => swap::undo(&mut m),
+        Verb::Finalize => swap::finalize(&mut m),
+        Verb::Swap => match swap::swap_outputs(&mut m, path) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("h5 recompress: {}: {e}", path.display());
+                return 2;
+            }
+        },
     };
     if let Err(e) = m.save(path) {
         eprintln!("h5 recompress: {}: {e}", path.display());
         return 2;
     }
-    let verb = if undo { "undo" } else { "finalize" };
+    let verb = match verb {
+        Verb::Undo => "undo",
+        Verb::Finalize => "finalize",
+        Verb::Swap => "swap",
+    };
     for x in &acts {
         if json {
             println!(

@@ -330,6 +330,71 @@ pub fn finalize(m: &mut Manifest) -> Vec<Action> {
     out
 }
 
+/// `--swap`: put the verified outputs of a sibling, mirror or `-o` run in
+/// place of their originals (esrf's `overwrite`, made safe). The manifest is
+/// rewritten as an in-place one first (each output becomes the staging file
+/// of its original), then every entry goes through [`swap_in`] (which refuses
+/// an output whose bytes changed since verification) and is saved as it goes,
+/// so `--undo` and `--finalize` work on it afterwards.
+pub fn swap_outputs(m: &mut Manifest, save: &Path) -> Result<Vec<Action>> {
+    if m.layout == LayoutKind::InPlace {
+        return Err(Error::InvalidArgument(
+            "this manifest records an in-place run: already swapped".into(),
+        ));
+    }
+    let live: Vec<bool> = m
+        .entries
+        .iter()
+        .map(|e| e.state == State::Swapped)
+        .collect();
+    m.layout = LayoutKind::InPlace;
+    for (e, &ok) in m.entries.iter_mut().zip(&live) {
+        if ok {
+            e.staging = std::mem::replace(&mut e.output, e.original.clone());
+            let name = e.original.file_name().unwrap_or_default().to_string_lossy();
+            e.backup = Some(e.original.with_file_name(format!("{name}.bak")));
+            e.state = State::Verified;
+        } else {
+            e.output = e.original.clone();
+        }
+    }
+    m.save(save)?;
+    let mut out = Vec::new();
+    for k in 0..m.entries.len() {
+        let Some(e) = m.entries.get(k).cloned() else {
+            continue;
+        };
+        if !live.get(k).copied().unwrap_or(false) {
+            out.push(Action {
+                path: e.original,
+                what: "no verified output".into(),
+                ok: false,
+            });
+            continue;
+        }
+        let a = match swap_in(&e) {
+            Ok(()) => {
+                if let Some(x) = m.entries.get_mut(k) {
+                    x.state = State::Swapped;
+                }
+                m.save(save)?;
+                Action {
+                    path: e.original,
+                    what: format!("swapped in {}", e.staging.display()),
+                    ok: true,
+                }
+            }
+            Err(err) => Action {
+                path: e.original,
+                what: format!("not swapped: {err}"),
+                ok: false,
+            },
+        };
+        out.push(a);
+    }
+    Ok(out)
+}
+
 /// Create `dir` (and parents) for an output.
 pub fn ensure_parent(p: &Path) -> Result<()> {
     let d = dir_of(p);
