@@ -44,6 +44,14 @@ else
   printf '%s' "$WANT" >"$MARKER"
 fi
 
+# scikit-image (optional, PyPI wheels, ~1 min): the SSIM oracle of tests/h5_compare.rs.
+# Best effort and outside PINS, so adding it never rebuilds an existing venv.
+if ! "$VENV/bin/python" -c 'import skimage' >/dev/null 2>&1; then
+  log "installing scikit-image (optional SSIM oracle)"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "scikit-image==0.26.*" \
+    || log "scikit-image not installed: tests/h5_compare.rs will skip"
+fi
+
 # h5dump (Debian hdf5-tools): a second, independent libhdf5 front end for debugging.
 if ! command -v h5dump >/dev/null 2>&1; then
   if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then

@@ -131,6 +131,7 @@ fn h5_copy_corpus() {
             let opts = CopyOptions {
                 filter: parse_filter(filter).unwrap(),
                 threads: 0,
+                ..Default::default()
             };
             let dst = tmp.join(format!("{i}-{label}.h5"));
             let res = copy_file(&src, &dst, &opts).and_then(|_| dump_file(&dst));

@@ -427,6 +427,7 @@ fn copy_rewrites_references() {
         let opts = CopyOptions {
             filter: parse_filter(filter).unwrap(),
             threads: 0,
+            ..Default::default()
         };
         let rep = copy_file(&src, &dst, &opts).unwrap();
         assert!(rep.skipped.is_empty(), "{filter}: {:?}", rep.skipped);

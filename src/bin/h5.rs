@@ -6,6 +6,8 @@
 //! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf::tools::cat)
 //! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::tools::copy)
 //! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
+//! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
+//! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
 //! ```
 //! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
 //! (or bad usage).
@@ -21,7 +23,15 @@ use purehdf::hdf5fmt::group::Group;
 use purehdf::hdf5fmt::link::join_path;
 use purehdf::hdf5fmt::messages::link::Link;
 
-const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       h5 dump --json FILE\n\
+const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       \
+h5 dump --json FILE\n       \
+h5 cat FILE DSET [--slice z0:z1,y0:y1,...] --out FILE.npy\n       \
+h5 copy SRC DST [--filter keep|none|SPEC]\n       \
+h5 import IMG.npy DST DSET [--chunks C] [--filter SPEC]\n       \
+h5 recompress SRC... --filter SPEC [--where KEY:VALUE|--all] [--layout in-place|sibling|mirror] \
+[--manifest FILE] [--dry-run] [--json] (h5 recompress --help for all options)\n       \
+h5 recompress --undo MANIFEST | --finalize MANIFEST\n       \
+h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices first,last|all|N] [--json]\n\
 every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
 
 fn main() -> ExitCode {
@@ -38,6 +48,8 @@ fn main() -> ExitCode {
         Some("cat") => purehdf::tools::cat::run(&args[1..]),
         Some("copy") => purehdf::tools::copy::run(&args[1..]),
         Some("import") => purehdf::tools::import::run(&args[1..]),
+        Some("recompress") => purehdf::tools::recompress::run(&args[1..]),
+        Some("compare") => purehdf::tools::compare::run(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
             0

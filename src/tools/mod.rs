@@ -1,7 +1,11 @@
 //! Command-line tools over the reader and the writer: `h5 cat` (one hyperslab of a
 //! dataset to `.npy`) and `h5 copy` (rebuild a file through the writer, optionally
-//! with another filter pipeline) and `h5 import` (one `.npy` into a chunked dataset).
+//! with another filter pipeline) and `h5 import` (one `.npy` into a chunked dataset);
+//! `h5 recompress` (re-encode files or trees and swap them in safely) and
+//! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files).
 
 pub mod cat;
+pub mod compare;
 pub mod copy;
 pub mod import;
+pub mod recompress;

@@ -282,10 +282,13 @@ impl<'a> Copier<'a> {
                 spec.fill_value = Some(f.to_vec());
             }
         }
+        let (choice, rechunk) = self.opts.choice_for(&path);
+        let choice = choice.clone();
         let src_chunks = ds.chunk_dims().map(|c| {
             let rank = ds.shape().len();
             c.get(..rank).unwrap_or(c).to_vec()
         });
+        let new_chunks = rechunk.map(<[u64]>::to_vec).or_else(|| src_chunks.clone());
         let esize = dtype.size();
         // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
         let edge_unfiltered = matches!(
@@ -293,8 +296,8 @@ impl<'a> Copier<'a> {
             crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
         );
         // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true, false) =
-            (&self.opts.filter, &src_chunks, plain, edge_unfiltered)
+        if let (FilterChoice::Keep, Some(chunk), true, false, None) =
+            (&choice, &src_chunks, plain, edge_unfiltered, rechunk)
         {
             spec = spec.chunked(chunk, ds.filters().to_vec());
             let d = self
@@ -328,12 +331,12 @@ impl<'a> Copier<'a> {
             }
             return Ok(Some(d));
         }
-        let pipeline: Vec<FilterSpec> = match &self.opts.filter {
+        let pipeline: Vec<FilterSpec> = match &choice {
             FilterChoice::Keep => ds.filters().to_vec(),
             FilterChoice::None => Vec::new(),
             FilterChoice::Pipeline(p) => p.clone(),
         };
-        let chunk = match (&src_chunks, simple) {
+        let chunk = match (&new_chunks, simple) {
             (Some(c), _) => Some(c.clone()),
             (None, true) if !pipeline.is_empty() => {
                 let shape = ds.shape();

@@ -43,6 +43,29 @@ pub struct CopyOptions {
     pub filter: FilterChoice,
     /// Worker threads for encoding chunks (with the `parallel` feature; 0 = all cores).
     pub threads: usize,
+    /// Per-dataset overrides of `filter` by source path (`h5 recompress`: the
+    /// selected datasets re-encoded, the rest kept). List every name of a
+    /// hard-linked dataset: the copy creates it at the first one it reaches.
+    /// Empty (the default): `filter` for every dataset.
+    pub datasets: std::collections::BTreeMap<String, DatasetChoice>,
+}
+
+/// What [`CopyOptions::datasets`] says for one dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatasetChoice {
+    pub filter: FilterChoice,
+    /// Another chunk shape (same rank as the dataset); `None` keeps the source's.
+    pub chunks: Option<Vec<u64>>,
+}
+
+impl CopyOptions {
+    /// The filter choice and chunk override for the dataset at `path`.
+    pub fn choice_for(&self, path: &str) -> (&FilterChoice, Option<&[u64]>) {
+        match self.datasets.get(path) {
+            Some(c) => (&c.filter, c.chunks.as_deref()),
+            None => (&self.filter, None),
+        }
+    }
 }
 
 impl Default for CopyOptions {
@@ -50,6 +73,7 @@ impl Default for CopyOptions {
         CopyOptions {
             filter: FilterChoice::Keep,
             threads: 0,
+            datasets: Default::default(),
         }
     }
 }

@@ -98,6 +98,7 @@ fn copies_read_back_equal() {
         let opts = CopyOptions {
             filter: parse_filter(f).unwrap(),
             threads: 0,
+            ..Default::default()
         };
         let rep = copy_file(&src, &dst, &opts).unwrap();
         assert!(rep.skipped.is_empty(), "{f}: {:?}", rep.skipped);
@@ -190,6 +191,7 @@ fn reencoding_goes_chunk_by_chunk() {
         let opts = CopyOptions {
             filter: parse_filter(f).unwrap(),
             threads: 0,
+            ..Default::default()
         };
         let rep = copy_file(&src, &dst, &opts).unwrap();
         assert!(rep.skipped.is_empty(), "{f}: {:?}", rep.skipped);
