@@ -13,7 +13,10 @@ const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
   medh5 create OUT --from MANIFEST.json [--profile P] [--json]
   medh5 verify FILE... [--partial OBJ]... [--json]     recompute digests and content_id
-  medh5 fix FILE... [--rewrite-digests --reason R [--by WHO]] [--json]   diagnose; re-attest digests
+  medh5 fix FILE... [--rewrite-digests --reason R [--by WHO]] [--rebuild-index] [--json]
+                                                      diagnose; re-attest digests; rebuild stale indices
+  medh5 index build FILE... [--max-coords N] [--occupancy F] [--seed S] [--json]
+                                                      build the sampling index of every voxel annotation
   medh5 info PATH [--json]                            summary of a sample
   medh5 tree PATH [--json]                            the sample's object tree
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
@@ -128,6 +131,12 @@ fn main() -> ExitCode {
     }
     if cmd == "validate" {
         return run_validate(&args[1..]);
+    }
+    if cmd == "index" {
+        return match purehdf::medh5::index::cli::parse(&args[1..]) {
+            Ok(a) => ExitCode::from(purehdf::medh5::index::cli::run(&a)),
+            Err(e) => usage(&e),
+        };
     }
     let o = match parse(&args[1..]) {
         Ok(o) => o,

@@ -3,6 +3,19 @@
 //! reproducible sample of foreground coordinates (PCG-64 seeded through
 //! SplitMix64) and a coarse occupancy map; `source_digest` ties an entry to
 //! the annotation it was derived from.
+//!
+//! Submodules: [`scan`] (the streaming builder of the dense encodings),
+//! [`load`] (the voxel annotations of a file), [`write`] (one entry into a
+//! writer), [`cow`] (the copy-on-write), [`build`] (`index build` and the
+//! rebuild of `fix`), [`draw`] (patch draws), [`cli`] (the command line).
+
+pub mod build;
+pub mod cli;
+pub mod cow;
+pub mod draw;
+pub mod load;
+pub mod scan;
+pub mod write;
 
 use std::collections::BTreeSet;
 
