@@ -311,12 +311,9 @@ fn run_fix(o: &Opts) -> ExitCode {
     if o.rewrite_digests && o.reason.is_none() {
         return usage("--rewrite-digests needs --reason REASON");
     }
-    if o.rebuild_index {
-        eprintln!("medh5: --rebuild-index is not implemented yet");
-        return ExitCode::from(1);
-    }
     let opts = fix::FixOptions {
         rewrite_digests: o.rewrite_digests,
+        rebuild_index: o.rebuild_index,
         reason: o.reason.clone(),
         by: o.by.clone(),
         ..fix::FixOptions::default()

@@ -284,11 +284,13 @@ pub fn entry_options(file: &File, ann: &str, spatial: &[u64]) -> Result<IndexOpt
     })
 }
 
-/// The smallest block edge `f` whose coarse shape `max(1, ceil(n / f))` is
-/// `coarse` on every axis (8 when none fits).
+/// The block edge read back from a coarse shape, as the reference reads it:
+/// the default 8 when its coarse shape `max(1, ceil(n / f))` is `coarse`,
+/// else the smallest edge that gives it (8 when none does).
 pub fn occupancy_factor(spatial: &[u64], coarse: &[u64]) -> u64 {
+    let default = IndexOptions::default().occupancy;
     if coarse.len() != spatial.len() || coarse.contains(&0) {
-        return IndexOptions::default().occupancy;
+        return default;
     }
     let fits = |f: u64| {
         spatial
@@ -296,16 +298,37 @@ pub fn occupancy_factor(spatial: &[u64], coarse: &[u64]) -> u64 {
             .zip(coarse)
             .all(|(&n, &c)| n.div_ceil(f).max(1) == c)
     };
-    // ceil(n / f) = c needs f ≥ ceil(n / c); try that lower bound per axis.
-    let mut cands: Vec<u64> = spatial
+    if fits(default) {
+        return default;
+    }
+    // ceil(n / f) = c needs f ≥ ceil(n / c): the largest of those bounds is
+    // the smallest candidate.
+    let lower = spatial
         .iter()
         .zip(coarse)
         .map(|(&n, &c)| n.div_ceil(c).max(1))
-        .collect();
-    cands.sort_unstable();
-    cands
-        .into_iter()
-        .rev()
-        .find(|&f| fits(f))
-        .unwrap_or(IndexOptions::default().occupancy)
+        .max()
+        .unwrap_or(default);
+    if fits(lower) {
+        lower
+    } else {
+        default
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancy_read_back() {
+        // as the reference's rebuild (20 voxels: 9 -> 3 blocks -> 8; 6 -> 4 blocks -> 5)
+        assert_eq!(occupancy_factor(&[20, 20], &[3, 3]), 8);
+        assert_eq!(occupancy_factor(&[20, 20], &[4, 4]), 5);
+        assert_eq!(occupancy_factor(&[20, 20], &[5, 5]), 4);
+        assert_eq!(occupancy_factor(&[4, 26, 11], &[2, 9, 4]), 3);
+        assert_eq!(occupancy_factor(&[16], &[16]), 1);
+        assert_eq!(occupancy_factor(&[16], &[1]), 16);
+        assert_eq!(occupancy_factor(&[16, 3], &[2]), 8);
+    }
 }

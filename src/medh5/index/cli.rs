@@ -39,13 +39,14 @@ pub fn parse(args: &[String]) -> Result<BuildArgs, String> {
             "--json" => a.json = true,
             "--max-coords" => {
                 let v = value(&mut it, s)?;
-                a.opts.max_coords =
-                    match v.parse::<i64>() {
-                        Ok(n) if n >= 1 => n as u64,
-                        _ => return Err(format!(
+                a.opts.max_coords = match v.parse::<i64>() {
+                    Ok(n) if n >= 1 => n as u64,
+                    _ => {
+                        return Err(format!(
                             "invalid value '{v}' for '--max-coords': not in 1..9223372036854775807"
-                        )),
-                    };
+                        ))
+                    }
+                };
             }
             "--occupancy" => {
                 let v = value(&mut it, s)?;

@@ -153,8 +153,11 @@ pub fn read_array(ds: &Dataset) -> Result<ArrayData> {
     ArrayData::from_bytes(dt, ds.shape().to_vec(), raw)
 }
 
-fn class_lut(values: &[u16], class_ids: &[u16]) -> Vec<u32> {
-    let mut lut = vec![u32::MAX; usize::from(u16::MAX) + 1];
+/// Most lookup-table entries (planes × values) one volume may need.
+const MAX_LUT: u64 = 1 << 26;
+
+fn class_lut(values: &[u16], class_ids: &[u16], wide: bool) -> Vec<u32> {
+    let mut lut = vec![u32::MAX; if wide { 1 << 16 } else { 1 << 8 }];
     for &v in values {
         if let (Some(k), Some(slot)) = (
             class_ids.iter().position(|&c| c == v),
@@ -206,14 +209,38 @@ pub fn build_annotation(
             let ds = dataset(file, &format!("{base}/data"))?;
             let lead = a.kind == "layers";
             let planes = shape_check(&ds, lead, &a.spatial)?;
+            let wide = wide_of(&ds)?;
+            let lut_entries = planes.saturating_mul(if wide { 1 << 16 } else { 1 << 8 });
+            if lut_entries > MAX_LUT {
+                return Err(Error::Limit {
+                    structure: "medh5 index",
+                    offset: 0,
+                    what: "label layers",
+                    value: planes,
+                    limit: MAX_LUT >> 16,
+                });
+            }
+            let luts = if lead {
+                let rows = read_array(&dataset(file, &format!("{base}/layer_class_ids"))?)?;
+                let width = rows.shape.get(1).copied().unwrap_or(0) as usize;
+                (0..planes as usize)
+                    .map(|l| {
+                        let members: Vec<u16> = (0..width)
+                            .filter_map(|j| rows.get_u64(l * width + j))
+                            .filter_map(|v| u16::try_from(v).ok())
+                            .filter(|&v| v != 0)
+                            .collect();
+                        class_lut(&members, cids, wide)
+                    })
+                    .collect()
+            } else {
+                vec![class_lut(cids, cids, wide)]
+            };
             let vol = Volume {
                 planes,
                 has_plane_axis: lead,
                 spatial: a.spatial.clone(),
-                map: Planes::Values {
-                    lut: class_lut(cids, cids),
-                    wide: wide_of(&ds)?,
-                },
+                map: Planes::Values { luts, wide },
                 classes: cids.len(),
                 ds: &ds,
             };

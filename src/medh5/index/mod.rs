@@ -184,9 +184,24 @@ pub fn foreground(
         .ok_or_else(|| Error::InvalidArgument(format!("spatial shape {spatial:?} overflows")))?;
     let mut fg = vec![false; n];
     match enc {
-        Encoding::Labelmap { data } | Encoding::Layers { data, .. } => {
+        Encoding::Labelmap { data } => {
+            for (v, f) in fg.iter_mut().enumerate() {
+                *f = data.get_u64(v) == Some(u64::from(class));
+            }
+        }
+        Encoding::Layers {
+            data,
+            layer_class_ids,
+        } => {
+            // a layer counts only the classes its row of layer_class_ids lists
             let planes = data.len() / n.max(1);
+            let width = layer_class_ids.shape.get(1).copied().unwrap_or(0) as usize;
             for p in 0..planes {
+                let member = (0..width)
+                    .any(|j| layer_class_ids.get_u64(p * width + j) == Some(u64::from(class)));
+                if !member {
+                    continue;
+                }
                 for (v, f) in fg.iter_mut().enumerate() {
                     if data.get_u64(p * n + v) == Some(u64::from(class)) {
                         *f = true;

@@ -23,9 +23,10 @@ pub const MAX_CLASSES: usize = 65_536;
 /// How the planes of a slab map voxels to class indices.
 #[derive(Clone, Debug)]
 pub enum Planes {
-    /// `labelmap` (one plane) or `layers` (L planes): element value → class
-    /// index through `lut` (u8 or u16 elements).
-    Values { lut: Vec<u32>, wide: bool },
+    /// `labelmap` (one plane) or `layers` (L planes): element value of plane
+    /// `p` → class index through `luts[p]` (u8 or u16 elements; a layer
+    /// counts only the classes its `layer_class_ids` row lists).
+    Values { luts: Vec<Vec<u32>>, wide: bool },
     /// `bitmask`: bit `k` (plane `k / 64`) → class index.
     Bits { bits: Vec<u32> },
     /// `probmap`: plane `p` is class index `p`; foreground when ≥ `threshold`
@@ -141,8 +142,8 @@ impl Volume<'_> {
     fn visit(&self, buf: &[u8], nv: usize, v: usize, emit: &mut impl FnMut(u32)) {
         let planes = self.planes as usize;
         match &self.map {
-            Planes::Values { lut, wide } => {
-                for p in 0..planes {
+            Planes::Values { luts, wide } => {
+                for (p, lut) in luts.iter().enumerate().take(planes) {
                     let i = p * nv + v;
                     let val = if *wide {
                         buf.get(i * 2..i * 2 + 2)

@@ -23,7 +23,10 @@ fn dataset(
 ) -> Result<()> {
     let es = a.dtype.size();
     let mut spec = DatasetSpec::new(a.dtype.datatype(), &a.shape);
-    if !is_contiguous(&a.shape, u64::from(es)) {
+    if a.shape.contains(&0) {
+        // as the reference: an empty dataset is chunked by ones, unfiltered
+        spec = spec.chunked(&vec![1; a.shape.len()], Vec::new());
+    } else if !is_contiguous(&a.shape, u64::from(es)) {
         let dims = chunk.unwrap_or_else(|| guess_chunk(&a.shape, u64::from(es)));
         let filters = profile.codec(Role::Label).pipeline(es, &dims)?;
         spec = spec.chunked(&dims, filters);
