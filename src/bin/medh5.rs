@@ -288,6 +288,18 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
 }
 
 fn run_bench_op(args: &[String]) -> ExitCode {
+    if args.first().is_some_and(|a| a == "draw") {
+        return match purehdf::medh5::index::draw::bench_draw(&args[1..]) {
+            Ok(v) => {
+                println!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("medh5: bench-op draw: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let a = match bench::Args::parse(args) {
         Ok(a) => a,
         Err(e) => return usage(&e.to_string()),
