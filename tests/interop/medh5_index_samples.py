@@ -41,6 +41,10 @@ for i in range(n):
     shape = (int(rng.integers(2, 9)), int(rng.integers(5, 30)), int(rng.integers(5, 30)))
     opts = {"max_coords": MAXC[i % len(MAXC)], "seed": SEEDS[i % len(SEEDS)],
             "occupancy": OCC[i % len(OCC)]}
+    if i == 15:
+        # big enough that fg_coords and occupancy are chunked (>= 64 KiB)
+        enc, k, shape = "labelmap", 3, (16, 48, 48)
+        opts = {"max_coords": 7000, "seed": 3, "occupancy": 1}
     name = f"s{i:02d}.medh5"
     path = os.path.join(out, name)
     for p in (path, path[:-6] + ".ref.medh5"):
@@ -54,7 +58,7 @@ for i in range(n):
             masks[key] = np.zeros(shape, bool)
             continue
         cz, cy, cx = (rng.integers(0, s) for s in shape)
-        r = rng.uniform(1, max(2, min(shape) * 1.5))
+        r = rng.uniform(1, max(2, min(shape) * 1.5)) if i != 15 else 40
         masks[key] = ((z - cz) ** 2 + (y - cy) ** 2 + (x - cx) ** 2) < r * r
     profile = "portable" if i % 4 == 3 else "balanced"
     img = rng.integers(-100, 100, shape).astype(np.int16)
