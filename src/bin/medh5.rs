@@ -243,6 +243,9 @@ fn run_verify(o: &Opts) -> ExitCode {
                     for m in &r.unattested {
                         println!("  UNATTESTED  {m}");
                     }
+                    for m in &r.stale_index {
+                        println!("  STALE     index/{m} (rebuild with `medh5 index build`)");
+                    }
                 }
             }
             Err(e) => {

@@ -354,24 +354,6 @@ impl<'f> Sampler<'f> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn windows_as_the_reference() {
-        // reference: window_around([0,5,9],[4,4,4],[10,10,10]) = 0:4, 3:7, 6:10
-        let (s, e, p) = window_around(&[0, 5, 9], &[4, 4, 4], &[10, 10, 10]);
-        assert_eq!((s, e), (vec![0, 3, 6], vec![4, 7, 10]));
-        assert_eq!(p, vec![(0, 0); 3]);
-        // patch 12 on 10 voxels: the whole axis, padded (1, 1)
-        let (s, e, p) = window_around(&[5, 5, 5], &[4, 5, 12], &[10, 10, 10]);
-        assert_eq!((s, e, p[2]), (vec![3, 3, 0], vec![7, 8, 10], (1, 1)));
-        assert_eq!(window_around(&[9], &[3], &[10]).0, vec![7]);
-        assert_eq!(window_around(&[4], &[5], &[10]).0, vec![2]);
-    }
-}
-
 /// `bench-op draw FILE --strategy S --size N --n N --warmup W [--seed S]
 /// [--read]` (shared/bench/README.md): draws on annotation `seg` seeded
 /// `(seed, i)`, with `--read` also reading the image `CT` and label patch;
@@ -448,4 +430,22 @@ pub fn bench_draw(args: &[String]) -> Result<serde_json::Value> {
         "times_ms": times,
         "used_index": used as f64 / (n.max(1) as f64),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_as_the_reference() {
+        // reference: window_around([0,5,9],[4,4,4],[10,10,10]) = 0:4, 3:7, 6:10
+        let (s, e, p) = window_around(&[0, 5, 9], &[4, 4, 4], &[10, 10, 10]);
+        assert_eq!((s, e), (vec![0, 3, 6], vec![4, 7, 10]));
+        assert_eq!(p, vec![(0, 0); 3]);
+        // patch 12 on 10 voxels: the whole axis, padded (1, 1)
+        let (s, e, p) = window_around(&[5, 5, 5], &[4, 5, 12], &[10, 10, 10]);
+        assert_eq!((s, e, p[2]), (vec![3, 3, 0], vec![7, 8, 10], (1, 1)));
+        assert_eq!(window_around(&[9], &[3], &[10]).0, vec![7]);
+        assert_eq!(window_around(&[4], &[5], &[10]).0, vec![2]);
+    }
 }

@@ -242,6 +242,7 @@ pub fn build_annotation(
                 spatial: a.spatial.clone(),
                 map: Planes::Values { luts, wide },
                 classes: cids.len(),
+                slab_bytes: super::scan::SLAB_BYTES,
                 ds: &ds,
             };
             build_volume(&vol, cids, opts)
@@ -264,6 +265,7 @@ pub fn build_annotation(
                 spatial: a.spatial.clone(),
                 map: Planes::Bits { bits },
                 classes: cids.len(),
+                slab_bytes: super::scan::SLAB_BYTES,
                 ds: &ds,
             };
             build_volume(&vol, cids, opts)
@@ -295,6 +297,7 @@ pub fn build_annotation(
                 spatial: a.spatial.clone(),
                 map: Planes::Probs { half, threshold },
                 classes: cids.len(),
+                slab_bytes: super::scan::SLAB_BYTES,
                 ds: &ds,
             };
             build_volume(&vol, cids, opts)

@@ -15,8 +15,8 @@ use crate::medh5::model::half::f16_to_f64;
 use crate::medh5::model::ArrayData;
 
 const NONE: u32 = u32::MAX;
-/// Bytes of label data per slab (decoded).
-const SLAB_BYTES: u64 = 8 << 20;
+/// Bytes of label data per slab (decoded), the default of [`Volume::slab_bytes`].
+pub const SLAB_BYTES: u64 = 8 << 20;
 /// Most classes one entry indexes.
 pub const MAX_CLASSES: usize = 65_536;
 
@@ -45,6 +45,8 @@ pub struct Volume<'a> {
     pub map: Planes,
     /// Number of classes (class index range).
     pub classes: usize,
+    /// Target decoded bytes per slab ([`SLAB_BYTES`]).
+    pub slab_bytes: u64,
 }
 
 fn too_large(what: &str) -> Error {
@@ -103,7 +105,7 @@ impl Volume<'_> {
                 limit: crate::hdf5fmt::limits::MAX_DECODED,
             });
         }
-        let rows = (SLAB_BYTES / row.max(1)).max(1);
+        let rows = (self.slab_bytes / row.max(1)).max(1);
         let axis = usize::from(self.has_plane_axis);
         Ok(match self.ds.chunk_dims().and_then(|c| c.get(axis)) {
             Some(&c0) if c0 > 0 => rows.div_ceil(c0) * c0,
@@ -245,13 +247,10 @@ fn slabs(total: u64, rows: u64) -> Vec<(u64, u64)> {
     out
 }
 
-fn par_map<T: Send, R: Send>(
+fn par_map<T: Send + Sync, R: Send>(
     items: &[T],
     f: impl Fn(&T) -> Result<R> + Sync + Send,
-) -> Result<Vec<R>>
-where
-    T: Sync,
-{
+) -> Result<Vec<R>> {
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
@@ -295,10 +294,9 @@ pub fn build_volume(
     // Sweep 1: counts, boxes, occupancy.
     let stats = par_map(&parts, |&(z0, z1)| {
         let buf = vol.read_slab(z0, z1)?;
-        let (cz0, cz1) = if f == 0 {
-            (0, 0)
-        } else {
-            (z0 / f, (z1 - 1) / f + 1)
+        let (cz0, cz1) = match (z0.checked_div(f), (z1 - 1).checked_div(f)) {
+            (Some(a), Some(b)) => (a, b + 1),
+            _ => (0, 0),
         };
         let span = ((cz1 - cz0) * coarse_inner) as usize;
         let mut st = Stats {
@@ -321,10 +319,10 @@ pub fn build_volume(
                     st.hi[i] = hi.max(x + 1);
                 }
             }
-            if f > 0 {
-                let mut cf = c.first().map_or(0, |&z| z / f - cz0);
+            if let Some(z) = c.first().and_then(|&z| z.checked_div(f)) {
+                let mut cf = z - cz0;
                 for (ax, &x) in c.iter().enumerate().skip(1) {
-                    cf = cf * coarse[ax] + x / f;
+                    cf = cf * coarse[ax] + x.checked_div(f).unwrap_or(0);
                 }
                 if let Some(o) = st.occ.get_mut(k * span + cf as usize) {
                     *o = true;
@@ -339,8 +337,8 @@ pub fn build_volume(
     let mut hi = vec![0u64; nc * s];
     let mut occ = vec![false; if f == 0 { 0 } else { occ_total as usize }];
     for st in &stats {
-        for k in 0..nc {
-            counts[k] += st.counts[k];
+        for (n, &m) in counts.iter_mut().zip(&st.counts) {
+            *n += m;
         }
         for i in 0..nc * s {
             lo[i] = lo[i].min(st.lo[i]);
@@ -378,8 +376,8 @@ pub fn build_volume(
     let mut run = vec![0u64; nc];
     for st in &stats {
         starts.push(run.clone());
-        for k in 0..nc {
-            run[k] += st.counts[k];
+        for (n, &m) in run.iter_mut().zip(&st.counts) {
+            *n += m;
         }
     }
     let jobs: Vec<usize> = (0..parts.len()).collect();
@@ -469,4 +467,90 @@ pub fn build_volume(
         fg_coords,
         occupancy,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hdf5fmt::file::{File, Object};
+    use crate::hdf5fmt::write::{DatasetData, DatasetSpec, FileWriter};
+    use crate::medh5::index::build_entry;
+    use crate::medh5::model::annotation::Encoding;
+
+    /// A one-dataset in-memory file holding `data` (chunked by `chunk`).
+    fn file_with(data: &ArrayData, chunk: &[u64]) -> File {
+        let mut w = FileWriter::in_memory();
+        let root = w.root();
+        let spec = DatasetSpec::new(data.dtype.datatype(), &data.shape).chunked(chunk, Vec::new());
+        w.create_dataset(root, "data", spec, DatasetData::Raw(data.bytes.clone()))
+            .unwrap();
+        File::from_bytes(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn streaming_equals_the_dense_builder() {
+        let mut r = Rng::new(99);
+        for case in 0..24u64 {
+            let shape = [1 + r.below(9), 1 + r.below(13), 1 + r.below(11)];
+            let n = (shape[0] * shape[1] * shape[2]) as usize;
+            let classes = 1 + r.below(9) as u16;
+            let ids: Vec<u16> = (1..=classes).collect();
+            // sparse, dense and empty classes (value classes+1 is unlisted)
+            let vals: Vec<u8> = (0..n)
+                .map(|_| {
+                    let x = r.below(u64::from(classes) * 3 + 2);
+                    if x > u64::from(classes) + 1 {
+                        0
+                    } else {
+                        x as u8
+                    }
+                })
+                .collect();
+            let data = ArrayData::from_slice(&shape, &vals).unwrap();
+            let opts = IndexOptions {
+                max_coords: 1 + r.below(40),
+                seed: case,
+                occupancy: [0, 1, 2, 3, 8][case as usize % 5],
+            };
+            let want = build_entry(
+                &Encoding::Labelmap { data: data.clone() },
+                &ids,
+                &shape,
+                &opts,
+            )
+            .unwrap();
+            let f = file_with(&data, &[1 + r.below(3), shape[1], shape[2]]);
+            let Ok(Object::Dataset(ds)) = f.object("data") else {
+                panic!()
+            };
+            let vol = Volume {
+                ds: &ds,
+                planes: 1,
+                has_plane_axis: false,
+                spatial: shape.to_vec(),
+                map: Planes::Values {
+                    luts: vec![(0..256u32)
+                        .map(|v| {
+                            if v >= 1 && v <= u32::from(classes) {
+                                v - 1
+                            } else {
+                                u32::MAX
+                            }
+                        })
+                        .collect()],
+                    wide: false,
+                },
+                classes: ids.len(),
+                slab_bytes: 1 + r.below(200), // many slabs
+            };
+            let got = build_volume(&vol, &ids, &opts).unwrap();
+            assert_eq!(got.voxel_counts, want.voxel_counts, "case {case}");
+            assert_eq!(got.fg_coords, want.fg_coords, "case {case}");
+            assert_eq!(got.occupancy, want.occupancy, "case {case}");
+            assert_eq!(
+                got.class_bboxes.bytes, want.class_bboxes.bytes,
+                "case {case}"
+            );
+        }
+    }
 }
