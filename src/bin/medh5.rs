@@ -198,19 +198,7 @@ fn main() -> ExitCode {
 
 /// Pretty JSON as the reference prints it: 2-space indent, non-ASCII escaped.
 fn print_json(v: &serde_json::Value) {
-    let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for u in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    println!("{out}");
+    println!("{}", purehdf::medh5::index::cli::json_text(v));
 }
 
 fn run_verify(o: &Opts) -> ExitCode {

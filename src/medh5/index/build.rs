@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::cow::{copy_except, finish_root};
-use super::load::{build_annotation, voxel_annotations};
+use super::load::{build_annotation, strings, voxel_annotations};
 use super::write::write_entry;
 use super::{IndexEntry, IndexOptions};
 use crate::error::{Error, Result};
@@ -192,17 +192,7 @@ pub fn amend_index(
         code: "E004".into(),
         message: "/meta is not UTF-8".into(),
     })?;
-    let mut profiles: Vec<String> = match root_text(&file, "medh5_profiles")? {
-        Some(Json::Array(v)) => v
-            .into_iter()
-            .filter_map(|x| match x {
-                Json::Str(s) => Some(s),
-                _ => None,
-            })
-            .collect(),
-        Some(Json::Str(s)) => vec![s],
-        _ => Vec::new(),
-    };
+    let mut profiles = strings(root_text(&file, "medh5_profiles")?);
     let new_profiles = if profiles.iter().any(|p| p == "training") {
         None
     } else {

@@ -63,6 +63,21 @@ fn ints(j: Option<Json>) -> Vec<i64> {
     }
 }
 
+/// The strings of a string or string-list attribute value.
+pub(crate) fn strings(j: Option<Json>) -> Vec<String> {
+    match j {
+        Some(Json::Array(v)) => v
+            .into_iter()
+            .filter_map(|x| match x {
+                Json::Str(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        Some(Json::Str(s)) => vec![s],
+        _ => Vec::new(),
+    }
+}
+
 fn text(j: Option<Json>) -> Option<String> {
     match j {
         Some(Json::Str(s)) => Some(s),
@@ -76,16 +91,7 @@ fn grid_spatial(file: &File, id: &str) -> Result<Vec<u64>> {
     let g = file.object(&format!("grids/{id}"))?;
     let attrs = g.attributes()?;
     let shape = ints(json_attr(file, &attrs, "shape")?);
-    let kinds: Vec<String> = match json_attr(file, &attrs, "axis_kinds")? {
-        Some(Json::Array(v)) => v
-            .into_iter()
-            .filter_map(|x| match x {
-                Json::Str(s) => Some(s),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let kinds = strings(json_attr(file, &attrs, "axis_kinds")?);
     let out: Vec<u64> = shape
         .iter()
         .enumerate()

@@ -6,13 +6,12 @@
 //! output, never by per-class masks. Classes come from a lookup table, so one
 //! sweep serves every class (O(voxels × planes), not O(voxels × classes)).
 
-use super::{IndexEntry, IndexOptions, Rng};
+use super::{assemble, IndexEntry, IndexOptions, Rng};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::selection::Selection;
 use crate::medh5::integrity::to_little_endian;
 use crate::medh5::model::half::f16_to_f64;
-use crate::medh5::model::ArrayData;
 
 const NONE: u32 = u32::MAX;
 /// Bytes of label data per slab (decoded), the default of [`Volume::slab_bytes`].
@@ -438,35 +437,10 @@ pub fn build_volume(
         for part in &coords {
             all.extend_from_slice(&part[k]);
         }
-        let rows = (all.len() / s.max(1)) as u64;
-        fg_coords.push((class, ArrayData::from_slice(&[rows, s as u64], &all)?));
+        fg_coords.push((class, all));
     }
-    let mut bboxes: Vec<f32> = Vec::with_capacity(nc * s * 2);
-    for k in 0..nc {
-        for ax in 0..s {
-            if counts[k] == 0 {
-                bboxes.extend([f32::NAN, f32::NAN]);
-            } else {
-                bboxes.extend([lo[k * s + ax] as f32 - 0.5, hi[k * s + ax] as f32 - 0.5]);
-            }
-        }
-    }
-    let counts_i: Vec<i64> = counts.iter().map(|&c| c as i64).collect();
-    let c = nc as u64;
-    let occupancy = if f == 0 {
-        None
-    } else {
-        let mut shape = vec![c];
-        shape.extend(&coarse);
-        Some(ArrayData::from_slice(&shape, &occ)?)
-    };
-    Ok(IndexEntry {
-        class_ids: ArrayData::from_slice(&[c], class_ids)?,
-        voxel_counts: ArrayData::from_slice(&[c], &counts_i)?,
-        class_bboxes: ArrayData::from_slice(&[c, s as u64, 2], &bboxes)?,
-        fg_coords,
-        occupancy,
-    })
+    let occupancy = (f > 0).then_some((coarse, occ));
+    assemble(class_ids, s, &counts, &lo, &hi, fg_coords, occupancy)
 }
 
 #[cfg(test)]
@@ -476,6 +450,7 @@ mod tests {
     use crate::hdf5fmt::write::{DatasetData, DatasetSpec, FileWriter};
     use crate::medh5::index::build_entry;
     use crate::medh5::model::annotation::Encoding;
+    use crate::medh5::model::ArrayData;
 
     /// A one-dataset in-memory file holding `data` (chunked by `chunk`).
     fn file_with(data: &ArrayData, chunk: &[u64]) -> File {
