@@ -192,7 +192,7 @@ fn every_op_prints_the_protocol_json() {
     }
     // Later ops fail with a message, not silently.
     let out = Command::new(env!("CARGO_BIN_EXE_medh5"))
-        .args(["bench-op", "draw", "x.medh5"])
+        .args(["bench-op", "collection-ids", "x.medh5"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -13,7 +13,10 @@ const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
   medh5 create OUT --from MANIFEST.json [--profile P] [--json]
   medh5 verify FILE... [--partial OBJ]... [--json]     recompute digests and content_id
-  medh5 fix FILE... [--rewrite-digests --reason R [--by WHO]] [--json]   diagnose; re-attest digests
+  medh5 fix FILE... [--rewrite-digests --reason R [--by WHO]] [--rebuild-index] [--json]
+                                                      diagnose; re-attest digests; rebuild stale indices
+  medh5 index build FILE... [--max-coords N] [--occupancy F] [--seed S] [--json]
+                                                      build the sampling index of every voxel annotation
   medh5 info PATH [--json]                            summary of a sample
   medh5 tree PATH [--json]                            the sample's object tree
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
@@ -133,6 +136,12 @@ fn main() -> ExitCode {
     if cmd == "validate" {
         return run_validate(&args[1..]);
     }
+    if cmd == "index" {
+        return match purehdf::medh5::index::cli::parse(&args[1..]) {
+            Ok(a) => ExitCode::from(purehdf::medh5::index::cli::run(&a)),
+            Err(e) => usage(&e),
+        };
+    }
     let o = match parse(&args[1..]) {
         Ok(o) => o,
         Err(e) => return usage(&e),
@@ -193,19 +202,7 @@ fn main() -> ExitCode {
 
 /// Pretty JSON as the reference prints it: 2-space indent, non-ASCII escaped.
 fn print_json(v: &serde_json::Value) {
-    let text = serde_json::to_string_pretty(v).unwrap_or_default();
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for u in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    println!("{out}");
+    println!("{}", purehdf::medh5::index::cli::json_text(v));
 }
 
 fn run_verify(o: &Opts) -> ExitCode {
@@ -237,6 +234,9 @@ fn run_verify(o: &Opts) -> ExitCode {
                     }
                     for m in &r.unattested {
                         println!("  UNATTESTED  {m}");
+                    }
+                    for m in &r.stale_index {
+                        println!("  STALE     index/{m} (rebuild with `medh5 index build`)");
                     }
                 }
             }
@@ -283,6 +283,18 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
 }
 
 fn run_bench_op(args: &[String]) -> ExitCode {
+    if args.first().is_some_and(|a| a == "draw") {
+        return match purehdf::medh5::index::draw::bench_draw(&args[1..]) {
+            Ok(v) => {
+                println!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("medh5: bench-op draw: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let a = match bench::Args::parse(args) {
         Ok(a) => a,
         Err(e) => return usage(&e.to_string()),
@@ -306,12 +318,9 @@ fn run_fix(o: &Opts) -> ExitCode {
     if o.rewrite_digests && o.reason.is_none() {
         return usage("--rewrite-digests needs --reason REASON");
     }
-    if o.rebuild_index {
-        eprintln!("medh5: --rebuild-index is not implemented yet");
-        return ExitCode::from(1);
-    }
     let opts = fix::FixOptions {
         rewrite_digests: o.rewrite_digests,
+        rebuild_index: o.rebuild_index,
         reason: o.reason.clone(),
         by: o.by.clone(),
         ..fix::FixOptions::default()

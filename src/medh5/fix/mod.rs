@@ -3,7 +3,10 @@
 //! re-attest its digests: a copy-on-write amend ([`copy`]) that restamps every
 //! dataset digest from the current bytes, records the reason in `/meta`
 //! provenance ([`provenance`]), recomputes `content_id` and atomically
-//! replaces the file. Report shapes and exit rules follow the reference CLI.
+//! replaces the file; `--rebuild-index` rebuilds the stale sampling-index
+//! entries (after the re-attestation when both are asked for) through the
+//! index amend ([`crate::medh5::index::build`]). Report shapes, notes and exit
+//! rules follow the reference CLI.
 
 pub mod copy;
 pub mod provenance;
@@ -12,11 +15,11 @@ use std::path::Path;
 
 use self::provenance::{Performer, Reattestation, Restamped};
 use super::canonical_json::Json;
-use super::create::now_utc;
-use super::integrity::{
-    canonical_attrs, covered_names, group_digest, ContentIdInput, DigestAlgo, ROOT_COVERED,
-};
-use super::sample::{attr_json, attrs_json, read_scalar_string};
+use super::index::build::{amend_index, entry_options, Built, Targets};
+use super::index::cow::finish_root;
+use super::index::load::{voxel_annotations, INDEXED_KINDS};
+use super::integrity::{group_digest, DigestAlgo};
+use super::sample::{attr_json, read_scalar_string};
 use super::verify::verify_file;
 use crate::error::{Error, Result};
 use crate::hdf5fmt::file::{File, Object};
@@ -25,11 +28,6 @@ use crate::hdf5fmt::write::FileWriter;
 /// The note every re-attestation carries (the reference's wording).
 pub const NOTE_UNVERIFIED: &str =
     "digests were recomputed from the current bytes; this asserts nothing about whether those bytes are correct";
-
-/// Voxel kinds a sampling index is built for (every voxel kind but `mask`).
-const INDEXED_KINDS: [&str; 5] = ["labelmap", "layers", "bitmask", "instances", "probmap"];
-/// Groups every path of which `content_id` must attest.
-const ATTESTED: [&str; 4] = ["grids", "images", "annotations", "transforms"];
 
 /// What is wrong with one file (§5.8).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -124,15 +122,29 @@ impl Repair {
     pub fn to_text(&self) -> String {
         let d = &self.diagnosis;
         let mut out = String::new();
-        if self.changed() {
-            out.push_str(&format!("{}: rewrote digests\n", self.path));
+        let notes = |out: &mut String| {
             for n in &self.notes {
                 out.push_str(&format!("  note: {n}\n"));
             }
+        };
+        if self.changed() {
+            let mut done = Vec::new();
+            if !self.rebuilt_index.is_empty() {
+                done.push(format!(
+                    "rebuilt index for {}",
+                    self.rebuilt_index.join(", ")
+                ));
+            }
+            if self.rewrote_digests {
+                done.push("rewrote digests".to_string());
+            }
+            out.push_str(&format!("{}: {}\n", self.path, done.join("; ")));
+            notes(&mut out);
             return out;
         }
         if d.clean() {
             out.push_str(&format!("{}: nothing to fix\n", self.path));
+            notes(&mut out);
             return out;
         }
         out.push_str(&format!(
@@ -156,7 +168,7 @@ impl Repair {
         }
         if !d.stale_index.is_empty() {
             out.push_str(&format!(
-                "  stale sampling index: {} (--rebuild-index)\n",
+                "  stale index: {} (--rebuild-index)\n",
                 d.stale_index.join(", ")
             ));
         }
@@ -172,6 +184,8 @@ impl Repair {
 pub struct FixOptions {
     /// Re-attest digests; needs a non-empty reason.
     pub rewrite_digests: bool,
+    /// Rebuild stale sampling-index entries.
+    pub rebuild_index: bool,
     pub reason: Option<String>,
     /// A person to record instead of the software.
     pub by: Option<String>,
@@ -185,6 +199,7 @@ impl Default for FixOptions {
     fn default() -> Self {
         FixOptions {
             rewrite_digests: false,
+            rebuild_index: false,
             reason: None,
             by: None,
             software: ("purehdf".to_string(), env!("CARGO_PKG_VERSION").to_string()),
@@ -274,11 +289,14 @@ pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair>
     let file = File::open(path)?;
     if !opts.rewrite_digests {
         let diagnosis = diagnose_file(&file, display)?;
-        return Ok(Repair {
-            path: display.to_string(),
-            diagnosis,
-            ..Repair::default()
-        });
+        if !opts.rebuild_index {
+            return Ok(Repair {
+                path: display.to_string(),
+                diagnosis,
+                ..Repair::default()
+            });
+        }
+        return rebuild_only(file, path, display, diagnosis, opts);
     }
     let reason = opts
         .reason
@@ -336,7 +354,15 @@ pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair>
         restamped,
         algo_change: algo_change.clone(),
     };
-    let (content_id, still_stale) = rewrite(&file, path, algo, &record, opts)?;
+    let (mut content_id, mut still_stale) = rewrite(&file, path, algo, &record, opts)?;
+    drop(file);
+    let mut rebuilt_index = Vec::new();
+    if opts.rebuild_index && !still_stale.is_empty() {
+        let built = rebuild(path, display, &still_stale, opts)?;
+        rebuilt_index = built.entries;
+        content_id = built.content_id.unwrap_or(content_id);
+        still_stale.clear();
+    }
     let mut notes = Vec::new();
     if !still_stale.is_empty() {
         notes.push(format!(
@@ -354,12 +380,75 @@ pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair>
     Ok(Repair {
         path: display.to_string(),
         diagnosis,
-        rebuilt_index: Vec::new(),
+        rebuilt_index,
         rewrote_digests: true,
         content_id: Some(content_id),
         notes,
         still_stale,
     })
+}
+
+/// `--rebuild-index` alone: refused when the digests need re-attesting
+/// (the rebuild would restamp them silently), a note when nothing is stale.
+fn rebuild_only(
+    file: File,
+    path: &Path,
+    display: &str,
+    diagnosis: Diagnosis,
+    opts: &FixOptions,
+) -> Result<Repair> {
+    if diagnosis.needs_digests() {
+        let n = diagnosis.mismatched.len() + diagnosis.malformed.len() + diagnosis.unattested.len();
+        return Err(Error::Medh5 {
+            code: "E701".into(),
+            message: format!(
+                "{display}: cannot rebuild the index without restamping digests, and this file has {n} that no longer match its bytes. \
+                 Rebuilding would recompute them and the mismatch would vanish unrecorded. Restore the content, or pass \
+                 --rewrite-digests with --reason so the re-attestation is written into the file."
+            ),
+        });
+    }
+    drop(file);
+    let mut repair = Repair {
+        path: display.to_string(),
+        ..Repair::default()
+    };
+    if diagnosis.stale_index.is_empty() {
+        let mut note = "nothing to rebuild: no sampling index is stale".to_string();
+        if !diagnosis.missing_index.is_empty() {
+            note.push_str(&format!(
+                "; {} voxel annotation(s) have none ({}), which `medh5 index build` writes",
+                diagnosis.missing_index.len(),
+                diagnosis.missing_index.join(", ")
+            ));
+        }
+        repair.notes.push(note);
+    } else {
+        let built = rebuild(path, display, &diagnosis.stale_index, opts)?;
+        repair.rebuilt_index = built.entries;
+        repair.content_id = built.content_id;
+    }
+    repair.diagnosis = diagnosis;
+    Ok(repair)
+}
+
+/// Rebuild the index entries `names` of the file at `path`, each with the
+/// settings it was built with; an entry whose annotation is gone fails.
+fn rebuild(path: &Path, display: &str, names: &[String], opts: &FixOptions) -> Result<Built> {
+    let file = File::open(path)?;
+    let anns = voxel_annotations(&file)?;
+    let mut jobs = Vec::new();
+    for name in names {
+        let a = anns.iter().find(|a| &a.id == name).ok_or_else(|| Error::Medh5 {
+            code: "E413".into(),
+            message: format!(
+                "{display}: index entry '{name}' cannot be rebuilt: annotations/{name} does not exist (or holds no classes)"
+            ),
+        })?;
+        jobs.push((name.clone(), entry_options(&file, name, &a.spatial)?));
+    }
+    drop(file);
+    amend_index(path, display, &Targets::Entries(jobs), &opts.generator)
 }
 
 /// The amend: copy everything, restamp, new `/meta`, root attributes,
@@ -405,73 +494,15 @@ fn rewrite(
     let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
     let mut w = FileWriter::create(&target)?;
     let copied = copy::copy_sample(file, &mut w, algo)?;
-    let root = w.root();
-    let meta_ds = w.create_dataset(
-        root,
-        "meta",
-        crate::hdf5fmt::write::DatasetSpec::scalar(crate::hdf5fmt::write::vlen_string_type(
-            crate::hdf5fmt::datatype::CharSet::Utf8,
-        )),
-        crate::hdf5fmt::write::DatasetData::VarStrings(vec![meta.clone()]),
-    )?;
-    let _ = meta_ds;
-
-    // Root attributes: the managed ones in the reference's order, extensions
-    // copied raw, content_id last.
-    let src_root = file.root()?.attributes()?;
-    let find = |n: &str| src_root.iter().find(|a| a.name == n);
-    for name in ["medh5_version", "medh5_kind", "medh5_profiles"] {
-        if let Some(a) = find(name) {
-            w.set_attr(root, name, copy::attr_value(file, a)?)?;
-        }
-    }
-    w.set_attr(root, "created", copy::utf8(&now_utc()))?;
-    w.set_attr(root, "generator", copy::utf8(&opts.generator))?;
-    w.set_attr(root, "digest_algo", copy::utf8(algo.name()))?;
-    const MANAGED: [&str; 7] = [
-        "medh5_version",
-        "medh5_kind",
-        "medh5_profiles",
-        "created",
-        "generator",
-        "digest_algo",
-        "content_id",
-    ];
-    for a in &src_root {
-        if !MANAGED.contains(&a.name.as_str()) {
-            w.set_attr(root, &a.name, copy::attr_value(file, a)?)?;
-        }
-    }
-
-    // content_id over the new digests, the new meta and the unchanged attributes.
-    let root_json = attrs_json(file, &src_root)?;
-    let mut attribute_objects = vec![(String::new(), canonical_attrs(ROOT_COVERED, &root_json))];
-    for top in ATTESTED {
-        let Ok(Object::Group(g)) = file.object(top) else {
-            continue;
-        };
-        let mut names: Vec<String> = g.links()?.into_iter().map(|(n, _)| n).collect();
-        names.sort();
-        for n in names {
-            let member = format!("{top}/{n}");
-            let Some(covered) = covered_names(&member) else {
-                continue;
-            };
-            let Ok(obj) = file.object(&member) else {
-                continue;
-            };
-            let attrs = attrs_json(file, &obj.attributes()?)?;
-            attribute_objects.push((member, canonical_attrs(covered, &attrs)));
-        }
-    }
-    let content_id = ContentIdInput {
+    let content_id = finish_root(
+        file,
+        &mut w,
+        &meta,
         algo,
-        datasets: copied.digests.clone(),
-        meta: meta.into_bytes(),
-        attribute_objects,
-    }
-    .content_id();
-    w.set_attr(root, "content_id", copy::utf8(&content_id))?;
+        &copied.digests,
+        None,
+        &opts.generator,
+    )?;
     let still_stale = stale_after(file, &copied.digests)?;
     if let (Some(p), Some(tmp)) = (perms, w.temp_path()) {
         std::fs::set_permissions(tmp, p)

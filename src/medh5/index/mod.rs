@@ -3,6 +3,19 @@
 //! reproducible sample of foreground coordinates (PCG-64 seeded through
 //! SplitMix64) and a coarse occupancy map; `source_digest` ties an entry to
 //! the annotation it was derived from.
+//!
+//! Submodules: [`scan`] (the streaming builder of the dense encodings),
+//! [`load`] (the voxel annotations of a file), [`write`] (one entry into a
+//! writer), [`cow`] (the copy-on-write), [`build`] (`index build` and the
+//! rebuild of `fix`), [`draw`] (patch draws), [`cli`] (the command line).
+
+pub mod build;
+pub mod cli;
+pub mod cow;
+pub mod draw;
+pub mod load;
+pub mod scan;
+pub mod write;
 
 use std::collections::BTreeSet;
 
@@ -171,9 +184,24 @@ pub fn foreground(
         .ok_or_else(|| Error::InvalidArgument(format!("spatial shape {spatial:?} overflows")))?;
     let mut fg = vec![false; n];
     match enc {
-        Encoding::Labelmap { data } | Encoding::Layers { data, .. } => {
+        Encoding::Labelmap { data } => {
+            for (v, f) in fg.iter_mut().enumerate() {
+                *f = data.get_u64(v) == Some(u64::from(class));
+            }
+        }
+        Encoding::Layers {
+            data,
+            layer_class_ids,
+        } => {
+            // a layer counts only the classes its row of layer_class_ids lists
             let planes = data.len() / n.max(1);
+            let width = layer_class_ids.shape.get(1).copied().unwrap_or(0) as usize;
             for p in 0..planes {
+                let member = (0..width)
+                    .any(|j| layer_class_ids.get_u64(p * width + j) == Some(u64::from(class)));
+                if !member {
+                    continue;
+                }
                 for (v, f) in fg.iter_mut().enumerate() {
                     if data.get_u64(p * n + v) == Some(u64::from(class)) {
                         *f = true;
@@ -280,8 +308,9 @@ pub fn build_entry(
 ) -> Result<IndexEntry> {
     let s = spatial.len();
     let mut rng = Rng::new(opts.seed);
-    let mut counts: Vec<i64> = Vec::new();
-    let mut bboxes: Vec<f32> = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    let mut all_lo: Vec<u64> = Vec::new();
+    let mut all_hi: Vec<u64> = Vec::new();
     let mut fg_coords = Vec::new();
     let f = opts.occupancy;
     let coarse: Vec<u64> = spatial
@@ -293,7 +322,7 @@ pub fn build_entry(
     for &class in class_ids {
         let fg = foreground(enc, class_ids, class, spatial)?;
         let total = fg.iter().filter(|&&v| v).count() as u64;
-        counts.push(total as i64);
+        counts.push(total);
         let mut lo = vec![u64::MAX; s];
         let mut hi = vec![0u64; s];
         let mut plane = vec![false; coarse_n as usize];
@@ -328,24 +357,53 @@ pub fn build_entry(
                 coords.extend(c.iter().map(|&v| v as i32));
             }
         }
-        for ax in 0..s {
-            if total == 0 {
-                bboxes.extend([f32::NAN, f32::NAN]);
-            } else {
-                bboxes.extend([lo[ax] as f32 - 0.5, hi[ax] as f32 - 0.5]);
-            }
-        }
-        let rows = (coords.len() / s.max(1)) as u64;
-        fg_coords.push((class, ArrayData::from_slice(&[rows, s as u64], &coords)?));
+        all_lo.extend(lo);
+        all_hi.extend(hi);
+        fg_coords.push((class, coords));
         occ.extend(plane);
     }
+    let occupancy = (f > 0).then_some((coarse, occ));
+    assemble(
+        class_ids, s, &counts, &all_lo, &all_hi, fg_coords, occupancy,
+    )
+}
+
+/// An entry from per-class results: `counts`, boxes `lo`/`hi` (flat `C × S`,
+/// half-open voxel ranges; NaN boxes for empty classes), coordinates (flat
+/// `(n, S)` each) and the occupancy `(coarse shape, C × coarse bits)`.
+pub(crate) fn assemble(
+    class_ids: &[u16],
+    s: usize,
+    counts: &[u64],
+    lo: &[u64],
+    hi: &[u64],
+    coords: Vec<(u16, Vec<i32>)>,
+    occupancy: Option<(Vec<u64>, Vec<bool>)>,
+) -> Result<IndexEntry> {
     let c = class_ids.len() as u64;
-    let occupancy = if f == 0 {
-        None
-    } else {
-        let mut shape = vec![c];
-        shape.extend(&coarse);
-        Some(ArrayData::from_slice(&shape, &occ)?)
+    let mut bboxes: Vec<f32> = Vec::with_capacity(class_ids.len() * s * 2);
+    for (k, &n) in counts.iter().enumerate() {
+        for ax in 0..s {
+            let i = k * s + ax;
+            match (lo.get(i), hi.get(i)) {
+                (Some(&a), Some(&b)) if n > 0 => bboxes.extend([a as f32 - 0.5, b as f32 - 0.5]),
+                _ => bboxes.extend([f32::NAN, f32::NAN]),
+            }
+        }
+    }
+    let mut fg_coords = Vec::with_capacity(coords.len());
+    for (class, v) in coords {
+        let rows = (v.len() / s.max(1)) as u64;
+        fg_coords.push((class, ArrayData::from_slice(&[rows, s as u64], &v)?));
+    }
+    let counts: Vec<i64> = counts.iter().map(|&n| n as i64).collect();
+    let occupancy = match occupancy {
+        None => None,
+        Some((coarse, bits)) => {
+            let mut shape = vec![c];
+            shape.extend(&coarse);
+            Some(ArrayData::from_slice(&shape, &bits)?)
+        }
     };
     Ok(IndexEntry {
         class_ids: ArrayData::from_slice(&[c], class_ids)?,
