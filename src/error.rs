@@ -103,6 +103,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The file changed underneath a reader (truncated while mapped): bytes read
+    /// from it can no longer be trusted to be the file's.
+    #[error("source changed: {0}")]
+    SourceChanged(String),
+    /// A re-open by path found another file than the one first opened (device,
+    /// inode, size or times differ): refused rather than mixing two snapshots.
+    #[error("stale snapshot: {0}")]
+    StaleSnapshot(String),
     /// JSON (de)serialisation.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),

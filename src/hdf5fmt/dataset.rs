@@ -315,6 +315,19 @@ impl Dataset {
         out: &mut [u8],
         use_cache: bool,
     ) -> Result<()> {
+        // Bytes copied from a mapping of a file truncated meanwhile are refused,
+        // and a decode error caused by such bytes is reported as what it is.
+        let r = self.read_raw_unchecked(selection, out, use_cache);
+        self.file.source().check()?;
+        r
+    }
+
+    fn read_raw_unchecked(
+        &self,
+        selection: &Selection,
+        out: &mut [u8],
+        use_cache: bool,
+    ) -> Result<()> {
         let esize = self.element_size()?;
         if let Some(plan) = self.virtual_plan()? {
             return virtual_layout::read(self, plan, selection, out);
@@ -364,8 +377,13 @@ impl Dataset {
                                 offset: *addr,
                                 what: "element address",
                             })?;
-                            let bytes = src.read("contiguous data", at, len as u64)?;
-                            copy_run(&bytes, 0, out, dst_off, len)
+                            let dst = dst_off
+                                .checked_add(len)
+                                .and_then(|end| out.get_mut(dst_off..end))
+                                .ok_or_else(|| {
+                                    Error::malformed("dataset", *addr, "run outside output")
+                                })?;
+                            src.read_into("contiguous data", at, dst)
                         })
                     }
                 }
@@ -485,7 +503,7 @@ impl Dataset {
         let spare = out.spare_capacity_mut().get_mut(..n).ok_or_else(|| {
             Error::malformed("dataset", self.address(), "output allocation too small")
         })?;
-        chunk_index::read::read_chunked_uninit(
+        let r = chunk_index::read::read_chunked_uninit(
             self.file.source(),
             &map,
             &self.filters,
@@ -493,7 +511,9 @@ impl Dataset {
             selection,
             spare,
             cache,
-        )?;
+        );
+        self.file.source().check()?;
+        r?;
         // SAFETY: `read_chunked_uninit` returned `Ok`, which it does only when
         // all `n` bytes of `spare` (the first `n` of the capacity) were written.
         unsafe { out.set_len(n) };
