@@ -56,6 +56,15 @@ pub enum Error {
         value: u64,
         limit: u64,
     },
+    /// An object asks for more bytes than the data budget allows
+    /// ([`crate::hdf5fmt::limits::data_budget`]).
+    #[error("{object}: {what} of {size} bytes exceeds the data budget of {budget} bytes (PUREHDF_DATA_BUDGET)")]
+    OverBudget {
+        object: String,
+        what: &'static str,
+        size: u64,
+        budget: u64,
+    },
     /// A graph walk came back to a node it had already visited.
     #[error("{structure} at offset {offset:#x}: cycle detected")]
     Cycle {

@@ -117,7 +117,11 @@ struct Tally {
     leftovers: usize,
 }
 
+/// Says "old" or "new" for (target bytes before, after), or panics.
+type Judge<'a> = &'a dyn Fn(&Option<Vec<u8>>, &Option<Vec<u8>>) -> &'static str;
+
 /// Kill `args` KILLS times; `judge(old bytes, now)` says "old", "new" or panics.
+#[allow(clippy::too_many_arguments)]
 fn campaign(
     name: &str,
     exe: &str,
@@ -126,7 +130,7 @@ fn campaign(
     target: &str,
     keep: &[&str],
     seed: u64,
-    judge: &dyn Fn(&Option<Vec<u8>>, &Option<Vec<u8>>) -> &'static str,
+    judge: Judge<'_>,
 ) -> Tally {
     let tp = dir.join(target);
     let t0 = Instant::now();

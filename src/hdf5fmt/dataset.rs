@@ -262,6 +262,15 @@ impl Dataset {
             })
     }
 
+    /// `Err(Error::OverBudget)` naming this dataset when its logical size
+    /// (elements × element size) exceeds the data budget of its file
+    /// ([`limits::data_budget`]); callers that visit a whole dataset (verify,
+    /// fix, copy, index) check it first.
+    pub fn check_budget(&self) -> Result<()> {
+        let size = self.logical_size().unwrap_or(u64::MAX);
+        limits::check_budget(self.path(), "logical size", size, self.file.source().len())
+    }
+
     /// Bytes allocated in the file for the raw data.
     pub fn storage_size(&self) -> Result<u64> {
         match &self.layout {

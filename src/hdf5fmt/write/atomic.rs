@@ -208,10 +208,9 @@ fn keep_permissions(file: &File, old: &std::fs::Metadata) -> std::io::Result<()>
     {
         use std::os::unix::fs::MetadataExt;
         let now = file.metadata()?;
-        if now.uid() != old.uid() || now.gid() != old.gid() {
-            if std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
-                let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
-            }
+        let differs = now.uid() != old.uid() || now.gid() != old.gid();
+        if differs && std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
+            let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
         }
     }
     file.set_permissions(old.permissions())
