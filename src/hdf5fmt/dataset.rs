@@ -267,7 +267,13 @@ impl Dataset {
     /// ([`limits::data_budget`]); callers that visit a whole dataset (verify,
     /// fix, copy, index) check it first.
     pub fn check_budget(&self) -> Result<()> {
-        let size = self.logical_size().unwrap_or(u64::MAX);
+        // From the shape itself: an element count that overflows is over budget
+        // (`num_elements` reads it as 0).
+        let size = self
+            .shape()
+            .iter()
+            .try_fold(self.dtype.size(), |a, &d| a.checked_mul(d))
+            .unwrap_or(u64::MAX);
         limits::check_budget(self.path(), "logical size", size, self.file.source().len())
     }
 
