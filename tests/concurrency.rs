@@ -14,26 +14,10 @@ use purehdf::{File, Object, Selection};
 use sha2::{Digest, Sha256};
 
 mod common;
+use common::Rng;
 
 const THREADS: usize = 6;
 const ROUNDS: usize = 3;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
 
 fn datasets(f: &File) -> Vec<purehdf::Dataset> {
     let mut out = Vec::new();

@@ -65,6 +65,11 @@ fn dataset(f: &File, name: &str) -> purehdf::Dataset {
 /// Readers on `f` loop over both datasets while the file is truncated in place;
 /// returns (equal reads, typed errors after the truncation).
 fn truncate_under(f: File, path: &Path, want: Arc<Vec<u8>>) -> (usize, usize) {
+    // Before the truncation both datasets read back exactly.
+    for name in ["data", "chunked"] {
+        let v = dataset(&f, name).read_raw_vec_uncached(&Selection::All).unwrap();
+        assert!(v == *want, "{name}: the unchanged file reads other bytes");
+    }
     let truncated = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
     for name in ["data", "chunked"] {

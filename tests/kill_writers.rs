@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use purehdf::hdf5fmt::write::atomic::temp_owner;
 
+mod common;
+use common::Rng;
+
 const KILLS: usize = 50;
 const SHAPE: [u64; 3] = [48, 128, 128];
 
@@ -20,16 +23,6 @@ fn scratch() -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 fn inputs(dir: &Path) -> PathBuf {

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use purehdf::hdf5fmt::checksum::metadata_checksum;
 
 mod common;
+use common::Rng;
 
 const AS_CAP: u64 = 4 << 30;
 const TIME_LIMIT: Duration = Duration::from_secs(10);
@@ -33,23 +34,6 @@ const MEDH5_MUTANTS: usize = 64;
 /// Longest checksummed structure looked for (bytes before the checksum).
 const MAX_STRUCT: usize = 8192;
 const CHILD_ENV: &str = "PUREHDF_MUTATION_CHILD";
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-}
 
 const MAGICS: [&[u8; 4]; 14] = [
     b"OHDR", b"OCHK", b"BTHD", b"BTIN", b"BTLF", b"FRHP", b"FHDB", b"FHIB", b"EAHD", b"EAIB",

@@ -59,20 +59,7 @@ pub trait Source: Send + Sync {
             out.copy_from_slice(&b);
             return self.check();
         }
-        let total = self.len();
-        let end = offset.checked_add(len).ok_or(Error::Overflow {
-            structure,
-            offset,
-            what: "end of read",
-        })?;
-        if end > total {
-            return Err(Error::Truncated {
-                structure,
-                offset,
-                needed: len,
-                available: total.saturating_sub(offset),
-            });
-        }
+        in_bounds(structure, offset, len, self.len())?;
         self.read_exact_at(offset, out)
             .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))
     }
@@ -81,20 +68,7 @@ pub trait Source: Send + Sync {
     /// being read, for the error.
     fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
         self.check()?;
-        let total = self.len();
-        let end = offset.checked_add(len).ok_or(Error::Overflow {
-            structure,
-            offset,
-            what: "end of read",
-        })?;
-        if end > total {
-            return Err(Error::Truncated {
-                structure,
-                offset,
-                needed: len,
-                available: total.saturating_sub(offset),
-            });
-        }
+        let end = in_bounds(structure, offset, len, self.len())?;
         if let Some(all) = self.as_slice() {
             let (s, e) = (usize::try_from(offset), usize::try_from(end));
             return match (s, e) {
@@ -129,6 +103,24 @@ pub trait Source: Send + Sync {
         let avail = self.len().saturating_sub(offset);
         self.read(structure, offset, len.min(avail))
     }
+}
+
+/// The end of `len` bytes at `offset` when they lie inside `total` bytes.
+fn in_bounds(structure: &'static str, offset: u64, len: u64, total: u64) -> Result<u64> {
+    let end = offset.checked_add(len).ok_or(Error::Overflow {
+        structure,
+        offset,
+        what: "end of read",
+    })?;
+    if end > total {
+        return Err(Error::Truncated {
+            structure,
+            offset,
+            needed: len,
+            available: total.saturating_sub(offset),
+        });
+    }
+    Ok(end)
 }
 
 /// An owned in-memory buffer: the source for WASM and for tests.
