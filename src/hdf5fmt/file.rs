@@ -196,6 +196,9 @@ impl AttrStorage {
 
 impl File {
     /// Open `path` (memory-mapped with the `mmap` feature, positional reads otherwise).
+    /// A map keeps the opened inode (a file replaced by rename reads as it was);
+    /// a file truncated in place under it gives [`Error::SourceChanged`], not
+    /// SIGBUS (see `hdf5fmt::mapguard` and the README).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         #[cfg(feature = "mmap")]
