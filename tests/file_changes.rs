@@ -67,7 +67,9 @@ fn dataset(f: &File, name: &str) -> purehdf::Dataset {
 fn truncate_under(f: File, path: &Path, want: Arc<Vec<u8>>) -> (usize, usize) {
     // Before the truncation both datasets read back exactly.
     for name in ["data", "chunked"] {
-        let v = dataset(&f, name).read_raw_vec_uncached(&Selection::All).unwrap();
+        let v = dataset(&f, name)
+            .read_raw_vec_uncached(&Selection::All)
+            .unwrap();
         assert!(v == *want, "{name}: the unchanged file reads other bytes");
     }
     let truncated = Arc::new(AtomicBool::new(false));

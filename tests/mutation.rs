@@ -409,7 +409,12 @@ fn mutated_files_never_crash_any_tool() {
     let mut jobs = Vec::new();
     for (k, inp) in ins.iter().enumerate() {
         let structs = checksummed(&inp.bytes);
-        let mut rng = Rng(0x5EED_0000 + k as u64);
+        // PUREHDF_MUTATION_SEED picks another deterministic set (longer campaigns).
+        let base: u64 = std::env::var("PUREHDF_MUTATION_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut rng = Rng(0x5EED_0000 + k as u64 + (base << 20));
         let n = if inp.medh5 {
             MEDH5_MUTANTS
         } else {
