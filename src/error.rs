@@ -56,6 +56,15 @@ pub enum Error {
         value: u64,
         limit: u64,
     },
+    /// An object asks for more bytes than the data budget allows
+    /// ([`crate::hdf5fmt::limits::data_budget`]).
+    #[error("{object}: {what} of {size} bytes exceeds the data budget of {budget} bytes (PUREHDF_DATA_BUDGET)")]
+    OverBudget {
+        object: String,
+        what: &'static str,
+        size: u64,
+        budget: u64,
+    },
     /// A graph walk came back to a node it had already visited.
     #[error("{structure} at offset {offset:#x}: cycle detected")]
     Cycle {
@@ -111,6 +120,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The file changed underneath a reader (truncated while mapped): bytes read
+    /// from it can no longer be trusted to be the file's.
+    #[error("source changed: {0}")]
+    SourceChanged(String),
+    /// A re-open by path found another file than the one first opened (device,
+    /// inode, size or times differ): refused rather than mixing two snapshots.
+    #[error("stale snapshot: {0}")]
+    StaleSnapshot(String),
     /// JSON (de)serialisation.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),

@@ -94,6 +94,7 @@ pub fn read_all(file: &File, h: &ObjectHeader) -> Result<Vec<Attribute>> {
         out.extend(dense(file, &i)?);
     }
     out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    file.source().check()?;
     Ok(out)
 }
 

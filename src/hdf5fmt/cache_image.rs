@@ -361,6 +361,14 @@ impl Source for OverlaySource {
         self.inner.len().max(self.image.end)
     }
 
+    fn check(&self) -> Result<()> {
+        self.inner.check()
+    }
+
+    fn identity(&self) -> Option<crate::hdf5fmt::source::Identity> {
+        self.inner.identity()
+    }
+
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         let end = offset.checked_add(buf.len() as u64).ok_or_else(io_eof)?;
         let file_len = self.inner.len();

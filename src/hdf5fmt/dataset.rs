@@ -262,6 +262,21 @@ impl Dataset {
             })
     }
 
+    /// `Err(Error::OverBudget)` naming this dataset when its logical size
+    /// (elements × element size) exceeds the data budget of its file
+    /// ([`limits::data_budget`]); callers that visit a whole dataset (verify,
+    /// fix, copy, index) check it first.
+    pub fn check_budget(&self) -> Result<()> {
+        // From the shape itself: an element count that overflows is over budget
+        // (`num_elements` reads it as 0).
+        let size = self
+            .shape()
+            .iter()
+            .try_fold(self.dtype.size(), |a, &d| a.checked_mul(d))
+            .unwrap_or(u64::MAX);
+        limits::check_budget(self.path(), "logical size", size, self.file.source().len())
+    }
+
     /// Bytes allocated in the file for the raw data.
     pub fn storage_size(&self) -> Result<u64> {
         match &self.layout {
@@ -310,6 +325,19 @@ impl Dataset {
     }
 
     fn read_raw_cached(
+        &self,
+        selection: &Selection,
+        out: &mut [u8],
+        use_cache: bool,
+    ) -> Result<()> {
+        // Bytes copied from a mapping of a file truncated meanwhile are refused,
+        // and a decode error caused by such bytes is reported as what it is.
+        let r = self.read_raw_unchecked(selection, out, use_cache);
+        self.file.source().check()?;
+        r
+    }
+
+    fn read_raw_unchecked(
         &self,
         selection: &Selection,
         out: &mut [u8],
@@ -364,8 +392,13 @@ impl Dataset {
                                 offset: *addr,
                                 what: "element address",
                             })?;
-                            let bytes = src.read("contiguous data", at, len as u64)?;
-                            copy_run(&bytes, 0, out, dst_off, len)
+                            let dst = dst_off
+                                .checked_add(len)
+                                .and_then(|end| out.get_mut(dst_off..end))
+                                .ok_or_else(|| {
+                                    Error::malformed("dataset", *addr, "run outside output")
+                                })?;
+                            src.read_into("contiguous data", at, dst)
                         })
                     }
                 }
@@ -485,7 +518,7 @@ impl Dataset {
         let spare = out.spare_capacity_mut().get_mut(..n).ok_or_else(|| {
             Error::malformed("dataset", self.address(), "output allocation too small")
         })?;
-        chunk_index::read::read_chunked_uninit(
+        let r = chunk_index::read::read_chunked_uninit(
             self.file.source(),
             &map,
             &self.filters,
@@ -493,7 +526,9 @@ impl Dataset {
             selection,
             spare,
             cache,
-        )?;
+        );
+        self.file.source().check()?;
+        r?;
         // SAFETY: `read_chunked_uninit` returned `Ok`, which it does only when
         // all `n` bytes of `spare` (the first `n` of the capacity) were written.
         unsafe { out.set_len(n) };

@@ -19,7 +19,7 @@ use crate::hdf5fmt::link::LinkMessage;
 use crate::hdf5fmt::messages::shared::{decode_table_message, SharedRef, SohmTable};
 use crate::hdf5fmt::messages::{datatype, types};
 use crate::hdf5fmt::object_header::{Message, ObjectHeader};
-use crate::hdf5fmt::source::{MemSource, PreadSource, Source};
+use crate::hdf5fmt::source::{Identity, MemSource, PreadSource, Source};
 use crate::hdf5fmt::superblock::Superblock;
 use crate::hdf5fmt::{attribute::Attribute, Sizes};
 
@@ -44,6 +44,12 @@ impl Source for BasedSource {
         let all = self.inner.as_slice()?;
         all.get(usize::try_from(self.base).ok()?..)
     }
+    fn check(&self) -> Result<()> {
+        self.inner.check()
+    }
+    fn identity(&self) -> Option<crate::hdf5fmt::source::Identity> {
+        self.inner.identity()
+    }
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         let at = offset.checked_add(self.base).ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "offset overflow")
@@ -59,6 +65,9 @@ struct Inner {
     gheap: Mutex<HashMap<u64, Arc<Collection>>>,
     sohm: OnceLock<Option<SohmTable>>,
     links: Mutex<HashMap<u64, Arc<Vec<LinkMessage>>>>,
+    /// Identity of each file opened through an external link or VDS mapping,
+    /// by path: a later open that finds another file is refused.
+    externals: Mutex<HashMap<PathBuf, Identity>>,
 }
 
 /// An open HDF5 file. Cheap to clone (shared handle).
@@ -187,6 +196,9 @@ impl AttrStorage {
 
 impl File {
     /// Open `path` (memory-mapped with the `mmap` feature, positional reads otherwise).
+    /// A map keeps the opened inode (a file replaced by rename reads as it was);
+    /// a file truncated in place under it gives [`Error::SourceChanged`], not
+    /// SIGBUS (see `hdf5fmt::mapguard` and the README).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         #[cfg(feature = "mmap")]
@@ -232,6 +244,7 @@ impl File {
                 gheap: Mutex::new(HashMap::new()),
                 sohm: OnceLock::new(),
                 links: Mutex::new(HashMap::new()),
+                externals: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -244,6 +257,50 @@ impl File {
     /// Path the file was opened from, if any.
     pub fn path(&self) -> Option<&Path> {
         self.inner.path.as_deref()
+    }
+
+    /// Identity (device, inode, size, times) of the file as opened, from the
+    /// opened descriptor; `None` for in-memory sources.
+    pub fn identity(&self) -> Option<Identity> {
+        self.inner.src.identity()
+    }
+
+    /// True when the path this file was opened from now names another file or
+    /// the file's size or times changed (replaced, truncated or rewritten), or
+    /// the path is gone. A reader keeps reading its own snapshot either way
+    /// (a map keeps the old inode); this tells the caller it is stale.
+    pub fn is_replaced(&self) -> bool {
+        match (self.path(), self.identity()) {
+            (Some(p), Some(id)) => Identity::of_path(p).map_or(true, |now| now != id),
+            _ => false,
+        }
+    }
+
+    /// A new handle on the same path, refused with [`Error::StaleSnapshot`] when
+    /// the path now names another file than this one (so two handles never
+    /// read from two versions).
+    pub fn reopen(&self) -> Result<File> {
+        let p = self
+            .path()
+            .ok_or_else(|| Error::InvalidArgument("file has no path to reopen".into()))?;
+        let f = if self.inner.src.as_slice().is_some() {
+            File::open(p)?
+        } else {
+            File::open_pread(p)?
+        };
+        if f.identity() != self.identity() {
+            return Err(Error::StaleSnapshot(format!(
+                "{} was replaced or changed since it was opened",
+                p.display()
+            )));
+        }
+        Ok(f)
+    }
+
+    /// `Err(Error::SourceChanged)` when bytes read so far may not be the
+    /// file's (it was truncated while mapped); see [`Source::check`].
+    pub fn check_unchanged(&self) -> Result<()> {
+        self.inner.src.check()
     }
 
     pub fn superblock(&self) -> &Superblock {
@@ -500,7 +557,28 @@ impl File {
         }
         for c in candidates {
             if c.is_file() {
-                return File::open(&c);
+                let f = File::open(&c)?;
+                if let Some(id) = f.identity() {
+                    let key = std::fs::canonicalize(&c).unwrap_or(c.clone());
+                    let mut seen = self
+                        .inner
+                        .externals
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    match seen.get(&key) {
+                        Some(first) if *first != id => {
+                            return Err(Error::StaleSnapshot(format!(
+                                "external file {} changed since this file first opened it",
+                                c.display()
+                            )))
+                        }
+                        Some(_) => {}
+                        None => {
+                            seen.insert(key, id);
+                        }
+                    }
+                }
+                return Ok(f);
             }
         }
         Err(Error::NotFound(format!("external file {name}")))

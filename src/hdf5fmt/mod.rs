@@ -19,6 +19,8 @@ pub mod group;
 pub mod limits;
 pub mod link;
 pub mod local_heap;
+#[cfg(all(feature = "mmap", target_os = "linux"))]
+pub mod mapguard;
 pub mod messages;
 pub mod object_header;
 pub mod raw_chunks;

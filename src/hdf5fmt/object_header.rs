@@ -58,11 +58,14 @@ impl ObjectHeader {
     /// Read the object header at `address` and all its continuation blocks.
     pub fn read(src: &dyn Source, sizes: Sizes, address: u64) -> Result<Self> {
         let first = src.read_upto("object header", address, 16)?;
-        if first.get(..4) == Some(b"OHDR") {
-            read_v2(src, sizes, address)
+        let h = if first.get(..4) == Some(b"OHDR") {
+            read_v2(src, sizes, address)?
         } else {
-            read_v1(src, sizes, address)
-        }
+            read_v1(src, sizes, address)?
+        };
+        // The messages are copies: refuse them if the mapping faulted meanwhile.
+        src.check()?;
+        Ok(h)
     }
 
     /// The first message of type `mtype`.

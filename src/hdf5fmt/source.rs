@@ -4,6 +4,14 @@
 //! All sources are read-only. Reads are bounds-checked against the source's
 //! length and capped by [`crate::hdf5fmt::limits::MAX_READ`]; a source that holds
 //! its bytes in memory hands out borrowed slices (zero copy).
+//!
+//! Files that change underneath a reader (issue 16 item 1, README "When a file
+//! changes underneath a reader"): a map keeps the inode it opened, so a file
+//! replaced by rename reads as it was; a map of a file truncated in place is
+//! guarded by [`crate::hdf5fmt::mapguard`] (zero pages instead of SIGBUS, then
+//! [`Error::SourceChanged`] from [`Source::check`]); positional reads past a
+//! shrunken end fail with a typed I/O error. Sources opened from a path record
+//! the [`Identity`] of the descriptor they opened.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -29,23 +37,38 @@ pub trait Source: Send + Sync {
     /// Copy `buf.len()` bytes starting at `offset` into `buf`.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;
 
+    /// `Err(Error::SourceChanged)` once the bytes handed out so far may not be
+    /// the file's (a mapped page faulted because the file shrank). Readers call
+    /// it after copying data out, so such bytes never reach a caller as data.
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Identity of the opened file (device, inode, size, times), when the
+    /// source is a file opened from a path.
+    fn identity(&self) -> Option<Identity> {
+        None
+    }
+
+    /// `out.len()` bytes at `offset` straight into `out` (no temporary for
+    /// positional reads), bounds-checked like [`Source::read`].
+    fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
+        let len = out.len() as u64;
+        if self.as_slice().is_some() {
+            let b = self.read(structure, offset, len)?;
+            out.copy_from_slice(&b);
+            return self.check();
+        }
+        in_bounds(structure, offset, len, self.len())?;
+        self.read_exact_at(offset, out)
+            .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))
+    }
+
     /// `len` bytes at `offset`, borrowed when possible. `structure` names what is
     /// being read, for the error.
     fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
-        let total = self.len();
-        let end = offset.checked_add(len).ok_or(Error::Overflow {
-            structure,
-            offset,
-            what: "end of read",
-        })?;
-        if end > total {
-            return Err(Error::Truncated {
-                structure,
-                offset,
-                needed: len,
-                available: total.saturating_sub(offset),
-            });
-        }
+        self.check()?;
+        let end = in_bounds(structure, offset, len, self.len())?;
         if let Some(all) = self.as_slice() {
             let (s, e) = (usize::try_from(offset), usize::try_from(end));
             return match (s, e) {
@@ -80,6 +103,24 @@ pub trait Source: Send + Sync {
         let avail = self.len().saturating_sub(offset);
         self.read(structure, offset, len.min(avail))
     }
+}
+
+/// The end of `len` bytes at `offset` when they lie inside `total` bytes.
+fn in_bounds(structure: &'static str, offset: u64, len: u64, total: u64) -> Result<u64> {
+    let end = offset.checked_add(len).ok_or(Error::Overflow {
+        structure,
+        offset,
+        what: "end of read",
+    })?;
+    if end > total {
+        return Err(Error::Truncated {
+            structure,
+            offset,
+            needed: len,
+            available: total.saturating_sub(offset),
+        });
+    }
+    Ok(end)
 }
 
 /// An owned in-memory buffer: the source for WASM and for tests.
@@ -129,10 +170,67 @@ fn eof() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "read past end of source")
 }
 
-/// A read-only memory map of a file.
+/// What names one opened file: device and inode of the descriptor, with its
+/// size and modification/change times (ns) when it was opened. Two opens of a
+/// path give equal identities when nothing replaced, truncated or rewrote it
+/// in between (an in-place rewrite within the same nanosecond is not seen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+}
+
+impl Identity {
+    /// Identity from file metadata (of the descriptor, or of a path).
+    pub fn of(meta: &std::fs::Metadata) -> Identity {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Identity {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.len(),
+                mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+                ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let ns = |t: std::io::Result<std::time::SystemTime>| {
+                t.ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos() as i128)
+            };
+            Identity {
+                dev: 0,
+                ino: 0,
+                size: meta.len(),
+                mtime_ns: ns(meta.modified()),
+                ctime_ns: ns(meta.created()),
+            }
+        }
+    }
+
+    /// The identity `path` names now.
+    pub fn of_path(path: &std::path::Path) -> Result<Identity> {
+        std::fs::metadata(path)
+            .map(|m| Identity::of(&m))
+            .map_err(|e| Error::io(path.display(), e))
+    }
+}
+
+/// A read-only memory map of a file, guarded against truncation (SIGBUS) on Linux.
 #[cfg(feature = "mmap")]
 pub struct MmapSource {
+    // Declared before `map`: unregisters before the map is unmapped.
+    #[cfg(target_os = "linux")]
+    guard: crate::hdf5fmt::mapguard::Guard,
     map: memmap2::Mmap,
+    identity: Identity,
+    path: String,
 }
 
 #[cfg(feature = "mmap")]
@@ -140,11 +238,22 @@ impl MmapSource {
     /// Map `path` read-only.
     pub fn open(path: &std::path::Path) -> Result<Self> {
         let file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        // SAFETY: the map is read-only and private to this process; a file truncated by
-        // another process while mapped may fault (SIGBUS) — callers that must survive
-        // concurrent writers use `PreadSource` instead, as the docs of `File::open` say.
+        let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+        // SAFETY: the map is read-only and private to this process. A file
+        // replaced by rename keeps the mapped inode; a file truncated in place
+        // under the map would fault (SIGBUS) on the lost pages — on Linux the
+        // guard registered below turns that into zero pages plus a flag that
+        // `check` reports as `Error::SourceChanged` (see `mapguard`).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?;
-        Ok(MmapSource { map })
+        #[cfg(target_os = "linux")]
+        let guard = crate::hdf5fmt::mapguard::Guard::register(map.as_ptr(), map.len());
+        Ok(MmapSource {
+            #[cfg(target_os = "linux")]
+            guard,
+            map,
+            identity: Identity::of(&meta),
+            path: path.display().to_string(),
+        })
     }
 }
 
@@ -159,28 +268,47 @@ impl Source for MmapSource {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         copy_from_slice(&self.map, offset, buf)
     }
+    fn check(&self) -> Result<()> {
+        #[cfg(target_os = "linux")]
+        if self.guard.faulted() {
+            return Err(Error::SourceChanged(format!(
+                "{}: the file was truncated while mapped (opened with {} bytes)",
+                self.path,
+                self.map.len()
+            )));
+        }
+        Ok(())
+    }
+    fn identity(&self) -> Option<Identity> {
+        Some(self.identity)
+    }
 }
 
 /// Positional reads (`pread`) on an open file: safe against files that change.
 pub struct PreadSource {
     file: std::fs::File,
     len: u64,
+    identity: Identity,
 }
 
 impl PreadSource {
     pub fn open(path: &std::path::Path) -> Result<Self> {
         let file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(path.display(), e))?
-            .len();
-        Ok(PreadSource { file, len })
+        let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+        Ok(PreadSource {
+            file,
+            len: meta.len(),
+            identity: Identity::of(&meta),
+        })
     }
 }
 
 impl Source for PreadSource {
     fn len(&self) -> u64 {
         self.len
+    }
+    fn identity(&self) -> Option<Identity> {
+        Some(self.identity)
     }
     #[cfg(unix)]
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {

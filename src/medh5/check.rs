@@ -27,6 +27,13 @@ pub fn check_written(path: &Path, plan: &WritePlan) -> Result<usize> {
             .checked_mul(elem)
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| Error::InvalidArgument(format!("{}: too large", d.path)))?;
+        let n = crate::hdf5fmt::cursor::bounded(
+            n as u64,
+            crate::hdf5fmt::limits::MAX_DECODED,
+            "dataset",
+            ds.address(),
+            "size",
+        )?;
         let mut buf = vec![0u8; n];
         ds.read_raw(&Selection::All, &mut buf)?;
         let same = match &d.data {

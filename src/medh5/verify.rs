@@ -165,6 +165,7 @@ pub fn compute_digest(
     let Some(descr) = dtype_descr(dt) else {
         return Ok(None);
     };
+    ds.check_budget()?;
     let shape = ds.shape().to_vec();
     let mut h = DatasetHasher::new(algo, path, &descr, &shape);
     if shape.contains(&0) {
@@ -186,8 +187,14 @@ pub fn compute_digest(
     let per_slab = slab_rows(ds, row_bytes);
     let slab = |r: u64, buf: &mut Vec<u8>| -> Result<()> {
         let n = per_slab.min(rows - r);
-        let len = usize::try_from(n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?)
-            .map_err(|_| too_large(path))?;
+        let len = n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?;
+        let len = crate::hdf5fmt::cursor::bounded(
+            len,
+            crate::hdf5fmt::limits::MAX_DECODED,
+            "dataset slab",
+            ds.address(),
+            "slab size",
+        )?;
         let sel = if shape.is_empty() {
             Selection::All
         } else {

@@ -578,36 +578,54 @@ fn read_into(
     };
     let (lo, hi) = touched_chunks(&start, &count, &g.chunk_dims)
         .ok_or_else(|| Error::InvalidArgument("empty selection".into()))?;
-    let mut jobs = Vec::new();
-    let mut missing = Vec::new();
-    for_each_in_box::<Error>(&lo, &hi, |scaled| {
-        match map.get(scaled) {
-            Some(record) => {
-                let origin = scaled
-                    .iter()
-                    .zip(&g.chunk_dims)
-                    .map(|(&s, &c)| s.checked_mul(c))
-                    .collect::<Option<Vec<u64>>>()
-                    .ok_or_else(|| Error::InvalidArgument("chunk position overflows".into()))?;
-                jobs.push(Job { record, origin })
-            }
-            None => missing.push(scaled.to_vec()),
-        }
-        Ok(())
-    })?;
-    for scaled in &missing {
-        let origin: Vec<u64> = scaled
+    // Unstored chunks cost O(bytes of the selection): the stored chunks of
+    // the box are found from the records when there are fewer records than
+    // touched chunks (a sparse index is never enumerated chunk by chunk), and
+    // when any touched chunk is missing the whole selection is filled once
+    // before the stored chunks are decoded over it.
+    fn job<'m>(dims: &[u64], scaled: &[u64], record: Cow<'m, ChunkRecord>) -> Result<Job<'m>> {
+        let origin = scaled
             .iter()
-            .zip(&g.chunk_dims)
-            .map(|(&s, &c)| s * c)
-            .collect();
-        let cp = Placement {
-            origin: &origin,
-            shape: &g.chunk_dims,
-        };
-        if let Some((blo, bhi)) = intersect(cp, dst) {
-            out.fill_box(dst, &blo, &bhi, elem, Some(fill))?;
+            .zip(dims)
+            .map(|(&s, &c)| s.checked_mul(c))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| Error::InvalidArgument("chunk position overflows".into()))?;
+        Ok(Job { record, origin })
+    }
+    let touched = lo
+        .iter()
+        .zip(&hi)
+        .try_fold(1u64, |a, (&l, &h)| a.checked_mul(h.saturating_sub(l)));
+    let mut jobs = Vec::new();
+    match &map.lookup {
+        Lookup::Records(records) if touched.is_none_or(|t| (records.len() as u64) < t) => {
+            for (scaled, record) in records {
+                let inside = scaled
+                    .iter()
+                    .zip(lo.iter().zip(&hi))
+                    .all(|(&s, (&l, &h))| s >= l && s < h);
+                if inside && scaled.len() == lo.len() {
+                    jobs.push(job(&g.chunk_dims, scaled, Cow::Borrowed(record))?);
+                }
+            }
+            jobs.sort_by(|a, b| a.origin.cmp(&b.origin));
         }
+        Lookup::Empty => {}
+        _ => for_each_in_box::<Error>(&lo, &hi, |scaled| {
+            if let Some(record) = map.get(scaled) {
+                jobs.push(job(&g.chunk_dims, scaled, record)?);
+            }
+            Ok(())
+        })?,
+    }
+    let prefilled = touched != Some(jobs.len() as u64);
+    if prefilled {
+        let end: Vec<u64> = start
+            .iter()
+            .zip(&count)
+            .map(|(&s, &c)| s.saturating_add(c))
+            .collect();
+        out.fill_box(dst, &start, &end, elem, Some(fill))?;
     }
     let plan = Plan {
         map,
@@ -616,7 +634,14 @@ fn read_into(
         dst,
         elem,
     };
-    run_jobs(src, &plan, &jobs, out)
+    if !prefilled {
+        return run_jobs(src, &plan, &jobs, out);
+    }
+    // Every byte was written by the fill; the decoded chunks overwrite parts.
+    let all = out.written();
+    run_jobs(src, &plan, &jobs, out)?;
+    out.written.store(all, Ordering::Release);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -100,6 +100,22 @@ impl Dataspace {
         } else {
             dims.iter().map(|&d| Some(d)).collect()
         };
+        // libhdf5 (H5S__decode) refuses a current size above its maximum.
+        if let Some((i, (d, m))) = dims
+            .iter()
+            .zip(&max_dims)
+            .enumerate()
+            .find(|(_, (d, m))| m.is_some_and(|m| **d > m))
+        {
+            return Err(crate::Error::malformed(
+                c.structure(),
+                c0,
+                format!(
+                    "dimension {i}: current size {d} exceeds the maximum {}",
+                    m.unwrap_or(0)
+                ),
+            ));
+        }
         // Permutation indices (v1 flag bit 1) are never used by the library; skipped.
         let kind = if kind == SpaceKind::Simple && rank == 0 {
             SpaceKind::Scalar
@@ -146,6 +162,25 @@ mod tests {
             dec(&[1, 0, 0, 0, 0, 0, 0, 0]).unwrap().kind,
             SpaceKind::Scalar
         );
+    }
+
+    #[test]
+    fn current_size_above_maximum_is_refused() {
+        let mut b = vec![2u8, 2, 1, 1];
+        for v in [3u64, 9, 3, 8] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let e = dec(&b).unwrap_err().to_string();
+        assert!(
+            e.contains("dimension 1: current size 9 exceeds the maximum 8"),
+            "{e}"
+        );
+        // equal sizes and unlimited maxima are fine
+        let mut b = vec![2u8, 2, 1, 1];
+        for v in [3u64, 9, 3, u64::MAX] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(dec(&b).unwrap().max_dims, vec![Some(3), None]);
     }
 
     #[test]

@@ -280,7 +280,12 @@ impl Resolver<'_> {
                 let f = if fname == "." {
                     Some(self.ds.file().clone())
                 } else {
-                    self.ds.file().open_external(&fname).ok()
+                    match self.ds.file().open_external(&fname) {
+                        Ok(f) => Some(f),
+                        // Another file than the one read before: never mix them.
+                        Err(e @ crate::error::Error::StaleSnapshot(_)) => return Err(e),
+                        Err(_) => None,
+                    }
                 };
                 self.files.insert(fname, f.clone());
                 f

@@ -418,7 +418,7 @@ fn check_name(name: &str) -> Result<()> {
 
 impl FileWriter {
     /// Start a file that [`FileWriter::commit`] will atomically put at `path`. The
-    /// bytes go to `<dir>/.<name>.<random>.tmp` first; dropping the writer without
+    /// bytes go to `<dir>/.<name>.tmp-<pid>-<8 hex>` first; dropping the writer without
     /// committing (or a failed commit) removes that file and leaves `path` untouched.
     pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
         let (temp, file) = TempFile::create(path.as_ref())?;

@@ -174,6 +174,8 @@ pub(super) fn stored_chunks(
 /// Write every chunk of `d` from `ds` read one row of chunks at a time (the
 /// source's layout differs from the copy's).
 pub(super) fn by_rows(ds: &Dataset, w: &mut FileWriter, d: DatasetId, t: &Target) -> Result<Done> {
+    // Visits every row: held to the data budget (issue 16).
+    ds.check_budget()?;
     let dims = ds.shape().to_vec();
     let rank = dims.len();
     if rank == 0 || t.chunk.len() != rank || t.chunk.contains(&0) {
@@ -232,6 +234,7 @@ pub(super) fn contiguous_by_slabs(
     d: DatasetId,
     elem: usize,
 ) -> Result<usize> {
+    ds.check_budget()?;
     let dims = ds.shape().to_vec();
     let Some((&d0, rest)) = dims.split_first() else {
         return Err(Error::InvalidArgument("scalar dataset".into()));
