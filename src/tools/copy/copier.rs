@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::chunkwise::{self, Target};
+use super::hook::{CopyPolicy, KeepAll};
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
@@ -42,6 +43,8 @@ pub(super) struct Copier<'a> {
     pub src: &'a File,
     pub w: FileWriter,
     pub opts: &'a CopyOptions,
+    /// Per-object decisions of a tool driving the copy (default: copy all as `opts` says).
+    pub policy: &'a dyn CopyPolicy,
     pub report: CopyReport,
     /// Source header address → its copy.
     map: HashMap<u64, ObjectId>,
@@ -51,10 +54,20 @@ pub(super) struct Copier<'a> {
 
 impl<'a> Copier<'a> {
     pub fn new(src: &'a File, w: FileWriter, opts: &'a CopyOptions) -> Self {
+        Self::with_policy(src, w, opts, &KeepAll)
+    }
+
+    pub fn with_policy(
+        src: &'a File,
+        w: FileWriter,
+        opts: &'a CopyOptions,
+        policy: &'a dyn CopyPolicy,
+    ) -> Self {
         Copier {
             src,
             w,
             opts,
+            policy,
             report: CopyReport::default(),
             map: HashMap::new(),
             pending: Vec::new(),
@@ -92,6 +105,9 @@ impl<'a> Copier<'a> {
 
     fn copy_attrs(&mut self, path: &str, attrs: Vec<Attribute>, dst: ObjectId) {
         for a in attrs {
+            if !self.policy.keep_attr(path, &a.name) {
+                continue;
+            }
             let where_ = format!("{path}@{}", a.name);
             if super::has_reference(&a.dtype) {
                 self.pending.push(Pending::Attr {
@@ -169,8 +185,14 @@ impl<'a> Copier<'a> {
             };
             for (name, link) in links {
                 let path = join_path(g.path(), &name);
+                if self.policy.skip(&path) {
+                    continue;
+                }
                 match link {
-                    Link::Soft(target) => match self.w.soft_link(gd, &name, &target) {
+                    Link::Soft(target) => match self
+                        .w
+                        .soft_link(gd, &name, &self.policy.soft_target(&target))
+                    {
                         Ok(()) => self.report.soft_links += 1,
                         Err(e) => self.skip(&path, e),
                     },
@@ -282,10 +304,18 @@ impl<'a> Copier<'a> {
                 spec.fill_value = Some(f.to_vec());
             }
         }
-        let src_chunks = ds.chunk_dims().map(|c| {
+        let choice = self.policy.dataset(ds);
+        let filter = choice
+            .as_ref()
+            .map_or_else(|| self.opts.filter.clone(), |c| c.filter.clone());
+        let stored_chunks = ds.chunk_dims().map(|c| {
             let rank = ds.shape().len();
             c.get(..rank).unwrap_or(c).to_vec()
         });
+        let src_chunks = match choice.and_then(|c| c.chunk) {
+            Some(c) => c,
+            None => stored_chunks.clone(),
+        };
         let esize = dtype.size();
         // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
         let edge_unfiltered = matches!(
@@ -293,9 +323,13 @@ impl<'a> Copier<'a> {
             crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
         );
         // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true, false) =
-            (&self.opts.filter, &src_chunks, plain, edge_unfiltered)
-        {
+        if let (FilterChoice::Keep, Some(chunk), true, false, true) = (
+            &filter,
+            &src_chunks,
+            plain,
+            edge_unfiltered,
+            src_chunks == stored_chunks,
+        ) {
             spec = spec.chunked(chunk, ds.filters().to_vec());
             let d = self
                 .w
@@ -328,7 +362,7 @@ impl<'a> Copier<'a> {
             }
             return Ok(Some(d));
         }
-        let pipeline: Vec<FilterSpec> = match &self.opts.filter {
+        let pipeline: Vec<FilterSpec> = match &filter {
             FilterChoice::Keep => ds.filters().to_vec(),
             FilterChoice::None => Vec::new(),
             FilterChoice::Pipeline(p) => p.clone(),
@@ -383,7 +417,7 @@ impl<'a> Copier<'a> {
         {
             // chunk by chunk: bounded memory, unstored chunks stay unstored
             let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
-            let same_shape = src_chunks.as_deref() == Some(chunk_dims.as_slice());
+            let same_shape = stored_chunks.as_deref() == Some(chunk_dims.as_slice());
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;

@@ -313,8 +313,10 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
 
 mod chunkwise;
 mod copier;
+mod hook;
 #[cfg(test)]
 mod tests;
 mod values;
 
 use copier::Copier;
+pub use hook::{copy_group_into, CopyPolicy, DatasetChoice, KeepAll};
