@@ -25,6 +25,9 @@ use std::path::{Path, PathBuf};
 
 use super::attribute::AttrValue;
 use super::canonical_json::Json;
+use super::model::image::Image;
+use super::profiles::{is_contiguous, Profile, Role};
+use super::recompress::writer_chunk_shape;
 use super::integrity::{
     canonical_attrs, covered_names, dataset_digest, dtype_descr, is_stamped_path, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
@@ -375,6 +378,31 @@ impl Amend {
         }
         self.additions.push(Addition::Dataset(p, ds));
         Ok(())
+    }
+
+    /// Add an image at `images/<id>`, stored as a fresh write of `profile`
+    /// stores it (contiguous below 64 KiB, else chunked by its grid, §6.2–§6.3).
+    pub fn add_image(&mut self, image: &Image, profile: Profile) -> Result<()> {
+        let rel = format!("images/{}", image.id);
+        let shape = image.data.shape.clone();
+        let item = image.data.dtype.size();
+        let chunked = if is_contiguous(&shape, u64::from(item)) {
+            None
+        } else {
+            let chunk = writer_chunk_shape(&self.src, &rel, &shape, u64::from(item));
+            let pipeline = profile.codec(Role::Image).pipeline(item, &chunk)?;
+            Some((chunk, pipeline))
+        };
+        self.add_dataset(
+            &rel,
+            NewDataset {
+                dtype: image.data.dtype.datatype(),
+                shape,
+                chunked,
+                data: image.data.bytes.clone(),
+                attrs: image.attrs(),
+            },
+        )
     }
 
     /// Replace the object at `path` by a new dataset.

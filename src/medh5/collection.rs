@@ -98,15 +98,15 @@ pub fn open_member(file: &File, key: &str) -> Result<File> {
         })
 }
 
-/// A collection needs `--key` for commands that report on one sample.
-pub fn needs_key(file: &File, display: &str) -> Result<()> {
+/// What a command reporting on one sample says of a collection without `--key`.
+pub fn needs_key(file: &File, display: &str) -> Result<String> {
     let keys: Vec<String> = members(file)?.into_iter().map(|(k, _)| k).collect();
-    Err(Error::InvalidArgument(format!(
+    Ok(format!(
         "{display} is a collection of {} sample(s); this command reports on one sample, so name \
          it with --key (keys: {})",
         keys.len(),
         keys.join(", ")
-    )))
+    ))
 }
 
 /// Copies one sample root, rebasing absolute soft links between `from` and `to`.

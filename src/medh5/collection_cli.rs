@@ -156,7 +156,7 @@ fn member(path: &str, key: Option<&String>) -> Result<(File, String), String> {
         };
     }
     match key {
-        None => Err(needs_key(&f, path).err().map(|e| e.to_string()).unwrap_or_default()),
+        None => Err(needs_key(&f, path).unwrap_or_else(|e| format!("{path}: {e}"))),
         Some(k) => open_member(&f, k)
             .map(|m| (m, path.to_string()))
             .map_err(|e| format!("{path}: {e}")),

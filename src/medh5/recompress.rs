@@ -195,10 +195,10 @@ fn builtin_only(ds: &Dataset) -> bool {
     ds.filters().iter().all(|f| f.id <= 6)
 }
 
-/// The chunk a fresh write gives the dataset at sample-relative `rel`.
-fn writer_chunk(sample: &File, rel: &str, ds: &Dataset) -> Vec<u64> {
-    let shape = ds.shape();
-    let item = ds.dtype().size().max(1);
+/// The chunk a fresh write gives a dataset of `shape` at sample-relative
+/// `rel` in `sample` (§6.3 by role, else h5py's `guess_chunk`).
+pub fn writer_chunk_shape(sample: &File, rel: &str, shape: &[u64], item: u64) -> Vec<u64> {
+    let item = item.max(1);
     derived_chunk(sample, rel, shape, item).unwrap_or_else(|| {
         let mut c = super::chunking::guess_chunk(shape, item);
         c.truncate(shape.len());
@@ -384,7 +384,7 @@ impl Policy<'_> {
             .map(|c| c.get(..shape.len()).unwrap_or(c).to_vec());
         let chunk = match (&stored, self.rechunk) {
             (Some(c), false) => c.clone(),
-            _ => writer_chunk(&member.file, &rel, ds),
+            _ => writer_chunk_shape(&member.file, &rel, shape, item),
         };
         let codec = self.profile.codec(Role::for_path(&rel));
         let elem = u32::try_from(item)

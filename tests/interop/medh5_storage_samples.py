@@ -7,7 +7,7 @@ the codec profile given per file.
 Usage: python medh5_storage_samples.py OUTDIR PROFILE[,PROFILE...] [SEED] [SCALE]
 Writes OUTDIR/s<i>_<profile>.medh5, one per profile listed.
 """
-import os, sys
+import json, os, sys
 
 import numpy as np
 
@@ -48,4 +48,4 @@ for i, profile in enumerate(profiles):
         w.add_segmentation('prob', grid='g', encoding='probmap',
                            probabilities={k: (m * 0.9).astype(np.float32) for k, m in masks.items()})
         w.add_mask('body', lm > 0, grid='g')
-print(len(profiles), 'samples')
+print(json.dumps({'samples': len(profiles)}))
