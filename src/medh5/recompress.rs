@@ -44,6 +44,8 @@ pub struct RecompressOptions {
 pub struct RecompressResult {
     pub path: String,
     pub profile: String,
+    /// Bulk numeric datasets the profile applies to (re-encoded or already so).
+    pub datasets: usize,
     pub bytes_before: u64,
     pub bytes_after: u64,
     pub content_id: Option<String>,
@@ -75,7 +77,7 @@ impl RecompressResult {
         json!({
             "path": self.path,
             "profile": self.profile,
-            "datasets": self.changed.len(),
+            "datasets": self.datasets,
             "bytes_before": self.bytes_before,
             "bytes_after": self.bytes_after,
             "ratio": self.ratio(),
@@ -142,7 +144,7 @@ pub fn results_text(results: &[RecompressResult]) -> String {
             vec![
                 r.path.clone(),
                 r.profile.clone(),
-                r.changed.len().to_string(),
+                r.datasets.to_string(),
                 human_bytes(r.bytes_before),
                 human_bytes(r.bytes_after),
                 format!("{:.2}x", r.ratio()),
@@ -330,6 +332,7 @@ struct Policy<'a> {
     /// `(prefix of the member root, the member as a sample)`: `("", file)` for a sample.
     members: &'a [MemberFile],
     changed: RefCell<Vec<(String, String, String)>>,
+    considered: RefCell<usize>,
     kept: RefCell<Vec<String>>,
     error: RefCell<Option<Error>>,
 }
@@ -390,6 +393,7 @@ impl Policy<'_> {
         let elem = u32::try_from(item)
             .map_err(|_| Error::InvalidArgument(format!("{rel}: element size {item}")))?;
         let pipeline = codec.pipeline(elem, &chunk)?;
+        *self.considered.borrow_mut() += 1;
         let same_chunk = stored.as_ref() == Some(&chunk);
         let (before, after) = (describe_pipeline(ds.filters()), describe_pipeline(&pipeline));
         if same_chunk && before == after {
@@ -472,6 +476,7 @@ pub fn recompress_path(
         rechunk: opts.rechunk,
         members: &members,
         changed: RefCell::new(Vec::new()),
+        considered: RefCell::new(0),
         kept: RefCell::new(Vec::new()),
         error: RefCell::new(None),
     };
@@ -508,6 +513,7 @@ pub fn recompress_path(
         bytes_after: file_len(&target)?,
         content_id_preserved: true,
         verified: true,
+        datasets: policy.considered.take(),
         changed,
         kept,
         ..RecompressResult::default()
