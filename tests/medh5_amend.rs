@@ -20,15 +20,31 @@ use purehdf::Error;
 use serde_json::Value;
 
 fn py(venv: &Path, script: &str, args: &[&str]) -> Value {
-    let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop").join(script);
-    let out = Command::new(venv.join("python")).arg(s).args(args).output().unwrap();
-    assert!(out.status.success(), "{script} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let s = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(script);
+    let out = Command::new(venv.join("python"))
+        .arg(s)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn reference(venv: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(venv.join("medh5")).args(args).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = Command::new(venv.join("medh5"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
@@ -38,7 +54,11 @@ fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
     };
     let dir = std::env::temp_dir().join(format!("purehdf-amend-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    py(&venv, "medh5_storage_samples.py", &[dir.to_str().unwrap(), "balanced", "5"]);
+    py(
+        &venv,
+        "medh5_storage_samples.py",
+        &[dir.to_str().unwrap(), "balanced", "5"],
+    );
     Some((venv, dir))
 }
 
@@ -62,7 +82,14 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
         return;
     };
     let src = dir.join("s0_balanced.medh5");
-    assert_eq!(py(&venv, "medh5_storage_check.py", &["extras", src.to_str().unwrap()])["ok"], true);
+    assert_eq!(
+        py(
+            &venv,
+            "medh5_storage_check.py",
+            &["extras", src.to_str().unwrap()]
+        )["ok"],
+        true
+    );
     let before = dir.join("before.medh5");
     std::fs::copy(&src, &before).unwrap();
     #[cfg(unix)]
@@ -94,7 +121,11 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
     let same = py(
         &venv,
         "medh5_storage_check.py",
-        &["chunks", &format!("{}:/annotations", before.display()), &format!("{}:/annotations", src.display())],
+        &[
+            "chunks",
+            &format!("{}:/annotations", before.display()),
+            &format!("{}:/annotations", src.display()),
+        ],
     );
     assert_eq!(same["diffs"], Value::Array(vec![]), "{same}");
     let s = src.to_str().unwrap();
@@ -105,7 +136,12 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
     let (_, info) = reference(&venv, &["info", s, "--json"]);
     let info: Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["content_id"], Value::from(cid.clone()));
-    let ids: Vec<&str> = info["images"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = info["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["CT", "MR", "PT"]);
     println!("medh5 amend: {objects} unknown objects kept byte for byte, image added, reference verify + validate ok ({cid})");
     let _ = std::fs::remove_dir_all(&dir);
@@ -130,21 +166,60 @@ fn amend_refusals_are_typed() {
         let script = format!(
             "import h5py, hdf5plugin, numpy as np, sys\nf = h5py.File(sys.argv[1], 'a')\n{code}\nf.close()\nprint('{{}}')"
         );
-        let st = Command::new(venv.join("python")).arg("-c").arg(script).arg(&out).output().unwrap();
-        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+        let st = Command::new(venv.join("python"))
+            .arg("-c")
+            .arg(script)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
         out
     };
     let cases: Vec<(PathBuf, &str, bool)> = vec![
-        (mutate("minor.medh5", "f.attrs['medh5_version'] = '1.9'"), "E002", false),
-        (mutate("algo.medh5", "f.attrs['digest_algo'] = 'md5'"), "E703", false),
-        (mutate("canon.medh5", "d = f['images/CT'].attrs['digest']; f['images/CT'].attrs['digest'] = d.upper()"), "E703", false),
-        (mutate("cid.medh5", "f.attrs['content_id'] = 'sha256:' + '0' * 64"), "E702", false),
-        (mutate("bytes.medh5", "d = f['annotations/body/data']; a = d[()]; a.flat[0] = not a.flat[0]; d[...] = a"), "E701", true),
+        (
+            mutate("minor.medh5", "f.attrs['medh5_version'] = '1.9'"),
+            "E002",
+            false,
+        ),
+        (
+            mutate("algo.medh5", "f.attrs['digest_algo'] = 'md5'"),
+            "E703",
+            false,
+        ),
+        (
+            mutate(
+                "canon.medh5",
+                "d = f['images/CT'].attrs['digest']; f['images/CT'].attrs['digest'] = d.upper()",
+            ),
+            "E703",
+            false,
+        ),
+        (
+            mutate("cid.medh5", "f.attrs['content_id'] = 'sha256:' + '0' * 64"),
+            "E702",
+            false,
+        ),
+        (
+            mutate(
+                "bytes.medh5",
+                "d = f['annotations/body/data']; a = d[()]; a.flat[0] = not a.flat[0]; d[...] = a",
+            ),
+            "E701",
+            true,
+        ),
     ];
     let shard = dir.join("shard.medh5c");
-    purehdf::medh5::collection::pack(&[src.clone()], &shard, &[]).unwrap();
+    purehdf::medh5::collection::pack(std::slice::from_ref(&src), &shard, &[]).unwrap();
     let mut n = 0;
-    for (file, want, at_commit) in cases.iter().map(|(f, c, a)| (f.clone(), *c, *a)).chain([(shard, "E002", false)]) {
+    for (file, want, at_commit) in cases
+        .iter()
+        .map(|(f, c, a)| (f.clone(), *c, *a))
+        .chain([(shard, "E002", false)])
+    {
         let bytes = std::fs::read(&file).unwrap();
         let got = match Amend::open(&file) {
             Err(e) => {
@@ -158,7 +233,12 @@ fn amend_refusals_are_typed() {
             }
         };
         assert_eq!(got, want, "{}", file.display());
-        assert_eq!(std::fs::read(&file).unwrap(), bytes, "{} untouched", file.display());
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            bytes,
+            "{} untouched",
+            file.display()
+        );
         n += 1;
     }
     println!("medh5 amend: {n}/6 refusals typed (E002 x2, E703 x2, E702, E701), files untouched");

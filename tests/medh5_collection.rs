@@ -28,8 +28,16 @@ fn run(bin: &Path, args: &[&str]) -> (i32, Value, String) {
 
 fn chunks(venv: &Path, a: &str, b: &str) -> Value {
     let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_check.py");
-    let out = Command::new(venv.join("python")).arg(s).args(["chunks", a, b]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(venv.join("python"))
+        .arg(s)
+        .args(["chunks", a, b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -40,14 +48,19 @@ fn setup() -> Option<(PathBuf, PathBuf)> {
     };
     let dir = std::env::temp_dir().join(format!("purehdf-collection-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
     let st = Command::new(venv.join("python"))
         .arg(script)
         .arg(&dir)
         .arg("balanced,portable,training")
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     Some((venv, dir))
 }
 
@@ -59,7 +72,11 @@ fn pack_unpack_ls_agree_with_the_reference() {
     let reference = venv.join("medh5");
     let ours = Path::new(BIN);
     std::env::set_current_dir(&dir).unwrap();
-    let srcs = ["s0_balanced.medh5", "s1_portable.medh5", "s2_training.medh5"];
+    let srcs = [
+        "s0_balanced.medh5",
+        "s1_portable.medh5",
+        "s2_training.medh5",
+    ];
     let keys = ["s0_balanced", "s1_portable", "s2_training"];
     let mut pack_args = vec!["pack"];
     pack_args.extend(srcs);
@@ -84,13 +101,20 @@ fn pack_unpack_ls_agree_with_the_reference() {
             assert_eq!(a[0]["ok"], true);
             compared += 2;
         }
-        assert_eq!(run(ours, &["verify", shard]).0, 1, "a collection without --key fails");
+        assert_eq!(
+            run(ours, &["verify", shard]).0,
+            1,
+            "a collection without --key fails"
+        );
         let (vc, _, vt) = run(&reference, &["validate", "--level", "integrity", shard]);
         assert_eq!(vc, 0, "reference validate {shard}: {vt}");
         // unpack: the same paths, chunk for chunk the sources
         let out = format!("u_{shard}");
         let (c1, a, _) = run(ours, &["unpack", shard, "-o", &out, "--json"]);
-        let (_, b, _) = run(&reference, &["unpack", shard, "-o", &format!("r{out}"), "--json"]);
+        let (_, b, _) = run(
+            &reference,
+            &["unpack", shard, "-o", &format!("r{out}"), "--json"],
+        );
         assert_eq!(c1, 0);
         assert_eq!(a.as_array().unwrap().len(), b.as_array().unwrap().len());
         for (src, k) in srcs.iter().zip(keys) {
@@ -99,15 +123,25 @@ fn pack_unpack_ls_agree_with_the_reference() {
             assert_eq!(same["diffs"], Value::Array(vec![]), "{src} vs {un}: {same}");
             assert!(same["chunks"].as_u64().unwrap() > 0);
             let member = chunks(&venv, src, &format!("{shard}:/samples/{k}"));
-            assert_eq!(member["diffs"], Value::Array(vec![]), "{src} in {shard}: {member}");
+            assert_eq!(
+                member["diffs"],
+                Value::Array(vec![]),
+                "{src} in {shard}: {member}"
+            );
             let (vc, _, vt) = run(&reference, &["verify", &un]);
             assert_eq!(vc, 0, "reference verify {un}: {vt}");
             compared += 2;
         }
     }
     // refusals: duplicate keys, a collection as a source, ls on a sample
-    assert_eq!(run(ours, &["pack", srcs[0], srcs[0], "-o", "dup.medh5c"]).0, 1);
-    assert_eq!(run(ours, &["pack", "ours.medh5c", "-o", "nested.medh5c"]).0, 1);
+    assert_eq!(
+        run(ours, &["pack", srcs[0], srcs[0], "-o", "dup.medh5c"]).0,
+        1
+    );
+    assert_eq!(
+        run(ours, &["pack", "ours.medh5c", "-o", "nested.medh5c"]).0,
+        1
+    );
     assert_eq!(run(ours, &["ls", srcs[0]]).0, 1);
     assert!(!Path::new("dup.medh5c").exists());
     println!("medh5 collection: {compared} ls/verify/unpack results agree with the reference, unpack(pack) chunk for chunk on 2 shards x 3 samples");

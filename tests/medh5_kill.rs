@@ -21,7 +21,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n.max(1)
     }
 }
@@ -42,7 +45,11 @@ fn complete(path: &Path) -> Option<Vec<String>> {
 
 fn timed(args: &[&str]) -> Duration {
     let t = Instant::now();
-    let st = Command::new(BIN).args(args).stdout(Stdio::null()).status().unwrap();
+    let st = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
     assert!(st.success(), "{args:?}");
     t.elapsed()
 }
@@ -70,7 +77,10 @@ fn check(target: &Path, old: &[u8], want: &[String], what: &str) -> &'static str
     }
     match complete(target) {
         Some(ids) if ids == want => "new",
-        other => panic!("{what}: {} is neither old nor new-complete ({other:?})", target.display()),
+        other => panic!(
+            "{what}: {} is neither old nor new-complete ({other:?})",
+            target.display()
+        ),
     }
 }
 
@@ -91,8 +101,18 @@ fn kill_minus_nine_leaves_old_or_new() {
     let p = |n: &str| -> PathBuf { dir.join(n) };
     let s = |x: &PathBuf| x.to_str().unwrap().to_string();
     let (a, b) = (p("a.medh5"), p("b.medh5"));
-    assert!(Command::new(BIN).args(["demo", &s(&a), "--profile", "training"]).stdout(Stdio::null()).status().unwrap().success());
-    assert!(Command::new(BIN).args(["demo", &s(&b), "--profile", "portable"]).stdout(Stdio::null()).status().unwrap().success());
+    assert!(Command::new(BIN)
+        .args(["demo", &s(&a), "--profile", "training"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success());
+    assert!(Command::new(BIN)
+        .args(["demo", &s(&b), "--profile", "portable"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success());
     let ids_a = complete(&a).unwrap();
     let ids_b = complete(&b).unwrap();
     let mut rng = Lcg(20261202);
@@ -106,7 +126,12 @@ fn kill_minus_nine_leaves_old_or_new() {
         std::fs::copy(&a, &work).unwrap();
         let old = std::fs::read(&work).unwrap();
         let profile = ["archive", "portable", "balanced"][i % 3];
-        let args = vec!["recompress".to_string(), s(&work), "--profile".into(), profile.into()];
+        let args = vec![
+            "recompress".to_string(),
+            s(&work),
+            "--profile".into(),
+            profile.into(),
+        ];
         let killed = kill_at(&args, span + span / 4, &mut rng);
         let state = check(&work, &old, &ids_a, "recompress");
         *tally.entry(("recompress", state, killed)).or_insert(0) += 1;
@@ -127,7 +152,12 @@ fn kill_minus_nine_leaves_old_or_new() {
 
     // unpack over existing members
     let full = p("full.medh5c");
-    assert!(Command::new(BIN).args(["pack", &s(&a), &s(&b), "-o", &s(&full)]).stdout(Stdio::null()).status().unwrap().success());
+    assert!(Command::new(BIN)
+        .args(["pack", &s(&a), &s(&b), "-o", &s(&full)])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success());
     let out = p("out");
     let span = timed(&["unpack", &s(&full), "-o", &s(&out)]);
     for _ in 0..KILLS {
@@ -139,7 +169,9 @@ fn kill_minus_nine_leaves_old_or_new() {
         let killed = kill_at(&args, span + span / 4, &mut rng);
         let sa = check(&out.join("a.medh5"), &old_a, &ids_a, "unpack a");
         let sb = check(&out.join("b.medh5"), &old_b, &ids_b, "unpack b");
-        *tally.entry(("unpack", if sa == sb { sa } else { "mixed" }, killed)).or_insert(0) += 1;
+        *tally
+            .entry(("unpack", if sa == sb { sa } else { "mixed" }, killed))
+            .or_insert(0) += 1;
         leftovers(&out);
     }
     leftovers(&dir);
@@ -147,6 +179,10 @@ fn kill_minus_nine_leaves_old_or_new() {
         .iter()
         .map(|((c, s, k), n)| format!("{c} {s}{} {n}", if *k { " (killed)" } else { "" }))
         .collect();
-    println!("medh5 kill: {} kill -9 runs, every target old or new-complete: {}", 3 * KILLS, summary.join(", "));
+    println!(
+        "medh5 kill: {} kill -9 runs, every target old or new-complete: {}",
+        3 * KILLS,
+        summary.join(", ")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

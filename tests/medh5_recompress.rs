@@ -32,14 +32,19 @@ fn setup() -> Option<(PathBuf, PathBuf)> {
     };
     let dir = std::env::temp_dir().join(format!("purehdf-recompress-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
     let st = Command::new(venv.join("python"))
         .arg(script)
         .arg(&dir)
         .arg(PROFILES.join(","))
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     Some((venv, dir))
 }
 
@@ -67,10 +72,27 @@ fn recompress_agrees_with_the_reference() {
             let theirs = dir.join(format!("ref_{from}_{to}.medh5"));
             std::fs::copy(&src, &theirs).unwrap();
             let (code, ours_json, text) = match mode {
-                "out" => run(Path::new(BIN), &["recompress", src.to_str().unwrap(), "--profile", to, "-o", ours.to_str().unwrap(), "--json"]),
+                "out" => run(
+                    Path::new(BIN),
+                    &[
+                        "recompress",
+                        src.to_str().unwrap(),
+                        "--profile",
+                        to,
+                        "-o",
+                        ours.to_str().unwrap(),
+                        "--json",
+                    ],
+                ),
                 m => {
                     std::fs::copy(&src, &ours).unwrap();
-                    let mut a = vec!["recompress", ours.to_str().unwrap(), "--profile", to, "--json"];
+                    let mut a = vec![
+                        "recompress",
+                        ours.to_str().unwrap(),
+                        "--profile",
+                        to,
+                        "--json",
+                    ];
                     if m == "rechunk" {
                         a.push("--rechunk");
                     }
@@ -78,7 +100,13 @@ fn recompress_agrees_with_the_reference() {
                 }
             };
             assert_eq!(code, 0, "{from}->{to} {mode}: {text}");
-            let mut ra = vec!["recompress", theirs.to_str().unwrap(), "--profile", to, "--json"];
+            let mut ra = vec![
+                "recompress",
+                theirs.to_str().unwrap(),
+                "--profile",
+                to,
+                "--json",
+            ];
             if mode == "rechunk" {
                 ra.push("--rechunk");
             }
@@ -86,7 +114,11 @@ fn recompress_agrees_with_the_reference() {
             assert_eq!(rc, 0);
             let (a, b) = (ours_json[0].clone(), ref_json[0].clone());
             assert_eq!(a["content_id_preserved"], true, "{from}->{to}");
-            assert_eq!(a["path"], Value::from(ours.to_str().unwrap()), "{from}->{to}");
+            assert_eq!(
+                a["path"],
+                Value::from(ours.to_str().unwrap()),
+                "{from}->{to}"
+            );
             assert_eq!(strip(a), strip(b), "{from}->{to} {mode}");
             let o = ours.to_str().unwrap();
             let (vc, _, vt) = run(&reference, &["verify", o]);
@@ -99,8 +131,18 @@ fn recompress_agrees_with_the_reference() {
     // usage errors as the reference's
     let s = dir.join("s0_training.medh5");
     let s = s.to_str().unwrap();
-    assert_eq!(run(Path::new(BIN), &["recompress", s, s, "--profile", "archive", "-o", "x.medh5"]).0, 2);
-    assert_eq!(run(Path::new(BIN), &["recompress", s, "--profile", "bogus"]).0, 2);
+    assert_eq!(
+        run(
+            Path::new(BIN),
+            &["recompress", s, s, "--profile", "archive", "-o", "x.medh5"]
+        )
+        .0,
+        2
+    );
+    assert_eq!(
+        run(Path::new(BIN), &["recompress", s, "--profile", "bogus"]).0,
+        2
+    );
     // text as the reference prints it (but the sizes)
     let (_, _, text) = run(Path::new(BIN), &["recompress", s, "--profile", "training"]);
     let (_, _, rtext) = run(&reference, &["recompress", s, "--profile", "training"]);

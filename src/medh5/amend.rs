@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 
 use super::attribute::AttrValue;
 use super::canonical_json::Json;
-use super::model::image::Image;
-use super::profiles::{is_contiguous, Profile, Role};
-use super::recompress::writer_chunk_shape;
 use super::integrity::{
     canonical_attrs, covered_names, dataset_digest, dtype_descr, is_stamped_path, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
 };
+use super::model::image::Image;
+use super::profiles::{is_contiguous, Profile, Role};
+use super::recompress::writer_chunk_shape;
 use super::sample::{attr_json, attrs_json, read_scalar_string};
 use super::validate::collection::is_collection;
 use super::verify::{compute_content_id, verify_file};
@@ -100,18 +100,17 @@ impl Staged {
         let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
         let name = target
             .file_name()
-            .ok_or_else(|| Error::InvalidArgument(format!("{} has no file name", target.display())))?
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("{} has no file name", target.display()))
+            })?
             .to_string_lossy()
             .into_owned();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let staged = target.with_file_name(format!(
-            ".{name}.tmp-{}-{:08x}",
-            std::process::id(),
-            nanos
-        ));
+        let staged =
+            target.with_file_name(format!(".{name}.tmp-{}-{:08x}", std::process::id(), nanos));
         Ok(Staged {
             staged,
             target,
@@ -130,7 +129,11 @@ impl Staged {
         keep_mode_from(&self.target, &self.staged)?;
         std::fs::rename(&self.staged, &self.target).map_err(|e| {
             Error::io(
-                format!("rename {} -> {}", self.staged.display(), self.target.display()),
+                format!(
+                    "rename {} -> {}",
+                    self.staged.display(),
+                    self.target.display()
+                ),
                 e,
             )
         })?;
@@ -333,7 +336,9 @@ impl Amend {
     pub fn remove(&mut self, path: &str) -> Result<()> {
         let p = norm(path);
         if p.is_empty() || p == "meta" {
-            return Err(Error::InvalidArgument(format!("{path:?} cannot be removed")));
+            return Err(Error::InvalidArgument(format!(
+                "{path:?} cannot be removed"
+            )));
         }
         if self.src.object(&p).is_err() {
             return Err(Error::InvalidArgument(format!("{path:?} does not exist")));
@@ -501,7 +506,14 @@ impl Amend {
                 continue;
             };
             if let Some(g) = &src_group {
-                let rep = copy_group_into(&self.src, g.clone(), &mut w, dst, &CopyOptions::default(), &policy)?;
+                let rep = copy_group_into(
+                    &self.src,
+                    g.clone(),
+                    &mut w,
+                    dst,
+                    &CopyOptions::default(),
+                    &policy,
+                )?;
                 if let Some(s) = rep.skipped.first() {
                     return Err(Error::InvalidArgument(format!("could not copy {s}")));
                 }
@@ -541,7 +553,10 @@ impl Amend {
                     }
                     added_attrs.insert(
                         p.clone(),
-                        attrs.iter().map(|(n, v)| (n.clone(), v.to_json())).collect(),
+                        attrs
+                            .iter()
+                            .map(|(n, v)| (n.clone(), v.to_json()))
+                            .collect(),
                     );
                 }
                 Addition::Dataset(p, d) => {
@@ -556,7 +571,12 @@ impl Amend {
                     if let Some((c, f)) = &d.chunked {
                         spec = spec.chunked(c, f.clone());
                     }
-                    let id = w.create_dataset(parent, name_of(p), spec, DatasetData::Raw(d.data.clone()))?;
+                    let id = w.create_dataset(
+                        parent,
+                        name_of(p),
+                        spec,
+                        DatasetData::Raw(d.data.clone()),
+                    )?;
                     for (n, v) in &d.attrs {
                         if n != "digest" {
                             w.set_attr(id, n, to_hdf5(v))?;
@@ -571,7 +591,10 @@ impl Amend {
                     }
                     added_attrs.insert(
                         p.clone(),
-                        d.attrs.iter().map(|(n, v)| (n.clone(), v.to_json())).collect(),
+                        d.attrs
+                            .iter()
+                            .map(|(n, v)| (n.clone(), v.to_json()))
+                            .collect(),
                     );
                 }
             }
@@ -602,17 +625,30 @@ impl Amend {
             }
         }
         if !self.profiles.is_empty() {
-            w.set_attr(root, "medh5_profiles", to_hdf5(&AttrValue::strs(&self.profiles)))?;
+            w.set_attr(
+                root,
+                "medh5_profiles",
+                to_hdf5(&AttrValue::strs(&self.profiles)),
+            )?;
             root_json.push((
                 "medh5_profiles".to_string(),
                 Json::Array(self.profiles.iter().map(|s| Json::Str(s.clone())).collect()),
             ));
         }
-        w.set_attr(root, "created", to_hdf5(&AttrValue::str(&super::create::now_utc())))?;
+        w.set_attr(
+            root,
+            "created",
+            to_hdf5(&AttrValue::str(&super::create::now_utc())),
+        )?;
         w.set_attr(root, "generator", to_hdf5(&AttrValue::str(&self.generator)))?;
-        w.set_attr(root, "digest_algo", to_hdf5(&AttrValue::str(self.algo.name())))?;
+        w.set_attr(
+            root,
+            "digest_algo",
+            to_hdf5(&AttrValue::str(self.algo.name())),
+        )?;
         // content_id over the digests, the new meta and the covered attributes
-        let mut attribute_objects = vec![(String::new(), canonical_attrs(ROOT_COVERED, &root_json))];
+        let mut attribute_objects =
+            vec![(String::new(), canonical_attrs(ROOT_COVERED, &root_json))];
         for top in ATTESTED {
             let mut members: BTreeSet<String> = BTreeSet::new();
             if let Ok(Object::Group(g)) = self.src.object(top) {

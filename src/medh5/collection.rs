@@ -120,9 +120,9 @@ impl CopyPolicy for Rebase {
         let rest = if self.from.is_empty() {
             target.strip_prefix('/').map(|r| format!("/{r}"))
         } else {
-            target.strip_prefix(self.from.as_str()).and_then(|r| {
-                (r.is_empty() || r.starts_with('/')).then(|| r.to_string())
-            })
+            target
+                .strip_prefix(self.from.as_str())
+                .and_then(|r| (r.is_empty() || r.starts_with('/')).then(|| r.to_string()))
         };
         match rest {
             Some(r) if target.starts_with('/') => {
@@ -200,7 +200,9 @@ impl Packed {
 /// file name up to its first dot).
 pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> {
     if sources.is_empty() {
-        return Err(Error::InvalidArgument("pack needs at least one source".into()));
+        return Err(Error::InvalidArgument(
+            "pack needs at least one source".into(),
+        ));
     }
     if !keys.is_empty() && keys.len() != sources.len() {
         return Err(Error::InvalidArgument(format!(
@@ -219,7 +221,10 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
         if !is_valid_key(&key) {
             return Err(refused(
                 "E003",
-                format!("key {key:?} of {} is not [A-Za-z0-9_.-]{{1,255}}", src.display()),
+                format!(
+                    "key {key:?} of {} is not [A-Za-z0-9_.-]{{1,255}}",
+                    src.display()
+                ),
             ));
         }
         if plan.iter().any(|(k, ..)| *k == key) {
@@ -326,7 +331,10 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
     let mut lower: Vec<String> = Vec::new();
     for (k, _) in &chosen {
         if !is_valid_key(k) || k == "." || k == ".." {
-            return Err(refused("E003", format!("key {k:?} is not a valid file name")));
+            return Err(refused(
+                "E003",
+                format!("key {k:?} is not a valid file name"),
+            ));
         }
         let l = k.to_lowercase();
         if lower.contains(&l) {
@@ -352,18 +360,11 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
         };
         let src_root = match f.object_at(addr, format!("/samples/{key}"))? {
             Object::Group(g) => g,
-            _ => {
-                return Err(refused(
-                    "E008",
-                    format!("/samples/{key} is not a group"),
-                ))
-            }
+            _ => return Err(refused("E008", format!("/samples/{key} is not a group"))),
         };
         let rep = copy_group_into(&f, src_root, &mut w, root, &CopyOptions::default(), &policy)?;
         if let Some(s) = rep.skipped.first() {
-            return Err(Error::InvalidArgument(format!(
-                "{key}: could not copy {s}"
-            )));
+            return Err(Error::InvalidArgument(format!("{key}: could not copy {s}")));
         }
         if str_attr(&member, "medh5_version").is_none() {
             w.set_attr(root, "medh5_version", WAttr::string("1.0"))?;
@@ -425,7 +426,12 @@ pub fn ls(shard: &Path, display: &str) -> Result<Value> {
     for m in member_files(&f)? {
         let meta = meta_json(&m.file);
         let root_attrs = attrs_json(&m.file, &m.file.root()?.attributes()?)?;
-        let attr = |n: &str| root_attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        let attr = |n: &str| {
+            root_attrs
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
         let timepoints: Vec<Value> = meta
             .get("timepoints")
             .and_then(Value::as_array)
@@ -492,7 +498,15 @@ pub fn ls_text(v: &Value) -> String {
         })
         .collect();
     out.push_str(&table(
-        &["key", "subject", "tp", "img", "ann", "profiles", "content_id"],
+        &[
+            "key",
+            "subject",
+            "tp",
+            "img",
+            "ann",
+            "profiles",
+            "content_id",
+        ],
         &rows,
     ));
     out

@@ -151,7 +151,9 @@ fn member(path: &str, key: Option<&String>) -> Result<(File, String), String> {
     let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
     if !is_collection(&f) {
         return match key {
-            Some(_) => Err(format!("{path} is a sample file, not a collection; drop --key")),
+            Some(_) => Err(format!(
+                "{path} is a sample file, not a collection; drop --key"
+            )),
             None => Ok((f, path.to_string())),
         };
     }

@@ -25,7 +25,8 @@ use crate::medh5::canonical_json::Json;
 use crate::tools::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
 
 /// The note the reference prints under its table.
-pub const NOTE: &str = "digests cover decompressed content (§13.1), so `content_id` is unchanged by \
+pub const NOTE: &str =
+    "digests cover decompressed content (§13.1), so `content_id` is unchanged by \
 re-encoding; a cache keyed on it stays valid. The output is verified against the digests it \
 carries, so that claim is checked rather than assumed.";
 
@@ -179,9 +180,7 @@ fn fresh_numeric(dt: &Datatype) -> Option<bool> {
         Datatype::Integer { order, .. } | Datatype::Float { order, .. } => {
             Some(*order == ByteOrder::Little || dt.size() == 1)
         }
-        Datatype::Enum { base, members } => {
-            Some(super::integrity::is_bool_enum(base, members))
-        }
+        Datatype::Enum { base, members } => Some(super::integrity::is_bool_enum(base, members)),
         _ => None,
     }
 }
@@ -309,9 +308,11 @@ fn derived_chunk(sample: &File, rel: &str, shape: &[u64], item: u64) -> Option<V
             super::chunking::chunk_from_hint(&full, &grid_axes, &sh, leading)
         }
         None => {
-            let p = patch.as_deref().map_or(super::chunking::Patch::Default, |p| {
-                super::chunking::Patch::PerAxis(p)
-            });
+            let p = patch
+                .as_deref()
+                .map_or(super::chunking::Patch::Default, |p| {
+                    super::chunking::Patch::PerAxis(p)
+                });
             super::chunking::optimize_chunks(&full, &grid_axes, p, item, l3, leading)
         }
     }
@@ -395,16 +396,17 @@ impl Policy<'_> {
         let pipeline = codec.pipeline(elem, &chunk)?;
         *self.considered.borrow_mut() += 1;
         let same_chunk = stored.as_ref() == Some(&chunk);
-        let (before, after) = (describe_pipeline(ds.filters()), describe_pipeline(&pipeline));
+        let (before, after) = (
+            describe_pipeline(ds.filters()),
+            describe_pipeline(&pipeline),
+        );
         if same_chunk && before == after {
             // already stored so: copied as it is, not listed
             return Ok(keep);
         }
-        self.changed.borrow_mut().push((
-            format!("/{rel}"),
-            before,
-            after,
-        ));
+        self.changed
+            .borrow_mut()
+            .push((format!("/{rel}"), before, after));
         Ok(Some(DatasetChoice {
             filter: FilterChoice::Pipeline(pipeline),
             chunk: (!same_chunk).then_some(Some(chunk)),
@@ -643,7 +645,9 @@ pub fn run_cli(args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
         }
     }
     if json_out {
-        print_json(&Value::Array(results.iter().map(RecompressResult::to_json).collect()));
+        print_json(&Value::Array(
+            results.iter().map(RecompressResult::to_json).collect(),
+        ));
     } else if !results.is_empty() {
         print!("{}", results_text(&results));
     }

@@ -189,13 +189,15 @@ impl<'a> Copier<'a> {
                     continue;
                 }
                 match link {
-                    Link::Soft(target) => match self
-                        .w
-                        .soft_link(gd, &name, &self.policy.soft_target(&target))
-                    {
-                        Ok(()) => self.report.soft_links += 1,
-                        Err(e) => self.skip(&path, e),
-                    },
+                    Link::Soft(target) => {
+                        match self
+                            .w
+                            .soft_link(gd, &name, &self.policy.soft_target(&target))
+                        {
+                            Ok(()) => self.report.soft_links += 1,
+                            Err(e) => self.skip(&path, e),
+                        }
+                    }
                     Link::External { file, path: p } => {
                         match self.w.external_link(gd, &name, &file, &p) {
                             Ok(()) => self.report.external_links += 1,

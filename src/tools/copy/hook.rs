@@ -64,7 +64,9 @@ pub fn copy_group_into(
     if res.is_ok() {
         c.finish();
     }
-    let super::Copier { w: back, report, .. } = c;
+    let super::Copier {
+        w: back, report, ..
+    } = c;
     *w = back;
     res.map(|()| report)
 }
