@@ -133,6 +133,33 @@ fn pack_unpack_ls_agree_with_the_reference() {
             compared += 2;
         }
     }
+    // bench-op collection-ids: the reference's bench op, member for member
+    if let Some(shared) = common::shared_dir() {
+        let ref_ops = shared.join("bench/ref_ops.py");
+        for shard in ["ours.medh5c", "ref.medh5c"] {
+            let o = Command::new(BIN)
+                .args(["bench-op", "collection-ids", shard])
+                .output()
+                .unwrap();
+            let r = Command::new(venv.join("python"))
+                .arg(&ref_ops)
+                .args(["collection-ids", shard])
+                .output()
+                .unwrap();
+            let last = |b: &[u8]| -> Value {
+                let t = String::from_utf8_lossy(b).into_owned();
+                serde_json::from_str(t.lines().last().unwrap_or("")).unwrap_or(Value::Null)
+            };
+            let (a, b) = (last(&o.stdout), last(&r.stdout));
+            assert_eq!(a["members"], b["members"], "collection-ids {shard}");
+            assert_eq!(a["members"].as_object().map(|m| m.len()), Some(3));
+            compared += 1;
+        }
+    } else {
+        println!(
+            "skipped: medh5 collection bench-op collection-ids (shared bench harness not found)"
+        );
+    }
     // refusals: duplicate keys, a collection as a source, ls on a sample
     assert_eq!(
         run(ours, &["pack", srcs[0], srcs[0], "-o", "dup.medh5c"]).0,

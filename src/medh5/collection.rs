@@ -511,3 +511,25 @@ pub fn ls_text(v: &Value) -> String {
     ));
     out
 }
+
+/// `bench-op collection-ids FILE`: every member's stored and recomputed
+/// `content_id` (`{"op", "members": {key: {"content_id", "computed"}}}`).
+pub fn bench_collection_ids(shard: &Path) -> Result<Value> {
+    let f = File::open(shard)?;
+    if !is_collection(&f) {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not a collection",
+            shard.display()
+        )));
+    }
+    let mut out = serde_json::Map::new();
+    for m in member_files(&f)? {
+        let declared = str_attr(&m.file, "content_id");
+        let computed = compute_content_id(&m.file)?;
+        out.insert(
+            m.key.unwrap_or_default(),
+            json!({"content_id": declared, "computed": computed}),
+        );
+    }
+    Ok(json!({"op": "collection-ids", "members": out}))
+}
