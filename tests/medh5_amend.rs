@@ -112,9 +112,8 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
         &["keep", before.to_str().unwrap(), src.to_str().unwrap()],
     );
     assert_eq!(kept["diffs"], Value::Array(vec![]), "{kept}");
-    // a dataset of a committed type keeps its values and type, not (yet) the
-    // link to the named type: the copier writes the type inline
-    assert_eq!(kept["named_committed"], false, "{kept}");
+    // a dataset of a committed type keeps the link to the (copied) named type
+    assert_eq!(kept["named_committed"], true, "{kept}");
     let objects = kept["objects"].as_u64().unwrap();
     assert!(objects >= 7, "{kept}");
     // everything the reference wrote moves chunk for chunk too

@@ -189,7 +189,7 @@ fn fresh_numeric(dt: &Datatype) -> Option<bool> {
 fn committed_type(ds: &Dataset) -> bool {
     ds.header()
         .first(types::DATATYPE)
-        .is_some_and(|m| m.flags & 0x02 != 0)
+        .is_some_and(|m| m.is_shared())
 }
 
 fn builtin_only(ds: &Dataset) -> bool {

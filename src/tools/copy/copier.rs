@@ -19,9 +19,11 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
 use crate::hdf5fmt::write::{
-    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, FileWriter, GroupId, Layout,
-    ObjectId, Space,
+    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, DatatypeId, FileWriter, GroupId,
+    Layout, ObjectId, Space,
 };
 
 /// A value holding references, written after the walk.
@@ -50,6 +52,8 @@ pub(super) struct Copier<'a> {
     map: HashMap<u64, ObjectId>,
     pending: Vec<Pending>,
     objects: usize,
+    /// Source header address of a committed datatype → its copy.
+    named: HashMap<u64, DatatypeId>,
 }
 
 impl<'a> Copier<'a> {
@@ -72,6 +76,7 @@ impl<'a> Copier<'a> {
             map: HashMap::new(),
             pending: Vec::new(),
             objects: 0,
+            named: HashMap::new(),
         }
     }
 
@@ -177,7 +182,13 @@ impl<'a> Copier<'a> {
         let mut stack = vec![(root, dst)];
         while let Some((g, gd)) = stack.pop() {
             let links = match g.links() {
-                Ok(l) => l,
+                // committed datatypes first, so datasets of the group can use them
+                Ok(mut l) => {
+                    l.sort_by_key(
+                        |(_, link)| !matches!(link, Link::Hard(a) if self.is_named_type(*a)),
+                    );
+                    l
+                }
                 Err(e) => {
                     self.skip(g.path(), format!("links: {e}"));
                     continue;
@@ -257,7 +268,10 @@ impl<'a> Copier<'a> {
                             },
                             Object::NamedDatatype(t) => {
                                 match self.w.commit_datatype(gd, &name, t.dtype.clone()) {
-                                    Ok(d) => Some(d.into()),
+                                    Ok(d) => {
+                                        self.named.insert(addr, d);
+                                        Some(d.into())
+                                    }
                                     Err(e) => {
                                         self.skip(&path, e);
                                         None
@@ -274,6 +288,43 @@ impl<'a> Copier<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the object at `addr` is a committed datatype.
+    fn is_named_type(&self, addr: u64) -> bool {
+        self.src.header(addr).is_ok_and(|h| {
+            h.has(types::DATATYPE)
+                && !h.has(types::LAYOUT)
+                && !h.has(types::DATASPACE)
+                && !h.has(types::LINK_INFO)
+                && !h.has(types::SYMBOL_TABLE)
+        })
+    }
+
+    /// Create the copy of `ds`, of the copied committed type when its type is one.
+    fn create(
+        &mut self,
+        ds: &Dataset,
+        parent: GroupId,
+        name: &str,
+        spec: DatasetSpec,
+        data: impl Into<DatasetData>,
+    ) -> Result<DatasetId> {
+        let named = ds
+            .header()
+            .first(types::DATATYPE)
+            .filter(|m| m.is_shared())
+            .and_then(|m| {
+                SharedRef::decode(&mut m.cursor("shared datatype"), self.src.sizes()).ok()
+            })
+            .and_then(|r| match r {
+                SharedRef::ObjectHeader(a) => self.named.get(&a).copied(),
+                SharedRef::Heap(_) => None,
+            });
+        match named {
+            Some(t) => self.w.create_dataset_with_type(parent, name, spec, t, data),
+            None => self.w.create_dataset(parent, name, spec, data),
+        }
     }
 
     /// Copy one dataset; `Ok(None)` when skipped (and reported).
@@ -333,9 +384,7 @@ impl<'a> Copier<'a> {
             src_chunks == stored_chunks,
         ) {
             spec = spec.chunked(chunk, ds.filters().to_vec());
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             if let Some(params) = ds.chunk_params() {
                 let recs = chunk_index::chunks(self.src.source(), self.src.sizes(), &params)?;
                 for r in recs {
@@ -390,9 +439,7 @@ impl<'a> Copier<'a> {
         }
         if super::has_reference(&dtype) {
             // written once every object exists
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             self.pending.push(Pending::Data {
                 path,
                 dst: d,
@@ -402,7 +449,8 @@ impl<'a> Copier<'a> {
         }
         if ds.storage_size()? == 0 && plain {
             // nothing stored: the copy reads as the fill value too
-            return Ok(Some(self.w.create_dataset(
+            return Ok(Some(self.create(
+                ds,
                 parent,
                 name,
                 spec,
@@ -420,9 +468,7 @@ impl<'a> Copier<'a> {
             // chunk by chunk: bounded memory, unstored chunks stay unstored
             let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
             let same_shape = stored_chunks.as_deref() == Some(chunk_dims.as_slice());
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             let done = if same_shape {
                 chunkwise::stored_chunks(ds, &mut self.w, d, &target)?
             } else {
@@ -440,9 +486,7 @@ impl<'a> Copier<'a> {
         if plain && spec.layout == Layout::Contiguous && !ds.shape().is_empty() {
             let elem = usize::try_from(esize)
                 .map_err(|_| Error::InvalidArgument("bad element size".into()))?;
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             chunkwise::contiguous_by_slabs(ds, &mut self.w, d, elem)?;
             return Ok(Some(d));
         }
@@ -452,6 +496,6 @@ impl<'a> Copier<'a> {
             AttrData::Raw(r) => DatasetData::Raw(r),
             _ => DatasetData::None,
         };
-        Ok(Some(self.w.create_dataset(parent, name, spec, data)?))
+        Ok(Some(self.create(ds, parent, name, spec, data)?))
     }
 }
