@@ -533,3 +533,79 @@ pub fn bench_collection_ids(shard: &Path) -> Result<Value> {
     }
     Ok(json!({"op": "collection-ids", "members": out}))
 }
+
+/// `info` on a collection without `--key`, as the reference prints it.
+pub fn info_text(v: &Value) -> String {
+    let samples = v["samples"].as_array().cloned().unwrap_or_default();
+    let mut out = format!(
+        "{}\n  format      {} (collection)\n  samples     {}\n\n",
+        v["path"].as_str().unwrap_or(""),
+        v["version"].as_str().unwrap_or(""),
+        samples.len()
+    );
+    let rows: Vec<Vec<String>> = samples
+        .iter()
+        .map(|s| {
+            vec![
+                s["key"].as_str().unwrap_or("").to_string(),
+                s["sample_id"].as_str().unwrap_or("").to_string(),
+                s["subject_id"].as_str().unwrap_or("").to_string(),
+                joined(&s["timepoints"]),
+                count(&s["images"]),
+                count(&s["annotations"]),
+                joined(&s["profiles"]),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "key", "sample", "subject", "tp", "images", "anns", "profiles",
+        ],
+        &rows,
+    ));
+    out.push_str("\nper-sample detail: `medh5 info PATH --key KEY`\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_soft_links_are_rebased() {
+        let pack = Rebase {
+            from: String::new(),
+            to: "/samples/k".into(),
+        };
+        assert_eq!(pack.soft_target("/images/CT"), "/samples/k/images/CT");
+        assert_eq!(pack.soft_target("/"), "/samples/k");
+        assert_eq!(pack.soft_target("CT"), "CT");
+        let unpack = Rebase {
+            from: "/samples/k".into(),
+            to: String::new(),
+        };
+        assert_eq!(unpack.soft_target("/samples/k/images/CT"), "/images/CT");
+        assert_eq!(unpack.soft_target("/samples/k"), "/");
+        assert_eq!(unpack.soft_target("/samples/kk/x"), "/samples/kk/x");
+    }
+
+    #[test]
+    fn default_keys_stop_at_the_first_dot() {
+        assert_eq!(
+            default_key(Path::new("/a/v2_balanced.medh5")),
+            "v2_balanced"
+        );
+        assert_eq!(default_key(Path::new("x.tar.medh5")), "x");
+    }
+
+    #[test]
+    fn a_sample_is_its_own_only_member() {
+        let Ok(f) = File::open(crate::test_support::medh5_vector("v2_balanced.medh5")) else {
+            return;
+        };
+        let m = member_files(&f).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].prefix, "");
+        assert!(members(&f).is_err());
+    }
+}

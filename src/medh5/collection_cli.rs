@@ -213,14 +213,30 @@ fn keyed_info(cmd: &str, a: &Args, print_json: &dyn Fn(&Value)) -> u8 {
         return 2;
     };
     let Some(key) = a.keys.first() else {
-        // a collection without --key: info describes the collection
+        // a collection without --key: info describes the collection, tree needs a key
+        if cmd == "tree" {
+            return match super::info::tree(Path::new(path), path) {
+                Ok(t) if a.json => {
+                    print_json(&t.to_json());
+                    0
+                }
+                Ok(t) => {
+                    print!("{}", t.to_text());
+                    0
+                }
+                Err(e) => {
+                    eprintln!("medh5: {path}: {e}");
+                    1
+                }
+            };
+        }
         return match ls(Path::new(path), path) {
             Ok(v) if a.json => {
                 print_json(&v);
                 0
             }
             Ok(v) => {
-                print!("{}", ls_text(&v));
+                print!("{}", super::collection::info_text(&v));
                 0
             }
             Err(e) => {
@@ -239,7 +255,11 @@ fn keyed_info(cmd: &str, a: &Args, print_json: &dyn Fn(&Value)) -> u8 {
     let res = if cmd == "tree" {
         super::info::tree_file(&f, path).map(|t| (t.to_json(), t.to_text()))
     } else {
-        super::info::info_file(&f, path).map(|i| (i.clone(), super::info::info_text(&i)))
+        // the JSON names the member `PATH::KEY`, the text the file
+        super::info::info_file(&f, &format!("{path}::{key}")).and_then(|i| {
+            let text = super::info::info_text(&super::info::info_file(&f, path)?);
+            Ok((i, text))
+        })
     };
     match res {
         Ok((v, text)) => {

@@ -363,7 +363,7 @@ impl Policy<'_> {
             return Ok(keep);
         };
         if !fresh || committed_type(ds) {
-            self.kept.borrow_mut().push(format!("/{rel}"));
+            self.kept.borrow_mut().push(ds.path().to_string());
             return Ok(keep);
         }
         let shape = ds.shape();
@@ -372,7 +372,7 @@ impl Policy<'_> {
             let small_plugin = !builtin_only(ds) && self.profile == Profile::Portable;
             if small_plugin && !shape.is_empty() {
                 self.changed.borrow_mut().push((
-                    format!("/{rel}"),
+                    ds.path().to_string(),
                     describe_pipeline(ds.filters()),
                     "contiguous".to_string(),
                 ));
@@ -406,7 +406,7 @@ impl Policy<'_> {
         }
         self.changed
             .borrow_mut()
-            .push((format!("/{rel}"), before, after));
+            .push((ds.path().to_string(), before, after));
         Ok(Some(DatasetChoice {
             filter: FilterChoice::Pipeline(pipeline),
             chunk: (!same_chunk).then_some(Some(chunk)),
@@ -652,4 +652,81 @@ pub fn run_cli(args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
         print!("{}", results_text(&results));
     }
     u8::from(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_tables_print_as_the_reference() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(18146), "17.7 KiB");
+        assert_eq!(human_bytes(1_006_097), "982.5 KiB");
+        assert_eq!(human_bytes(3 << 20), "3.0 MiB");
+        let t = table(&["path", "sets"], &[vec!["rc.medh5".into(), "2".into()]]);
+        assert_eq!(t, "path      sets\n--------  ----\nrc.medh5  2   \n");
+    }
+
+    #[test]
+    fn only_fresh_number_types_are_re_encoded() {
+        assert_eq!(fresh_numeric(&Datatype::int(2, true)), Some(true));
+        assert_eq!(fresh_numeric(&Datatype::float(4)), Some(true));
+        let be = Datatype::Integer {
+            size: 4,
+            order: ByteOrder::Big,
+            signed: true,
+            bit_offset: 0,
+            precision: 32,
+        };
+        assert_eq!(fresh_numeric(&be), Some(false));
+        assert_eq!(
+            fresh_numeric(&super::super::attribute::bool_enum()),
+            Some(true)
+        );
+        assert_eq!(fresh_numeric(&super::super::attribute::vlen_utf8()), None);
+    }
+
+    #[test]
+    fn json_entry_has_the_reference_fields_in_order() {
+        let r = RecompressResult {
+            path: "r.medh5".into(),
+            profile: "portable".into(),
+            datasets: 1,
+            bytes_before: 200,
+            bytes_after: 100,
+            content_id_preserved: true,
+            verified: true,
+            changed: vec![(
+                "/images/CT".into(),
+                "blosc2:zstd:3+shuffle".into(),
+                "gzip:4+shuffle".into(),
+            )],
+            ..RecompressResult::default()
+        };
+        let v = r.to_json();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "path",
+                "profile",
+                "datasets",
+                "bytes_before",
+                "bytes_after",
+                "ratio",
+                "content_id",
+                "content_id_preserved",
+                "verified",
+                "mismatched",
+                "unattested",
+                "ok",
+                "changed",
+                "kept",
+                "unverified"
+            ]
+        );
+        assert_eq!(v["ratio"], 0.5);
+        assert_eq!(v["ok"], true);
+    }
 }

@@ -45,6 +45,9 @@ use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId};
 use crate::tools::copy::{copy_group_into, CopyOptions, CopyPolicy};
 
+mod stage;
+pub use stage::{keep_mode, keep_mode_from, Staged};
+
 /// Root attributes an amend writes itself.
 pub const MANAGED: [&str; 7] = [
     "medh5_version",
@@ -64,99 +67,6 @@ fn code(c: &str, msg: String) -> Error {
     Error::Medh5 {
         code: c.into(),
         message: msg,
-    }
-}
-
-/// Give the temporary of `w` the permission bits of `target` (when it exists).
-pub fn keep_mode(target: &Path, w: &FileWriter) -> Result<()> {
-    match w.temp_path() {
-        Some(tmp) => keep_mode_from(target, tmp),
-        None => Ok(()),
-    }
-}
-
-/// Copy the permission bits of `from` (when it exists) onto `to`.
-pub fn keep_mode_from(from: &Path, to: &Path) -> Result<()> {
-    if let Ok(m) = std::fs::metadata(from) {
-        std::fs::set_permissions(to, m.permissions())
-            .map_err(|e| Error::io(format!("chmod {}", to.display()), e))?;
-    }
-    Ok(())
-}
-
-/// A complete output checked before it takes its name: written (atomically,
-/// by [`FileWriter`]) under a hidden name beside the target, checked by the
-/// caller, then renamed over the target and the directory flushed. Dropped
-/// unpublished, the staged file is removed and the target untouched.
-pub struct Staged {
-    staged: PathBuf,
-    target: PathBuf,
-    done: bool,
-}
-
-impl Staged {
-    /// Stage for `target` (a symlink is followed: the file it names is replaced).
-    pub fn new(target: &Path) -> Result<Staged> {
-        let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-        let name = target
-            .file_name()
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!("{} has no file name", target.display()))
-            })?
-            .to_string_lossy()
-            .into_owned();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let staged =
-            target.with_file_name(format!(".{name}.tmp-{}-{:08x}", std::process::id(), nanos));
-        Ok(Staged {
-            staged,
-            target,
-            done: false,
-        })
-    }
-
-    /// Where the output is written.
-    pub fn path(&self) -> &Path {
-        &self.staged
-    }
-
-    /// Rename the checked output over the target (mode bits of an existing
-    /// target kept) and flush the directory.
-    pub fn publish(mut self) -> Result<()> {
-        keep_mode_from(&self.target, &self.staged)?;
-        std::fs::rename(&self.staged, &self.target).map_err(|e| {
-            Error::io(
-                format!(
-                    "rename {} -> {}",
-                    self.staged.display(),
-                    self.target.display()
-                ),
-                e,
-            )
-        })?;
-        self.done = true;
-        if let Some(dir) = self.target.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if let Ok(d) = std::fs::File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.staged);
-        }
     }
 }
 
