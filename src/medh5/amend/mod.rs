@@ -681,3 +681,47 @@ pub fn content_ids(file: &File) -> Result<(Option<String>, String)> {
     };
     Ok((declared, compute_content_id(file)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::medh5_vector;
+
+    #[test]
+    fn remove_writer_step_and_profile_recompute_content_id() {
+        let src = medh5_vector("v2_balanced.medh5");
+        if !src.exists() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("purehdf-amend-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dst = dir.join("v2.medh5");
+        std::fs::copy(&src, &dst).unwrap();
+        let mut a = Amend::open(&dst).unwrap();
+        a.remove("annotations/organs").unwrap();
+        assert!(a.remove("nothing/here").is_err());
+        a.add_profile("training");
+        a.reserve_group("index");
+        a.with_writer(Box::new(|w, groups| {
+            let g = *groups.get("index").unwrap();
+            let sub = w.create_group(g, "extra")?;
+            let spec = write::DatasetSpec::new(Datatype::int(1, false), &[4]);
+            w.create_dataset(sub, "occupancy", spec, DatasetData::Raw(vec![1, 0, 1, 1]))?;
+            Ok(Vec::new())
+        }));
+        let cid = a.commit().unwrap();
+        let f = File::open(&dst).unwrap();
+        assert_eq!(compute_content_id(&f).unwrap(), cid);
+        let v = verify_file(&f, "v2", None).unwrap();
+        assert!(v.ok, "{v:?}");
+        assert!(f.object("annotations/organs").is_err());
+        assert!(f.object("index/extra/occupancy").is_ok());
+        let profiles = attrs_json(&f, &f.root().unwrap().attributes().unwrap()).unwrap();
+        let p = profiles
+            .iter()
+            .find(|(n, _)| n == "medh5_profiles")
+            .unwrap();
+        assert_eq!(p.1.to_canonical(), r#"["core","seg","training"]"#);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
