@@ -21,6 +21,11 @@ const USAGE: &str = "usage:
   medh5 tree PATH [--json]                            the sample's object tree
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
                                                       open-first-patch, verify); JSON as the last line
+  medh5 recompress PATH... --profile P [--rechunk] [-o OUT] [--workers N] [--json]
+  medh5 pack SRC... -o OUT.medh5c [--key K]... [--json]     pack samples into a collection
+  medh5 unpack SHARD -o DIR [--key K]... [--json]           one DIR/<key>.medh5 per member
+  medh5 ls SHARD [--json]                                    list a collection's members
+  (verify, info and tree take --key K for a collection member)
   medh5 validate FILE... [--level structural|semantic|integrity|strict] [--profile P]...
                  [--codes-revision N] [--json]       check a sample or collection against the spec
   medh5 --version
@@ -141,6 +146,18 @@ fn main() -> ExitCode {
             Ok(a) => ExitCode::from(purehdf::medh5::index::cli::run(&a)),
             Err(e) => usage(&e),
         };
+    }
+    if cmd == "recompress" {
+        return ExitCode::from(purehdf::medh5::recompress::run_cli(&args[1..], &print_json));
+    }
+    let keyed = matches!(cmd.as_str(), "verify" | "info" | "tree")
+        && purehdf::medh5::collection_cli::handles(&args[1..]);
+    if keyed || matches!(cmd.as_str(), "pack" | "unpack" | "ls") {
+        return ExitCode::from(purehdf::medh5::collection_cli::run(
+            cmd,
+            &args[1..],
+            &print_json,
+        ));
     }
     let o = match parse(&args[1..]) {
         Ok(o) => o,

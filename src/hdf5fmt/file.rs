@@ -322,6 +322,24 @@ impl File {
         Group::new(self.clone(), "/".to_string(), Arc::new(h))
     }
 
+    /// The same bytes seen with the group whose header is at `address` as the
+    /// root (a member of a medh5 collection read as an ordinary sample); caches
+    /// start empty, the byte source is shared.
+    pub fn rerooted(&self, address: u64) -> File {
+        let mut superblock = self.inner.superblock.clone();
+        superblock.root_address = address;
+        File {
+            inner: Arc::new(Inner {
+                src: Arc::clone(&self.inner.src),
+                path: self.inner.path.clone(),
+                superblock,
+                gheap: Mutex::new(HashMap::new()),
+                sohm: OnceLock::new(),
+                links: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
     /// The object at an absolute path (`"/"` is the root group).
     pub fn object(&self, path: &str) -> Result<Object> {
         self.root()?.open(path)

@@ -140,7 +140,8 @@ pub fn run(a: &Args) -> Result<Value> {
         "read-patches" => op_read_patches(a),
         "open-first-patch" => op_open_first_patch(a),
         "verify" => op_verify(a),
-        "draw" | "collection-ids" | "content-id" => Err(Error::InvalidArgument(format!(
+        "collection-ids" => crate::medh5::collection::bench_collection_ids(a.file()?),
+        "draw" | "content-id" => Err(Error::InvalidArgument(format!(
             "bench-op {}: not implemented yet",
             a.op
         ))),

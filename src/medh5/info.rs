@@ -60,7 +60,12 @@ fn len_of(v: &Value) -> usize {
 
 /// The `info --json` object of the sample at `path` (`display` is printed).
 pub fn info(path: &Path, display: &str) -> Result<Value> {
-    let s = SampleFile::open(path)?;
+    info_file(&File::open(path)?, display)
+}
+
+/// [`info`] of an open sample (a collection member, say).
+pub fn info_file(file: &File, display: &str) -> Result<Value> {
+    let s = SampleFile::from_file(file.clone());
     let root = Attrs(s.root_attrs()?);
     let meta_bytes = s.meta_bytes()?;
     let meta: Value = serde_json::from_slice(&meta_bytes).map_err(|e| Error::Medh5 {
@@ -485,7 +490,12 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
 
 /// The object tree of the sample at `path`.
 pub fn tree(path: &Path, display: &str) -> Result<Tree> {
-    let file = File::open(path)?;
+    tree_file(&File::open(path)?, display)
+}
+
+/// [`tree`] of an open sample (a collection member, say).
+pub fn tree_file(file: &File, display: &str) -> Result<Tree> {
+    let file = file.clone();
     let root = file.root()?.address();
     let objects = build(&file, "", &mut vec![root], 0)?;
     Ok(Tree {

@@ -8,14 +8,18 @@
 //! - [`profiles`], [`chunking`]: codec pipelines, contiguous threshold, chunk optimiser (§6.1–§6.5);
 //! - [`model`]: grids, images, annotations and their encodings, with validation (§2);
 //! - [`index`]: the sampling index (§6.8);
+//! - [`amend`], [`recompress`], [`collection`]: copy-on-write amend, re-encoding, `.medh5c` (§6.6, §7, §8);
 //! - [`plan`]: the ordered write plan an HDF5 writer executes (§2, §5.3, §8);
 //! - [`validate`]: the validator, every level and code family (§9, §12).
 
+pub mod amend;
 pub mod attribute;
 pub mod bench;
 pub mod canonical_json;
 pub mod check;
 pub mod chunking;
+pub mod collection;
+pub mod collection_cli;
 pub mod create;
 pub mod document;
 pub mod fix;
@@ -27,6 +31,7 @@ pub mod model;
 pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
+pub mod recompress;
 pub mod sample;
 pub mod typed;
 pub mod validate;

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::chunkwise::{self, Target};
+use super::hook::{CopyPolicy, KeepAll};
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
@@ -18,9 +19,11 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
 use crate::hdf5fmt::write::{
-    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, FileWriter, GroupId, Layout,
-    ObjectId, Space,
+    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, DatatypeId, FileWriter, GroupId,
+    Layout, ObjectId, Space,
 };
 
 /// A value holding references, written after the walk.
@@ -42,23 +45,38 @@ pub(super) struct Copier<'a> {
     pub src: &'a File,
     pub w: FileWriter,
     pub opts: &'a CopyOptions,
+    /// Per-object decisions of a tool driving the copy (default: copy all as `opts` says).
+    pub policy: &'a dyn CopyPolicy,
     pub report: CopyReport,
     /// Source header address → its copy.
     map: HashMap<u64, ObjectId>,
     pending: Vec<Pending>,
     objects: usize,
+    /// Source header address of a committed datatype → its copy.
+    named: HashMap<u64, DatatypeId>,
 }
 
 impl<'a> Copier<'a> {
     pub fn new(src: &'a File, w: FileWriter, opts: &'a CopyOptions) -> Self {
+        Self::with_policy(src, w, opts, &KeepAll)
+    }
+
+    pub fn with_policy(
+        src: &'a File,
+        w: FileWriter,
+        opts: &'a CopyOptions,
+        policy: &'a dyn CopyPolicy,
+    ) -> Self {
         Copier {
             src,
             w,
             opts,
+            policy,
             report: CopyReport::default(),
             map: HashMap::new(),
             pending: Vec::new(),
             objects: 0,
+            named: HashMap::new(),
         }
     }
 
@@ -92,6 +110,9 @@ impl<'a> Copier<'a> {
 
     fn copy_attrs(&mut self, path: &str, attrs: Vec<Attribute>, dst: ObjectId) {
         for a in attrs {
+            if !self.policy.keep_attr(path, &a.name) {
+                continue;
+            }
             let where_ = format!("{path}@{}", a.name);
             if super::has_reference(&a.dtype) {
                 self.pending.push(Pending::Attr {
@@ -161,7 +182,13 @@ impl<'a> Copier<'a> {
         let mut stack = vec![(root, dst)];
         while let Some((g, gd)) = stack.pop() {
             let links = match g.links() {
-                Ok(l) => l,
+                // committed datatypes first, so datasets of the group can use them
+                Ok(mut l) => {
+                    l.sort_by_key(
+                        |(_, link)| !matches!(link, Link::Hard(a) if self.is_named_type(*a)),
+                    );
+                    l
+                }
                 Err(e) => {
                     self.skip(g.path(), format!("links: {e}"));
                     continue;
@@ -169,11 +196,19 @@ impl<'a> Copier<'a> {
             };
             for (name, link) in links {
                 let path = join_path(g.path(), &name);
+                if self.policy.skip(&path) {
+                    continue;
+                }
                 match link {
-                    Link::Soft(target) => match self.w.soft_link(gd, &name, &target) {
-                        Ok(()) => self.report.soft_links += 1,
-                        Err(e) => self.skip(&path, e),
-                    },
+                    Link::Soft(target) => {
+                        match self
+                            .w
+                            .soft_link(gd, &name, &self.policy.soft_target(&target))
+                        {
+                            Ok(()) => self.report.soft_links += 1,
+                            Err(e) => self.skip(&path, e),
+                        }
+                    }
                     Link::External { file, path: p } => {
                         match self.w.external_link(gd, &name, &file, &p) {
                             Ok(()) => self.report.external_links += 1,
@@ -233,7 +268,10 @@ impl<'a> Copier<'a> {
                             },
                             Object::NamedDatatype(t) => {
                                 match self.w.commit_datatype(gd, &name, t.dtype.clone()) {
-                                    Ok(d) => Some(d.into()),
+                                    Ok(d) => {
+                                        self.named.insert(addr, d);
+                                        Some(d.into())
+                                    }
                                     Err(e) => {
                                         self.skip(&path, e);
                                         None
@@ -250,6 +288,43 @@ impl<'a> Copier<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the object at `addr` is a committed datatype.
+    fn is_named_type(&self, addr: u64) -> bool {
+        self.src.header(addr).is_ok_and(|h| {
+            h.has(types::DATATYPE)
+                && !h.has(types::LAYOUT)
+                && !h.has(types::DATASPACE)
+                && !h.has(types::LINK_INFO)
+                && !h.has(types::SYMBOL_TABLE)
+        })
+    }
+
+    /// Create the copy of `ds`, of the copied committed type when its type is one.
+    fn create(
+        &mut self,
+        ds: &Dataset,
+        parent: GroupId,
+        name: &str,
+        spec: DatasetSpec,
+        data: impl Into<DatasetData>,
+    ) -> Result<DatasetId> {
+        let named = ds
+            .header()
+            .first(types::DATATYPE)
+            .filter(|m| m.is_shared())
+            .and_then(|m| {
+                SharedRef::decode(&mut m.cursor("shared datatype"), self.src.sizes()).ok()
+            })
+            .and_then(|r| match r {
+                SharedRef::ObjectHeader(a) => self.named.get(&a).copied(),
+                SharedRef::Heap(_) => None,
+            });
+        match named {
+            Some(t) => self.w.create_dataset_with_type(parent, name, spec, t, data),
+            None => self.w.create_dataset(parent, name, spec, data),
+        }
     }
 
     /// Copy one dataset; `Ok(None)` when skipped (and reported).
@@ -282,13 +357,21 @@ impl<'a> Copier<'a> {
                 spec.fill_value = Some(f.to_vec());
             }
         }
-        let (choice, rechunk) = self.opts.choice_for(&path);
-        let choice = choice.clone();
-        let src_chunks = ds.chunk_dims().map(|c| {
+        let choice = self
+            .policy
+            .dataset(ds)
+            .or_else(|| self.opts.choice_for(&path).cloned());
+        let filter = choice
+            .as_ref()
+            .map_or_else(|| self.opts.filter.clone(), |c| c.filter.clone());
+        let stored_chunks = ds.chunk_dims().map(|c| {
             let rank = ds.shape().len();
             c.get(..rank).unwrap_or(c).to_vec()
         });
-        let new_chunks = rechunk.map(<[u64]>::to_vec).or_else(|| src_chunks.clone());
+        let src_chunks = match choice.and_then(|c| c.chunk) {
+            Some(c) => c,
+            None => stored_chunks.clone(),
+        };
         let esize = dtype.size();
         // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
         let edge_unfiltered = matches!(
@@ -296,13 +379,15 @@ impl<'a> Copier<'a> {
             crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
         );
         // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true, false, None) =
-            (&choice, &src_chunks, plain, edge_unfiltered, rechunk)
-        {
+        if let (FilterChoice::Keep, Some(chunk), true, false, true) = (
+            &filter,
+            &src_chunks,
+            plain,
+            edge_unfiltered,
+            src_chunks == stored_chunks,
+        ) {
             spec = spec.chunked(chunk, ds.filters().to_vec());
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             if let Some(params) = ds.chunk_params() {
                 let recs = chunk_index::chunks(self.src.source(), self.src.sizes(), &params)?;
                 for r in recs {
@@ -331,12 +416,12 @@ impl<'a> Copier<'a> {
             }
             return Ok(Some(d));
         }
-        let pipeline: Vec<FilterSpec> = match &choice {
+        let pipeline: Vec<FilterSpec> = match &filter {
             FilterChoice::Keep => ds.filters().to_vec(),
             FilterChoice::None => Vec::new(),
             FilterChoice::Pipeline(p) => p.clone(),
         };
-        let chunk = match (&new_chunks, simple) {
+        let chunk = match (&src_chunks, simple) {
             (Some(c), _) => Some(c.clone()),
             (None, true) if !pipeline.is_empty() => {
                 let shape = ds.shape();
@@ -357,9 +442,7 @@ impl<'a> Copier<'a> {
         }
         if super::has_reference(&dtype) {
             // written once every object exists
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             self.pending.push(Pending::Data {
                 path,
                 dst: d,
@@ -369,7 +452,8 @@ impl<'a> Copier<'a> {
         }
         if ds.storage_size()? == 0 && plain {
             // nothing stored: the copy reads as the fill value too
-            return Ok(Some(self.w.create_dataset(
+            return Ok(Some(self.create(
+                ds,
                 parent,
                 name,
                 spec,
@@ -386,10 +470,8 @@ impl<'a> Copier<'a> {
         {
             // chunk by chunk: bounded memory, unstored chunks stay unstored
             let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
-            let same_shape = src_chunks.as_deref() == Some(chunk_dims.as_slice());
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let same_shape = stored_chunks.as_deref() == Some(chunk_dims.as_slice());
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             let done = if same_shape {
                 chunkwise::stored_chunks(ds, &mut self.w, d, &target)?
             } else {
@@ -407,9 +489,7 @@ impl<'a> Copier<'a> {
         if plain && spec.layout == Layout::Contiguous && !ds.shape().is_empty() {
             let elem = usize::try_from(esize)
                 .map_err(|_| Error::InvalidArgument("bad element size".into()))?;
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
             chunkwise::contiguous_by_slabs(ds, &mut self.w, d, elem)?;
             return Ok(Some(d));
         }
@@ -419,6 +499,6 @@ impl<'a> Copier<'a> {
             AttrData::Raw(r) => DatasetData::Raw(r),
             _ => DatasetData::None,
         };
-        Ok(Some(self.w.create_dataset(parent, name, spec, data)?))
+        Ok(Some(self.create(ds, parent, name, spec, data)?))
     }
 }

@@ -50,21 +50,10 @@ pub struct CopyOptions {
     pub datasets: std::collections::BTreeMap<String, DatasetChoice>,
 }
 
-/// What [`CopyOptions::datasets`] says for one dataset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DatasetChoice {
-    pub filter: FilterChoice,
-    /// Another chunk shape (same rank as the dataset); `None` keeps the source's.
-    pub chunks: Option<Vec<u64>>,
-}
-
 impl CopyOptions {
-    /// The filter choice and chunk override for the dataset at `path`.
-    pub fn choice_for(&self, path: &str) -> (&FilterChoice, Option<&[u64]>) {
-        match self.datasets.get(path) {
-            Some(c) => (&c.filter, c.chunks.as_deref()),
-            None => (&self.filter, None),
-        }
+    /// The override for the dataset at `path`, if [`CopyOptions::datasets`] names it.
+    pub fn choice_for(&self, path: &str) -> Option<&DatasetChoice> {
+        self.datasets.get(path)
     }
 }
 
@@ -332,8 +321,10 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
 
 mod chunkwise;
 mod copier;
+mod hook;
 #[cfg(test)]
 mod tests;
 mod values;
 
 use copier::Copier;
+pub use hook::{copy_group_into, CopyPolicy, DatasetChoice, KeepAll};

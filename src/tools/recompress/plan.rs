@@ -92,12 +92,12 @@ impl FilePlan {
                 };
                 DatasetChoice {
                     filter: FilterChoice::Pipeline(rules.pipeline.clone()),
-                    chunks,
+                    chunk: chunks.map(Some),
                 }
             } else {
                 DatasetChoice {
                     filter: FilterChoice::Keep,
-                    chunks: None,
+                    chunk: None,
                 }
             };
             for p in &d.paths {

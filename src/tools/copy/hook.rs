@@ -1,0 +1,72 @@
+//! The copier as a library for other tools (medh5 recompress, amend, pack and
+//! unpack): copy the tree under any group of a source file into any group of a
+//! [`FileWriter`] the caller keeps, with per-object decisions ([`CopyPolicy`]):
+//! objects to leave out, attributes to leave out, soft-link targets to rebase,
+//! and per dataset the filter choice and chunk shape. What the policy does not
+//! decide follows [`CopyOptions`], exactly as `h5 copy` does.
+
+use super::{CopyOptions, CopyReport, FilterChoice};
+use crate::error::Result;
+use crate::hdf5fmt::dataset::Dataset;
+use crate::hdf5fmt::file::File;
+use crate::hdf5fmt::group::Group;
+use crate::hdf5fmt::write::{FileWriter, GroupId};
+
+/// How one dataset is copied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatasetChoice {
+    pub filter: FilterChoice,
+    /// `None`: the stored chunk shape; `Some(None)`: contiguous;
+    /// `Some(Some(c))`: chunks of shape `c`.
+    pub chunk: Option<Option<Vec<u64>>>,
+}
+
+/// Per-object decisions of a copy; every default copies as `h5 copy` does.
+/// Paths are the source's absolute paths (`/images/CT`).
+pub trait CopyPolicy {
+    /// Leave the object (or link) at `path` out.
+    fn skip(&self, _path: &str) -> bool {
+        false
+    }
+    /// Copy attribute `name` of the object at `path`.
+    fn keep_attr(&self, _path: &str, _name: &str) -> bool {
+        true
+    }
+    /// The target written for a soft link whose stored target is `target`.
+    fn soft_target(&self, target: &str) -> String {
+        target.to_string()
+    }
+    /// How to copy `ds` (`None`: as the options say).
+    fn dataset(&self, _ds: &Dataset) -> Option<DatasetChoice> {
+        None
+    }
+}
+
+/// The default policy: everything, as the options say.
+pub struct KeepAll;
+
+impl CopyPolicy for KeepAll {}
+
+/// Copy the attributes, members and their attributes of `from` into `dst` of
+/// `w` (references resolved once everything is written); `w` stays the
+/// caller's to add to and commit.
+pub fn copy_group_into(
+    src: &File,
+    from: Group,
+    w: &mut FileWriter,
+    dst: GroupId,
+    opts: &CopyOptions,
+    policy: &dyn CopyPolicy,
+) -> Result<CopyReport> {
+    let taken = std::mem::replace(w, FileWriter::in_memory());
+    let mut c = super::Copier::with_policy(src, taken, opts, policy);
+    let res = c.copy_tree(from, dst);
+    if res.is_ok() {
+        c.finish();
+    }
+    let super::Copier {
+        w: back, report, ..
+    } = c;
+    *w = back;
+    res.map(|()| report)
+}
