@@ -336,6 +336,13 @@ impl File {
                 gheap: Mutex::new(HashMap::new()),
                 sohm: OnceLock::new(),
                 links: Mutex::new(HashMap::new()),
+                externals: Mutex::new(
+                    self.inner
+                        .externals
+                        .lock()
+                        .map(|m| m.clone())
+                        .unwrap_or_default(),
+                ),
             }),
         }
     }
