@@ -162,6 +162,7 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
     }
     let mut s = Serializer {
         nodes,
+        refcounts: hard_link_counts(nodes),
         sink,
         gheap: GlobalHeap::default(),
         named: HashMap::new(),
@@ -201,8 +202,32 @@ pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
     b
 }
 
+/// How many hard links reach each node (the root counts one more, for the
+/// superblock's pointer, as libhdf5 counts it).
+fn hard_link_counts(nodes: &[Node]) -> Vec<u32> {
+    let mut counts = vec![0u32; nodes.len()];
+    if let Some(root) = counts.first_mut() {
+        *root = 1;
+    }
+    for n in nodes {
+        if let NodeKind::Group { links } = &n.kind {
+            for (_, l) in links {
+                if let Link::Hard(t) = l {
+                    if let Some(c) = counts.get_mut(*t) {
+                        *c = c.saturating_add(1);
+                    }
+                }
+            }
+        }
+    }
+    counts
+}
+
 struct Serializer<'a> {
     nodes: &'a [Node],
+    /// Hard links to each node: written as a reference count message (0x16)
+    /// when over one, so libhdf5 frees the object only with its last link.
+    refcounts: Vec<u32>,
     sink: &'a mut Sink,
     gheap: GlobalHeap,
     /// Header addresses of committed datatypes, by node.
@@ -222,8 +247,8 @@ struct Deferred {
     node: usize,
     header_addr: u64,
     header: Vec<u8>,
-    /// Names of the attributes left out of the header.
-    attrs: Vec<usize>,
+    /// The attributes were left out of the header (one holds references).
+    attrs: bool,
     /// The dataset's layout (and data) left out too.
     data: bool,
     /// Indexes of the group's hard links that close a cycle.
@@ -301,19 +326,17 @@ impl Serializer<'_> {
                 flags: 1,
             }],
         };
-        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
-        let now: Vec<&(String, AttrValue)> = node
-            .attrs
-            .iter()
-            .filter(|(_, v)| !attr_has_refs(v))
-            .collect();
-        if now.is_empty() && !deferred_attrs.is_empty() {
-            msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info(UNDEF, UNDEF),
-            ));
+        let links = self.refcounts.get(id).copied().unwrap_or(1);
+        if links > 1 {
+            msgs.push(Message::new(kind::REFCOUNT, messages::refcount(links)));
         }
-        self.attributes(&now, &mut msgs, !deferred_attrs.is_empty())?;
+        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
+        // an object with a reference-holding attribute gets all its attributes
+        // (compact or dense) in the continuation chunk, once every address is known
+        if deferred_attrs.is_empty() {
+            let now: Vec<&(String, AttrValue)> = node.attrs.iter().collect();
+            self.attributes(&now, &mut msgs)?;
+        }
         if defer {
             // placeholder, patched by finish_deferred
             msgs.push(Message::new(kind::CONTINUATION, continuation(UNDEF, 0)));
@@ -325,7 +348,7 @@ impl Serializer<'_> {
                 node: id,
                 header_addr: addr,
                 header,
-                attrs: deferred_attrs,
+                attrs: !deferred_attrs.is_empty(),
                 data: deferred_data,
                 links: deferred_links,
             });
@@ -361,16 +384,9 @@ impl Serializer<'_> {
                 msgs.push(self.layout(ds)?.1);
             }
         }
-        for &i in &p.attrs {
-            if let Some((name, value)) = node.attrs.get(i) {
-                let body = self.attribute_message(name, value)?;
-                if body.len() > MAX_MESSAGE_BODY {
-                    return Err(Error::InvalidArgument(format!(
-                        "attribute {name:?} holding references is over 64 KiB"
-                    )));
-                }
-                msgs.push(Message::new(kind::ATTRIBUTE, body));
-            }
+        if p.attrs {
+            let all: Vec<&(String, AttrValue)> = node.attrs.iter().collect();
+            self.attributes(&all, &mut msgs)?;
         }
         let chunk = object_header::encode_continuation(&msgs)?;
         let at = self.sink.append(&chunk)?;
@@ -478,13 +494,11 @@ impl Serializer<'_> {
         messages::attribute(name, &dtype, &space, &data)
     }
 
-    /// Attribute messages, or dense storage when there are many or big ones
-    /// (`compact`: never dense, as when other attributes go to a continuation chunk).
+    /// Attribute messages, or dense storage when there are many or big ones.
     fn attributes(
         &mut self,
         attrs: &[&(String, AttrValue)],
         msgs: &mut Vec<Message>,
-        compact: bool,
     ) -> Result<()> {
         if attrs.is_empty() {
             return Ok(());
@@ -494,7 +508,7 @@ impl Serializer<'_> {
             encoded.push((name.as_str(), self.attribute_message(name, value)?));
         }
         let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
-        if compact || (encoded.len() <= MAX_COMPACT && !too_big) {
+        if encoded.len() <= MAX_COMPACT && !too_big {
             // libhdf5 counts the attributes of a version 2 header through its
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(

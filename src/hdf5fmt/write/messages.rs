@@ -25,6 +25,7 @@ pub mod kind {
     pub const ATTRIBUTE: u8 = 0x0C;
     pub const CONTINUATION: u8 = 0x10;
     pub const ATTRIBUTE_INFO: u8 = 0x15;
+    pub const REFCOUNT: u8 = 0x16;
 }
 
 /// The shape of a dataset or attribute (dataspace message).
@@ -396,6 +397,14 @@ pub fn attribute_info(heap: u64, name_index: u64) -> Vec<u8> {
     let mut out = vec![0, 0];
     put_u64(&mut out, heap);
     put_u64(&mut out, name_index);
+    out
+}
+
+/// Object reference count message (0x16), version 0: the number of hard links
+/// to an object whose header is version 2.
+pub fn refcount(count: u32) -> Vec<u8> {
+    let mut out = vec![0];
+    put_u32(&mut out, count);
     out
 }
 
