@@ -397,7 +397,13 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     // sparsely allocated grids use the B-tree, whose size follows the chunks
     let small_grid = product(&max_grid).is_some_and(|n| n <= MAX_FIXED_ARRAY_CHUNKS);
     if fixed && small_grid {
-        let (addr, page_bits) = write_fixed_array(sink, &max_grid, &stored, filtered, csl)?;
+        // nothing stored: no index yet (libhdf5 creates it with the first
+        // chunk, and cannot walk an empty one when it deletes the dataset)
+        let (addr, page_bits) = if stored.is_empty() {
+            (UNDEF, 10)
+        } else {
+            write_fixed_array(sink, &max_grid, &stored, filtered, csl)?
+        };
         return Ok(messages::layout_chunked(
             input.chunk,
             elem,

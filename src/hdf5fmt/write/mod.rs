@@ -38,11 +38,14 @@ pub mod extensible_array;
 pub mod file_writer;
 pub mod fractal_heap;
 pub mod global_heap;
+mod groups_attrs;
 pub mod messages;
 pub mod object_header;
 pub mod set_local;
+pub mod sharing;
 
 pub use elements::{Elements, Fixup};
+pub use sharing::CreationOrder;
 pub use messages::Space;
 
 use crate::error::{Error, Result};
@@ -390,6 +393,8 @@ pub(crate) enum NodeKind {
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub attrs: Vec<(String, AttrValue)>,
+    /// Creation-order flags and committed attribute types (see `sharing.rs`).
+    pub extra: sharing::NodeExtra,
 }
 
 /// Builds an HDF5 file. See the module documentation.
@@ -448,6 +453,7 @@ impl FileWriter {
         Node {
             kind: NodeKind::Group { links: Vec::new() },
             attrs: Vec::new(),
+            extra: Default::default(),
         }
     }
 
@@ -535,6 +541,7 @@ impl FileWriter {
                 streamed: None,
             })),
             attrs: Vec::new(),
+            extra: Default::default(),
         });
         Ok(DatasetId(id))
     }
@@ -551,6 +558,7 @@ impl FileWriter {
         self.nodes.push(Node {
             kind: NodeKind::NamedType(dtype),
             attrs: Vec::new(),
+            extra: Default::default(),
         });
         Ok(DatatypeId(id))
     }

@@ -10,7 +10,7 @@ use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
-use crate::hdf5fmt::attribute::Attribute;
+use crate::hdf5fmt::attribute::{self, Attribute, AttributeEntry};
 use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
@@ -18,17 +18,22 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::link::Link;
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::object_header::ObjectHeader;
 use crate::hdf5fmt::write::{
-    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, FileWriter, GroupId, Layout,
-    ObjectId, Space,
+    AttrData, AttrValue, CreationOrder, DatasetData, DatasetId, DatasetSpec, DatatypeId,
+    FileWriter, GroupId, Layout, ObjectId, Space,
 };
 
 /// A value holding references, written after the walk.
 enum Pending {
-    Attr {
+    /// Every attribute of an object one of whose attributes holds references
+    /// (all of them, so that their order is kept).
+    Attrs {
         path: String,
         obj: ObjectId,
-        attr: Attribute,
+        attrs: Vec<AttributeEntry>,
     },
     Data {
         path: String,
@@ -47,6 +52,41 @@ pub(super) struct Copier<'a> {
     map: HashMap<u64, ObjectId>,
     pending: Vec<Pending>,
     objects: usize,
+    /// Source header address of each committed datatype → its copy.
+    types: HashMap<u64, DatatypeId>,
+    /// Each copied dataset by its object handle.
+    datasets: HashMap<ObjectId, DatasetId>,
+    /// Datasets (attribute `None`) and attributes whose source datatype is the
+    /// committed datatype at this source address: shared once the walk is over.
+    shares: Vec<(ObjectId, Option<String>, u64)>,
+}
+
+/// Creation-order flag bits (1 tracked, 2 indexed) of a link info or attribute
+/// info message of `h` (byte 1 of either; 0 when absent); for attributes also
+/// those of a version 2 header's flags (bits 2 and 3), which libhdf5 sets
+/// even when the object has no attribute info message.
+fn order_bits(file: &File, h: &ObjectHeader, mtype: u16) -> u8 {
+    let msg = h
+        .first(mtype)
+        .and_then(|m| file.message_body(m).ok())
+        .and_then(|b| b.get(1).copied())
+        .map_or(0, |f| f & 3);
+    let header = if mtype == types::ATTRIBUTE_INFO && h.version == 2 {
+        (h.flags >> 2) & 3
+    } else {
+        0
+    };
+    msg | header
+}
+
+/// The source address of the committed datatype a dataset's datatype message
+/// points at.
+fn committed_type(file: &File, h: &ObjectHeader) -> Option<u64> {
+    let m = h.first(types::DATATYPE).filter(|m| m.is_shared())?;
+    match SharedRef::decode(&mut m.cursor("datatype message"), file.sizes()) {
+        Ok(SharedRef::ObjectHeader(a)) => Some(a),
+        _ => None,
+    }
 }
 
 impl<'a> Copier<'a> {
@@ -59,6 +99,9 @@ impl<'a> Copier<'a> {
             map: HashMap::new(),
             pending: Vec::new(),
             objects: 0,
+            types: HashMap::new(),
+            datasets: HashMap::new(),
+            shares: Vec::new(),
         }
     }
 
@@ -90,18 +133,29 @@ impl<'a> Copier<'a> {
         Ok(AttrData::Elements(e))
     }
 
-    fn copy_attrs(&mut self, path: &str, attrs: Vec<Attribute>, dst: ObjectId) {
+    fn copy_attrs(&mut self, path: &str, attrs: Vec<AttributeEntry>, dst: ObjectId) {
+        if attrs
+            .iter()
+            .any(|a| super::has_reference(&a.attribute.dtype))
+        {
+            self.pending.push(Pending::Attrs {
+                path: path.to_string(),
+                obj: dst,
+                attrs,
+            });
+            return;
+        }
+        self.write_attrs(path, dst, attrs);
+    }
+
+    fn write_attrs(&mut self, path: &str, dst: ObjectId, attrs: Vec<AttributeEntry>) {
         for a in attrs {
-            let where_ = format!("{path}@{}", a.name);
-            if super::has_reference(&a.dtype) {
-                self.pending.push(Pending::Attr {
-                    path: where_,
-                    obj: dst,
-                    attr: a,
-                });
-                continue;
+            let where_ = format!("{path}@{}", a.attribute.name);
+            if let Some(t) = a.committed_type {
+                self.shares
+                    .push((dst, Some(a.attribute.name.clone()), t));
             }
-            self.write_attr(&where_, dst, a);
+            self.write_attr(&where_, dst, a.attribute);
         }
     }
 
@@ -125,7 +179,7 @@ impl<'a> Copier<'a> {
     pub fn finish(&mut self) {
         for p in std::mem::take(&mut self.pending) {
             match p {
-                Pending::Attr { path, obj, attr } => self.write_attr(&path, obj, attr),
+                Pending::Attrs { path, obj, attrs } => self.write_attrs(&path, obj, attrs),
                 Pending::Data { path, dst, src } => {
                     let res = src
                         .read_all_raw()
@@ -141,26 +195,65 @@ impl<'a> Copier<'a> {
                 }
             }
         }
+        // committed datatypes met after the objects using them exist now
+        for (obj, attr, addr) in std::mem::take(&mut self.shares) {
+            let Some(&t) = self.types.get(&addr) else {
+                self.note(format!(
+                    "{obj:?}: committed datatype at {addr:#x} not reachable by a link: copied inline"
+                ));
+                continue;
+            };
+            let res = match &attr {
+                Some(name) => self.w.share_attr_datatype(obj, name, t),
+                None => match self.datasets.get(&obj) {
+                    Some(&d) => self.w.share_datatype(d, t),
+                    None => Ok(()),
+                },
+            };
+            if let Err(e) = res {
+                self.note(format!("committed datatype not shared: {e}"));
+            }
+        }
     }
 
-    fn attrs_of(&mut self, obj: &Object, dst: ObjectId) {
-        match obj.attributes() {
-            Ok(a) => self.copy_attrs(obj.path(), a, dst),
-            Err(e) => self.skip(obj.path(), format!("attributes: {e}")),
+    /// Copy the attributes of the object with header `h`, with their
+    /// creation-order flags and order.
+    fn attrs_of(&mut self, path: &str, h: &ObjectHeader, dst: ObjectId) {
+        let bits = order_bits(self.src, h, types::ATTRIBUTE_INFO);
+        if bits != 0 {
+            if let Err(e) = self
+                .w
+                .set_attr_creation_order(dst, CreationOrder::from_bits(bits))
+            {
+                self.note(format!("{path}: attribute creation order: {e}"));
+            }
         }
+        match attribute::read_entries(self.src, h) {
+            Ok(a) => self.copy_attrs(path, a, dst),
+            Err(e) => self.skip(path, format!("attributes: {e}")),
+        }
+    }
+
+    /// The links of `g` in the order libhdf5 lists them (creation order when
+    /// tracked), with the creation-order flags set on its copy `gd`.
+    fn links_of(&mut self, g: &Group, gd: GroupId) -> Result<Vec<(String, Link)>> {
+        let bits = order_bits(self.src, g.header(), types::LINK_INFO);
+        if bits == 0 {
+            return g.links();
+        }
+        self.w
+            .set_link_creation_order(gd, CreationOrder::from_bits(bits))?;
+        g.links_by_creation_order()
     }
 
     /// Copy the tree under `root` (already created as `dst`).
     pub fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
         self.map.insert(root.address(), dst.into());
-        match root.attributes() {
-            Ok(a) => self.copy_attrs(root.path(), a, dst.into()),
-            Err(e) => self.skip(root.path(), format!("attributes: {e}")),
-        }
+        self.attrs_of(root.path(), root.header(), dst.into());
         // (group, its copy); a group is walked once, when first copied
         let mut stack = vec![(root, dst)];
         while let Some((g, gd)) = stack.pop() {
-            let links = match g.links() {
+            let links = match self.links_of(&g, gd) {
                 Ok(l) => l,
                 Err(e) => {
                     self.skip(g.path(), format!("links: {e}"));
@@ -223,6 +316,10 @@ impl<'a> Copier<'a> {
                             Object::Dataset(ds) => match self.copy_dataset(ds, gd, &name) {
                                 Ok(Some(d)) => {
                                     self.report.datasets += 1;
+                                    if let Some(t) = committed_type(self.src, ds.header()) {
+                                        self.shares.push((d.into(), None, t));
+                                    }
+                                    self.datasets.insert(d.into(), d);
                                     Some(d.into())
                                 }
                                 Ok(None) => None,
@@ -233,7 +330,10 @@ impl<'a> Copier<'a> {
                             },
                             Object::NamedDatatype(t) => {
                                 match self.w.commit_datatype(gd, &name, t.dtype.clone()) {
-                                    Ok(d) => Some(d.into()),
+                                    Ok(d) => {
+                                        self.types.insert(addr, d);
+                                        Some(d.into())
+                                    }
                                     Err(e) => {
                                         self.skip(&path, e);
                                         None
@@ -243,7 +343,7 @@ impl<'a> Copier<'a> {
                         };
                         if let Some(id) = made {
                             self.map.insert(addr, id);
-                            self.attrs_of(&obj, id);
+                            self.attrs_of(obj.path(), obj.header(), id);
                         }
                     }
                 }
