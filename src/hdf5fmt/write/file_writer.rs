@@ -553,7 +553,13 @@ impl Serializer<'_> {
                 }
                 let filters: Vec<_> = filters
                     .iter()
-                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .map(|f| {
+                        if ds.pipeline_as_stored {
+                            f.clone()
+                        } else {
+                            set_local(f, &spec.dtype, chunk_dims)
+                        }
+                    })
                     .collect();
                 if !filters.is_empty() {
                     msgs.push(Message::new(
@@ -629,7 +635,13 @@ impl Serializer<'_> {
                 let max = spec.shape.max_dims();
                 let filters: Vec<_> = filters
                     .iter()
-                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .map(|f| {
+                        if ds.pipeline_as_stored {
+                            f.clone()
+                        } else {
+                            set_local(f, &spec.dtype, chunk_dims)
+                        }
+                    })
                     .collect();
                 let input = ChunkedInput {
                     dims: spec.shape.dims(),

@@ -382,6 +382,8 @@ pub(crate) struct DatasetNode {
     pub raw_chunks: RawChunks,
     /// Contiguous data already in the output: (address, bytes so far).
     pub streamed: Option<(u64, u64)>,
+    /// The pipeline's client data is final (copied from a file): no set-local.
+    pub pipeline_as_stored: bool,
 }
 
 pub(crate) enum NodeKind {
@@ -539,6 +541,7 @@ impl FileWriter {
                 named_type: None,
                 raw_chunks: RawChunks::new(),
                 streamed: None,
+                pipeline_as_stored: false,
             })),
             attrs: Vec::new(),
             extra: Default::default(),

@@ -114,6 +114,22 @@ impl FileWriter {
         }
     }
 
+    /// Write the filter pipeline of `dataset` exactly as given: its client data
+    /// was completed by the library that wrote the source (stored chunks copied
+    /// as they are must be described by the same parameters), so the writer's
+    /// set-local step is skipped.
+    pub fn keep_pipeline_as_stored(&mut self, dataset: DatasetId) -> Result<()> {
+        match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Dataset(ds)) => {
+                ds.pipeline_as_stored = true;
+                Ok(())
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "{dataset:?} is not a dataset"
+            ))),
+        }
+    }
+
     /// Make attribute `name` of `obj` (already set) use the committed datatype
     /// `named`; the two datatypes must be equal.
     pub fn share_attr_datatype(

@@ -400,6 +400,7 @@ impl<'a> Copier<'a> {
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
+            self.w.keep_pipeline_as_stored(d)?;
             if let Some(params) = ds.chunk_params() {
                 let recs = chunk_index::chunks(self.src.source(), self.src.sizes(), &params)?;
                 for r in recs {
