@@ -130,6 +130,28 @@ impl FileWriter {
         }
     }
 
+    /// How many objects the writer holds (groups, datasets, named datatypes).
+    pub fn object_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Remove link `name` from `parent` (an object left without links is not
+    /// written; bytes of raw chunks already streamed stay in the file,
+    /// unreferenced). A copier drops a dataset it could not fill this way.
+    pub fn remove_link(&mut self, parent: super::GroupId, name: &str) -> Result<()> {
+        let links = match self.nodes.get_mut(parent.0).map(|n| &mut n.kind) {
+            Some(NodeKind::Group { links }) => links,
+            _ => return Err(Error::InvalidArgument(format!("{parent:?} is not a group"))),
+        };
+        let before = links.len();
+        links.retain(|(n, _)| n != name);
+        if links.len() == before {
+            return Err(Error::NotFound(format!("link {name}")));
+        }
+        self.link_names.remove(&(parent.0, name.to_string()));
+        Ok(())
+    }
+
     /// Make attribute `name` of `obj` (already set) use the committed datatype
     /// `named`; the two datatypes must be equal.
     pub fn share_attr_datatype(

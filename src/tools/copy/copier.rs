@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 
 use super::chunkwise::{self, Target};
+use super::raw;
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::attribute::{self, Attribute, AttributeEntry};
-use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
@@ -39,14 +39,19 @@ enum Pending {
         path: String,
         dst: DatasetId,
         src: Box<Dataset>,
+        /// Where the dataset is linked (removed again if its values fail).
+        parent: GroupId,
+        name: String,
     },
 }
 
 /// The copy in progress.
 pub(super) struct Copier<'a> {
     pub src: &'a File,
-    pub w: FileWriter,
+    pub w: &'a mut FileWriter,
     pub opts: &'a CopyOptions,
+    /// Per-dataset choice of keep or re-encode (default: `opts.filter`).
+    pub choose: Option<&'a dyn Fn(&Dataset) -> FilterChoice>,
     pub report: CopyReport,
     /// Source header address → its copy.
     map: HashMap<u64, ObjectId>,
@@ -90,11 +95,12 @@ fn committed_type(file: &File, h: &ObjectHeader) -> Option<u64> {
 }
 
 impl<'a> Copier<'a> {
-    pub fn new(src: &'a File, w: FileWriter, opts: &'a CopyOptions) -> Self {
+    pub fn new(src: &'a File, w: &'a mut FileWriter, opts: &'a CopyOptions) -> Self {
         Copier {
             src,
             w,
             opts,
+            choose: None,
             report: CopyReport::default(),
             map: HashMap::new(),
             pending: Vec::new(),
@@ -107,6 +113,36 @@ impl<'a> Copier<'a> {
 
     fn skip(&mut self, path: &str, why: impl std::fmt::Display) {
         self.report.skipped.push(format!("{path}: {why}"));
+    }
+
+    /// A dataset created but not filled: unlink it (no empty placeholder is
+    /// left behind) and report it as skipped.
+    fn drop_dataset(&mut self, path: &str, parent: GroupId, name: &str, why: Error) {
+        if self.w.remove_link(parent, name).is_ok() {
+            self.report.datasets = self.report.datasets.saturating_sub(1);
+        }
+        self.skip(path, format!("not copied ({why})"));
+    }
+
+    /// [`Copier::copy_dataset`]; on failure after the dataset was created its
+    /// link is removed again, and the failure is reported as skipped.
+    fn copy_dataset_or_drop(
+        &mut self,
+        ds: &Dataset,
+        parent: GroupId,
+        name: &str,
+    ) -> Result<Option<DatasetId>> {
+        let before = self.w.object_count();
+        match self.copy_dataset(ds, parent, name) {
+            Ok(d) => Ok(d),
+            Err(e) => {
+                if self.w.object_count() > before {
+                    let _ = self.w.remove_link(parent, name);
+                }
+                self.skip(ds.path(), format!("not copied ({e})"));
+                Ok(None)
+            }
+        }
     }
 
     fn note(&mut self, msg: String) {
@@ -180,7 +216,13 @@ impl<'a> Copier<'a> {
         for p in std::mem::take(&mut self.pending) {
             match p {
                 Pending::Attrs { path, obj, attrs } => self.write_attrs(&path, obj, attrs),
-                Pending::Data { path, dst, src } => {
+                Pending::Data {
+                    path,
+                    dst,
+                    src,
+                    parent,
+                    name,
+                } => {
                     let res = src
                         .read_all_raw()
                         .and_then(|raw| self.values(&path, src.dtype(), raw))
@@ -190,7 +232,7 @@ impl<'a> Copier<'a> {
                             _ => Ok(()),
                         });
                     if let Err(e) = res {
-                        self.skip(&path, e);
+                        self.drop_dataset(&path, parent, &name, e);
                     }
                 }
             }
@@ -313,7 +355,7 @@ impl<'a> Copier<'a> {
                                     None
                                 }
                             },
-                            Object::Dataset(ds) => match self.copy_dataset(ds, gd, &name) {
+                            Object::Dataset(ds) => match self.copy_dataset_or_drop(ds, gd, &name) {
                                 Ok(Some(d)) => {
                                     self.report.datasets += 1;
                                     if let Some(t) = committed_type(self.src, ds.header()) {
@@ -382,54 +424,31 @@ impl<'a> Copier<'a> {
                 spec.fill_value = Some(f.to_vec());
             }
         }
-        let src_chunks = ds.chunk_dims().map(|c| {
-            let rank = ds.shape().len();
-            c.get(..rank).unwrap_or(c).to_vec()
-        });
+        let choice = match self.choose {
+            Some(f) => f(ds),
+            None => self.opts.filter.clone(),
+        };
+        let src_chunks = raw::chunk_shape(ds);
         let esize = dtype.size();
-        // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
-        let edge_unfiltered = matches!(
-            ds.layout(),
-            crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
-        );
-        // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true, false) =
-            (&self.opts.filter, &src_chunks, plain, edge_unfiltered)
+        // keep + stored chunks copyable as they are
+        if let (FilterChoice::Keep, Some(chunk), true) =
+            (&choice, &src_chunks, raw::raw_copyable(ds))
         {
             spec = spec.chunked(chunk, ds.filters().to_vec());
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
-            self.w.keep_pipeline_as_stored(d)?;
-            if let Some(params) = ds.chunk_params() {
-                let recs = chunk_index::chunks(self.src.source(), self.src.sizes(), &params)?;
-                for r in recs {
-                    let coords: Vec<u64> = r
-                        .offset
-                        .iter()
-                        .zip(chunk.iter())
-                        .map(|(o, c)| o / c.max(&1))
-                        .collect();
-                    // chunks left beyond a shrunken extent cannot be read: drop them
-                    let outside = coords
-                        .iter()
-                        .zip(ds.shape().iter().zip(chunk.iter()))
-                        .any(|(&s, (&d, &c))| s >= d.div_ceil(c.max(1)));
-                    if outside {
-                        self.note(format!(
-                            "{path}: chunk {:?} outside the extent dropped",
-                            r.offset
-                        ));
-                        continue;
-                    }
-                    let bytes = chunk_index::stored_bytes(self.src.source(), &r)?.into_owned();
-                    self.w.write_raw_chunk(d, &coords, bytes, r.filter_mask)?;
-                    self.report.raw_chunks += 1;
-                }
+            let done = raw::copy_stored_chunks(self.src, ds, self.w, d)?;
+            if done.outside > 0 {
+                self.note(format!(
+                    "{path}: {} chunk(s) outside the extent dropped",
+                    done.outside
+                ));
             }
+            self.report.raw_chunks += done.chunks;
             return Ok(Some(d));
         }
-        let pipeline: Vec<FilterSpec> = match &self.opts.filter {
+        let pipeline: Vec<FilterSpec> = match &choice {
             FilterChoice::Keep => ds.filters().to_vec(),
             FilterChoice::None => Vec::new(),
             FilterChoice::Pipeline(p) => p.clone(),
@@ -462,6 +481,8 @@ impl<'a> Copier<'a> {
                 path,
                 dst: d,
                 src: Box::new(ds.clone()),
+                parent,
+                name: name.to_string(),
             });
             return Ok(Some(d));
         }
@@ -489,9 +510,9 @@ impl<'a> Copier<'a> {
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
             let done = if same_shape {
-                chunkwise::stored_chunks(ds, &mut self.w, d, &target)?
+                chunkwise::stored_chunks(ds, self.w, d, &target)?
             } else {
-                chunkwise::by_rows(ds, &mut self.w, d, &target)?
+                chunkwise::by_rows(ds, self.w, d, &target)?
             };
             if done.outside > 0 {
                 self.note(format!(
@@ -508,7 +529,7 @@ impl<'a> Copier<'a> {
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
-            chunkwise::contiguous_by_slabs(ds, &mut self.w, d, elem)?;
+            chunkwise::contiguous_by_slabs(ds, self.w, d, elem)?;
             return Ok(Some(d));
         }
         let raw = ds.read_all_raw()?;
