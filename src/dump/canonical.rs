@@ -17,7 +17,8 @@ use sha2::{Digest, Sha256};
 
 use super::float;
 use super::numpy::{
-    complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype, numpy_float_size,
+    complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype,
+    numpy_float_size,
 };
 use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};

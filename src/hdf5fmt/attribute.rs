@@ -211,7 +211,12 @@ pub fn read_entries(file: &File, h: &ObjectHeader) -> Result<Vec<AttributeEntry>
                 } else {
                     heap.object(src, sizes, &id)?
                 };
-                out.push(decode_entry(file, &body, heap_addr, Some(u64::from(order)))?);
+                out.push(decode_entry(
+                    file,
+                    &body,
+                    heap_addr,
+                    Some(u64::from(order)),
+                )?);
                 Ok(())
             })?;
         }
@@ -219,8 +224,14 @@ pub fn read_entries(file: &File, h: &ObjectHeader) -> Result<Vec<AttributeEntry>
     let tracked = info.is_some_and(|i| i.max_creation_order.is_some());
     if tracked {
         out.sort_by(|a, b| {
-            (a.creation_order.unwrap_or(u64::MAX), a.attribute.name.as_bytes())
-                .cmp(&(b.creation_order.unwrap_or(u64::MAX), b.attribute.name.as_bytes()))
+            (
+                a.creation_order.unwrap_or(u64::MAX),
+                a.attribute.name.as_bytes(),
+            )
+                .cmp(&(
+                    b.creation_order.unwrap_or(u64::MAX),
+                    b.attribute.name.as_bytes(),
+                ))
         });
     } else {
         out.sort_by(|a, b| a.attribute.name.as_bytes().cmp(b.attribute.name.as_bytes()));

@@ -257,7 +257,9 @@ impl Plan<'_> {
 pub fn as_plugins_read(pipeline: &[FilterSpec]) -> Cow<'_, [FilterSpec]> {
     let odd = |f: &FilterSpec| {
         f.id == crate::filters::ids::BITSHUFFLE
-            && f.cd_values.get(4).is_some_and(|&c| c != 0 && c != 2 && c != 3)
+            && f.cd_values
+                .get(4)
+                .is_some_and(|&c| c != 0 && c != 2 && c != 3)
     };
     if !pipeline.iter().any(odd) {
         return Cow::Borrowed(pipeline);

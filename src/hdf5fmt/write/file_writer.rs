@@ -11,8 +11,7 @@ use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
 use super::object_header::{self, Message};
 use super::set_local::set_local;
 use super::{
-    AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind,
-    ObjectId,
+    AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind, ObjectId,
 };
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};

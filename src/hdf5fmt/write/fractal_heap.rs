@@ -236,9 +236,9 @@ fn header_bytes(f: &HeaderFields, id_len: u16) -> Vec<u8> {
     h.extend_from_slice(&0u64.to_le_bytes()); // tiny count
     h.extend_from_slice(&TABLE_WIDTH.to_le_bytes());
     h.extend_from_slice(&f.block.to_le_bytes()); // starting block size
-    // libhdf5 grows the heap (root direct block -> root indirect block) only
-    // when direct blocks may be larger than the starting size: equal sizes make
-    // it corrupt memory on the next insert once the root block is full
+                                                 // libhdf5 grows the heap (root direct block -> root indirect block) only
+                                                 // when direct blocks may be larger than the starting size: equal sizes make
+                                                 // it corrupt memory on the next insert once the root block is full
     h.extend_from_slice(&f.block.max(MIN_MAX_DIRECT).to_le_bytes()); // max direct block size
     h.extend_from_slice(&MAX_HEAP_BITS.to_le_bytes());
     h.extend_from_slice(&1u16.to_le_bytes()); // starting rows in root indirect block

@@ -148,11 +148,7 @@ impl Serializer<'_> {
                     .iter()
                     .map(|(_, _, order, id)| (ix.record)(id, *order))
                     .collect();
-                btree_v2::write(
-                    self.sink,
-                    &params(ix.record_type, ix.record_size),
-                    &records,
-                )?
+                btree_v2::write(self.sink, &params(ix.record_type, ix.record_size), &records)?
             }
         };
         Ok((heap.address, index, order_index))

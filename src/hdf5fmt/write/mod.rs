@@ -45,8 +45,8 @@ pub mod set_local;
 pub mod sharing;
 
 pub use elements::{Elements, Fixup};
-pub use sharing::CreationOrder;
 pub use messages::Space;
+pub use sharing::CreationOrder;
 
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;

@@ -188,8 +188,7 @@ impl<'a> Copier<'a> {
         for a in attrs {
             let where_ = format!("{path}@{}", a.attribute.name);
             if let Some(t) = a.committed_type {
-                self.shares
-                    .push((dst, Some(a.attribute.name.clone()), t));
+                self.shares.push((dst, Some(a.attribute.name.clone()), t));
             }
             self.write_attr(&where_, dst, a.attribute);
         }
