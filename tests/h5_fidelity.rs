@@ -132,9 +132,13 @@ fn py(py: &Path, script: &str, args: &[String]) -> Value {
 }
 
 fn copy(dir: &Path, name: &str, filter: &str) -> purehdf::tools::copy::CopyReport {
-    let mut opts = CopyOptions::default();
-    opts.filter = parse_filter(filter).unwrap();
-    opts.threads = 1;
+    // `..default()`: other branches add fields to CopyOptions
+    #[allow(clippy::needless_update)]
+    let opts = CopyOptions {
+        filter: parse_filter(filter).unwrap(),
+        threads: 1,
+        ..CopyOptions::default()
+    };
     let dst = dir.join(name.replace(".h5", ".c.h5"));
     copy_file(dir.join(name), dst, &opts).unwrap_or_else(|e| panic!("copy {name}: {e}"))
 }
@@ -227,7 +231,7 @@ fn issue13_regressions() {
     checked += 1;
     // (g) complex member of a record with vlen and reference fields
     if let Some(want) = made.get("cx").and_then(Value::as_str) {
-        let d = dump_file(&dir.join("cx.h5")).unwrap();
+        let d = dump_file(dir.join("cx.h5")).unwrap();
         assert_eq!(dataset_sha(&d.doc, "/rec").as_deref(), Some(want));
         checked += 1;
     } else {

@@ -132,9 +132,13 @@ fn random_h5py_files_round_trip() {
                 }
             }
             for (label, filter) in modes {
-                let mut opts = CopyOptions::default();
-                opts.filter = parse_filter(filter).expect("filter");
-                opts.threads = 1;
+                // `..default()`: other branches add fields to CopyOptions
+                #[allow(clippy::needless_update)]
+                let opts = CopyOptions {
+                    filter: parse_filter(filter).expect("filter"),
+                    threads: 1,
+                    ..CopyOptions::default()
+                };
                 let dst = dir.join(format!("f{i:03}.{label}.h5"));
                 match copy_file(&src, &dst, &opts) {
                     Err(e) => problems.push(format!("{tag} {label}: copy: {e}")),
