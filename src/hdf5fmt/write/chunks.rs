@@ -165,7 +165,8 @@ fn all_scaled(grid: &[u64]) -> Vec<Vec<u64>> {
 }
 
 /// Run `pipeline` over one chunk; an optional stage (flags bit 0) that fails is
-/// skipped and recorded in the returned filter mask, as libhdf5 does.
+/// skipped and recorded in the returned filter mask, as libhdf5 does (a shuffle
+/// stage without an element size fails, as in libhdf5).
 pub fn run_pipeline(
     pipeline: &[FilterSpec],
     ctx: &ChunkContext,
@@ -174,7 +175,17 @@ pub fn run_pipeline(
     let mut buf = raw;
     let mut mask = 0u32;
     for (i, spec) in pipeline.iter().enumerate() {
-        match filters::encode(spec, ctx, &buf) {
+        // libhdf5's shuffle fails without its element-size parameter (left
+        // empty for variable-length types): an optional one is skipped
+        let res =
+            if spec.id == filters::ids::SHUFFLE && spec.cd_values.first().is_none_or(|&e| e == 0) {
+                Err(Error::InvalidArgument(
+                    "shuffle without an element size".into(),
+                ))
+            } else {
+                filters::encode(spec, ctx, &buf)
+            };
+        match res {
             Ok(out) => buf = out,
             Err(_) if spec.flags & 1 != 0 && i < 32 => mask |= 1 << i,
             Err(e) => return Err(e),
