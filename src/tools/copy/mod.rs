@@ -7,8 +7,10 @@
 //! at a time when a dataset becomes chunked), so memory stays bounded.
 //!
 //! Every object is created once: a second hard link to it stays a second link
-//! to the same object. Soft and external links are copied as links (never
-//! followed), named datatypes are committed again, and object, region and
+//! to the same object (reference counts follow). Soft and external links are
+//! copied as links (never followed), named datatypes are committed again and
+//! shared by the datasets and attributes that used them, link and attribute
+//! creation order (flags and order) is kept, and object, region and
 //! revised references (in datasets and attributes, at any depth inside
 //! compounds, arrays and variable-length data) point at the copied objects.
 //! Hard links back to an ancestor group (cycles) are kept too. What the writer
