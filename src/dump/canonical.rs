@@ -17,7 +17,8 @@ use sha2::{Digest, Sha256};
 
 use super::float;
 use super::numpy::{
-    compound_out_of_order, has_object, is_bool_enum, numpy_dtype, numpy_float_size,
+    complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype,
+    numpy_float_size,
 };
 use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};
@@ -295,7 +296,8 @@ fn tlv_obj(dt: &Datatype, s: &[u8], r: VlenResolver, out: &mut Vec<u8>) -> Resul
             tlv_vlen_array(base, n, &data, r, out)?;
         }
         Datatype::Reference { .. } => out.push(b'R'),
-        Datatype::Compound { members, .. } => {
+        // a compound numpy reads as a complex number is one number, not a record
+        Datatype::Compound { members, .. } if complex_compound_part(dt).is_none() => {
             for m in members {
                 tlv_field(
                     &m.dtype,

@@ -267,6 +267,12 @@ fn nested(
 ) -> Result<(Value, u64)> {
     let ls = leaf.size();
     match shape.split_first() {
+        // numpy's `tolist()` gives opaque items as `bytes`, which the oracle
+        // decodes (a lone np.void scalar is `hex:`)
+        None if matches!(leaf, Datatype::Opaque { .. }) => Ok((
+            Value::String(decode_backslashreplace(slice(data, start * ls, ls)?)),
+            start + 1,
+        )),
         None => Ok((item_json(leaf, slice(data, start * ls, ls)?, r)?, start + 1)),
         Some((&n, rest)) => {
             let mut items = Vec::new();

@@ -151,6 +151,95 @@ fn dense(file: &File, info: &AttributeInfo) -> Result<Vec<Attribute>> {
     Ok(out)
 }
 
+/// An attribute with what a faithful copy needs besides its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttributeEntry {
+    pub attribute: Attribute,
+    /// Creation order (when the object tracks it).
+    pub creation_order: Option<u64>,
+    /// Header address of the committed datatype the attribute uses.
+    pub committed_type: Option<u64>,
+}
+
+fn decode_entry(file: &File, body: &[u8], at: u64, order: Option<u64>) -> Result<AttributeEntry> {
+    let committed = std::cell::Cell::new(None);
+    let lookup = |mtype: u16, r: &SharedRef| {
+        if let (types::DATATYPE, SharedRef::ObjectHeader(a)) = (mtype, r) {
+            committed.set(Some(*a));
+        }
+        file.resolve_shared(mtype, r)
+    };
+    let m = AttributeMessage::decode(
+        &mut Cursor::new(body, at, "attribute message"),
+        file.sizes(),
+        &lookup,
+    )?;
+    Ok(AttributeEntry {
+        attribute: m.into(),
+        creation_order: order,
+        committed_type: committed.get(),
+    })
+}
+
+/// Every attribute of the object with its creation order and committed
+/// datatype, in creation order when the object tracks it (name order for
+/// attributes without one), else by name: the order libhdf5 lists them in.
+pub fn read_entries(file: &File, h: &ObjectHeader) -> Result<Vec<AttributeEntry>> {
+    let mut out = Vec::new();
+    for m in h.all(types::ATTRIBUTE) {
+        let body = file.message_body(m)?;
+        out.push(decode_entry(
+            file,
+            &body,
+            m.offset,
+            m.creation_order.map(u64::from),
+        )?);
+    }
+    let info = info(file, h)?;
+    if let Some(i) = &info {
+        if let (Some(heap_addr), Some(index)) = (i.heap_address, i.name_index) {
+            let src = file.source();
+            let sizes = file.sizes();
+            let heap = FractalHeap::open(src, sizes, heap_addr)?;
+            let tree = BTreeV2::open(src, sizes, index)?;
+            tree.for_each_record(src, sizes, &mut |rec| {
+                let mut c = Cursor::new(rec, index, "attribute name record");
+                let id: [u8; 8] = c.array()?;
+                let flags = c.u8()?;
+                let order = c.u32()?;
+                let body = if flags & 0x02 != 0 {
+                    file.resolve_shared(types::ATTRIBUTE, &SharedRef::Heap(id))?
+                } else {
+                    heap.object(src, sizes, &id)?
+                };
+                out.push(decode_entry(
+                    file,
+                    &body,
+                    heap_addr,
+                    Some(u64::from(order)),
+                )?);
+                Ok(())
+            })?;
+        }
+    }
+    let tracked = info.is_some_and(|i| i.max_creation_order.is_some());
+    if tracked {
+        out.sort_by(|a, b| {
+            (
+                a.creation_order.unwrap_or(u64::MAX),
+                a.attribute.name.as_bytes(),
+            )
+                .cmp(&(
+                    b.creation_order.unwrap_or(u64::MAX),
+                    b.attribute.name.as_bytes(),
+                ))
+        });
+    } else {
+        out.sort_by(|a, b| a.attribute.name.as_bytes().cmp(b.attribute.name.as_bytes()));
+    }
+    Ok(out)
+}
+
 /// The attribute named `name`.
 pub fn find(file: &File, h: &ObjectHeader, name: &str) -> Result<Attribute> {
     read_all(file, h)?

@@ -140,16 +140,12 @@ pub fn chunks(
     address: u64,
     push: &mut dyn FnMut(ChunkRecord) -> Result<()>,
 ) -> Result<()> {
-    let p = parse_header(src, sizes, params, address)?;
-    if p.max_idx_set > grid.max_chunks {
-        return Err(Error::Limit {
-            structure: HEADER,
-            offset: address,
-            what: "elements",
-            value: p.max_idx_set,
-            limit: grid.max_chunks,
-        });
-    }
+    let mut p = parse_header(src, sizes, params, address)?;
+    // A dataset shrunk along its unlimited dimension keeps the elements set
+    // before (libhdf5 never lowers `max_idx_set`); the unlimited dimension is
+    // the slowest in the linear index, so elements at or past the grid's chunk
+    // count lie beyond the current extent, and libhdf5 ignores them on read.
+    p.max_idx_set = p.max_idx_set.min(grid.max_chunks);
     let Some(iblock) = p.iblock else {
         return Ok(());
     };

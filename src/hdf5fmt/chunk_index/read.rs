@@ -248,6 +248,36 @@ impl Plan<'_> {
     }
 }
 
+/// The client data each stage is decoded with, as the HDF5 filter plugins read
+/// it. Bitshuffle (32008) compresses only when `cd_values[4]` is 2 (LZ4) or 3
+/// (Zstd) and plain-bitshuffles otherwise; a pipeline holding bitshuffle twice
+/// gets hdf5plugin's `set_local` applied to the first stage twice (its values
+/// appended again, so `cd_values[4]` becomes the major version, 4), and libhdf5
+/// reads such chunks as plain bitshuffle. Other stages are used as stored.
+pub fn as_plugins_read(pipeline: &[FilterSpec]) -> Cow<'_, [FilterSpec]> {
+    let odd = |f: &FilterSpec| {
+        f.id == crate::filters::ids::BITSHUFFLE
+            && f.cd_values
+                .get(4)
+                .is_some_and(|&c| c != 0 && c != 2 && c != 3)
+    };
+    if !pipeline.iter().any(odd) {
+        return Cow::Borrowed(pipeline);
+    }
+    Cow::Owned(
+        pipeline
+            .iter()
+            .map(|f| {
+                let mut f = f.clone();
+                if odd(&f) {
+                    f.cd_values.truncate(4);
+                }
+                f
+            })
+            .collect(),
+    )
+}
+
 /// The caller's output buffer, written by several chunk jobs at once: each job
 /// writes only the box where its chunk meets the selection, and chunk boxes
 /// (placed by grid position) are disjoint, so no byte is written twice.
@@ -542,6 +572,7 @@ fn read_into(
     out: &OutBuf,
     cache: Option<&ChunkCache>,
 ) -> Result<()> {
+    let pipeline = &*as_plugins_read(pipeline);
     let g = &map.grid;
     let elem = g.element_size as usize;
     let (start, count) = selection.resolve(&g.dims).ok_or_else(|| {

@@ -165,7 +165,8 @@ fn all_scaled(grid: &[u64]) -> Vec<Vec<u64>> {
 }
 
 /// Run `pipeline` over one chunk; an optional stage (flags bit 0) that fails is
-/// skipped and recorded in the returned filter mask, as libhdf5 does.
+/// skipped and recorded in the returned filter mask, as libhdf5 does (a shuffle
+/// stage without an element size fails, as in libhdf5).
 pub fn run_pipeline(
     pipeline: &[FilterSpec],
     ctx: &ChunkContext,
@@ -174,7 +175,17 @@ pub fn run_pipeline(
     let mut buf = raw;
     let mut mask = 0u32;
     for (i, spec) in pipeline.iter().enumerate() {
-        match filters::encode(spec, ctx, &buf) {
+        // libhdf5's shuffle fails without its element-size parameter (left
+        // empty for variable-length types): an optional one is skipped
+        let res =
+            if spec.id == filters::ids::SHUFFLE && spec.cd_values.first().is_none_or(|&e| e == 0) {
+                Err(Error::InvalidArgument(
+                    "shuffle without an element size".into(),
+                ))
+            } else {
+                filters::encode(spec, ctx, &buf)
+            };
+        match res {
             Ok(out) => buf = out,
             Err(_) if spec.flags & 1 != 0 && i < 32 => mask |= 1 << i,
             Err(e) => return Err(e),
@@ -390,7 +401,13 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     // sparsely allocated grids use the B-tree, whose size follows the chunks
     let small_grid = product(&max_grid).is_some_and(|n| n <= MAX_FIXED_ARRAY_CHUNKS);
     if fixed && small_grid {
-        let (addr, page_bits) = write_fixed_array(sink, &max_grid, &stored, filtered, csl)?;
+        // nothing stored: no index yet (libhdf5 creates it with the first
+        // chunk, and cannot walk an empty one when it deletes the dataset)
+        let (addr, page_bits) = if stored.is_empty() {
+            (UNDEF, 10)
+        } else {
+            write_fixed_array(sink, &max_grid, &stored, filtered, csl)?
+        };
         return Ok(messages::layout_chunked(
             input.chunk,
             elem,

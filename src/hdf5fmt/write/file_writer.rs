@@ -4,16 +4,14 @@
 //! is allocated by appending; only the superblock (written last, at offset 0) and
 //! global heap collections (reserved then filled) are written in place.
 
-use super::btree_v2::{self, BTreeParams};
 use super::chunks::{self, ChunkedInput};
 use super::elements::{self, Elements};
 use super::global_heap::{vlen_pointer, GlobalHeap};
 use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
-use super::object_header::{self, Message, MAX_MESSAGE_BODY};
+use super::object_header::{self, Message};
 use super::set_local::set_local;
 use super::{
-    fractal_heap, AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind,
-    ObjectId,
+    AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind, ObjectId,
 };
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
@@ -162,6 +160,7 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
     }
     let mut s = Serializer {
         nodes,
+        refcounts: hard_link_counts(nodes),
         sink,
         gheap: GlobalHeap::default(),
         named: HashMap::new(),
@@ -201,16 +200,57 @@ pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
     b
 }
 
-struct Serializer<'a> {
-    nodes: &'a [Node],
-    sink: &'a mut Sink,
-    gheap: GlobalHeap,
+/// How many hard links reach each node (the root counts one more, for the
+/// superblock's pointer, as libhdf5 counts it), plus, for committed datatypes,
+/// the datasets and attributes using them.
+fn hard_link_counts(nodes: &[Node]) -> Vec<u32> {
+    let mut counts = vec![0u32; nodes.len()];
+    if let Some(root) = counts.first_mut() {
+        *root = 1;
+    }
+    let mut bump = |t: usize| {
+        if let Some(c) = counts.get_mut(t) {
+            *c = c.saturating_add(1);
+        }
+    };
+    for n in nodes {
+        match &n.kind {
+            NodeKind::Group { links } => {
+                for (_, l) in links {
+                    if let Link::Hard(t) = l {
+                        bump(*t);
+                    }
+                }
+            }
+            // libhdf5 counts every dataset and attribute using a committed
+            // datatype as one more reference to it
+            NodeKind::Dataset(ds) => {
+                if let Some(t) = ds.named_type {
+                    bump(t);
+                }
+            }
+            NodeKind::NamedType(_) => {}
+        }
+        for &(_, t) in &n.extra.attr_types {
+            bump(t);
+        }
+    }
+    counts
+}
+
+pub(super) struct Serializer<'a> {
+    pub(super) nodes: &'a [Node],
+    /// Hard links to each node: written as a reference count message (0x16)
+    /// when over one, so libhdf5 frees the object only with its last link.
+    pub(super) refcounts: Vec<u32>,
+    pub(super) sink: &'a mut Sink,
+    pub(super) gheap: GlobalHeap,
     /// Header addresses of committed datatypes, by node.
-    named: HashMap<usize, u64>,
+    pub(super) named: HashMap<usize, u64>,
     /// Header addresses of every object written so far, by node.
-    addrs: HashMap<usize, u64>,
+    pub(super) addrs: HashMap<usize, u64>,
     /// Objects being written (a hard link back to one is a cycle).
-    busy: HashSet<usize>,
+    pub(super) busy: HashSet<usize>,
     /// Objects whose reference-holding messages wait for every address.
     pending: Vec<Deferred>,
 }
@@ -222,8 +262,8 @@ struct Deferred {
     node: usize,
     header_addr: u64,
     header: Vec<u8>,
-    /// Names of the attributes left out of the header.
-    attrs: Vec<usize>,
+    /// The attributes were left out of the header (one holds references).
+    attrs: bool,
     /// The dataset's layout (and data) left out too.
     data: bool,
     /// Indexes of the group's hard links that close a cycle.
@@ -232,7 +272,7 @@ struct Deferred {
 
 /// Borrowed element values.
 #[derive(Clone, Copy)]
-enum DataRef<'a> {
+pub(super) enum DataRef<'a> {
     Raw(&'a [u8]),
     Strings(&'a [String]),
     Seqs(&'a [Vec<u8>]),
@@ -250,17 +290,22 @@ impl<'a> From<&'a AttrData> for DataRef<'a> {
     }
 }
 
+/// Object header flags for the node's attribute creation order.
+fn attr_header_flags(node: &Node) -> u8 {
+    (node.extra.attr_order & 3) << 2
+}
+
 fn attr_has_refs(v: &AttrValue) -> bool {
     matches!(&v.data, AttrData::Elements(e) if e.has_references())
 }
 
 /// Sort key of dense-storage name index records: hash, then name.
-fn name_hash(name: &str) -> u32 {
+pub(super) fn name_hash(name: &str) -> u32 {
     lookup3(name.as_bytes(), 0)
 }
 
 impl Serializer<'_> {
-    fn object(&mut self, id: usize, depth: usize) -> Result<u64> {
+    pub(super) fn object(&mut self, id: usize, depth: usize) -> Result<u64> {
         if depth > MAX_GROUP_DEPTH {
             return Err(Error::InvalidArgument("groups nested too deeply".into()));
         }
@@ -287,7 +332,7 @@ impl Serializer<'_> {
         let mut deferred_links = Vec::new();
         let mut msgs = match &node.kind {
             NodeKind::Group { links } => {
-                let (m, later) = self.group(links, depth)?;
+                let (m, later) = self.group(links, node.extra.link_order, depth)?;
                 deferred_links = later;
                 m
             }
@@ -299,33 +344,31 @@ impl Serializer<'_> {
                 kind: kind::DATATYPE,
                 body: messages::datatype(dt)?,
                 flags: 1,
+                order: 0,
             }],
         };
-        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
-        let now: Vec<&(String, AttrValue)> = node
-            .attrs
-            .iter()
-            .filter(|(_, v)| !attr_has_refs(v))
-            .collect();
-        if now.is_empty() && !deferred_attrs.is_empty() {
-            msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info(UNDEF, UNDEF),
-            ));
+        let links = self.refcounts.get(id).copied().unwrap_or(1);
+        if links > 1 {
+            msgs.push(Message::new(kind::REFCOUNT, messages::refcount(links)));
         }
-        self.attributes(&now, &mut msgs, !deferred_attrs.is_empty())?;
+        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
+        // an object with a reference-holding attribute gets all its attributes
+        // (compact or dense) in the continuation chunk, once every address is known
+        if deferred_attrs.is_empty() {
+            self.attributes(node, &mut msgs)?;
+        }
         if defer {
             // placeholder, patched by finish_deferred
             msgs.push(Message::new(kind::CONTINUATION, continuation(UNDEF, 0)));
         }
-        let header = object_header::encode(&msgs)?;
+        let header = object_header::encode_with(&msgs, attr_header_flags(node))?;
         let addr = self.sink.append(&header)?;
         if defer {
             self.pending.push(Deferred {
                 node: id,
                 header_addr: addr,
                 header,
-                attrs: deferred_attrs,
+                attrs: !deferred_attrs.is_empty(),
                 data: deferred_data,
                 links: deferred_links,
             });
@@ -349,9 +392,10 @@ impl Serializer<'_> {
                     let addr = self.addrs.get(child).copied().ok_or_else(|| {
                         Error::InvalidArgument(format!("link {name:?}: object never written"))
                     })?;
+                    let order = (node.extra.link_order != 0).then_some(i as u64);
                     msgs.push(Message::new(
                         kind::LINK,
-                        messages::link(name, &LinkTarget::Hard(addr))?,
+                        messages::link_ordered(name, &LinkTarget::Hard(addr), order)?,
                     ));
                 }
             }
@@ -361,173 +405,18 @@ impl Serializer<'_> {
                 msgs.push(self.layout(ds)?.1);
             }
         }
-        for &i in &p.attrs {
-            if let Some((name, value)) = node.attrs.get(i) {
-                let body = self.attribute_message(name, value)?;
-                if body.len() > MAX_MESSAGE_BODY {
-                    return Err(Error::InvalidArgument(format!(
-                        "attribute {name:?} holding references is over 64 KiB"
-                    )));
-                }
-                msgs.push(Message::new(kind::ATTRIBUTE, body));
-            }
+        if p.attrs {
+            self.attributes(node, &mut msgs)?;
         }
-        let chunk = object_header::encode_continuation(&msgs)?;
+        let chunk = object_header::encode_continuation(&msgs, attr_header_flags(node))?;
         let at = self.sink.append(&chunk)?;
         let mut header = p.header;
         object_header::patch_last_message(&mut header, &continuation(at, chunk.len() as u64))?;
         self.sink.write_at(p.header_addr, &header)
     }
 
-    /// The group's messages; hard links to objects being written (cycles) are
-    /// left out and returned, to go to a continuation chunk (the group's links
-    /// then stay compact).
-    fn group(
-        &mut self,
-        links: &[(String, Link)],
-        depth: usize,
-    ) -> Result<(Vec<Message>, Vec<usize>)> {
-        let mut encoded = Vec::with_capacity(links.len());
-        let mut later = Vec::new();
-        for (i, (name, link)) in links.iter().enumerate() {
-            let target = match link {
-                Link::Hard(child) if self.busy.contains(child) => {
-                    later.push(i);
-                    continue;
-                }
-                Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
-                Link::Soft(path) => LinkTarget::Soft(path.clone()),
-                Link::External { file, path } => LinkTarget::External {
-                    file: file.clone(),
-                    path: path.clone(),
-                },
-            };
-            encoded.push((name.as_str(), messages::link(name, &target)?));
-        }
-        let mut msgs = Vec::new();
-        // a link message over 64 KiB cannot sit in a header (its size field
-        // is 16 bits): the group goes dense, as libhdf5 does
-        let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
-        if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
-            msgs.push(Message::new(
-                kind::LINK_INFO,
-                messages::link_info(UNDEF, UNDEF),
-            ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
-            for (_, body) in encoded {
-                msgs.push(Message::new(kind::LINK, body));
-            }
-        } else {
-            let (heap, index) = self.dense(
-                encoded,
-                7,
-                |id, _, hash| {
-                    let mut r = hash.to_le_bytes().to_vec();
-                    r.extend_from_slice(id);
-                    r
-                },
-                5,
-                11,
-            )?;
-            msgs.push(Message::new(
-                kind::LINK_INFO,
-                messages::link_info(heap, index),
-            ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
-        }
-        Ok((msgs, later))
-    }
-
-    /// Write a fractal heap of `items` and its name index; returns (heap, B-tree).
-    fn dense(
-        &mut self,
-        mut items: Vec<(&str, Vec<u8>)>,
-        id_len: u16,
-        record: impl Fn(&[u8], u32, u32) -> Vec<u8>,
-        record_type: u8,
-        record_size: u16,
-    ) -> Result<(u64, u64)> {
-        let objects: Vec<Vec<u8>> = items.iter_mut().map(|(_, b)| std::mem::take(b)).collect();
-        let heap = fractal_heap::write(self.sink, &objects, id_len)?;
-        let mut keyed: Vec<(u32, &str, u32, &Vec<u8>)> = items
-            .iter()
-            .zip(&heap.ids)
-            .enumerate()
-            .map(|(i, ((name, _), id))| (name_hash(name), *name, i as u32, id))
-            .collect();
-        keyed.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
-        let records: Vec<Vec<u8>> = keyed
-            .iter()
-            .map(|(hash, _, order, id)| record(id, *order, *hash))
-            .collect();
-        let params = BTreeParams {
-            record_type,
-            record_size,
-            node_size: 512,
-            split: 100,
-            merge: 40,
-        };
-        let index = btree_v2::write(self.sink, &params, &records)?;
-        Ok((heap.address, index))
-    }
-
-    fn attribute_message(&mut self, name: &str, value: &AttrValue) -> Result<Vec<u8>> {
-        let dtype = messages::datatype(&value.dtype)?;
-        let space = messages::dataspace(&value.shape);
-        let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
-        messages::attribute(name, &dtype, &space, &data)
-    }
-
-    /// Attribute messages, or dense storage when there are many or big ones
-    /// (`compact`: never dense, as when other attributes go to a continuation chunk).
-    fn attributes(
-        &mut self,
-        attrs: &[&(String, AttrValue)],
-        msgs: &mut Vec<Message>,
-        compact: bool,
-    ) -> Result<()> {
-        if attrs.is_empty() {
-            return Ok(());
-        }
-        let mut encoded = Vec::with_capacity(attrs.len());
-        for (name, value) in attrs.iter().map(|a| (&a.0, &a.1)) {
-            encoded.push((name.as_str(), self.attribute_message(name, value)?));
-        }
-        let too_big = encoded.iter().any(|(_, b)| b.len() > MAX_MESSAGE_BODY);
-        if compact || (encoded.len() <= MAX_COMPACT && !too_big) {
-            // libhdf5 counts the attributes of a version 2 header through its
-            // attribute info message (no message: zero attributes)
-            msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info(UNDEF, UNDEF),
-            ));
-            for (_, body) in encoded {
-                msgs.push(Message::new(kind::ATTRIBUTE, body));
-            }
-        } else {
-            let (heap, index) = self.dense(
-                encoded,
-                8,
-                |id, order, hash| {
-                    let mut r = id.to_vec();
-                    r.push(0);
-                    r.extend_from_slice(&order.to_le_bytes());
-                    r.extend_from_slice(&hash.to_le_bytes());
-                    r
-                },
-                8,
-                17,
-            )?;
-            msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info(heap, index),
-            ));
-        }
-        Ok(())
-    }
-
     /// Raw stored bytes of all elements; variable-length values go to the global heap.
-    fn element_bytes<'d>(
+    pub(super) fn element_bytes<'d>(
         &mut self,
         dtype: &Datatype,
         shape: &Space,
@@ -639,11 +528,13 @@ impl Serializer<'_> {
                     kind: kind::DATATYPE,
                     body: messages::shared_committed(addr),
                     flags: 2,
+                    order: 0,
                 },
                 None => Message {
                     kind: kind::DATATYPE,
                     body: messages::datatype(&spec.dtype)?,
                     flags: 1,
+                    order: 0,
                 },
             },
         ];
@@ -661,7 +552,13 @@ impl Serializer<'_> {
                 }
                 let filters: Vec<_> = filters
                     .iter()
-                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .map(|f| {
+                        if ds.pipeline_as_stored {
+                            f.clone()
+                        } else {
+                            set_local(f, &spec.dtype, chunk_dims)
+                        }
+                    })
                     .collect();
                 if !filters.is_empty() {
                     msgs.push(Message::new(
@@ -676,6 +573,7 @@ impl Serializer<'_> {
             kind: kind::FILL_VALUE,
             body: messages::fill_value(alloc, spec.fill_value.as_deref())?,
             flags: 1,
+            order: 0,
         });
         if !defer {
             msgs.push(self.layout(ds)?.1);
@@ -736,7 +634,13 @@ impl Serializer<'_> {
                 let max = spec.shape.max_dims();
                 let filters: Vec<_> = filters
                     .iter()
-                    .map(|f| set_local(f, &spec.dtype, chunk_dims))
+                    .map(|f| {
+                        if ds.pipeline_as_stored {
+                            f.clone()
+                        } else {
+                            set_local(f, &spec.dtype, chunk_dims)
+                        }
+                    })
                     .collect();
                 let input = ChunkedInput {
                     dims: spec.shape.dims(),

@@ -22,6 +22,9 @@ const DBLOCK_OVERHEAD: u64 = 4 + 1 + 8 + OFF_SIZE as u64;
 /// Largest root block this writer makes.
 const MAX_BLOCK: u64 = 1 << 28;
 const TABLE_WIDTH: u16 = 4;
+/// Smallest "maximum direct block size" written (libhdf5's own for link and
+/// attribute heaps).
+const MIN_MAX_DIRECT: u64 = 1 << 16;
 /// Largest managed object (libhdf5's limit for link and attribute heaps, less
 /// one so that two length bytes always suffice); larger objects are huge.
 pub const MAX_MANAGED: u64 = 0xFFFF;
@@ -233,7 +236,10 @@ fn header_bytes(f: &HeaderFields, id_len: u16) -> Vec<u8> {
     h.extend_from_slice(&0u64.to_le_bytes()); // tiny count
     h.extend_from_slice(&TABLE_WIDTH.to_le_bytes());
     h.extend_from_slice(&f.block.to_le_bytes()); // starting block size
-    h.extend_from_slice(&f.block.to_le_bytes()); // max direct block size
+                                                 // libhdf5 grows the heap (root direct block -> root indirect block) only
+                                                 // when direct blocks may be larger than the starting size: equal sizes make
+                                                 // it corrupt memory on the next insert once the root block is full
+    h.extend_from_slice(&f.block.max(MIN_MAX_DIRECT).to_le_bytes()); // max direct block size
     h.extend_from_slice(&MAX_HEAP_BITS.to_le_bytes());
     h.extend_from_slice(&1u16.to_le_bytes()); // starting rows in root indirect block
     h.extend_from_slice(&f.root.to_le_bytes());

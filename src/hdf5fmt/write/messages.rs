@@ -25,6 +25,7 @@ pub mod kind {
     pub const ATTRIBUTE: u8 = 0x0C;
     pub const CONTINUATION: u8 = 0x10;
     pub const ATTRIBUTE_INFO: u8 = 0x15;
+    pub const REFCOUNT: u8 = 0x16;
 }
 
 /// The shape of a dataset or attribute (dataspace message).
@@ -333,6 +334,11 @@ pub enum LinkTarget {
 
 /// Link message, version 1.
 pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
+    link_ordered(name, target, None)
+}
+
+/// Link message, version 1, with its creation order when the group tracks it.
+pub fn link_ordered(name: &str, target: &LinkTarget, order: Option<u64>) -> Result<Vec<u8>> {
     let nlen = name.len();
     if nlen == 0 {
         return Err(Error::InvalidArgument("empty link name".into()));
@@ -348,10 +354,16 @@ pub fn link(name: &str, target: &LinkTarget) -> Result<Vec<u8>> {
         LinkTarget::Soft(_) => Some(1u8),
         LinkTarget::External { .. } => Some(64),
     };
-    let flags = size_code | (u8::from(link_type.is_some()) << 3) | (u8::from(utf8) << 4);
+    let flags = size_code
+        | (u8::from(order.is_some()) << 2)
+        | (u8::from(link_type.is_some()) << 3)
+        | (u8::from(utf8) << 4);
     let mut out = vec![1, flags];
     if let Some(t) = link_type {
         out.push(t);
+    }
+    if let Some(o) = order {
+        put_u64(&mut out, o);
     }
     if utf8 {
         out.push(1);
@@ -386,6 +398,48 @@ pub fn link_info(heap: u64, name_index: u64) -> Vec<u8> {
     out
 }
 
+/// Link info message, version 0, with creation-order flags `bits` (1 tracked:
+/// `max_order` written; 2 indexed: `order_index` written).
+pub fn link_info_ordered(
+    bits: u8,
+    max_order: Option<u64>,
+    heap: u64,
+    name_index: u64,
+    order_index: u64,
+) -> Vec<u8> {
+    let mut out = vec![0, bits & 3];
+    if bits & 1 != 0 {
+        put_u64(&mut out, max_order.unwrap_or(0));
+    }
+    put_u64(&mut out, heap);
+    put_u64(&mut out, name_index);
+    if bits & 2 != 0 {
+        put_u64(&mut out, order_index);
+    }
+    out
+}
+
+/// Attribute info message, version 0, with creation-order flags `bits` (as
+/// [`link_info_ordered`]; the maximum creation index is 16 bits).
+pub fn attribute_info_ordered(
+    bits: u8,
+    max_order: Option<u16>,
+    heap: u64,
+    name_index: u64,
+    order_index: u64,
+) -> Vec<u8> {
+    let mut out = vec![0, bits & 3];
+    if bits & 1 != 0 {
+        put_u16(&mut out, max_order.unwrap_or(0));
+    }
+    put_u64(&mut out, heap);
+    put_u64(&mut out, name_index);
+    if bits & 2 != 0 {
+        put_u64(&mut out, order_index);
+    }
+    out
+}
+
 /// Group info message, version 0, default phase-change values.
 pub fn group_info() -> Vec<u8> {
     vec![0, 0]
@@ -399,15 +453,35 @@ pub fn attribute_info(heap: u64, name_index: u64) -> Vec<u8> {
     out
 }
 
+/// Object reference count message (0x16), version 0: the number of hard links
+/// to an object whose header is version 2.
+pub fn refcount(count: u32) -> Vec<u8> {
+    let mut out = vec![0];
+    put_u32(&mut out, count);
+    out
+}
+
 /// Attribute message, version 3: `dtype_msg` and `space_msg` are encoded messages,
 /// `data` the raw element bytes.
 pub fn attribute(name: &str, dtype_msg: &[u8], space_msg: &[u8], data: &[u8]) -> Result<Vec<u8>> {
+    attribute_with_flags(name, 0, dtype_msg, space_msg, data)
+}
+
+/// [`attribute`] with message flags (bit 0: `dtype_msg` is a shared datatype
+/// message pointing at a committed datatype).
+pub fn attribute_with_flags(
+    name: &str,
+    flags: u8,
+    dtype_msg: &[u8],
+    space_msg: &[u8],
+    data: &[u8],
+) -> Result<Vec<u8>> {
     if name.is_empty() || name.as_bytes().contains(&0) {
         return Err(Error::InvalidArgument(format!(
             "bad attribute name {name:?}"
         )));
     }
-    let mut out = vec![3, 0];
+    let mut out = vec![3, flags & 1];
     put_u16(&mut out, u16_len(name.len() + 1, "attribute name")?);
     put_u16(&mut out, u16_len(dtype_msg.len(), "attribute datatype")?);
     put_u16(&mut out, u16_len(space_msg.len(), "attribute dataspace")?);

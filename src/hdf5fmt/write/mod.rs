@@ -39,14 +39,17 @@ pub mod file_writer;
 pub mod filter_spec;
 pub mod fractal_heap;
 pub mod global_heap;
+mod groups_attrs;
 pub mod messages;
 pub mod object_header;
 pub mod set_local;
+pub mod sharing;
 pub mod typed_write;
 
 pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
 pub use messages::Space;
+pub use sharing::CreationOrder;
 
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
@@ -382,6 +385,8 @@ pub(crate) struct DatasetNode {
     pub raw_chunks: RawChunks,
     /// Contiguous data already in the output: (address, bytes so far).
     pub streamed: Option<(u64, u64)>,
+    /// The pipeline's client data is final (copied from a file): no set-local.
+    pub pipeline_as_stored: bool,
 }
 
 pub(crate) enum NodeKind {
@@ -393,6 +398,8 @@ pub(crate) enum NodeKind {
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub attrs: Vec<(String, AttrValue)>,
+    /// Creation-order flags and committed attribute types (see `sharing.rs`).
+    pub extra: sharing::NodeExtra,
 }
 
 /// Builds an HDF5 file. See the module documentation.
@@ -451,6 +458,7 @@ impl FileWriter {
         Node {
             kind: NodeKind::Group { links: Vec::new() },
             attrs: Vec::new(),
+            extra: Default::default(),
         }
     }
 
@@ -536,8 +544,10 @@ impl FileWriter {
                 named_type: None,
                 raw_chunks: RawChunks::new(),
                 streamed: None,
+                pipeline_as_stored: false,
             })),
             attrs: Vec::new(),
+            extra: Default::default(),
         });
         Ok(DatasetId(id))
     }
@@ -554,6 +564,7 @@ impl FileWriter {
         self.nodes.push(Node {
             kind: NodeKind::NamedType(dtype),
             attrs: Vec::new(),
+            extra: Default::default(),
         });
         Ok(DatatypeId(id))
     }

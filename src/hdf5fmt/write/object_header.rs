@@ -1,6 +1,6 @@
 //! Version 2 object header encoder (HDF5 File Format Specification IV.A.1.b,
-//! "Version 2 Object Header"): no times, no creation order, with the Jenkins
-//! lookup3 checksum; one chunk, plus a continuation chunk (`OCHK`) for messages
+//! "Version 2 Object Header"): no times, attribute creation order tracked
+//! (and indexed) on request, with the Jenkins lookup3 checksum; one chunk, plus a continuation chunk (`OCHK`) for messages
 //! written after every object has its address.
 
 use crate::error::{Error, Result};
@@ -13,7 +13,15 @@ pub struct Message {
     pub body: Vec<u8>,
     /// Message flags (bit 0: constant).
     pub flags: u8,
+    /// Creation order (of an attribute message), written when the header
+    /// tracks attribute creation order.
+    pub order: u16,
 }
+
+/// Header flag bit 2: attribute creation order tracked (each message then
+/// carries a 2-byte creation order); bit 3: indexed.
+pub const ATTR_ORDER_TRACKED: u8 = 0x04;
+pub const ATTR_ORDER_INDEXED: u8 = 0x08;
 
 impl Message {
     pub fn new(kind: u8, body: Vec<u8>) -> Self {
@@ -21,6 +29,7 @@ impl Message {
             kind,
             body,
             flags: 0,
+            order: 0,
         }
     }
 }
@@ -30,6 +39,15 @@ pub const MAX_MESSAGE_BODY: usize = 0xFFFF;
 
 /// Encode a whole object header from its messages.
 pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
+    encode_with(messages, 0)
+}
+
+/// [`encode`] with header flags `attr_order` ([`ATTR_ORDER_TRACKED`],
+/// [`ATTR_ORDER_INDEXED`]).
+pub fn encode_with(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
+    let attr_order = attr_order & (ATTR_ORDER_TRACKED | ATTR_ORDER_INDEXED);
+    let tracked = attr_order & ATTR_ORDER_TRACKED != 0;
+    let per = if tracked { 6 } else { 4 };
     let mut body_len: u64 = 0;
     for m in messages {
         if m.body.len() > MAX_MESSAGE_BODY {
@@ -39,7 +57,7 @@ pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
                 m.body.len()
             )));
         }
-        body_len += 4 + m.body.len() as u64;
+        body_len += per + m.body.len() as u64;
     }
     let (size_code, size_bytes) = match body_len {
         0..=0xFF => (0u8, 1usize),
@@ -50,15 +68,15 @@ pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(body_len as usize + 16);
     out.extend_from_slice(b"OHDR");
     out.push(2);
-    out.push(size_code);
+    out.push(size_code | attr_order);
     out.extend_from_slice(&body_len.to_le_bytes()[..size_bytes]);
-    put_messages(&mut out, messages)?;
+    put_messages(&mut out, messages, tracked)?;
     let sum = metadata_checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     Ok(out)
 }
 
-fn put_messages(out: &mut Vec<u8>, messages: &[Message]) -> Result<()> {
+fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: bool) -> Result<()> {
     for m in messages {
         let len = u16::try_from(m.body.len()).map_err(|_| {
             Error::InvalidArgument(format!(
@@ -70,15 +88,18 @@ fn put_messages(out: &mut Vec<u8>, messages: &[Message]) -> Result<()> {
         out.push(m.kind);
         out.extend_from_slice(&len.to_le_bytes());
         out.push(m.flags);
+        if tracked {
+            out.extend_from_slice(&m.order.to_le_bytes());
+        }
         out.extend_from_slice(&m.body);
     }
     Ok(())
 }
 
 /// Encode a continuation chunk (`OCHK`, messages, checksum) of a version 2 header.
-pub fn encode_continuation(messages: &[Message]) -> Result<Vec<u8>> {
+pub fn encode_continuation(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
     let mut out = b"OCHK".to_vec();
-    put_messages(&mut out, messages)?;
+    put_messages(&mut out, messages, attr_order & ATTR_ORDER_TRACKED != 0)?;
     let sum = metadata_checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     Ok(out)
@@ -127,7 +148,7 @@ mod tests {
 
     #[test]
     fn continuation_chunk_and_patch() {
-        let c = encode_continuation(&[Message::new(0x0C, vec![7; 3])]).unwrap();
+        let c = encode_continuation(&[Message::new(0x0C, vec![7; 3])], 0).unwrap();
         assert_eq!(&c[..11], b"OCHK\x0C\x03\x00\x00\x07\x07\x07");
         assert_eq!(&c[11..], &metadata_checksum(&c[..11]).to_le_bytes());
         let mut h = encode(&[Message::new(0x10, vec![0xFF; 16])]).unwrap();

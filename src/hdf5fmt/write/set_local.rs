@@ -25,6 +25,13 @@ pub fn set_local(spec: &FilterSpec, dtype: &Datatype, chunk_dims: &[u64]) -> Fil
     let mut out = spec.clone();
     let cd = &mut out.cd_values;
     match spec.id {
+        // libhdf5 leaves shuffle's client data empty for variable-length
+        // strings and sequences (a compound holding them gets its size)
+        ids::SHUFFLE
+            if matches!(
+                dtype,
+                Datatype::VarString { .. } | Datatype::VarSequence { .. }
+            ) => {}
         ids::SHUFFLE => *cd = vec![elem],
         ids::BLOSC => {
             let user: Vec<u32> = cd.iter().skip(4).copied().collect();

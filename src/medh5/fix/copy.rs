@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::hdf5fmt::attribute::Attribute;
-use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
@@ -23,6 +22,7 @@ use crate::hdf5fmt::write::{
 };
 use crate::medh5::integrity::{is_stamped_path, DigestAlgo};
 use crate::medh5::verify::compute_digest;
+use crate::tools::copy::raw;
 
 /// Most objects one rewrite copies.
 const MAX_OBJECTS: usize = 1 << 20;
@@ -313,37 +313,17 @@ impl Copier<'_> {
             layout: crate::hdf5fmt::write::Layout::Contiguous,
             fill_value: None,
         };
-        let fixed_size = !ds.dtype().has_vlen_or_ref();
-        if let (true, Some(f)) = (fixed_size, ds.fill_value().bytes()) {
+        if let (false, Some(f)) = (ds.dtype().has_vlen_or_ref(), ds.fill_value().bytes()) {
             if f.len() as u64 == ds.dtype().size() {
                 spec.fill_value = Some(f.to_vec());
             }
         }
-        let rank = ds.shape().len();
-        let chunk = ds.chunk_dims().map(|c| c.get(..rank).unwrap_or(c).to_vec());
-        if let (true, Some(chunk)) = (fixed_size, &chunk) {
-            // Stored chunks move as they are.
+        let chunk = raw::chunk_shape(ds);
+        if let (true, Some(chunk)) = (raw::raw_copyable(ds), &chunk) {
+            // Stored chunks move as they are (h5 copy's raw-chunk copier).
             spec = spec.chunked(chunk, ds.filters().to_vec());
             let id = w.create_dataset(parent, name, spec, DatasetData::None)?;
-            if let Some(params) = ds.chunk_params() {
-                for r in chunk_index::chunks(self.src.source(), self.src.sizes(), &params)? {
-                    let coords: Vec<u64> = r
-                        .offset
-                        .iter()
-                        .zip(chunk.iter())
-                        .map(|(o, c)| o / (*c).max(1))
-                        .collect();
-                    let beyond = coords
-                        .iter()
-                        .zip(ds.shape().iter().zip(chunk.iter()))
-                        .any(|(&s, (&d, &c))| s >= d.div_ceil(c.max(1)));
-                    if beyond {
-                        continue;
-                    }
-                    let bytes = chunk_index::stored_bytes(self.src.source(), &r)?.into_owned();
-                    w.write_raw_chunk(id, &coords, bytes, r.filter_mask)?;
-                }
-            }
+            raw::copy_stored_chunks(self.src, ds, w, id)?;
             return Ok(id.into());
         }
         match &chunk {

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 
 use super::chunkwise::{self, Target};
 use super::hook::{CopyPolicy, KeepAll};
+use super::raw;
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
-use crate::hdf5fmt::attribute::Attribute;
-use crate::hdf5fmt::chunk_index;
+use crate::hdf5fmt::attribute::{self, Attribute, AttributeEntry};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
@@ -21,49 +21,91 @@ use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::messages::shared::SharedRef;
 use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::object_header::ObjectHeader;
 use crate::hdf5fmt::write::{
-    AttrData, AttrValue, DatasetData, DatasetId, DatasetSpec, DatatypeId, FileWriter, GroupId,
-    Layout, ObjectId, Space,
+    AttrData, AttrValue, CreationOrder, DatasetData, DatasetId, DatasetSpec, DatatypeId,
+    FileWriter, GroupId, Layout, ObjectId, Space,
 };
 
 /// A value holding references, written after the walk.
 enum Pending {
-    Attr {
+    /// Every attribute of an object one of whose attributes holds references
+    /// (all of them, so that their order is kept).
+    Attrs {
         path: String,
         obj: ObjectId,
-        attr: Attribute,
+        attrs: Vec<AttributeEntry>,
     },
     Data {
         path: String,
         dst: DatasetId,
         src: Box<Dataset>,
+        /// Where the dataset is linked (removed again if its values fail).
+        parent: GroupId,
+        name: String,
     },
 }
 
 /// The copy in progress.
 pub(super) struct Copier<'a> {
     pub src: &'a File,
-    pub w: FileWriter,
+    pub w: &'a mut FileWriter,
     pub opts: &'a CopyOptions,
-    /// Per-object decisions of a tool driving the copy (default: copy all as `opts` says).
+    /// Per-dataset choice of keep or re-encode (default: `opts.filter`).
+    pub choose: Option<&'a dyn Fn(&Dataset) -> FilterChoice>,
+    /// Per-object decisions of a tool driving the copy (skip, attributes,
+    /// soft-link targets, per-dataset filter and chunks); default: copy all.
     pub policy: &'a dyn CopyPolicy,
     pub report: CopyReport,
     /// Source header address → its copy.
     map: HashMap<u64, ObjectId>,
     pending: Vec<Pending>,
     objects: usize,
-    /// Source header address of a committed datatype → its copy.
-    named: HashMap<u64, DatatypeId>,
+    /// Source header address of each committed datatype → its copy.
+    types: HashMap<u64, DatatypeId>,
+    /// Each copied dataset by its object handle.
+    datasets: HashMap<ObjectId, DatasetId>,
+    /// Datasets (attribute `None`) and attributes whose source datatype is the
+    /// committed datatype at this source address: shared once the walk is over.
+    shares: Vec<(ObjectId, Option<String>, u64)>,
+}
+
+/// Creation-order flag bits (1 tracked, 2 indexed) of a link info or attribute
+/// info message of `h` (byte 1 of either; 0 when absent); for attributes also
+/// those of a version 2 header's flags (bits 2 and 3), which libhdf5 sets
+/// even when the object has no attribute info message.
+fn order_bits(file: &File, h: &ObjectHeader, mtype: u16) -> u8 {
+    let msg = h
+        .first(mtype)
+        .and_then(|m| file.message_body(m).ok())
+        .and_then(|b| b.get(1).copied())
+        .map_or(0, |f| f & 3);
+    let header = if mtype == types::ATTRIBUTE_INFO && h.version == 2 {
+        (h.flags >> 2) & 3
+    } else {
+        0
+    };
+    msg | header
+}
+
+/// The source address of the committed datatype a dataset's datatype message
+/// points at.
+fn committed_type(file: &File, h: &ObjectHeader) -> Option<u64> {
+    let m = h.first(types::DATATYPE).filter(|m| m.is_shared())?;
+    match SharedRef::decode(&mut m.cursor("datatype message"), file.sizes()) {
+        Ok(SharedRef::ObjectHeader(a)) => Some(a),
+        _ => None,
+    }
 }
 
 impl<'a> Copier<'a> {
-    pub fn new(src: &'a File, w: FileWriter, opts: &'a CopyOptions) -> Self {
+    pub fn new(src: &'a File, w: &'a mut FileWriter, opts: &'a CopyOptions) -> Self {
         Self::with_policy(src, w, opts, &KeepAll)
     }
 
     pub fn with_policy(
         src: &'a File,
-        w: FileWriter,
+        w: &'a mut FileWriter,
         opts: &'a CopyOptions,
         policy: &'a dyn CopyPolicy,
     ) -> Self {
@@ -71,17 +113,50 @@ impl<'a> Copier<'a> {
             src,
             w,
             opts,
+            choose: None,
             policy,
             report: CopyReport::default(),
             map: HashMap::new(),
             pending: Vec::new(),
             objects: 0,
-            named: HashMap::new(),
+            types: HashMap::new(),
+            datasets: HashMap::new(),
+            shares: Vec::new(),
         }
     }
 
     fn skip(&mut self, path: &str, why: impl std::fmt::Display) {
         self.report.skipped.push(format!("{path}: {why}"));
+    }
+
+    /// A dataset created but not filled: unlink it (no empty placeholder is
+    /// left behind) and report it as skipped.
+    fn drop_dataset(&mut self, path: &str, parent: GroupId, name: &str, why: Error) {
+        if self.w.remove_link(parent, name).is_ok() {
+            self.report.datasets = self.report.datasets.saturating_sub(1);
+        }
+        self.skip(path, format!("not copied ({why})"));
+    }
+
+    /// [`Copier::copy_dataset`]; on failure after the dataset was created its
+    /// link is removed again, and the failure is reported as skipped.
+    fn copy_dataset_or_drop(
+        &mut self,
+        ds: &Dataset,
+        parent: GroupId,
+        name: &str,
+    ) -> Result<Option<DatasetId>> {
+        let before = self.w.object_count();
+        match self.copy_dataset(ds, parent, name) {
+            Ok(d) => Ok(d),
+            Err(e) => {
+                if self.w.object_count() > before {
+                    let _ = self.w.remove_link(parent, name);
+                }
+                self.skip(ds.path(), format!("not copied ({e})"));
+                Ok(None)
+            }
+        }
     }
 
     fn note(&mut self, msg: String) {
@@ -108,21 +183,29 @@ impl<'a> Copier<'a> {
         Ok(AttrData::Elements(e))
     }
 
-    fn copy_attrs(&mut self, path: &str, attrs: Vec<Attribute>, dst: ObjectId) {
+    fn copy_attrs(&mut self, path: &str, mut attrs: Vec<AttributeEntry>, dst: ObjectId) {
+        attrs.retain(|a| self.policy.keep_attr(path, &a.attribute.name));
+        if attrs
+            .iter()
+            .any(|a| super::has_reference(&a.attribute.dtype))
+        {
+            self.pending.push(Pending::Attrs {
+                path: path.to_string(),
+                obj: dst,
+                attrs,
+            });
+            return;
+        }
+        self.write_attrs(path, dst, attrs);
+    }
+
+    fn write_attrs(&mut self, path: &str, dst: ObjectId, attrs: Vec<AttributeEntry>) {
         for a in attrs {
-            if !self.policy.keep_attr(path, &a.name) {
-                continue;
+            let where_ = format!("{path}@{}", a.attribute.name);
+            if let Some(t) = a.committed_type {
+                self.shares.push((dst, Some(a.attribute.name.clone()), t));
             }
-            let where_ = format!("{path}@{}", a.name);
-            if super::has_reference(&a.dtype) {
-                self.pending.push(Pending::Attr {
-                    path: where_,
-                    obj: dst,
-                    attr: a,
-                });
-                continue;
-            }
-            self.write_attr(&where_, dst, a);
+            self.write_attr(&where_, dst, a.attribute);
         }
     }
 
@@ -146,8 +229,14 @@ impl<'a> Copier<'a> {
     pub fn finish(&mut self) {
         for p in std::mem::take(&mut self.pending) {
             match p {
-                Pending::Attr { path, obj, attr } => self.write_attr(&path, obj, attr),
-                Pending::Data { path, dst, src } => {
+                Pending::Attrs { path, obj, attrs } => self.write_attrs(&path, obj, attrs),
+                Pending::Data {
+                    path,
+                    dst,
+                    src,
+                    parent,
+                    name,
+                } => {
                     let res = src
                         .read_all_raw()
                         .and_then(|raw| self.values(&path, src.dtype(), raw))
@@ -157,38 +246,71 @@ impl<'a> Copier<'a> {
                             _ => Ok(()),
                         });
                     if let Err(e) = res {
-                        self.skip(&path, e);
+                        self.drop_dataset(&path, parent, &name, e);
                     }
                 }
             }
         }
+        // committed datatypes met after the objects using them exist now
+        for (obj, attr, addr) in std::mem::take(&mut self.shares) {
+            let Some(&t) = self.types.get(&addr) else {
+                self.note(format!(
+                    "{obj:?}: committed datatype at {addr:#x} not reachable by a link: copied inline"
+                ));
+                continue;
+            };
+            let res = match &attr {
+                Some(name) => self.w.share_attr_datatype(obj, name, t),
+                None => match self.datasets.get(&obj) {
+                    Some(&d) => self.w.share_datatype(d, t),
+                    None => Ok(()),
+                },
+            };
+            if let Err(e) = res {
+                self.note(format!("committed datatype not shared: {e}"));
+            }
+        }
     }
 
-    fn attrs_of(&mut self, obj: &Object, dst: ObjectId) {
-        match obj.attributes() {
-            Ok(a) => self.copy_attrs(obj.path(), a, dst),
-            Err(e) => self.skip(obj.path(), format!("attributes: {e}")),
+    /// Copy the attributes of the object with header `h`, with their
+    /// creation-order flags and order.
+    fn attrs_of(&mut self, path: &str, h: &ObjectHeader, dst: ObjectId) {
+        let bits = order_bits(self.src, h, types::ATTRIBUTE_INFO);
+        if bits != 0 {
+            if let Err(e) = self
+                .w
+                .set_attr_creation_order(dst, CreationOrder::from_bits(bits))
+            {
+                self.note(format!("{path}: attribute creation order: {e}"));
+            }
         }
+        match attribute::read_entries(self.src, h) {
+            Ok(a) => self.copy_attrs(path, a, dst),
+            Err(e) => self.skip(path, format!("attributes: {e}")),
+        }
+    }
+
+    /// The links of `g` in the order libhdf5 lists them (creation order when
+    /// tracked), with the creation-order flags set on its copy `gd`.
+    fn links_of(&mut self, g: &Group, gd: GroupId) -> Result<Vec<(String, Link)>> {
+        let bits = order_bits(self.src, g.header(), types::LINK_INFO);
+        if bits == 0 {
+            return g.links();
+        }
+        self.w
+            .set_link_creation_order(gd, CreationOrder::from_bits(bits))?;
+        g.links_by_creation_order()
     }
 
     /// Copy the tree under `root` (already created as `dst`).
     pub fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
         self.map.insert(root.address(), dst.into());
-        match root.attributes() {
-            Ok(a) => self.copy_attrs(root.path(), a, dst.into()),
-            Err(e) => self.skip(root.path(), format!("attributes: {e}")),
-        }
+        self.attrs_of(root.path(), root.header(), dst.into());
         // (group, its copy); a group is walked once, when first copied
         let mut stack = vec![(root, dst)];
         while let Some((g, gd)) = stack.pop() {
-            let links = match g.links() {
-                // committed datatypes first, so datasets of the group can use them
-                Ok(mut l) => {
-                    l.sort_by_key(
-                        |(_, link)| !matches!(link, Link::Hard(a) if self.is_named_type(*a)),
-                    );
-                    l
-                }
+            let links = match self.links_of(&g, gd) {
+                Ok(l) => l,
                 Err(e) => {
                     self.skip(g.path(), format!("links: {e}"));
                     continue;
@@ -201,10 +323,8 @@ impl<'a> Copier<'a> {
                 }
                 match link {
                     Link::Soft(target) => {
-                        match self
-                            .w
-                            .soft_link(gd, &name, &self.policy.soft_target(&target))
-                        {
+                        let target = self.policy.soft_target(&target);
+                        match self.w.soft_link(gd, &name, &target) {
                             Ok(()) => self.report.soft_links += 1,
                             Err(e) => self.skip(&path, e),
                         }
@@ -255,9 +375,13 @@ impl<'a> Copier<'a> {
                                     None
                                 }
                             },
-                            Object::Dataset(ds) => match self.copy_dataset(ds, gd, &name) {
+                            Object::Dataset(ds) => match self.copy_dataset_or_drop(ds, gd, &name) {
                                 Ok(Some(d)) => {
                                     self.report.datasets += 1;
+                                    if let Some(t) = committed_type(self.src, ds.header()) {
+                                        self.shares.push((d.into(), None, t));
+                                    }
+                                    self.datasets.insert(d.into(), d);
                                     Some(d.into())
                                 }
                                 Ok(None) => None,
@@ -269,7 +393,7 @@ impl<'a> Copier<'a> {
                             Object::NamedDatatype(t) => {
                                 match self.w.commit_datatype(gd, &name, t.dtype.clone()) {
                                     Ok(d) => {
-                                        self.named.insert(addr, d);
+                                        self.types.insert(addr, d);
                                         Some(d.into())
                                     }
                                     Err(e) => {
@@ -281,50 +405,13 @@ impl<'a> Copier<'a> {
                         };
                         if let Some(id) = made {
                             self.map.insert(addr, id);
-                            self.attrs_of(&obj, id);
+                            self.attrs_of(obj.path(), obj.header(), id);
                         }
                     }
                 }
             }
         }
         Ok(())
-    }
-
-    /// Whether the object at `addr` is a committed datatype.
-    fn is_named_type(&self, addr: u64) -> bool {
-        self.src.header(addr).is_ok_and(|h| {
-            h.has(types::DATATYPE)
-                && !h.has(types::LAYOUT)
-                && !h.has(types::DATASPACE)
-                && !h.has(types::LINK_INFO)
-                && !h.has(types::SYMBOL_TABLE)
-        })
-    }
-
-    /// Create the copy of `ds`, of the copied committed type when its type is one.
-    fn create(
-        &mut self,
-        ds: &Dataset,
-        parent: GroupId,
-        name: &str,
-        spec: DatasetSpec,
-        data: impl Into<DatasetData>,
-    ) -> Result<DatasetId> {
-        let named = ds
-            .header()
-            .first(types::DATATYPE)
-            .filter(|m| m.is_shared())
-            .and_then(|m| {
-                SharedRef::decode(&mut m.cursor("shared datatype"), self.src.sizes()).ok()
-            })
-            .and_then(|r| match r {
-                SharedRef::ObjectHeader(a) => self.named.get(&a).copied(),
-                SharedRef::Heap(_) => None,
-            });
-        match named {
-            Some(t) => self.w.create_dataset_with_type(parent, name, spec, t, data),
-            None => self.w.create_dataset(parent, name, spec, data),
-        }
     }
 
     /// Copy one dataset; `Ok(None)` when skipped (and reported).
@@ -357,66 +444,45 @@ impl<'a> Copier<'a> {
                 spec.fill_value = Some(f.to_vec());
             }
         }
-        let choice = self
+        // a tool's override (policy, then CopyOptions::datasets), else the
+        // per-dataset chooser, else the options' filter
+        let over = self
             .policy
             .dataset(ds)
             .or_else(|| self.opts.choice_for(&path).cloned());
-        let filter = choice
-            .as_ref()
-            .map_or_else(|| self.opts.filter.clone(), |c| c.filter.clone());
-        let stored_chunks = ds.chunk_dims().map(|c| {
-            let rank = ds.shape().len();
-            c.get(..rank).unwrap_or(c).to_vec()
-        });
-        let src_chunks = match choice.and_then(|c| c.chunk) {
+        let choice = match (&over, self.choose) {
+            (Some(c), _) => c.filter.clone(),
+            (None, Some(f)) => f(ds),
+            (None, None) => self.opts.filter.clone(),
+        };
+        let stored_chunks = raw::chunk_shape(ds);
+        let src_chunks = match over.and_then(|c| c.chunk) {
             Some(c) => c,
             None => stored_chunks.clone(),
         };
         let esize = dtype.size();
-        // partial edge chunks stored unfiltered: the writer cannot say so, re-encode
-        let edge_unfiltered = matches!(
-            ds.layout(),
-            crate::hdf5fmt::messages::layout::Layout::Chunked { flags, .. } if flags & 1 != 0
-        );
-        // keep + chunked + fixed-size values: copy stored chunks as they are
-        if let (FilterChoice::Keep, Some(chunk), true, false, true) = (
-            &filter,
+        // keep + stored chunks copyable as they are
+        if let (FilterChoice::Keep, Some(chunk), true, true) = (
+            &choice,
             &src_chunks,
-            plain,
-            edge_unfiltered,
+            raw::raw_copyable(ds),
             src_chunks == stored_chunks,
         ) {
             spec = spec.chunked(chunk, ds.filters().to_vec());
-            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
-            if let Some(params) = ds.chunk_params() {
-                let recs = chunk_index::chunks(self.src.source(), self.src.sizes(), &params)?;
-                for r in recs {
-                    let coords: Vec<u64> = r
-                        .offset
-                        .iter()
-                        .zip(chunk.iter())
-                        .map(|(o, c)| o / c.max(&1))
-                        .collect();
-                    // chunks left beyond a shrunken extent cannot be read: drop them
-                    let outside = coords
-                        .iter()
-                        .zip(ds.shape().iter().zip(chunk.iter()))
-                        .any(|(&s, (&d, &c))| s >= d.div_ceil(c.max(1)));
-                    if outside {
-                        self.note(format!(
-                            "{path}: chunk {:?} outside the extent dropped",
-                            r.offset
-                        ));
-                        continue;
-                    }
-                    let bytes = chunk_index::stored_bytes(self.src.source(), &r)?.into_owned();
-                    self.w.write_raw_chunk(d, &coords, bytes, r.filter_mask)?;
-                    self.report.raw_chunks += 1;
-                }
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let done = raw::copy_stored_chunks(self.src, ds, self.w, d)?;
+            if done.outside > 0 {
+                self.note(format!(
+                    "{path}: {} chunk(s) outside the extent dropped",
+                    done.outside
+                ));
             }
+            self.report.raw_chunks += done.chunks;
             return Ok(Some(d));
         }
-        let pipeline: Vec<FilterSpec> = match &filter {
+        let pipeline: Vec<FilterSpec> = match &choice {
             FilterChoice::Keep => ds.filters().to_vec(),
             FilterChoice::None => Vec::new(),
             FilterChoice::Pipeline(p) => p.clone(),
@@ -442,18 +508,21 @@ impl<'a> Copier<'a> {
         }
         if super::has_reference(&dtype) {
             // written once every object exists
-            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
             self.pending.push(Pending::Data {
                 path,
                 dst: d,
                 src: Box::new(ds.clone()),
+                parent,
+                name: name.to_string(),
             });
             return Ok(Some(d));
         }
         if ds.storage_size()? == 0 && plain {
             // nothing stored: the copy reads as the fill value too
-            return Ok(Some(self.create(
-                ds,
+            return Ok(Some(self.w.create_dataset(
                 parent,
                 name,
                 spec,
@@ -471,11 +540,13 @@ impl<'a> Copier<'a> {
             // chunk by chunk: bounded memory, unstored chunks stay unstored
             let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
             let same_shape = stored_chunks.as_deref() == Some(chunk_dims.as_slice());
-            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
             let done = if same_shape {
-                chunkwise::stored_chunks(ds, &mut self.w, d, &target)?
+                chunkwise::stored_chunks(ds, self.w, d, &target)?
             } else {
-                chunkwise::by_rows(ds, &mut self.w, d, &target)?
+                chunkwise::by_rows(ds, self.w, d, &target)?
             };
             if done.outside > 0 {
                 self.note(format!(
@@ -489,8 +560,10 @@ impl<'a> Copier<'a> {
         if plain && spec.layout == Layout::Contiguous && !ds.shape().is_empty() {
             let elem = usize::try_from(esize)
                 .map_err(|_| Error::InvalidArgument("bad element size".into()))?;
-            let d = self.create(ds, parent, name, spec, DatasetData::None)?;
-            chunkwise::contiguous_by_slabs(ds, &mut self.w, d, elem)?;
+            let d = self
+                .w
+                .create_dataset(parent, name, spec, DatasetData::None)?;
+            chunkwise::contiguous_by_slabs(ds, self.w, d, elem)?;
             return Ok(Some(d));
         }
         let raw = ds.read_all_raw()?;
@@ -499,6 +572,6 @@ impl<'a> Copier<'a> {
             AttrData::Raw(r) => DatasetData::Raw(r),
             _ => DatasetData::None,
         };
-        Ok(Some(self.create(ds, parent, name, spec, data)?))
+        Ok(Some(self.w.create_dataset(parent, name, spec, data)?))
     }
 }

@@ -58,15 +58,8 @@ pub fn copy_group_into(
     opts: &CopyOptions,
     policy: &dyn CopyPolicy,
 ) -> Result<CopyReport> {
-    let taken = std::mem::replace(w, FileWriter::in_memory());
-    let mut c = super::Copier::with_policy(src, taken, opts, policy);
-    let res = c.copy_tree(from, dst);
-    if res.is_ok() {
-        c.finish();
-    }
-    let super::Copier {
-        w: back, report, ..
-    } = c;
-    *w = back;
-    res.map(|()| report)
+    let mut c = super::Copier::with_policy(src, w, opts, policy);
+    c.copy_tree(from, dst)?;
+    c.finish();
+    Ok(std::mem::take(&mut c.report))
 }

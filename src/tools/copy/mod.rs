@@ -7,8 +7,10 @@
 //! at a time when a dataset becomes chunked), so memory stays bounded.
 //!
 //! Every object is created once: a second hard link to it stays a second link
-//! to the same object. Soft and external links are copied as links (never
-//! followed), named datatypes are committed again, and object, region and
+//! to the same object (reference counts follow). Soft and external links are
+//! copied as links (never followed), named datatypes are committed again and
+//! shared by the datasets and attributes that used them, link and attribute
+//! creation order (flags and order) is kept, and object, region and
 //! revised references (in datasets and attributes, at any depth inside
 //! compounds, arrays and variable-length data) point at the copied objects.
 //! Hard links back to an ancestor group (cycles) are kept too. What the writer
@@ -236,14 +238,45 @@ pub fn copy_file(
 ) -> Result<CopyReport> {
     let file = File::open(src.as_ref())?;
     let root = file.root()?;
-    let w = FileWriter::create(dst.as_ref())?;
-    let mut c = Copier::new(&file, w, opts);
-    let rd = c.w.root();
-    c.copy_tree(root, rd)?;
-    c.finish();
-    let Copier { w, report, .. } = c;
+    let mut w = FileWriter::create(dst.as_ref())?;
+    let rd = w.root();
+    let report = {
+        let mut c = Copier::new(&file, &mut w, opts);
+        c.copy_tree(root, rd)?;
+        c.finish();
+        c.report
+    };
     w.commit()?;
     Ok(report)
+}
+
+/// The one object-graph copier, for tools that write a file of their own
+/// (`h5 copy`, recompress, amend, pack): copy everything reachable from group
+/// `from` of `src` into group `into` of `w` — `from`'s attributes onto `into`,
+/// every group, dataset, committed datatype and attribute below it created
+/// once (later hard links to an object become links to its copy; reference
+/// counts follow), soft and external links as links, object/region/revised
+/// references rewritten to the copies, link and attribute creation order and
+/// committed-datatype sharing kept. `choose` decides for each dataset:
+/// [`FilterChoice::Keep`] copies its stored chunks as they are, filter masks
+/// included (when [`raw::raw_copyable`]; otherwise the data is re-encoded with
+/// the same pipeline), any other choice re-encodes chunk by chunk. A dataset
+/// that cannot be copied is left out (no placeholder) and listed in
+/// [`CopyReport::skipped`]. Nothing is committed: the caller adds more and
+/// commits `w`.
+pub fn copy_graph(
+    src: &File,
+    from: crate::hdf5fmt::group::Group,
+    w: &mut FileWriter,
+    into: crate::hdf5fmt::write::GroupId,
+    choose: &dyn Fn(&crate::hdf5fmt::dataset::Dataset) -> FilterChoice,
+) -> Result<CopyReport> {
+    let opts = CopyOptions::default();
+    let mut c = Copier::new(src, w, &opts);
+    c.choose = Some(choose);
+    c.copy_tree(from, into)?;
+    c.finish();
+    Ok(c.report)
 }
 
 /// [`copy_file`] with chunk encoding on `opts.threads` threads (the writer encodes
@@ -322,6 +355,7 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
 mod chunkwise;
 mod copier;
 mod hook;
+pub mod raw;
 #[cfg(test)]
 mod tests;
 mod values;
