@@ -3,7 +3,7 @@
 Usage: python3 fuzz/seed.py OUTDIR [SHARED]
 OUTDIR/<target>/ gets one file per seed, in the input layout each target
 reads (see fuzz_targets/common.rs `filter`, f_lz4.rs, f_blosc2.rs,
-read_chunked.rs). SHARED defaults to /work/shared: the filter vectors give
+read_chunked.rs). SHARED defaults to ../shared beside the checkout: the filter vectors give
 the stored chunks with their cd values, the corpus gives small chunked files.
 """
 import csv
@@ -35,7 +35,8 @@ def filter_seed(cd, elem, nbytes, payload):
 
 def main():
     out = Path(sys.argv[1])
-    shared = Path(sys.argv[2] if len(sys.argv) > 2 else "/work/shared")
+    default = Path(__file__).resolve().parent.parent.parent / "shared"
+    shared = Path(sys.argv[2]) if len(sys.argv) > 2 else default
     vec = shared / "vectors" / "filters"
     m = json.loads((vec / "manifest.json").read_text())
     count = {}

@@ -16,7 +16,7 @@ ours/C as the ratio of the minima (least disturbed passes), of the medians,
 and the median of the per-round ratios, and the load average before and
 after. Results also go to WORKDIR/results.json.
 
-Usage: /work/oracle-venv/bin/python scripts/bench_blosc2.py [WORKDIR]
+Usage: .oracle-venv/bin/python scripts/bench_blosc2.py [WORKDIR]
   BENCH_ROUNDS (default 15)   rounds of paired passes
   BENCH_CONFIGS               comma-separated subset of configurations
   CARGO_TARGET_DIR            where cargo builds the server
@@ -124,7 +124,7 @@ def prepare(work):
 
 def build(bench):
     env = dict(os.environ)
-    env.setdefault("CARGO_TARGET_DIR", "/work/targets/blosc")
+    env.setdefault("CARGO_TARGET_DIR", str(ROOT / "target" / "bench-blosc2"))
     r = subprocess.run(["cargo", "bench", "--bench", bench, "--no-run"], cwd=ROOT, env=env,
                        capture_output=True, text=True, check=True)
     m = re.findall(r"Executable .*\((.*)\)", r.stderr)

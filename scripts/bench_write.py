@@ -3,7 +3,7 @@ written as one chunked dataset with Blosc2 (lz4:1 shuffle, zstd:3 shuffle), chun
 as medh5 chooses them, by ours (`h5 import`) and by h5py + hdf5plugin (libhdf5 +
 C-Blosc2). Not a test: prints medians of several repeats and the ratios.
 
-    /work/oracle-venv/bin/python scripts/bench_write.py [--repeats 5] [--threads 1]
+    .oracle-venv/bin/python scripts/bench_write.py [--repeats 5] [--threads 1]
 
 Ours is timed two ways: inside the process (file creation to commit, the
 `write_seconds` line of `h5 import`) and as the whole process (also reading the
@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(os.environ.get("PUREHDF_BENCH_DIR", ROOT.parent / "shared" / "bench"))
 if not (BENCH / "workload.py").is_file():
-    BENCH = Path("/work/shared/bench")
+    sys.exit(f"bench_write: no workload.py in {BENCH} (set PUREHDF_BENCH_DIR to shared/bench)")
 sys.path.insert(0, str(BENCH))
 import workload  # noqa: E402
 

@@ -1,11 +1,11 @@
 #!/bin/bash
 # CPU time (perf stat task-clock) and write_seconds of `h5 import` for several h5
 # binaries, interleaved run by run. Usage: scripts/cpu_compare.sh CODEC THREADS RUNS H5...
-# e.g. scripts/cpu_compare.sh lz4:1:shuffle 1 10 /tmp/before/h5 target/release/h5
-# NPY overrides the input (default: the phantom in /tmp/bench/ours/inputs).
+# e.g. scripts/cpu_compare.sh lz4:1:shuffle 1 10 old/h5 target/release/h5
+# NPY names the input .npy (required: e.g. the phantom that shared/bench/run_reference.py caches).
 # usage: cmp.sh codec threads runs binA binB ...
 c=$1; t=$2; n=$3; shift 3
-I=${NPY:-/tmp/bench/ours/inputs/image_192x256x256_s20260815.npy}
+I=${NPY:?set NPY to the input .npy}
 for b in "$@"; do : > ${TMPDIR:-/tmp}/cpu_compare_tc_$(echo $b | md5sum | cut -c1-6); done
 for i in $(seq $n); do for b in "$@"; do
   f=${TMPDIR:-/tmp}/cpu_compare_tc_$(echo $b | md5sum | cut -c1-6)

@@ -1,5 +1,5 @@
 //! Test-only helpers: where the shared test material is (`../shared` next to
-//! the checkout, else `/work/shared`). Tests that need it are skipped, with a
+//! the checkout). Tests that need it are skipped, with a
 //! `skipped:` line, in a plain clone.
 
 use std::path::{Path, PathBuf};
@@ -12,10 +12,6 @@ pub(crate) fn shared(rel: &str) -> PathBuf {
     let beside = here.join("../shared").join(rel);
     if beside.exists() {
         return beside;
-    }
-    let fixed = Path::new("/work/shared").join(rel);
-    if fixed.exists() {
-        return fixed;
     }
     println!("skipped: ../shared/{rel} absent");
     beside

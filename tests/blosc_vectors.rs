@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 
 fn shared() -> Option<PathBuf> {
     let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    [local, PathBuf::from("/work/shared")]
-        .into_iter()
-        .find(|p| p.join("vectors/filters/manifest.json").exists())
+    Some(local).filter(|p| p.join("vectors/filters/manifest.json").exists())
 }
 
 fn dtype_size(dt: &str) -> usize {

@@ -236,25 +236,7 @@ fn run_verify(o: &Opts) -> ExitCode {
                 if o.json {
                     entries.push(r.to_json());
                 } else {
-                    let cid = match r.content_id_ok {
-                        Some(true) => "content_id ok",
-                        Some(false) => "content_id MISMATCH",
-                        None => "content_id not checked",
-                    };
-                    let state = if r.ok { "OK" } else { "FAILED" };
-                    println!("{p}: {state}  {} objects, {cid}", r.checked);
-                    for m in &r.mismatched {
-                        println!("  MISMATCH  {m}");
-                    }
-                    for m in &r.malformed {
-                        println!("  MALFORMED  {m}");
-                    }
-                    for m in &r.unattested {
-                        println!("  UNATTESTED  {m}");
-                    }
-                    for m in &r.stale_index {
-                        println!("  STALE     index/{m} (rebuild with `medh5 index build`)");
-                    }
+                    print!("{}", r.to_text(p));
                 }
             }
             Err(e) => {

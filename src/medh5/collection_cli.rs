@@ -183,16 +183,7 @@ fn verify(a: &Args, print_json: &dyn Fn(&Value)) -> u8 {
                 if a.json {
                     entries.push(r.to_json());
                 } else {
-                    let cid = match r.content_id_ok {
-                        Some(true) => "content_id ok",
-                        Some(false) => "content_id MISMATCH",
-                        None => "content_id not checked",
-                    };
-                    let state = if r.ok { "OK" } else { "FAILED" };
-                    println!("{p}: {state}  {} objects, {cid}", r.checked);
-                    for m in &r.mismatched {
-                        println!("  MISMATCH  {m}");
-                    }
+                    print!("{}", r.to_text(p));
                 }
             }
             Err(e) => {

@@ -58,6 +58,33 @@ impl VerifyReport {
             "unverifiable": self.unverifiable,
         })
     }
+
+    /// The reference's text lines for this entry, `shown` being the name the
+    /// user gave (a path, or `PATH::KEY` for a collection member).
+    pub fn to_text(&self, shown: &str) -> String {
+        let cid = match self.content_id_ok {
+            Some(true) => "content_id ok",
+            Some(false) => "content_id MISMATCH",
+            None => "content_id not checked",
+        };
+        let state = if self.ok { "OK" } else { "FAILED" };
+        let mut out = format!("{shown}: {state}  {} objects, {cid}\n", self.checked);
+        for (label, list) in [
+            ("MISMATCH  ", &self.mismatched),
+            ("MALFORMED  ", &self.malformed),
+            ("UNATTESTED  ", &self.unattested),
+        ] {
+            for m in list {
+                out.push_str(&format!("  {label}{m}\n"));
+            }
+        }
+        for m in &self.stale_index {
+            out.push_str(&format!(
+                "  STALE     index/{m} (rebuild with `medh5 index build`)\n"
+            ));
+        }
+        out
+    }
 }
 
 /// A dataset found by the walk, at its first path.

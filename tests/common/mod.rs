@@ -9,16 +9,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// The shared corpus folder: `../shared/corpus` next to the checkout, else
-/// `/work/shared/corpus`; `None` when neither exists.
+/// The shared corpus folder: `../shared/corpus` next to the checkout; `None`
+/// when it is absent.
 pub fn corpus_dir() -> Option<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        here.join("../shared/corpus"),
-        PathBuf::from("/work/shared/corpus"),
-    ]
-    .into_iter()
-    .find(|p| p.join("MANIFEST.tsv").is_file())
+    Some(here.join("../shared/corpus")).filter(|p| p.join("MANIFEST.tsv").is_file())
 }
 
 /// One MANIFEST.tsv row as column name -> value.
@@ -92,8 +87,8 @@ pub fn load_json(path: &Path) -> Option<Value> {
 }
 
 /// The oracle interpreter: `PUREHDF_ORACLE_PYTHON` when it names an existing
-/// file, else the checkout's `.oracle-venv` (made by `scripts/oracle-venv.sh`),
-/// else `/work/oracle-venv`. `None` when there is none: oracle tests then print
+/// file, else the checkout's `.oracle-venv` (made by `scripts/oracle-venv.sh`).
+/// `None` when there is none: oracle tests then print
 /// `skipped: ...` and pass.
 pub fn oracle_python() -> Option<PathBuf> {
     let mut c: Vec<PathBuf> = Vec::new();
@@ -101,7 +96,6 @@ pub fn oracle_python() -> Option<PathBuf> {
         c.push(PathBuf::from(p));
     }
     c.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".oracle-venv/bin/python"));
-    c.push(PathBuf::from("/work/oracle-venv/bin/python"));
     c.into_iter().find(|p| p.is_file())
 }
 
@@ -112,13 +106,11 @@ pub fn oracle_bin() -> Option<PathBuf> {
         .filter(|d| d.join("medh5").is_file())
 }
 
-/// The shared test material (`../shared` next to the checkout, else
-/// `/work/shared`), or `None` in a plain clone.
+/// The shared test material (`../shared` next to the checkout), or `None` in
+/// a plain clone.
 pub fn shared_dir() -> Option<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [here.join("../shared"), PathBuf::from("/work/shared")]
-        .into_iter()
-        .find(|p| p.is_dir())
+    Some(here.join("../shared")).filter(|p| p.is_dir())
 }
 
 /// xorshift64*: a seeded, deterministic choice of offsets, shapes and moments.

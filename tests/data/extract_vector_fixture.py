@@ -3,15 +3,13 @@ the Rust tests compare against: /meta text, root/grid/image/annotation attribute
 (name, numpy dtype, shape, value), and every dataset's dtype, shape, chunks,
 filter pipeline (id, flags, cd_values, name) and digest.
 
-Run: /work/oracle-venv/bin/python extract_vector_fixture.py  -> vector_fixture.json
+Run: .oracle-venv/bin/python extract_vector_fixture.py  -> vector_fixture.json
 """
 import json, os, glob
 import numpy as np, h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VEC = os.path.join(HERE, '..', '..', '..', 'shared', 'vectors', 'medh5')
-if not os.path.isdir(VEC):
-    VEC = '/work/shared/vectors/medh5'
 
 def val(v):
     if isinstance(v, bytes):

@@ -1,6 +1,6 @@
 """Write small samples with the reference writer (no chunk_hint) and record each
 dataset's chunks, for the write-plan chunk rules (§6.3) on this host's L3.
-Run: /work/oracle-venv/bin/python make_chunk_cases.py  -> chunk_cases.json"""
+Run: .oracle-venv/bin/python make_chunk_cases.py  -> chunk_cases.json"""
 import json, os, tempfile
 import numpy as np, h5py, hdf5plugin  # noqa: F401
 import medh5

@@ -1,7 +1,7 @@
 """Generate chunk_table.json: random inputs -> the reference engine's
 `spatial_chunk_for` (medh5 2.2.3 `_core`) and h5py's `guess_chunk`.
 
-Run: /work/oracle-venv/bin/python make_chunk_table.py (deterministic seed)."""
+Run: .oracle-venv/bin/python make_chunk_table.py (deterministic seed)."""
 import json, os, random
 from medh5 import _core
 from h5py._hl.filters import guess_chunk

@@ -1,6 +1,6 @@
 """Generate doc_table.json: sample documents (as JSON input) -> the reference
 engine's `/meta` serialisation (`SampleDocument.from_json(doc).dumps()`,
-medh5 2.2.3 `_core`). Run: /work/oracle-venv/bin/python make_doc_table.py"""
+medh5 2.2.3 `_core`). Run: .oracle-venv/bin/python make_doc_table.py"""
 import json, os
 from medh5 import _core
 

@@ -1,6 +1,6 @@
 """Generate pyfloat_table.txt: `<f64 bits hex> <Python repr(float)>` per line.
 
-Run with the oracle venv: /work/oracle-venv/bin/python make_pyfloat_table.py
+Run with the oracle venv: .oracle-venv/bin/python make_pyfloat_table.py
 Deterministic (fixed seed)."""
 import random, struct, math, os
 

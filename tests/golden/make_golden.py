@@ -3,7 +3,7 @@
 then their expected descriptions with the corpus oracle's own inspector.
 
 Usage (from anywhere; needs the oracle venv):
-    /work/oracle-venv/bin/python tests/golden/make_golden.py [--corpus DIR]
+    .oracle-venv/bin/python tests/golden/make_golden.py [--corpus DIR]
 
 Outputs, next to this script:
     *.h5                 the golden files (small: the whole folder stays < 2 MB)
@@ -315,7 +315,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=os.path.join(HERE, "..", "..", "..", "shared", "corpus"))
     a = ap.parse_args()
-    corpus = a.corpus if os.path.isdir(a.corpus) else "/work/shared/corpus"
+    corpus = a.corpus
     os.chdir(HERE)
     write_ext("ext_target.h5")
     write_earliest("sb0_earliest.h5", "ext_target.h5")

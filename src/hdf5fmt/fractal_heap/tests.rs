@@ -343,9 +343,7 @@ fn filtered_root_direct_block() {
 
 pub(crate) fn corpus_dir() -> Option<std::path::PathBuf> {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    [here.join("../shared/corpus"), "/work/shared/corpus".into()]
-        .into_iter()
-        .find(|p| p.join("MANIFEST.tsv").exists())
+    Some(here.join("../shared/corpus")).filter(|p| p.join("MANIFEST.tsv").exists())
 }
 
 pub(crate) fn find_all(data: &[u8], sig: &[u8; 4]) -> Vec<u64> {

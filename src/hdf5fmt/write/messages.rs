@@ -407,16 +407,13 @@ pub fn link_info_ordered(
     name_index: u64,
     order_index: u64,
 ) -> Vec<u8> {
-    let mut out = vec![0, bits & 3];
-    if bits & 1 != 0 {
-        put_u64(&mut out, max_order.unwrap_or(0));
-    }
-    put_u64(&mut out, heap);
-    put_u64(&mut out, name_index);
-    if bits & 2 != 0 {
-        put_u64(&mut out, order_index);
-    }
-    out
+    ordered_info(
+        bits,
+        |out| put_u64(out, max_order.unwrap_or(0)),
+        heap,
+        name_index,
+        order_index,
+    )
 }
 
 /// Attribute info message, version 0, with creation-order flags `bits` (as
@@ -428,9 +425,28 @@ pub fn attribute_info_ordered(
     name_index: u64,
     order_index: u64,
 ) -> Vec<u8> {
+    ordered_info(
+        bits,
+        |out| put_u16(out, max_order.unwrap_or(0)),
+        heap,
+        name_index,
+        order_index,
+    )
+}
+
+/// The shared layout of the link info and attribute info messages: version,
+/// flags, the maximum creation index (its width differs) when tracked, the
+/// heap and name index, the creation-order index when indexed.
+fn ordered_info(
+    bits: u8,
+    put_max: impl FnOnce(&mut Vec<u8>),
+    heap: u64,
+    name_index: u64,
+    order_index: u64,
+) -> Vec<u8> {
     let mut out = vec![0, bits & 3];
     if bits & 1 != 0 {
-        put_u16(&mut out, max_order.unwrap_or(0));
+        put_max(&mut out);
     }
     put_u64(&mut out, heap);
     put_u64(&mut out, name_index);

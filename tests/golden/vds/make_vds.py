@@ -1,7 +1,7 @@
 """Write the small virtual-dataset (VDS) test files of purehdf's tests/golden/vds/.
 
 Run from anywhere with the oracle venv:
-    /work/oracle-venv/bin/python tests/golden/vds/make_vds.py
+    .oracle-venv/bin/python tests/golden/vds/make_vds.py
 
 Every file here is written by h5py/libhdf5 (versions in ../VERSIONS.txt), and
 expected.json records, for each virtual dataset, what h5py reads from it (shape,

@@ -1,7 +1,7 @@
 # Dev-time generator of chunk_index/testdata/oracle_chunks.json (h5py as oracle).
 import json, csv, sys, os
 import h5py, hdf5plugin  # noqa
-corpus = '/work/shared/corpus'
+corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '../../../../../shared/corpus')
 rows = list(csv.DictReader(open(f'{corpus}/MANIFEST.tsv'), delimiter='\t'))
 want = []
 for r in rows:
