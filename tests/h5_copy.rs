@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use purehdf::dump::compare::compare;
 use purehdf::dump::dump_file;
-use purehdf::tools::copy::{copy_file, parse_filter, CopyOptions};
+use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
 use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use purehdf::dump::dump_file;
+use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf::hdf5fmt::file::File;
-use purehdf::tools::copy::{copy_file, parse_filter, CopyOptions};
 use serde_json::Value;
 
 const MAKE: &str = r#"
@@ -131,7 +131,7 @@ fn py(py: &Path, script: &str, args: &[String]) -> Value {
     serde_json::from_slice(&out.stdout).expect("oracle JSON")
 }
 
-fn copy(dir: &Path, name: &str, filter: &str) -> purehdf::tools::copy::CopyReport {
+fn copy(dir: &Path, name: &str, filter: &str) -> purehdf::hdf5fmt::copy::CopyReport {
     // `..default()`: other branches add fields to CopyOptions
     #[allow(clippy::needless_update)]
     let opts = CopyOptions {

@@ -58,7 +58,7 @@ use std::process::Command;
 
 use purehdf::dump::compare::compare;
 use purehdf::dump::dump_file;
-use purehdf::tools::copy::{copy_file, parse_filter, CopyOptions};
+use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
 use serde_json::Value;
 
 fn generator() -> PathBuf {

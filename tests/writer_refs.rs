@@ -6,11 +6,11 @@
 mod common;
 use common::oracle_python;
 
+use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, ReferenceKind};
 use purehdf::hdf5fmt::write::{
     to_bytes, AttrData, AttrValue, DatasetSpec, Elements, FileWriter, Fixup, ObjectId, Space,
 };
-use purehdf::tools::copy::{copy_file, parse_filter, CopyOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

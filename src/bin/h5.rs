@@ -4,7 +4,7 @@
 //! h5 ls [-r] FILE [PATH]     list a group's links (-r: the whole subtree)
 //! h5 dump --json FILE        describe the whole file as JSON (see purehdf::dump)
 //! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf::tools::cat)
-//! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::tools::copy)
+//! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::hdf5fmt::copy)
 //! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]

@@ -8,6 +8,7 @@ pub mod cache_image;
 pub mod checksum;
 pub mod chunk_index;
 pub mod convert;
+pub mod copy;
 pub mod cursor;
 pub mod dataset;
 pub mod dataspace_selection;

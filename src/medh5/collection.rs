@@ -17,10 +17,10 @@ use super::sample::{attrs_json, read_scalar_string};
 use super::validate::collection::{is_collection, is_valid_key};
 use super::verify::compute_content_id;
 use crate::error::{Error, Result};
+use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{AttrValue as WAttr, FileWriter};
-use crate::tools::copy::{copy_group_into, CopyOptions, CopyPolicy};
 
 /// Most members one collection operation handles.
 const MAX_MEMBERS: usize = 1 << 20;

@@ -2,7 +2,7 @@
 //! rewrite a sample (or every member of a collection) with each bulk numeric
 //! dataset re-encoded in a codec profile, chunk by chunk (decoded chunk →
 //! encoded chunk, in parallel, a bounded batch at a time), everything else
-//! copied as stored through the one graph copier ([`crate::tools::copy`]).
+//! copied as stored through the one graph copier ([`crate::hdf5fmt::copy`]).
 //! Digests cover decoded values, so no attribute changes and `content_id` is
 //! preserved; the output is verified once it has replaced the input.
 
@@ -16,13 +16,13 @@ use super::profiles::{describe_pipeline, Profile, Role};
 use super::sample::attrs_json;
 use super::verify::{compute_content_id, verify_file};
 use crate::error::{Error, Result};
+use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::types;
 use crate::hdf5fmt::write::FileWriter;
 use crate::medh5::canonical_json::Json;
-use crate::tools::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
 
 /// The note the reference prints under its table.
 pub const NOTE: &str =

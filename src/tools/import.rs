@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use super::copy::{guess_chunk, parse_filter, FilterChoice};
 use crate::error::{Error, Result};
+use crate::hdf5fmt::copy::{guess_chunk, parse_filter, FilterChoice};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::write::{DatasetSpec, FileWriter};
 

@@ -3,7 +3,7 @@
 //! atomically (temporary beside the target, the target's mode bits, a symlink
 //! followed, rename). Everything not touched — unknown groups, datasets and
 //! attributes, committed and non-native types, nested groups — is copied
-//! through the one graph copier ([`crate::tools::copy`]) with its stored
+//! through the one graph copier ([`crate::hdf5fmt::copy`]) with its stored
 //! types, chunked datasets as their raw stored chunks and filter masks. Root
 //! attributes other than the seven managed ones are copied raw; `/meta` is
 //! rewritten; added datasets are stamped; `content_id` is recomputed.
@@ -38,12 +38,12 @@ use super::verify::{compute_content_id, verify_file};
 use super::writer::to_hdf5;
 use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
+use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId};
-use crate::tools::copy::{copy_group_into, CopyOptions, CopyPolicy};
 
 mod stage;
 pub use stage::{keep_mode, keep_mode_from, Staged};

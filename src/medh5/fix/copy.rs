@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::hdf5fmt::attribute::Attribute;
+use crate::hdf5fmt::copy::raw;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
@@ -22,7 +23,6 @@ use crate::hdf5fmt::write::{
 };
 use crate::medh5::integrity::{is_stamped_path, DigestAlgo};
 use crate::medh5::verify::compute_digest;
-use crate::tools::copy::raw;
 
 /// Most objects one rewrite copies.
 const MAX_OBJECTS: usize = 1 << 20;

@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::hdf5fmt::copy::{parse_filter, FilterChoice};
 use crate::medh5::profiles::{Codec, Profile, Role, Shuffle};
-use crate::tools::copy::{parse_filter, FilterChoice};
 use plan::{plan_path, FilePlan, Rules};
 use report::human;
 use run::{execute, Settings};

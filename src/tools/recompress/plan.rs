@@ -15,13 +15,13 @@ use crate::filters::blosc2::codec::name_of;
 use crate::filters::blosc2::frame::{is_frame, ChunkRef, Frame};
 use crate::filters::{filter_name, ids, FilterSpec};
 use crate::hdf5fmt::chunk_index;
+use crate::hdf5fmt::copy::{DatasetChoice, FilterChoice};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::link::join_path;
 use crate::hdf5fmt::messages::dataspace::SpaceKind;
 use crate::hdf5fmt::messages::link::Link;
-use crate::tools::copy::{DatasetChoice, FilterChoice};
 
 /// Most objects one plan visits.
 const MAX_OBJECTS: usize = 1_000_000;
@@ -421,13 +421,13 @@ mod tests {
 
     #[test]
     fn codec_names() {
-        let p = crate::tools::copy::parse_filter("shuffle+deflate:4").unwrap();
-        let crate::tools::copy::FilterChoice::Pipeline(p) = p else {
+        let p = crate::hdf5fmt::copy::parse_filter("shuffle+deflate:4").unwrap();
+        let crate::hdf5fmt::copy::FilterChoice::Pipeline(p) = p else {
             panic!()
         };
         assert_eq!(pipeline_codec(&p), "shuffle+deflate");
         let FilterChoice::Pipeline(b) =
-            crate::tools::copy::parse_filter("blosc2:zstd:3:bitshuffle").unwrap()
+            crate::hdf5fmt::copy::parse_filter("blosc2:zstd:3:bitshuffle").unwrap()
         else {
             panic!()
         };

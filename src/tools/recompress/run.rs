@@ -19,7 +19,7 @@ use super::swap::{
 };
 use super::verify::{file_sha256, verify};
 use crate::error::{Error, Result};
-use crate::tools::copy::{copy_file, CopyOptions, FilterChoice};
+use crate::hdf5fmt::copy::{copy_file, CopyOptions, FilterChoice};
 
 /// How and where to write.
 #[derive(Clone, Debug)]
