@@ -13,6 +13,7 @@ pub mod blosclz;
 pub mod bzip2;
 pub mod deflate;
 pub mod fletcher32;
+pub mod limits;
 pub mod lz4;
 pub mod lzf;
 pub mod nbit;

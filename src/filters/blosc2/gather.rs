@@ -218,8 +218,39 @@ impl BlockSource for B2ndBlocks<'_> {
 mod tests {
     use super::*;
     use crate::filters::blosc2::b2nd;
-    use crate::hdf5fmt::write::chunks::extract_chunk;
     use proptest::prelude::*;
+
+    /// The chunk at `scaled` (in chunk units) of a row-major `dims` array,
+    /// element by element; elements past the array's edge are `fill`. A
+    /// deliberately naive reference for the gatherer.
+    fn extract_chunk(
+        data: &[u8],
+        dims: &[u64],
+        chunk: &[u64],
+        scaled: &[u64],
+        elem: usize,
+        fill: &[u8],
+    ) -> Vec<u8> {
+        let rank = dims.len();
+        let n: u64 = chunk.iter().product();
+        let mut out = Vec::with_capacity(n as usize * elem);
+        for i in 0..n {
+            let mut rest = i;
+            let mut local = vec![0u64; rank];
+            for d in (0..rank).rev() {
+                local[d] = rest % chunk[d];
+                rest /= chunk[d];
+            }
+            let global: Vec<u64> = (0..rank).map(|d| scaled[d] * chunk[d] + local[d]).collect();
+            if (0..rank).all(|d| global[d] < dims[d]) {
+                let flat = (0..rank).fold(0u64, |acc, d| acc * dims[d] + global[d]) as usize;
+                out.extend_from_slice(&data[flat * elem..(flat + 1) * elem]);
+            } else {
+                out.extend_from_slice(fill);
+            }
+        }
+        out
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
