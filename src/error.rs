@@ -1,5 +1,8 @@
 //! The crate's one error type. Every failure that file bytes can cause names the
 //! structure being parsed and the file offset where it went wrong.
+//!
+//! Internal: for the crate's own tools and tests; may change. The supported
+//! API is re-exported at the crate root ([`crate::Error`], [`crate::Result`]).
 
 use std::fmt;
 
@@ -13,86 +16,128 @@ pub enum Error {
     /// A structure runs past the end of the file (or of its enclosing block).
     #[error("{structure} at offset {offset:#x}: truncated (needs {needed} bytes, {available} available)")]
     Truncated {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// Bytes the structure needs.
         needed: u64,
+        /// Bytes there are.
         available: u64,
     },
     /// A field holds a value the format does not allow.
     #[error("{structure} at offset {offset:#x}: {reason}")]
     Malformed {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// What is wrong.
         reason: String,
     },
     /// A valid feature this crate does not (yet) implement.
     #[error("{structure} at offset {offset:#x}: unsupported {what}")]
     Unsupported {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// The feature.
         what: String,
     },
     /// A stored checksum does not match the bytes it covers.
     #[error("{structure} at offset {offset:#x}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
     Checksum {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// Checksum stored in the file.
         stored: u32,
+        /// Checksum of the bytes.
         computed: u32,
     },
     /// Arithmetic on sizes or offsets read from the file overflowed.
     #[error("{structure} at offset {offset:#x}: arithmetic overflow computing {what}")]
     Overflow {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// The quantity being computed.
         what: &'static str,
     },
     /// A file-driven quantity exceeds an explicit safety cap.
     #[error("{structure} at offset {offset:#x}: {what} = {value} exceeds the limit {limit}")]
     Limit {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
+        /// The capped quantity.
         what: &'static str,
+        /// The value found.
         value: u64,
+        /// The cap.
         limit: u64,
     },
-    /// An object asks for more bytes than the data budget allows
-    /// ([`crate::hdf5fmt::limits::data_budget`]).
+    /// An object asks for more bytes than the data budget allows (see
+    /// `PUREHDF_DATA_BUDGET`).
     #[error("{object}: {what} of {size} bytes exceeds the data budget of {budget} bytes (PUREHDF_DATA_BUDGET)")]
     OverBudget {
+        /// Path of the object.
         object: String,
+        /// What was being produced.
         what: &'static str,
+        /// Bytes asked for.
         size: u64,
+        /// The budget in bytes.
         budget: u64,
     },
     /// A graph walk came back to a node it had already visited.
     #[error("{structure} at offset {offset:#x}: cycle detected")]
     Cycle {
+        /// The structure being parsed.
         structure: &'static str,
+        /// File offset where it went wrong.
         offset: u64,
     },
     /// A filter is not implemented (zfp, sz, jpeg, ...).
     #[error("unsupported filter {id} ({name})")]
-    UnsupportedFilter { id: u32, name: String },
+    UnsupportedFilter {
+        /// Registered filter id.
+        id: u32,
+        /// Its name.
+        name: String,
+    },
     /// A codec inside a container filter (Blosc) is not implemented.
     #[error("{filter}: unsupported codec {codec} ({name})")]
     UnsupportedCodec {
+        /// The container filter.
         filter: &'static str,
+        /// Codec id inside the container.
         codec: u32,
+        /// Its name.
         name: String,
     },
     /// A filter failed to decode or encode its input.
     #[error("filter {id} ({name}): {reason}")]
     Filter {
+        /// Registered filter id.
         id: u32,
+        /// Its name.
         name: String,
+        /// What is wrong.
         reason: String,
     },
     /// A chunk could not be decoded; wraps the filter error with the chunk position.
     #[error("chunk {coords:?} of {dataset}: {source}")]
     Chunk {
+        /// Path of the dataset.
         dataset: String,
+        /// Chunk offset in elements along each dimension.
         coords: Vec<u64>,
+        /// The underlying error.
         #[source]
         source: Box<Error>,
     },
@@ -106,17 +151,27 @@ pub enum Error {
     /// Rust type: a value out of range, or a stored type that does not convert.
     #[error("{object}: cannot read as {target}: {reason}")]
     Conversion {
+        /// Path of the object.
         object: String,
+        /// The requested Rust type.
         target: &'static str,
+        /// What is wrong.
         reason: String,
     },
     /// medh5-level problems (document, profiles, integrity) with a reference error code.
     #[error("{code}: {message}")]
-    Medh5 { code: String, message: String },
+    Medh5 {
+        /// Reference error code (`E004`, ...).
+        code: String,
+        /// What happened.
+        message: String,
+    },
     /// Operating-system I/O error, with the path when known.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done (the path when known).
         context: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

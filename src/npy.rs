@@ -1,5 +1,8 @@
 //! NumPy `.npy` files (format versions 1.0–3.0): the exchange format of `h5 cat`
 //! and of `medh5 create` manifests. Reading is bounded and never panics.
+//!
+//! Internal: for the crate's own tools and tests; may change. The supported
+//! API is re-exported at the crate root.
 
 use std::io::Write;
 

@@ -472,10 +472,7 @@ fn an_injected_upward_import_is_caught() {
         ("error", "use crate::File;"),
         ("npy", "use crate::medh5::model::Sample;"),
         ("filters/deflate", "use crate::Dataset;"),
-        (
-            "filters/deflate",
-            "fn f() { let _ = crate::s![..]; }",
-        ),
+        ("filters/deflate", "fn f() { let _ = crate::s![..]; }"),
         ("filters/deflate", "use super::super::hdf5fmt::limits;"),
         (
             "filters/zstd_decode/fse",

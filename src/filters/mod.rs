@@ -1,5 +1,8 @@
 //! HDF5 filters as pure encode/decode pairs over bytes.
 //!
+//! Internal: for the crate's own tools and tests; may change. The supported
+//! API is re-exported at the crate root.
+//!
 //! This module knows nothing of HDF5 files: it maps a filter id (HDF5 filter
 //! pipeline message, and the registered plugin ids) with its client data values
 //! to a codec. Formats: `shared/spec/filters.md`.

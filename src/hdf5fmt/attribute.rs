@@ -19,9 +19,13 @@ use crate::hdf5fmt::object_header::ObjectHeader;
 /// (variable-length elements are global-heap references; see [`File::vlen_bytes`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attribute {
+    /// Attribute name.
     pub name: String,
+    /// Stored datatype.
     pub dtype: Datatype,
+    /// Stored dataspace.
     pub space: Dataspace,
+    /// Raw value bytes in the file's byte order.
     pub data: Vec<u8>,
 }
 
@@ -31,6 +35,7 @@ impl Attribute {
         &self.space.dims
     }
 
+    /// Scalar, simple or null dataspace.
     pub fn space_kind(&self) -> SpaceKind {
         self.space.kind
     }

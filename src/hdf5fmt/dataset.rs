@@ -125,26 +125,33 @@ impl Dataset {
         self
     }
 
+    /// The file the dataset lives in.
     pub fn file(&self) -> &File {
         &self.file
     }
 
+    /// Path the dataset was reached by.
     pub fn path(&self) -> &str {
         &self.path
     }
 
+    /// The object header (internal structure; may change).
     pub fn header(&self) -> &ObjectHeader {
         &self.header
     }
 
+    /// Object header address (relative to the base address).
     pub fn address(&self) -> u64 {
         self.header.address
     }
 
+    /// Stored datatype.
     pub fn dtype(&self) -> &Datatype {
         &self.dtype
     }
 
+    /// Stored dataspace (internal structure; see [`Dataset::shape`] and
+    /// [`Dataset::maxshape`]).
     pub fn dataspace(&self) -> &Dataspace {
         &self.space
     }
@@ -177,10 +184,13 @@ impl Dataset {
         &self.space.max_dims
     }
 
+    /// Scalar, simple or null dataspace.
     pub fn space_kind(&self) -> SpaceKind {
         self.space.kind
     }
 
+    /// Number of elements (1 for scalar, 0 for null or when the product
+    /// overflows).
     pub fn num_elements(&self) -> u64 {
         if matches!(self.layout, Layout::Virtual { .. }) && self.space.kind != SpaceKind::Null {
             return self
@@ -192,6 +202,7 @@ impl Dataset {
         self.space.num_elements().unwrap_or(0)
     }
 
+    /// Stored layout (internal structure; see [`Dataset::layout_kind`]).
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -216,10 +227,12 @@ impl Dataset {
             .chunk_params(&self.space, esize, !self.filters.is_empty())
     }
 
+    /// The filter pipeline, in the order the writer applied it.
     pub fn filters(&self) -> &[FilterSpec] {
         &self.filters
     }
 
+    /// The fill value message (unwritten chunks read as it).
     pub fn fill_value(&self) -> &FillValue {
         &self.fill
     }
@@ -229,14 +242,17 @@ impl Dataset {
         self.external.as_ref()
     }
 
+    /// The dataset's attributes (name order).
     pub fn attributes(&self) -> Result<Vec<Attribute>> {
         attribute::read_all(&self.file, &self.header)
     }
 
+    /// The attribute `name`, or [`crate::Error::NotFound`].
     pub fn attribute(&self, name: &str) -> Result<Attribute> {
         attribute::find(&self.file, &self.header, name)
     }
 
+    /// Where the attributes are stored (header messages or dense storage).
     pub fn attr_storage(&self) -> AttrStorage {
         attribute::storage(&self.file, &self.header)
     }

@@ -5,7 +5,9 @@
 /// Byte order of a numeric type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ByteOrder {
+    /// Least significant byte first.
     Little,
+    /// Most significant byte first.
     Big,
     /// VAX mixed-endian floats (class 1, byte-order bits 0b11).
     Vax,
@@ -14,15 +16,20 @@ pub enum ByteOrder {
 /// Padding of fixed-length strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StringPad {
+    /// Ends at the first NUL (`H5T_STR_NULLTERM`).
     NullTerm,
+    /// Padded with NULs (`H5T_STR_NULLPAD`).
     NullPad,
+    /// Padded with spaces, Fortran style (`H5T_STR_SPACEPAD`).
     SpacePad,
 }
 
 /// Character set of strings and names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CharSet {
+    /// US-ASCII.
     Ascii,
+    /// UTF-8.
     Utf8,
 }
 
@@ -35,21 +42,32 @@ pub enum ReferenceKind {
     Region,
     /// HDF5 1.12+ revised reference (`H5R_ref_t`, encoded in the global heap).
     ObjectV2,
+    /// HDF5 1.12+ revised dataset region reference.
     RegionV2,
+    /// HDF5 1.12+ revised attribute reference.
     AttributeV2,
+    /// A reference type code this crate does not know.
     Unknown(u8),
 }
 
 /// Layout of a floating-point number's bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FloatLayout {
+    /// Bit offset of the first significant bit.
     pub bit_offset: u16,
+    /// Number of significant bits.
     pub precision: u16,
+    /// Bit position of the sign bit.
     pub sign_pos: u8,
+    /// Bit position of the exponent's lowest bit.
     pub exp_pos: u8,
+    /// Exponent size in bits.
     pub exp_size: u8,
+    /// Bit position of the mantissa's lowest bit.
     pub mant_pos: u8,
+    /// Mantissa size in bits.
     pub mant_size: u8,
+    /// Exponent bias.
     pub exp_bias: u32,
     /// Mantissa normalisation: 0 none, 1 msb always set, 2 implied msb.
     pub norm: u8,
@@ -87,16 +105,20 @@ impl FloatLayout {
 /// One member of a compound type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CompoundMember {
+    /// Member name.
     pub name: String,
     /// Byte offset of the member inside the compound element.
     pub offset: u32,
+    /// Member type.
     pub dtype: Datatype,
 }
 
 /// One member of an enumeration: name and raw value bytes (in the base type's size and order).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EnumMember {
+    /// Member name.
     pub name: String,
+    /// Raw value bytes.
     pub value: Vec<u8>,
 }
 
@@ -105,63 +127,113 @@ pub struct EnumMember {
 pub enum Datatype {
     /// Class 0. `precision`/`bit_offset` in bits.
     Integer {
+        /// Size in bytes.
         size: u32,
+        /// Byte order.
         order: ByteOrder,
+        /// Two's-complement signed.
         signed: bool,
+        /// Offset of the first significant bit.
         bit_offset: u16,
+        /// Number of significant bits.
         precision: u16,
     },
     /// Class 1.
     Float {
+        /// Size in bytes.
         size: u32,
+        /// Byte order.
         order: ByteOrder,
+        /// Where sign, exponent and mantissa sit.
         layout: FloatLayout,
     },
     /// Class 2 (time). Rare; read as raw bytes.
     Time {
+        /// Size in bytes.
         size: u32,
+        /// Byte order.
         order: ByteOrder,
+        /// Number of significant bits.
         precision: u16,
     },
     /// Class 3: fixed-length string.
     String {
+        /// Size in bytes of one string (padding included).
         size: u32,
+        /// How the unused tail is filled.
         pad: StringPad,
+        /// Character set.
         cset: CharSet,
     },
     /// Class 4.
     Bitfield {
+        /// Size in bytes.
         size: u32,
+        /// Byte order.
         order: ByteOrder,
+        /// Offset of the first significant bit.
         bit_offset: u16,
+        /// Number of significant bits.
         precision: u16,
     },
     /// Class 5.
-    Opaque { size: u32, tag: String },
+    Opaque {
+        /// Size in bytes.
+        size: u32,
+        /// The type's ASCII tag.
+        tag: String,
+    },
     /// Class 6.
     Compound {
+        /// Size in bytes of one element.
         size: u32,
+        /// Members in stored order.
         members: Vec<CompoundMember>,
     },
     /// Class 7.
-    Reference { size: u32, kind: ReferenceKind },
+    Reference {
+        /// Size in bytes.
+        size: u32,
+        /// Which kind of reference.
+        kind: ReferenceKind,
+    },
     /// Class 8.
     Enum {
+        /// The integer type of the values.
         base: Box<Datatype>,
+        /// Names and values.
         members: Vec<EnumMember>,
     },
     /// Class 9: variable-length string (stored as a global-heap pointer).
     VarString {
+        /// Size in bytes of the stored pointer.
         size: u32,
+        /// Padding of the string bytes.
         pad: StringPad,
+        /// Character set.
         cset: CharSet,
     },
     /// Class 9: variable-length sequence of `base`.
-    VarSequence { size: u32, base: Box<Datatype> },
+    VarSequence {
+        /// Size in bytes of the stored pointer.
+        size: u32,
+        /// Element type of the sequence.
+        base: Box<Datatype>,
+    },
     /// Class 10.
-    Array { base: Box<Datatype>, dims: Vec<u64> },
+    Array {
+        /// Element type.
+        base: Box<Datatype>,
+        /// Array dimensions.
+        dims: Vec<u64>,
+    },
     /// Class 11 (HDF5 2.0): complex number whose parts are `base` floats.
-    Complex { size: u32, base: Box<Datatype> },
+    Complex {
+        /// Size in bytes (both parts).
+        size: u32,
+        /// The float type of each part.
+        base: Box<Datatype>,
+    },
 }
 
 impl Datatype {

@@ -88,8 +88,11 @@ impl std::fmt::Debug for File {
 /// An object reached through a hard link.
 #[derive(Clone, Debug)]
 pub enum Object {
+    /// A group.
     Group(Group),
+    /// A dataset.
     Dataset(Box<Dataset>),
+    /// A committed datatype.
     NamedDatatype(NamedDatatype),
 }
 
@@ -154,12 +157,16 @@ impl Object {
 #[derive(Clone, Debug)]
 pub struct NamedDatatype {
     pub(crate) file: File,
+    /// Path the datatype was reached by.
     pub path: String,
+    /// The object header (internal structure; may change).
     pub header: Arc<ObjectHeader>,
+    /// The committed type.
     pub dtype: Datatype,
 }
 
 impl NamedDatatype {
+    /// The datatype's attributes (name order).
     pub fn attributes(&self) -> Result<Vec<Attribute>> {
         crate::hdf5fmt::attribute::read_all(&self.file, &self.header)
     }
@@ -303,10 +310,12 @@ impl File {
         self.inner.src.check()
     }
 
+    /// The superblock (internal structure; may change).
     pub fn superblock(&self) -> &Superblock {
         &self.inner.superblock
     }
 
+    /// Sizes of offsets and lengths in this file.
     pub fn sizes(&self) -> Sizes {
         self.inner.superblock.sizes
     }

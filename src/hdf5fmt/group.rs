@@ -80,6 +80,7 @@ impl Group {
         Ok(Group { file, path, header })
     }
 
+    /// The file the group lives in.
     pub fn file(&self) -> &File {
         &self.file
     }
@@ -89,10 +90,12 @@ impl Group {
         &self.path
     }
 
+    /// The object header (internal structure; may change).
     pub fn header(&self) -> &ObjectHeader {
         &self.header
     }
 
+    /// Object header address (relative to the base address).
     pub fn address(&self) -> u64 {
         self.header.address
     }

@@ -1,5 +1,8 @@
 //! The HDF5 file format (HDF5 File Format Specification version 3.0 / HDF5 2.0):
 //! a reader over borrowed bytes and, apart from it, a writer.
+//!
+//! Internal: for the crate's own tools and tests; may change. The supported
+//! API is re-exported at the crate root.
 
 pub mod attribute;
 pub mod btree_v1;

@@ -7,7 +7,12 @@ pub enum Selection {
     /// Every element.
     All,
     /// A box: `start[i] .. start[i] + count[i]` along each dimension.
-    Hyperslab { start: Vec<u64>, count: Vec<u64> },
+    Hyperslab {
+        /// First index along each dimension.
+        start: Vec<u64>,
+        /// Number of elements along each dimension.
+        count: Vec<u64>,
+    },
 }
 
 impl Selection {
@@ -47,6 +52,8 @@ impl Selection {
         Ok((start, count, need))
     }
 
+    /// The selection as explicit `(start, count)` for a dataspace of `dims`,
+    /// or `None` when it does not fit inside it.
     pub fn resolve(&self, dims: &[u64]) -> Option<(Vec<u64>, Vec<u64>)> {
         match self {
             Selection::All => Some((vec![0; dims.len()], dims.to_vec())),

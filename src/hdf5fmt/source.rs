@@ -128,6 +128,7 @@ fn in_bounds(structure: &'static str, offset: u64, len: u64, total: u64) -> Resu
 pub struct MemSource(Arc<[u8]>);
 
 impl MemSource {
+    /// A source over `bytes` (a `Vec<u8>`, `Box<[u8]>` or shared `Arc<[u8]>`).
     pub fn new(bytes: impl Into<Arc<[u8]>>) -> Self {
         MemSource(bytes.into())
     }

@@ -111,9 +111,11 @@ pub enum Layout {
 /// How to create a dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatasetSpec {
+    /// Element type.
     pub dtype: Datatype,
     /// Shape and maximum shape.
     pub shape: Space,
+    /// Storage layout (contiguous, compact or chunked with filters).
     pub layout: Layout,
     /// One element's bytes, or `None` for the default (zeros).
     pub fill_value: Option<Vec<u8>>,
@@ -222,8 +224,11 @@ pub enum AttrData {
 /// An attribute: datatype, shape and values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttrValue {
+    /// Element type.
     pub dtype: Datatype,
+    /// Shape (scalar or simple).
     pub shape: Space,
+    /// The values.
     pub data: AttrData,
 }
 

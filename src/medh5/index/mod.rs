@@ -5,7 +5,7 @@
 //! the annotation it was derived from.
 //!
 //! Submodules: [`scan`] (the streaming builder of the dense encodings),
-//! [`load`] (the voxel annotations of a file), [`write`] (one entry into a
+//! [`load`] (the voxel annotations of a file), [`write`](mod@write) (one entry into a
 //! writer), [`cow`] (the copy-on-write), [`build`] (`index build` and the
 //! rebuild of `fix`), [`draw`] (patch draws), [`cli`] (the command line).
 

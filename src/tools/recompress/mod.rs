@@ -6,9 +6,9 @@
 //! E6 (sibling and mirror layouts), E7 (verified outputs, atomic swap,
 //! manifest, undo, finalize) and E9 (parallel, progress, honest summary).
 //!
-//! - [`select`]: directory walk, `--where` conditions, VDS sources, rows.
+//! - `select`: directory walk, `--where` conditions, VDS sources, rows.
 //! - [`plan`]: per-dataset re-encode or keep, effective codecs.
-//! - [`run`]: copy to staging, verify, record, swap, in parallel.
+//! - `run`: copy to staging, verify, record, swap, in parallel.
 //! - [`verify`]: the output against its source (tree, attributes, decoded data).
 //! - [`swap`]: manifest, the order of renames and fsyncs, `--undo`, `--finalize`.
 //! - [`report`]: dry-run text and JSON lines, progress, summary.
