@@ -4,7 +4,7 @@
 use purehdf::medh5::{create, profiles::Profile, sample::SampleFile, verify, writer};
 use purehdf::File;
 
-fn main() -> purehdf::Result<()> {
+fn main() -> purehdf::medh5::error::Result<()> {
     let sample = create::demo_sample()?; // a 32x64x64 CT phantom with an organ labelmap
     let plan = create::plan_at(sample, Profile::Balanced, None, "2026-01-01T00:00:00Z")?;
     let bytes = writer::write_plan_bytes(&plan)?;

@@ -158,14 +158,6 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// medh5-level problems (document, profiles, integrity) with a reference error code.
-    #[error("{code}: {message}")]
-    Medh5 {
-        /// Reference error code (`E004`, ...).
-        code: String,
-        /// What happened.
-        message: String,
-    },
     /// Operating-system I/O error, with the path when known.
     #[error("{context}: {source}")]
     Io {

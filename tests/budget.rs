@@ -107,7 +107,13 @@ fn sparse_chunks_and_the_data_budget() {
         "sparse",
         purehdf::medh5::integrity::DigestAlgo::Sha256,
     );
-    assert!(matches!(v, Err(Error::OverBudget { .. })), "{v:?}");
+    assert!(
+        matches!(
+            v,
+            Err(purehdf::medh5::error::Error::Hdf5(Error::OverBudget { .. }))
+        ),
+        "{v:?}"
+    );
     purehdf::hdf5fmt::limits::set_data_budget(None);
     assert!(ds.check_budget().is_ok());
     println!("budget: over-budget dataset refused by name (OverBudget) in verify's digest");

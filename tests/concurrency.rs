@@ -69,6 +69,7 @@ fn fingerprint(f: &File, path: &Path) -> String {
                     start: start.clone(),
                     count: count.clone(),
                 })
+                .map_err(Into::into)
             };
             match r {
                 Ok(v) => h.update(&v),

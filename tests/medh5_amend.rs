@@ -16,7 +16,6 @@ use std::process::Command;
 use purehdf::medh5::amend::Amend;
 use purehdf::medh5::model::{ArrayData, Image, NumDtype};
 use purehdf::medh5::profiles::Profile;
-use purehdf::Error;
 use serde_json::Value;
 
 fn py(venv: &Path, script: &str, args: &[&str]) -> Value {
@@ -146,9 +145,9 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn code_of(e: &Error) -> String {
+fn code_of(e: &purehdf::medh5::error::Error) -> String {
     match e {
-        Error::Medh5 { code, .. } => code.clone(),
+        purehdf::medh5::error::Error::Code { code, .. } => code.clone(),
         other => format!("not a medh5 error: {other}"),
     }
 }

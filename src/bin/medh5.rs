@@ -188,7 +188,7 @@ fn main() -> ExitCode {
                 return usage("create needs --from MANIFEST.json");
             };
             let loaded = std::fs::read(&manifest)
-                .map_err(|e| purehdf::Error::io(manifest.display(), e))
+                .map_err(|e| purehdf::medh5::error::Error::io(manifest.display(), e))
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(Into::into))
                 .and_then(|m| {
                     let base = manifest.parent().unwrap_or(Path::new("."));

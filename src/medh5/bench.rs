@@ -20,9 +20,9 @@ use super::profiles::Profile;
 use super::sample::{read_patch, read_patch_vec, SampleFile};
 use super::verify;
 use super::writer;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
+use crate::medh5::error::{Error, Result};
 
 /// The image the workload reads.
 pub const CT: &str = "CT";
@@ -42,7 +42,7 @@ const CLASSES: [(u16, &str); 5] = [
 const MAX_POSITIONS: usize = 1 << 20;
 
 fn usage(msg: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("bench-op: {msg}"))
+    Error::invalid(format!("bench-op: {msg}"))
 }
 
 /// The parsed flags of one `bench-op` call (every op's flags; each op uses its own).
@@ -141,7 +141,7 @@ pub fn run(a: &Args) -> Result<Value> {
         "open-first-patch" => op_open_first_patch(a),
         "verify" => op_verify(a),
         "collection-ids" => crate::medh5::collection::bench_collection_ids(a.file()?),
-        "draw" | "content-id" => Err(Error::InvalidArgument(format!(
+        "draw" | "content-id" => Err(Error::invalid(format!(
             "bench-op {}: not implemented yet",
             a.op
         ))),

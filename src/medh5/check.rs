@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use super::plan::{PlanData, PlanStep, WritePlan};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 
 /// Re-open `path` and check every planned dataset reads back identically.
 /// Returns the number of datasets checked.
@@ -19,14 +19,14 @@ pub fn check_written(path: &Path, plan: &WritePlan) -> Result<usize> {
         let PlanStep::Dataset(d) = step else { continue };
         let ds = match file.object(&d.path)? {
             Object::Dataset(ds) => ds,
-            _ => return Err(Error::NotFound(format!("{} is not a dataset", d.path))),
+            _ => return Err(Error::not_found(format!("{} is not a dataset", d.path))),
         };
         let elem = ds.dtype().size();
         let n = ds
             .num_elements()
             .checked_mul(elem)
             .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| Error::InvalidArgument(format!("{}: too large", d.path)))?;
+            .ok_or_else(|| Error::invalid(format!("{}: too large", d.path)))?;
         let n = crate::hdf5fmt::cursor::bounded(
             n as u64,
             crate::hdf5fmt::limits::MAX_DECODED,
@@ -47,7 +47,7 @@ pub fn check_written(path: &Path, plan: &WritePlan) -> Result<usize> {
             }
         };
         if !same {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E701".into(),
                 message: format!("{}: data read back differs from what was written", d.path),
             });

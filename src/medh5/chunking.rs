@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
+use crate::medh5::error::{Error, Result};
 
 /// Patch edge assumed when a grid has no `patch_hint`.
 pub const DEFAULT_PATCH: u64 = 64;
@@ -47,7 +47,7 @@ pub fn spatial_chunk_for(
     l3_bytes: u64,
 ) -> Result<Vec<u64>> {
     if shape.is_empty() || shape.contains(&0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "spatial shape {shape:?} must be non-empty with positive extents"
         )));
     }
@@ -56,7 +56,7 @@ pub fn spatial_chunk_for(
         Patch::Uniform(v) => vec![v.max(0) as u64; shape.len()],
         Patch::PerAxis(v) => {
             if v.len() != shape.len() {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid(format!(
                     "patch {v:?} has {} entries for {} spatial axes",
                     v.len(),
                     shape.len()
@@ -125,7 +125,7 @@ pub fn optimize_chunks(
     leading: usize,
 ) -> Result<Vec<u64>> {
     if shape.len() != leading + axis_kinds.len() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "shape {shape:?} does not match {leading} leading axes + {} grid axes",
             axis_kinds.len()
         )));
@@ -160,7 +160,7 @@ pub fn chunk_from_hint(
     leading: usize,
 ) -> Result<Vec<u64>> {
     if hint.len() != axis_kinds.len() || shape.len() != leading + axis_kinds.len() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "chunk_hint {hint:?} does not match the grid's {} axes",
             axis_kinds.len()
         )));

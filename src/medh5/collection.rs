@@ -16,11 +16,11 @@ use super::recompress::{human_bytes, table};
 use super::sample::{attrs_json, read_scalar_string};
 use super::validate::collection::{is_collection, is_valid_key};
 use super::verify::compute_content_id;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{AttrValue as WAttr, FileWriter};
+use crate::medh5::error::{Error, Result};
 
 /// Most members one collection operation handles.
 const MAX_MEMBERS: usize = 1 << 20;
@@ -37,7 +37,7 @@ pub struct MemberFile {
 }
 
 fn refused(code: &str, msg: String) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: code.into(),
         message: msg,
     }
@@ -52,13 +52,13 @@ pub fn members(file: &File) -> Result<Vec<(String, u64)>> {
     let mut out = Vec::new();
     for (name, link) in g.links()? {
         if out.len() >= MAX_MEMBERS {
-            return Err(Error::Limit {
+            return Err(Error::Hdf5(crate::error::Error::Limit {
                 structure: "medh5 collection",
                 offset: 0,
                 what: "members",
                 value: out.len() as u64,
                 limit: MAX_MEMBERS as u64,
-            });
+            }));
         }
         if let Link::Hard(addr) = link {
             out.push((name, addr));
@@ -93,9 +93,7 @@ pub fn open_member(file: &File, key: &str) -> Result<File> {
         .into_iter()
         .find(|(k, _)| k == key)
         .map(|(_, addr)| file.rerooted(addr))
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!("the collection has no sample with key {key:?}"))
-        })
+        .ok_or_else(|| Error::invalid(format!("the collection has no sample with key {key:?}")))
 }
 
 /// What a command reporting on one sample says of a collection without `--key`.
@@ -200,12 +198,10 @@ impl Packed {
 /// file name up to its first dot).
 pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> {
     if sources.is_empty() {
-        return Err(Error::InvalidArgument(
-            "pack needs at least one source".into(),
-        ));
+        return Err(Error::invalid("pack needs at least one source"));
     }
     if !keys.is_empty() && keys.len() != sources.len() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{} --key for {} sources: give one per source, in order",
             keys.len(),
             sources.len()
@@ -231,14 +227,11 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
             return Err(refused("E003", format!("key {key:?} is given twice")));
         }
         if out_canon.is_some() && std::fs::canonicalize(src).ok() == out_canon {
-            return Err(Error::InvalidArgument(format!(
-                "{} is the output",
-                src.display()
-            )));
+            return Err(Error::invalid(format!("{} is the output", src.display())));
         }
         let f = File::open(src)?;
         if is_collection(&f) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{} is a collection; pack takes samples",
                 src.display()
             )));
@@ -267,13 +260,13 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
         };
         let rep = copy_group_into(f, f.root()?, &mut w, g, &CopyOptions::default(), &policy)?;
         if rep.external_links > 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{} holds external links; a collection member must be self-contained",
                 src.display()
             )));
         }
         if let Some(s) = rep.skipped.first() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{}: could not copy {s}",
                 src.display()
             )));
@@ -308,7 +301,7 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
 pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> {
     let f = File::open(shard)?;
     if !is_collection(&f) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{} is not a collection",
             shard.display()
         )));
@@ -320,10 +313,7 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
         keys.iter()
             .map(|k| {
                 all.iter().find(|(n, _)| n == k).cloned().ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "{} has no sample with key {k:?}",
-                        shard.display()
-                    ))
+                    Error::invalid(format!("{} has no sample with key {k:?}", shard.display()))
                 })
             })
             .collect::<Result<_>>()?
@@ -364,7 +354,7 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
         };
         let rep = copy_group_into(&f, src_root, &mut w, root, &CopyOptions::default(), &policy)?;
         if let Some(s) = rep.skipped.first() {
-            return Err(Error::InvalidArgument(format!("{key}: could not copy {s}")));
+            return Err(Error::invalid(format!("{key}: could not copy {s}")));
         }
         if str_attr(&member, "medh5_version").is_none() {
             w.set_attr(root, "medh5_version", WAttr::string("1.0"))?;
@@ -418,7 +408,7 @@ fn json_of(j: Option<Json>) -> Value {
 pub fn ls(shard: &Path, display: &str) -> Result<Value> {
     let f = File::open(shard)?;
     if !is_collection(&f) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{display} is a sample file, not a collection; `medh5 info {display}` describes it"
         )));
     }
@@ -517,7 +507,7 @@ pub fn ls_text(v: &Value) -> String {
 pub fn bench_collection_ids(shard: &Path) -> Result<Value> {
     let f = File::open(shard)?;
     if !is_collection(&f) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{} is not a collection",
             shard.display()
         )));

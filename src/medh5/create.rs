@@ -11,10 +11,10 @@ use super::document::LabelSet;
 use super::model::{encode, Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
 use super::plan::{WriteOptions, WritePlan};
 use super::profiles::Profile;
-use crate::error::{Error, Result};
+use crate::medh5::error::{Error, Result};
 
 fn bad(msg: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("manifest: {msg}"))
+    Error::invalid(format!("manifest: {msg}"))
 }
 
 /// The NumPy dtype strings a manifest's `.npy` files may use.
@@ -39,8 +39,8 @@ pub fn num_dtype(descr: &str) -> Option<NumDtype> {
 /// Load a little-endian C-order `.npy` file as [`ArrayData`].
 pub fn load_npy(path: &Path) -> Result<ArrayData> {
     let (h, data) = crate::npy::read_file(path).map_err(|e| match e {
-        Error::Io { source, .. } => Error::io(path.display(), source),
-        e => e,
+        crate::error::Error::Io { source, .. } => Error::io(path.display(), source),
+        e => Error::from(e),
     })?;
     let dt = num_dtype(&h.descr)
         .ok_or_else(|| bad(format!("{}: unsupported dtype {}", path.display(), h.descr)))?;

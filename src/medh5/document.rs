@@ -5,10 +5,10 @@
 
 use super::canonical_json::Json;
 use super::integrity::{hex_digest, DigestAlgo};
-use crate::error::{Error, Result};
+use crate::medh5::error::{Error, Result};
 
 fn e005(message: impl Into<String>) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: "E005".to_string(),
         message: message.into(),
     }
@@ -254,7 +254,7 @@ impl LabelSet {
         let mut seen = std::collections::BTreeSet::new();
         for c in self.classes() {
             if c.id == 0 || c.id == u16::MAX {
-                return Err(Error::Medh5 {
+                return Err(Error::Code {
                     code: "E303".into(),
                     message: format!("class id {} is reserved", c.id),
                 });
@@ -268,7 +268,7 @@ impl LabelSet {
         }
         if let LabelSetForm::Ref { uri, sha256 } = &self.form {
             if uri.is_empty() || sha256.is_empty() {
-                return Err(Error::Medh5 {
+                return Err(Error::Code {
                     code: "E305".into(),
                     message: "a ref label set needs uri and sha256".into(),
                 });
@@ -431,13 +431,13 @@ impl SampleDocument {
         let mut indexes: Vec<u64> = Vec::new();
         for (i, tp) in self.timepoints.iter().enumerate() {
             if !is_valid_id(&tp.id) {
-                return Err(Error::Medh5 {
+                return Err(Error::Code {
                     code: "E003".into(),
                     message: format!("bad timepoint id {:?}", tp.id),
                 });
             }
             if self.timepoints[..i].iter().any(|t| t.id == tp.id) {
-                return Err(Error::Medh5 {
+                return Err(Error::Code {
                     code: "E108".into(),
                     message: format!("timepoint id {:?} repeated", tp.id),
                 });
@@ -446,7 +446,7 @@ impl SampleDocument {
         }
         indexes.sort_unstable();
         if indexes.iter().enumerate().any(|(i, &x)| x != i as u64) {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E108".into(),
                 message: format!("timepoint indexes {indexes:?} are not 0,1,2,…"),
             });
@@ -459,7 +459,7 @@ impl SampleDocument {
 
     /// Parse `/meta` text.
     pub fn from_meta(text: &str) -> Result<Self> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Medh5 {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Code {
             code: "E004".into(),
             message: format!("meta is not JSON: {e}"),
         })?;
@@ -469,7 +469,7 @@ impl SampleDocument {
     /// Build from a JSON object (E004 when not an object, E005 on schema errors).
     pub fn from_json(v: &Json) -> Result<Self> {
         let Json::Object(members) = v else {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E004".into(),
                 message: "meta is not a JSON object".into(),
             });
@@ -717,7 +717,7 @@ mod tests {
     fn validation_errors() {
         let mut d = SampleDocument::new("a", "b");
         d.timepoints.push(Timepoint::new("tp1", 2));
-        assert!(matches!(d.validate(), Err(Error::Medh5 { code, .. }) if code == "E108"));
+        assert!(matches!(d.validate(), Err(Error::Code { code, .. }) if code == "E108"));
         let mut d = SampleDocument::new("a", "");
         assert!(d.validate().is_err());
         d.identity.subject_id = "b".into();

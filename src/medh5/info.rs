@@ -10,12 +10,12 @@ use super::canonical_json::Json;
 use super::integrity::dtype_descr;
 use super::profiles::describe_pipeline;
 use super::sample::SampleFile;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 
 /// Cap on tree depth (cycle and abuse guard beyond address tracking).
 const MAX_DEPTH: usize = 64;
@@ -68,7 +68,7 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     let s = SampleFile::from_file(file.clone());
     let root = Attrs(s.root_attrs()?);
     let meta_bytes = s.meta_bytes()?;
-    let meta: Value = serde_json::from_slice(&meta_bytes).map_err(|e| Error::Medh5 {
+    let meta: Value = serde_json::from_slice(&meta_bytes).map_err(|e| Error::Code {
         code: "E004".into(),
         message: format!("meta is not JSON: {e}"),
     })?;
@@ -281,7 +281,7 @@ fn annotation_json(file: &File, id: &str, a: &Attrs, timepoints: Value) -> Resul
 fn read_all(ds: &Dataset) -> Result<Vec<u8>> {
     let n = ds.num_elements().saturating_mul(ds.dtype().size());
     if n > MAX_MASK_BYTES {
-        return Err(Error::InvalidArgument(format!("{}: too large", ds.path())));
+        return Err(Error::invalid(format!("{}: too large", ds.path())));
     }
     let mut buf = vec![0u8; usize::try_from(n).unwrap_or(0)];
     ds.read_raw(&Selection::All, &mut buf)?;
@@ -425,7 +425,7 @@ fn dataset_node(path: String, name: String, ds: &Dataset) -> Node {
 
 fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<Vec<Node>> {
     if depth > MAX_DEPTH {
-        return Err(Error::InvalidArgument(format!("{path}: tree too deep")));
+        return Err(Error::invalid(format!("{path}: tree too deep")));
     }
     let g = if path.is_empty() {
         file.root()?

@@ -8,8 +8,8 @@ use blake2::Blake2b512;
 use sha2::{Digest, Sha256, Sha512};
 
 use super::canonical_json::Json;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
+use crate::medh5::error::{Error, Result};
 
 /// A digest algorithm a file may name in `digest_algo` or a digest prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -125,7 +125,7 @@ pub fn digest_bytes(algo: DigestAlgo, bytes: &[u8]) -> String {
 /// algorithm, `:`, and exactly the algorithm's number of lowercase hex digits.
 /// Anything else is E703.
 pub fn parse_digest(s: &str) -> Result<(DigestAlgo, &str)> {
-    let bad = |why: &str| Error::Medh5 {
+    let bad = |why: &str| Error::Code {
         code: "E703".to_string(),
         message: format!("malformed digest {s:?}: {why}"),
     };
@@ -491,7 +491,7 @@ mod tests {
             "sha256".to_string(),
         ] {
             match parse_digest(&bad) {
-                Err(Error::Medh5 { code, .. }) => assert_eq!(code, "E703"),
+                Err(Error::Code { code, .. }) => assert_eq!(code, "E703"),
                 other => panic!("{bad:?} gave {other:?}"),
             }
         }

@@ -7,12 +7,12 @@
 //! the ignore region (in band, or the sibling mask `ignore_mask` names) painted
 //! last as `ignore_id`; a `mask` reads as background. Whole or as a patch.
 
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::limits::MAX_DECODED;
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 
 use super::canonical_json::Json;
 use super::model::half::f16_to_f64;
@@ -38,7 +38,7 @@ impl LabelVolume {
             .iter()
             .map(|&v| {
                 u8::try_from(v)
-                    .map_err(|_| Error::InvalidArgument(format!("label {v} does not fit in uint8")))
+                    .map_err(|_| Error::invalid(format!("label {v} does not fit in uint8")))
             })
             .collect()
     }
@@ -50,7 +50,7 @@ impl LabelVolume {
 }
 
 fn bad(msg: impl Into<String>) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: "E410".into(),
         message: msg.into(),
     }
@@ -121,11 +121,11 @@ fn read_bytes(ds: &Dataset, sel: &Selection, n: u64, size: u64) -> Result<Vec<u8
     let bytes = n
         .checked_mul(size)
         .filter(|&b| b <= MAX_DECODED)
-        .ok_or_else(|| Error::InvalidArgument(format!("{}: selection too large", ds.path())))?;
+        .ok_or_else(|| Error::invalid(format!("{}: selection too large", ds.path())))?;
     // A new buffer, not zeroed first (chunked data; see `Dataset::read_raw_vec`).
     let raw = ds.read_raw_vec(sel)?;
     if raw.len() as u64 != bytes {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{}: read {} bytes, expected {bytes}",
             ds.path(),
             raw.len()
@@ -240,7 +240,7 @@ pub fn decode(
             .zip(&grid_shape)
             .any(|((&s, &c), &d)| s.checked_add(c).is_none_or(|e| e > d))
     {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid(format!(
             "{gpath}: patch {start:?}+{count:?} outside {grid_shape:?}"
         )));
     }
@@ -248,7 +248,7 @@ pub fn decode(
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(d))
         .filter(|&v| v <= MAX_DECODED)
-        .ok_or_else(|| Error::InvalidArgument(format!("{gpath}: patch too large")))?;
+        .ok_or_else(|| Error::invalid(format!("{gpath}: patch too large")))?;
     let nv = n as usize;
     let painter = Painter::new(&class_ids, priority);
     let mut overwritten = 0u64;
@@ -328,7 +328,7 @@ pub fn decode(
         }
         "mask" => {}
         other => {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{gpath}: kind {other:?} has no label volume"
             )))
         }

@@ -22,6 +22,7 @@ pub mod collection;
 pub mod collection_cli;
 pub mod create;
 pub mod document;
+pub mod error;
 pub mod fix;
 pub mod index;
 pub mod info;

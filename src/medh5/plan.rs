@@ -9,9 +9,9 @@ use super::index::{build_entry, IndexEntry};
 use super::integrity::{self, ContentIdInput, DigestAlgo};
 use super::model::{ArrayData, Sample};
 use super::profiles::{is_contiguous, Profile, Role};
-use crate::error::Result;
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::datatype::Datatype;
+use crate::medh5::error::Result;
 
 /// Writer settings.
 #[derive(Clone, Debug)]

@@ -2,8 +2,8 @@
 //! `shared/spec/medh5.md` §6.1), plus the contiguous threshold (§6.2) and the
 //! pipeline description strings `medh5 info`/`tree` print.
 
-use crate::error::{Error, Result};
 use crate::filters::{ids, FilterSpec};
+use crate::medh5::error::{Error, Result};
 
 /// Datasets smaller than this many raw bytes are stored contiguous, unfiltered.
 pub const COMPRESS_MIN_BYTES: u64 = 65_536;
@@ -108,7 +108,7 @@ impl Profile {
             Some(n) => Profile::ALL
                 .into_iter()
                 .find(|p| p.name() == n)
-                .ok_or_else(|| Error::InvalidArgument(format!("unknown codec profile {n:?}"))),
+                .ok_or_else(|| Error::invalid(format!("unknown codec profile {n:?}"))),
         }
     }
 
@@ -156,7 +156,7 @@ impl Codec {
                     .try_fold(u64::from(element_size), |acc, &d| acc.checked_mul(d))
                     .and_then(|b| u32::try_from(b).ok())
                     .ok_or_else(|| {
-                        Error::InvalidArgument(format!(
+                        Error::invalid(format!(
                             "Blosc2 chunk {chunk_dims:?} x {element_size} B exceeds 4 GiB"
                         ))
                     })?;
@@ -173,7 +173,7 @@ impl Codec {
                     cd.push(chunk_dims.len() as u32);
                     for &d in chunk_dims {
                         cd.push(u32::try_from(d).map_err(|_| {
-                            Error::InvalidArgument(format!("chunk extent {d} exceeds u32"))
+                            Error::invalid(format!("chunk extent {d} exceeds u32"))
                         })?);
                     }
                 }

@@ -15,7 +15,6 @@ use super::collection::{member_files, MemberFile};
 use super::profiles::{describe_pipeline, Profile, Role};
 use super::sample::attrs_json;
 use super::verify::{compute_content_id, verify_file};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
@@ -23,6 +22,7 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::types;
 use crate::hdf5fmt::write::FileWriter;
 use crate::medh5::canonical_json::Json;
+use crate::medh5::error::{Error, Result};
 
 /// The note the reference prints under its table.
 pub const NOTE: &str =
@@ -392,7 +392,7 @@ impl Policy<'_> {
         };
         let codec = self.profile.codec(Role::for_path(&rel));
         let elem = u32::try_from(item)
-            .map_err(|_| Error::InvalidArgument(format!("{rel}: element size {item}")))?;
+            .map_err(|_| Error::invalid(format!("{rel}: element size {item}")))?;
         let pipeline = codec.pipeline(elem, &chunk)?;
         *self.considered.borrow_mut() += 1;
         let same_chunk = stored.as_ref() == Some(&chunk);
@@ -440,7 +440,7 @@ fn check_version(file: &File, display: &str) -> Result<()> {
             .and_then(|(_, m)| m.parse::<u64>().ok())
             .unwrap_or(0);
         if v.starts_with("1.") && minor > super::validate::container::MAX_MINOR {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E002".into(),
                 message: format!(
                     "{display}: medh5_version {v} is newer than this implementation (1.{})",
@@ -496,9 +496,7 @@ pub fn recompress_path(
         return Err(e);
     }
     if let Some(s) = report.skipped.first() {
-        return Err(Error::InvalidArgument(format!(
-            "{display}: could not copy {s}"
-        )));
+        return Err(Error::invalid(format!("{display}: could not copy {s}")));
     }
     if opts.out.is_none() {
         super::amend::keep_mode(path, &w)?;
@@ -521,7 +519,10 @@ pub fn recompress_path(
         ..RecompressResult::default()
     };
     // the check of the output, which has replaced the input by now
-    match File::open(&target).and_then(|f| member_files(&f)) {
+    match File::open(&target)
+        .map_err(Error::from)
+        .and_then(|f| member_files(&f))
+    {
         Err(e) => {
             res.verified = false;
             res.unverified.push(e.to_string());

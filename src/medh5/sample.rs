@@ -9,7 +9,6 @@ use super::canonical_json::Json;
 use super::document::SampleDocument;
 pub use super::labelmap::LabelVolume;
 use super::model::half::f16_to_f64;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::attribute::Attribute;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};
@@ -17,6 +16,7 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 
 /// Cap on the number of elements of one attribute decoded to JSON.
 const MAX_ATTR_ELEMENTS: u64 = 1 << 20;
@@ -49,7 +49,7 @@ impl SampleFile {
     pub fn meta_bytes(&self) -> Result<Vec<u8>> {
         match self.file.object("meta")? {
             Object::Dataset(ds) => read_scalar_string(&self.file, &ds),
-            _ => Err(Error::Medh5 {
+            _ => Err(Error::Code {
                 code: "E004".into(),
                 message: "/meta is not a dataset".into(),
             }),
@@ -59,7 +59,7 @@ impl SampleFile {
     /// The parsed sample document.
     pub fn document(&self) -> Result<SampleDocument> {
         let bytes = self.meta_bytes()?;
-        let text = std::str::from_utf8(&bytes).map_err(|_| Error::Medh5 {
+        let text = std::str::from_utf8(&bytes).map_err(|_| Error::Code {
             code: "E004".into(),
             message: "/meta is not UTF-8".into(),
         })?;
@@ -132,8 +132,8 @@ impl SampleFile {
 fn dataset_or_data(file: &File, path: &str) -> Result<Dataset> {
     match file.object(path)? {
         Object::Dataset(ds) => Ok(*ds),
-        Object::Group(g) => g.dataset("data").or_else(|_| g.dataset("0")),
-        Object::NamedDatatype(_) => Err(Error::NotFound(format!("{path} is not a dataset"))),
+        Object::Group(g) => Ok(g.dataset("data").or_else(|_| g.dataset("0"))?),
+        Object::NamedDatatype(_) => Err(Error::not_found(format!("{path} is not a dataset"))),
     }
 }
 
@@ -153,7 +153,7 @@ pub fn read_patch(
             count: count.to_vec(),
         },
     };
-    ds.read_raw(&sel, out)
+    Ok(ds.read_raw(&sel, out)?)
 }
 
 /// [`read_patch`] into a new buffer of exactly the selection's size (see
@@ -167,14 +167,14 @@ pub fn read_patch_vec(ds: &Dataset, start: Option<&[u64]>, count: &[u64]) -> Res
             count: count.to_vec(),
         },
     };
-    ds.read_raw_vec(&sel)
+    Ok(ds.read_raw_vec(&sel)?)
 }
 
 /// Read a scalar (or one-element) string dataset's bytes.
 pub fn read_scalar_string(file: &File, ds: &Dataset) -> Result<Vec<u8>> {
     let size = usize::try_from(ds.dtype().size()).map_err(|_| too_large(ds.path()))?;
     if ds.num_elements() != 1 {
-        return Err(Error::Medh5 {
+        return Err(Error::Code {
             code: "E004".into(),
             message: format!("{} is not a scalar string", ds.path()),
         });
@@ -185,16 +185,16 @@ pub fn read_scalar_string(file: &File, ds: &Dataset) -> Result<Vec<u8>> {
 }
 
 fn too_large(path: &str) -> Error {
-    Error::InvalidArgument(format!("{path}: too large"))
+    Error::invalid(format!("{path}: too large"))
 }
 
 /// The bytes of one string element (vlen: from the global heap; fixed: with
 /// its padding removed).
 pub fn string_element(file: &File, dt: &Datatype, el: &[u8]) -> Result<Vec<u8>> {
     match dt {
-        Datatype::VarString { .. } => file.vlen_bytes(el),
+        Datatype::VarString { .. } => Ok(file.vlen_bytes(el)?),
         Datatype::String { pad, .. } => Ok(strip_padding(el, *pad).to_vec()),
-        _ => Err(Error::Medh5 {
+        _ => Err(Error::Code {
             code: "E004".into(),
             message: "not a string type".into(),
         }),
@@ -237,7 +237,7 @@ pub fn attr_json(file: &File, a: &Attribute) -> Result<Json> {
     }
     let elems: Vec<&[u8]> = a.data.chunks_exact(size).take(n as usize).collect();
     if (elems.len() as u64) < n {
-        return Err(Error::Medh5 {
+        return Err(Error::Code {
             code: "E004".into(),
             message: format!("attribute {}: value shorter than its dataspace", a.name),
         });
@@ -353,7 +353,7 @@ fn describe_type(dt: &Datatype) -> String {
 
 /// The root group of a file (convenience for walkers).
 pub fn root(file: &File) -> Result<Group> {
-    file.root()
+    Ok(file.root()?)
 }
 
 #[cfg(test)]

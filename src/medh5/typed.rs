@@ -7,9 +7,9 @@
 #![deny(missing_docs)]
 
 use super::sample::SampleFile;
-use crate::error::Result;
 use crate::hdf5fmt::convert::Numeric;
 use crate::hdf5fmt::slice::{Slice, SliceArg};
+use crate::medh5::error::Result;
 
 /// An image or patch read as `T`: C-order values and their shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,7 +48,7 @@ impl SampleFile {
         let sl = Slice::new(args);
         let h = ds.hyperslab(&sl)?;
         if h.count.iter().zip(count).any(|(got, want)| got != want) {
-            return Err(crate::error::Error::InvalidArgument(format!(
+            return Err(crate::medh5::error::Error::invalid(format!(
                 "image {id}: patch {start:?}+{count:?} outside the shape {:?}",
                 ds.shape()
             )));

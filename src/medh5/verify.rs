@@ -11,12 +11,12 @@ use super::integrity::{
     to_little_endian, ContentIdInput, DatasetHasher, DigestAlgo,
 };
 use super::sample::{attr_json, attrs_json, read_scalar_string, string_element};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 
 /// Bytes read per slab when streaming a dataset into its digest: small enough
 /// that hashing one slab overlaps decoding the next, large enough to keep
@@ -144,7 +144,7 @@ fn walk(file: &File) -> Result<Walk> {
             continue;
         }
         if seen.len() >= MAX_OBJECTS {
-            return Err(Error::InvalidArgument("too many objects".into()));
+            return Err(Error::invalid("too many objects"));
         }
         seen.insert(addr, path.clone());
         match file.object_at(addr, format!("/{path}"))? {
@@ -236,7 +236,7 @@ pub fn compute_digest(
         // One pass over the data: no decoded chunk is worth keeping. The two
         // slab buffers are reused, so they are zeroed only when they grow.
         buf.resize(len, 0);
-        ds.read_raw_uncached(&sel, buf)
+        Ok(ds.read_raw_uncached(&sel, buf)?)
     };
     let hash = |h: &mut DatasetHasher, buf: &mut Vec<u8>| -> Result<()> {
         if is_string {
@@ -283,7 +283,7 @@ fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + 
 }
 
 fn too_large(path: &str) -> Error {
-    Error::InvalidArgument(format!("{path}: too large"))
+    Error::invalid(format!("{path}: too large"))
 }
 
 /// Outcome of checking one digested dataset.
@@ -300,7 +300,7 @@ fn check_one(file: &File, f: &Found, stored: &str) -> Result<Check> {
     };
     // As the reference: bytes that cannot be read fail the whole file, with
     // the object named in the error.
-    let fresh = compute_digest(file, &f.ds, &f.path, algo).map_err(|e| Error::Medh5 {
+    let fresh = compute_digest(file, &f.ds, &f.path, algo).map_err(|e| Error::Code {
         code: "E701".into(),
         message: format!("{}: {e}", f.path),
     })?;

@@ -7,15 +7,15 @@ use std::path::Path;
 
 use super::attribute::{bool_enum, AttrValue};
 use super::plan::{Layout, PlanData, PlanStep, WritePlan};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId, ObjectId, Space};
+use crate::medh5::error::{Error, Result};
 
 /// Write `plan` to `path` atomically; the previous file (if any) survives any failure.
 pub fn write_plan(plan: &WritePlan, path: &Path) -> Result<()> {
     let mut w = FileWriter::create(path)?;
     emit(plan, &mut w)?;
-    w.commit()
+    Ok(w.commit()?)
 }
 
 /// [`write_plan`] that consumes the plan: each dataset's bytes move into the
@@ -33,14 +33,14 @@ pub fn write_plan_owned(plan: WritePlan, path: &Path) -> Result<()> {
         };
         emit_step(&mut w, &mut groups, &step, data)?;
     }
-    w.commit()
+    Ok(w.commit()?)
 }
 
 /// Write `plan` into an in-memory HDF5 image (tests, WASM).
 pub fn write_plan_bytes(plan: &WritePlan) -> Result<Vec<u8>> {
     let mut w = FileWriter::in_memory();
     emit(plan, &mut w)?;
-    w.finish()
+    Ok(w.finish()?)
 }
 
 fn root_groups(w: &FileWriter) -> HashMap<String, GroupId> {
@@ -104,7 +104,7 @@ fn split(path: &str) -> Result<(&str, &str)> {
     match trimmed.rfind('/') {
         Some(0) => Ok(("/", &trimmed[1..])),
         Some(i) => Ok((&trimmed[..i], &trimmed[i + 1..])),
-        None => Err(Error::InvalidArgument(format!(
+        None => Err(Error::invalid(format!(
             "plan path {path:?} is not absolute"
         ))),
     }

@@ -201,7 +201,7 @@ pub fn sha512_and_blake2b_plans() {
 #[test]
 pub fn invalid_samples_are_refused() {
     let code = |s: Sample| match s.into_plan(WriteOptions::default()) {
-        Err(purehdf::Error::Medh5 { code, .. }) => code,
+        Err(purehdf::medh5::error::Error::Code { code, .. }) => code,
         other => panic!("{other:?}"),
     };
     let (mut s, _) = build_sample("v1_minimal.medh5");

@@ -36,7 +36,6 @@ use super::sample::{attr_json, attrs_json, read_scalar_string};
 use super::validate::collection::is_collection;
 use super::verify::{compute_content_id, verify_file};
 use super::writer::to_hdf5;
-use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
@@ -44,6 +43,7 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId};
+use crate::medh5::error::{Error, Result};
 
 mod stage;
 pub use stage::{keep_mode, keep_mode_from, Staged};
@@ -64,7 +64,7 @@ const ATTESTED: [&str; 4] = ["grids", "images", "annotations", "transforms"];
 const MAX_WALK: usize = 1 << 20;
 
 fn code(c: &str, msg: String) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: c.into(),
         message: msg,
     }
@@ -246,12 +246,10 @@ impl Amend {
     pub fn remove(&mut self, path: &str) -> Result<()> {
         let p = norm(path);
         if p.is_empty() || p == "meta" {
-            return Err(Error::InvalidArgument(format!(
-                "{path:?} cannot be removed"
-            )));
+            return Err(Error::invalid(format!("{path:?} cannot be removed")));
         }
         if self.src.object(&p).is_err() {
-            return Err(Error::InvalidArgument(format!("{path:?} does not exist")));
+            return Err(Error::invalid(format!("{path:?} does not exist")));
         }
         self.removed.insert(p);
         Ok(())
@@ -284,7 +282,7 @@ impl Amend {
             .try_fold(1u64, |a, &d| a.checked_mul(d))
             .and_then(|n| n.checked_mul(ds.dtype.size()));
         if elems != Some(ds.data.len() as u64) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{p}: {} bytes for shape {:?} of {}-byte elements",
                 ds.data.len(),
                 ds.shape,
@@ -329,12 +327,10 @@ impl Amend {
     fn new_path(&self, path: &str) -> Result<String> {
         let p = norm(path);
         if p.is_empty() || p == "meta" || p.split('/').any(str::is_empty) {
-            return Err(Error::InvalidArgument(format!("{path:?} cannot be added")));
+            return Err(Error::invalid(format!("{path:?} cannot be added")));
         }
         if self.exists_after(&p) {
-            return Err(Error::InvalidArgument(format!(
-                "{path:?} exists; remove it first"
-            )));
+            return Err(Error::invalid(format!("{path:?} exists; remove it first")));
         }
         Ok(p)
     }
@@ -425,7 +421,7 @@ impl Amend {
                     &policy,
                 )?;
                 if let Some(s) = rep.skipped.first() {
-                    return Err(Error::InvalidArgument(format!("could not copy {s}")));
+                    return Err(Error::invalid(format!("could not copy {s}")));
                 }
             }
             for child in opened.iter().filter(|c| parent_of(c) == p) {
@@ -451,7 +447,7 @@ impl Amend {
                         Some(&id) => id,
                         None => {
                             let parent = *groups.get(parent_of(p)).ok_or_else(|| {
-                                Error::InvalidArgument(format!("no parent group for {p}"))
+                                Error::invalid(format!("no parent group for {p}"))
                             })?;
                             let id = w.create_group(parent, name_of(p))?;
                             groups.insert(p.clone(), id);
@@ -470,9 +466,9 @@ impl Amend {
                     );
                 }
                 Addition::Dataset(p, d) => {
-                    let parent = *groups.get(parent_of(p)).ok_or_else(|| {
-                        Error::InvalidArgument(format!("no parent group for {p}"))
-                    })?;
+                    let parent = *groups
+                        .get(parent_of(p))
+                        .ok_or_else(|| Error::invalid(format!("no parent group for {p}")))?;
                     let mut spec = if d.shape.is_empty() {
                         write::DatasetSpec::scalar(d.dtype.clone())
                     } else {
@@ -624,13 +620,13 @@ impl Amend {
                 }
                 visited += 1;
                 if visited > MAX_WALK {
-                    return Err(Error::Limit {
+                    return Err(Error::Hdf5(crate::error::Error::Limit {
                         structure: "medh5 amend",
                         offset: addr,
                         what: "objects",
                         value: visited as u64,
                         limit: MAX_WALK as u64,
-                    });
+                    }));
                 }
                 match self.src.object_at(addr, format!("/{p}"))? {
                     Object::Group(sub) => stack.push((p, sub)),

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
 use crate::hdf5fmt::write::FileWriter;
+use crate::medh5::error::{Error, Result};
 
 /// Give the temporary of `w` the permission bits of `target` (when it exists).
 pub fn keep_mode(target: &Path, w: &FileWriter) -> Result<()> {
@@ -41,9 +41,7 @@ impl Staged {
         let target = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
         let name = target
             .file_name()
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!("{} has no file name", target.display()))
-            })?
+            .ok_or_else(|| Error::invalid(format!("{} has no file name", target.display())))?
             .to_string_lossy()
             .into_owned();
         let nanos = std::time::SystemTime::now()

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
 use crate::hdf5fmt::attribute::Attribute;
 use crate::hdf5fmt::copy::raw;
 use crate::hdf5fmt::dataset::Dataset;
@@ -21,6 +20,7 @@ use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{
     AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId, ObjectId, Space,
 };
+use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::{is_stamped_path, DigestAlgo};
 use crate::medh5::verify::compute_digest;
 
@@ -50,7 +50,7 @@ fn vlen_elements(file: &File, data: &[u8], elem: usize) -> Result<Vec<Vec<u8>>> 
         return Ok(Vec::new());
     }
     data.chunks_exact(elem)
-        .map(|e| file.vlen_bytes(e))
+        .map(|e| file.vlen_bytes(e).map_err(Error::from))
         .collect()
 }
 
@@ -58,7 +58,7 @@ fn to_strings(raw: Vec<Vec<u8>>) -> Result<Vec<String>> {
     raw.into_iter()
         .map(|b| {
             String::from_utf8(b)
-                .map_err(|_| Error::InvalidArgument("a variable-length string is not UTF-8".into()))
+                .map_err(|_| Error::invalid("a variable-length string is not UTF-8"))
         })
         .collect()
 }
@@ -88,8 +88,8 @@ fn values(
             };
             Ok((dt, Err(VlenValues::Sequences(v))))
         }
-        d if d.has_vlen_or_ref() => Err(Error::InvalidArgument(
-            "references or nested variable-length data cannot be rewritten".into(),
+        d if d.has_vlen_or_ref() => Err(Error::invalid(
+            "references or nested variable-length data cannot be rewritten",
         )),
         d => Ok((d.clone(), Ok(raw))),
     }
@@ -228,13 +228,13 @@ impl Copier<'_> {
             }
             self.objects += 1;
             if self.objects > MAX_OBJECTS {
-                return Err(Error::Limit {
+                return Err(Error::Hdf5(crate::error::Error::Limit {
                     structure: "medh5 fix",
                     offset: addr,
                     what: "objects",
                     value: self.objects as u64,
                     limit: MAX_OBJECTS as u64,
-                });
+                }));
             }
             if let Some(first) = self.seen.get(&addr) {
                 self.out.notes.push(format!(
@@ -302,7 +302,7 @@ impl Copier<'_> {
         name: &str,
     ) -> Result<ObjectId> {
         if ds.layout_kind() == "virtual" {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{}: virtual datasets cannot be rewritten",
                 ds.path()
             )));

@@ -21,9 +21,9 @@ use super::index::load::{voxel_annotations, INDEXED_KINDS};
 use super::integrity::{group_digest, DigestAlgo};
 use super::sample::{attr_json, read_scalar_string};
 use super::verify::verify_file;
-use crate::error::{Error, Result};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::write::FileWriter;
+use crate::medh5::error::{Error, Result};
 
 /// The note every re-attestation carries (the reference's wording).
 pub const NOTE_UNVERIFIED: &str =
@@ -209,7 +209,7 @@ impl Default for FixOptions {
 }
 
 fn e703(msg: String) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: "E703".into(),
         message: msg,
     }
@@ -303,10 +303,9 @@ pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair>
         .as_deref()
         .filter(|r| !r.trim().is_empty())
         .ok_or_else(|| {
-            Error::InvalidArgument(
+            Error::invalid(
                 "rewriting digests re-attests content this tool did not verify; pass a reason, \
-                 which is recorded in the file's provenance"
-                    .into(),
+                 which is recorded in the file's provenance",
             )
         })?;
     let declared = declared_algo(&file)?;
@@ -399,7 +398,7 @@ fn rebuild_only(
 ) -> Result<Repair> {
     if diagnosis.needs_digests() {
         let n = diagnosis.mismatched.len() + diagnosis.malformed.len() + diagnosis.unattested.len();
-        return Err(Error::Medh5 {
+        return Err(Error::Code {
             code: "E701".into(),
             message: format!(
                 "{display}: cannot rebuild the index without restamping digests, and this file has {n} that no longer match its bytes. \
@@ -439,7 +438,7 @@ fn rebuild(path: &Path, display: &str, names: &[String], opts: &FixOptions) -> R
     let anns = voxel_annotations(&file)?;
     let mut jobs = Vec::new();
     for name in names {
-        let a = anns.iter().find(|a| &a.id == name).ok_or_else(|| Error::Medh5 {
+        let a = anns.iter().find(|a| &a.id == name).ok_or_else(|| Error::Code {
             code: "E413".into(),
             message: format!(
                 "{display}: index entry '{name}' cannot be rebuilt: annotations/{name} does not exist (or holds no classes)"
@@ -464,23 +463,23 @@ fn rewrite(
     let meta_bytes = match file.object("meta")? {
         Object::Dataset(ds) => read_scalar_string(file, &ds)?,
         _ => {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E004".into(),
                 message: "/meta is not a dataset".into(),
             })
         }
     };
-    let text = std::str::from_utf8(&meta_bytes).map_err(|_| Error::Medh5 {
+    let text = std::str::from_utf8(&meta_bytes).map_err(|_| Error::Code {
         code: "E004".into(),
         message: "/meta is not UTF-8".into(),
     })?;
-    let parsed: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Medh5 {
+    let parsed: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Code {
         code: "E004".into(),
         message: format!("/meta is not JSON: {e}"),
     })?;
     let mut doc = Json::from_serde(&parsed);
     if !matches!(doc, Json::Object(_)) {
-        return Err(Error::Medh5 {
+        return Err(Error::Code {
             code: "E004".into(),
             message: "/meta is not a JSON object".into(),
         });

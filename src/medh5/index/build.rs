@@ -14,10 +14,10 @@ use super::cow::{copy_except, finish_root};
 use super::load::{build_annotation, strings, voxel_annotations};
 use super::write::write_entry;
 use super::{IndexEntry, IndexOptions};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::write::FileWriter;
 use crate::medh5::canonical_json::Json;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::{group_digest, DigestAlgo};
 use crate::medh5::profiles::Profile;
 use crate::medh5::sample::{attr_json, read_scalar_string};
@@ -25,7 +25,7 @@ use crate::medh5::verify::{compute_digest, verify_file};
 
 /// The reference's refusal: `[code] refusing to amend '<file>': <why>`.
 fn refuse(code: &str, display: &str, why: String) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: code.into(),
         message: format!("refusing to amend '{display}': {why}"),
     }
@@ -166,14 +166,14 @@ pub fn amend_index(
     // Build everything before writing anything.
     let mut built: Vec<(String, IndexEntry, String, IndexOptions)> = Vec::new();
     for (id, o) in &jobs {
-        let a = anns.iter().find(|a| &a.id == id).ok_or_else(|| Error::Medh5 {
+        let a = anns.iter().find(|a| &a.id == id).ok_or_else(|| Error::Code {
             code: "E413".into(),
             message: format!(
                 "index entry '{id}': annotations/{id} is not a voxel annotation with classes (removed?)"
             ),
         })?;
         let entry = build_annotation(&file, a, o)?;
-        let digest = source_digest(&file, id)?.ok_or_else(|| Error::Medh5 {
+        let digest = source_digest(&file, id)?.ok_or_else(|| Error::Code {
             code: "E413".into(),
             message: format!("index entry '{id}': annotations/{id} does not exist"),
         })?;
@@ -182,13 +182,13 @@ pub fn amend_index(
     let meta = match file.object("meta")? {
         Object::Dataset(ds) => read_scalar_string(&file, &ds)?,
         _ => {
-            return Err(Error::Medh5 {
+            return Err(Error::Code {
                 code: "E004".into(),
                 message: "/meta is not a dataset".into(),
             })
         }
     };
-    let meta = String::from_utf8(meta).map_err(|_| Error::Medh5 {
+    let meta = String::from_utf8(meta).map_err(|_| Error::Code {
         code: "E004".into(),
         message: "/meta is not UTF-8".into(),
     })?;

@@ -11,7 +11,6 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Error, Result};
 use crate::filters::ids;
 use crate::hdf5fmt::chunk_index;
 use crate::hdf5fmt::dataset::Dataset;
@@ -23,6 +22,7 @@ use crate::hdf5fmt::write::{
     vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId,
 };
 use crate::medh5::create::now_utc;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::fix::copy::{attr_value, space_of, utf8};
 use crate::medh5::integrity::{
     canonical_attrs, covered_names, is_stamped_path, ContentIdInput, DigestAlgo, ROOT_COVERED,
@@ -131,13 +131,13 @@ impl Copier<'_> {
             };
             self.objects += 1;
             if self.objects > MAX_OBJECTS {
-                return Err(Error::Limit {
+                return Err(Error::Hdf5(crate::error::Error::Limit {
                     structure: "medh5 index",
                     offset: addr,
                     what: "objects",
                     value: self.objects as u64,
                     limit: MAX_OBJECTS as u64,
-                });
+                }));
             }
             let first = self.seen.insert(addr);
             match self.src.object_at(addr, format!("/{path}"))? {
@@ -172,7 +172,7 @@ impl Copier<'_> {
         first: bool,
     ) -> Result<()> {
         if ds.layout_kind() == "virtual" {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(format!(
                 "{}: virtual datasets cannot be rewritten",
                 ds.path()
             )));

@@ -14,9 +14,9 @@
 use super::build::source_digest;
 use super::load::{build_annotation, read_array, voxel_annotations};
 use super::{IndexOptions, Rng};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::file::{File, Object};
 use crate::medh5::canonical_json::Json;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::sample::attr_json;
 
 /// How a draw chooses its window.
@@ -107,7 +107,7 @@ pub struct Sampler<'f> {
 }
 
 fn bad(msg: String) -> Error {
-    Error::InvalidArgument(msg)
+    Error::invalid(msg)
 }
 
 impl<'f> Sampler<'f> {

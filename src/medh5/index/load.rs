@@ -6,11 +6,11 @@
 
 use super::scan::{build_volume, Planes, Volume};
 use super::{build_entry, IndexEntry, IndexOptions};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::file::{File, Object};
 use crate::medh5::canonical_json::Json;
 use crate::medh5::create::num_dtype;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::{dtype_descr, to_little_endian};
 use crate::medh5::model::annotation::Encoding;
 use crate::medh5::model::half::{f16_to_f64, f32_to_f16};
@@ -32,7 +32,7 @@ pub struct VoxelAnnotation {
 }
 
 fn bad(msg: String) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: "E001".into(),
         message: msg,
     }
@@ -218,13 +218,13 @@ pub fn build_annotation(
             let wide = wide_of(&ds)?;
             let lut_entries = planes.saturating_mul(if wide { 1 << 16 } else { 1 << 8 });
             if lut_entries > MAX_LUT {
-                return Err(Error::Limit {
+                return Err(Error::Hdf5(crate::error::Error::Limit {
                     structure: "medh5 index",
                     offset: 0,
                     what: "label layers",
                     value: planes,
                     limit: MAX_LUT >> 16,
-                });
+                }));
             }
             let luts = if lead {
                 let rows = read_array(&dataset(file, &format!("{base}/layer_class_ids"))?)?;
@@ -328,13 +328,13 @@ pub fn build_annotation(
             };
             let n = crate::medh5::model::array::element_count(&a.spatial).unwrap_or(u64::MAX);
             if n > crate::hdf5fmt::limits::MAX_ELEMENTS {
-                return Err(Error::Limit {
+                return Err(Error::Hdf5(crate::error::Error::Limit {
                     structure: "medh5 index",
                     offset: 0,
                     what: "instances grid voxels",
                     value: n,
                     limit: crate::hdf5fmt::limits::MAX_ELEMENTS,
-                });
+                }));
             }
             build_entry(&enc, cids, &a.spatial, opts)
         }

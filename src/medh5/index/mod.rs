@@ -23,7 +23,7 @@ use super::model::annotation::Encoding;
 use super::model::array::element_count;
 use super::model::half::f16_to_f64;
 use super::model::{ArrayData, NumDtype};
-use crate::error::{Error, Result};
+use crate::medh5::error::{Error, Result};
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const PCG_MULT: u128 = (2_549_297_995_355_413_924u128 << 64) | 4_865_540_595_714_422_341;
@@ -181,7 +181,7 @@ pub fn foreground(
 ) -> Result<Vec<bool>> {
     let n = element_count(spatial)
         .and_then(|v| usize::try_from(v).ok())
-        .ok_or_else(|| Error::InvalidArgument(format!("spatial shape {spatial:?} overflows")))?;
+        .ok_or_else(|| Error::invalid(format!("spatial shape {spatial:?} overflows")))?;
     let mut fg = vec![false; n];
     match enc {
         Encoding::Labelmap { data } => {

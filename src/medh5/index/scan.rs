@@ -7,9 +7,9 @@
 //! sweep serves every class (O(voxels × planes), not O(voxels × classes)).
 
 use super::{assemble, IndexEntry, IndexOptions, Rng};
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::selection::Selection;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::to_little_endian;
 use crate::medh5::model::half::f16_to_f64;
 
@@ -49,7 +49,7 @@ pub struct Volume<'a> {
 }
 
 fn too_large(what: &str) -> Error {
-    Error::InvalidArgument(format!("index: {what} too large"))
+    Error::invalid(format!("index: {what} too large"))
 }
 
 fn usize_of(v: u64, what: &str) -> Result<usize> {
@@ -96,13 +96,13 @@ impl Volume<'_> {
             .and_then(|v| v.checked_mul(self.element_size() as u64))
             .ok_or_else(|| too_large("label row"))?;
         if row > crate::hdf5fmt::limits::MAX_DECODED {
-            return Err(Error::Limit {
+            return Err(Error::Hdf5(crate::error::Error::Limit {
                 structure: "medh5 index",
                 offset: 0,
                 what: "bytes per label row",
                 value: row,
                 limit: crate::hdf5fmt::limits::MAX_DECODED,
-            });
+            }));
         }
         let rows = (self.slab_bytes / row.max(1)).max(1);
         let axis = usize::from(self.has_plane_axis);

@@ -5,9 +5,9 @@
 
 use super::array::ValueSet;
 use super::{err, ArrayData, Grid, NumDtype};
-use crate::error::Result;
 use crate::medh5::attribute::AttrValue;
 use crate::medh5::document::is_valid_id;
+use crate::medh5::error::Result;
 
 /// The stored datasets of one encoding.
 #[derive(Clone, Debug, PartialEq)]
@@ -409,7 +409,7 @@ mod tests {
 
     fn code(r: Result<()>) -> String {
         match r {
-            Err(crate::error::Error::Medh5 { code, message }) => format!("{code}: {message}"),
+            Err(crate::medh5::error::Error::Code { code, message }) => format!("{code}: {message}"),
             other => format!("{other:?}"),
         }
     }

@@ -2,9 +2,9 @@
 //! C-order little-endian element bytes.
 
 use super::err;
-use crate::error::Result;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::medh5::attribute::bool_enum;
+use crate::medh5::error::Result;
 
 /// The numeric element types medh5 stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,10 +3,10 @@
 //! shape of arrays on the grid (§6.3).
 
 use super::err;
-use crate::error::Result;
 use crate::medh5::attribute::AttrValue;
 use crate::medh5::chunking::{self, Patch};
 use crate::medh5::document::is_valid_id;
+use crate::medh5::error::Result;
 
 /// Kind of a grid axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn validation_codes() {
         let code = |g: &Grid| match g.validate() {
-            Err(crate::error::Error::Medh5 { code, .. }) => code,
+            Err(crate::medh5::error::Error::Code { code, .. }) => code,
             other => panic!("{other:?}"),
         };
         let mut g = Grid::new("ct", &[8, 16, 16], &[2.0, 0.8, 0.8]);

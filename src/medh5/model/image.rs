@@ -2,9 +2,9 @@
 //! `/images/<image_id>` on a grid, with its attributes and checks (E202–E205).
 
 use super::{err, ArrayData};
-use crate::error::Result;
 use crate::medh5::attribute::AttrValue;
 use crate::medh5::document::is_valid_id;
+use crate::medh5::error::Result;
 use crate::medh5::model::Grid;
 
 /// Known `value_type`s.
@@ -155,7 +155,7 @@ mod tests {
         assert!(bad.validate(&g).is_err());
         let g3 = Grid::new("ct", &[2, 3], &[1.0, 1.0]);
         assert!(
-            matches!(img.validate(&g3), Err(crate::error::Error::Medh5 { code, .. }) if code == "E202")
+            matches!(img.validate(&g3), Err(crate::medh5::error::Error::Code { code, .. }) if code == "E202")
         );
     }
 }

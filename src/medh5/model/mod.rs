@@ -17,11 +17,11 @@ pub use grid::{AxisKind, Grid};
 pub use image::Image;
 pub use sample::Sample;
 
-use crate::error::Error;
+use crate::medh5::error::Error;
 
 /// A medh5 error with its reference code.
 pub(crate) fn err(code: &str, message: impl Into<String>) -> Error {
-    Error::Medh5 {
+    Error::Code {
         code: code.to_string(),
         message: message.into(),
     }

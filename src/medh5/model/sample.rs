@@ -2,8 +2,8 @@
 //! grids, images, annotations; cross-object validation and profile inference.
 
 use super::{err, Annotation, Encoding, Grid, Image};
-use crate::error::Result;
 use crate::medh5::document::{LabelSetForm, SampleDocument};
+use crate::medh5::error::Result;
 
 /// Profiles known to format 1.0–1.2.
 pub const KNOWN_PROFILES: [&str; 10] = [

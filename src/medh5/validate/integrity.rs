@@ -7,11 +7,11 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::file::Object;
 use crate::hdf5fmt::messages::link::Link;
 use crate::medh5::canonical_json::Json;
+use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::{
     canonical_attrs, covered_names, dtype_descr, group_digest, parse_digest, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
@@ -55,7 +55,7 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
     let mut out = Walk::default();
     let root = match ctx.file.object(&ctx.path("")) {
         Ok(Object::Group(g)) => g,
-        _ => return Err(Error::NotFound("sample root".into())),
+        _ => return Err(Error::not_found("sample root")),
     };
     let mut seen: HashMap<u64, String> = HashMap::new();
     seen.insert(root.address(), String::new());
@@ -96,7 +96,7 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
             continue;
         }
         if seen.len() >= MAX_OBJECTS {
-            return Err(Error::InvalidArgument("too many objects".into()));
+            return Err(Error::invalid("too many objects"));
         }
         seen.insert(addr, path.clone());
         match ctx.file.object_at(addr, ctx.path(&path)) {

@@ -19,7 +19,7 @@ static FIXTURE: &[u8] = include_bytes!("../data/fixture.h5");
 
 static MESSAGE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 
-fn report(r: Result<String, Error>) -> i32 {
+fn report<E: std::fmt::Display>(r: Result<String, E>) -> i32 {
     let (code, text) = match r {
         Ok(t) => (0, t),
         Err(e) => (1, e.to_string()),
@@ -172,7 +172,7 @@ pub extern "C" fn check_write_read() -> i32 {
 /// threads), verify its digests and content_id, read an image patch typed.
 #[no_mangle]
 pub extern "C" fn check_medh5() -> i32 {
-    report((|| {
+    report((|| -> purehdf::medh5::error::Result<String> {
         let p = plan_at(
             demo_sample()?,
             Profile::Balanced,
@@ -183,7 +183,7 @@ pub extern "C" fn check_medh5() -> i32 {
         let file = File::from_bytes(bytes)?;
         let rep = verify_file(&file, "memory", None)?;
         if !rep.ok || rep.content_id_ok != Some(true) {
-            return Err(fail(format!("verify failed: {}", rep.to_json())));
+            return Err(fail(format!("verify failed: {}", rep.to_json())).into());
         }
         let s = SampleFile::from_file(file);
         let patch = s.image_patch::<f32>("CT", &[16, 30, 22], &[1, 1, 2])?;
