@@ -4,7 +4,11 @@
 //! reference's own shard agree with its results field for field in `--json`;
 //! and `unpack(pack(files))` equals the sources at the raw chunk level (chunk
 //! bytes and filter masks, via h5py's `get_chunk_info`/`read_direct_chunk`),
-//! for our shards and the reference's. Skipped without the oracle venv.
+//! for our shards and the reference's. `ls --json` and `tree --json` (of a
+//! shard and of each member) print the same text as the reference's: members,
+//! children and fields in its order. `--workers N` of recompress, pack and
+//! unpack sets the thread count, and 1 or 2 workers give the same bytes.
+//! Skipped without the oracle venv.
 
 mod common;
 use common::oracle_bin;
@@ -41,12 +45,12 @@ fn chunks(venv: &Path, a: &str, b: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn setup() -> Option<(PathBuf, PathBuf)> {
+fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
     let Some(venv) = oracle_bin() else {
         println!("skipped: medh5 collection (oracle venv with the reference medh5 not found)");
         return None;
     };
-    let dir = std::env::temp_dir().join(format!("purehdf-collection-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("purehdf-collection-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
@@ -66,7 +70,7 @@ fn setup() -> Option<(PathBuf, PathBuf)> {
 
 #[test]
 fn pack_unpack_ls_agree_with_the_reference() {
-    let Some((venv, dir)) = setup() else {
+    let Some((venv, dir)) = setup("agree") else {
         return;
     };
     let reference = venv.join("medh5");
@@ -91,10 +95,20 @@ fn pack_unpack_ls_agree_with_the_reference() {
     let mut compared = 0;
     for shard in ["ours.medh5c", "ref.medh5c"] {
         // ls and verify --key: ours and the reference's, field for field
-        let (c1, a, _) = run(ours, &["ls", shard, "--json"]);
-        let (c2, b, _) = run(&reference, &["ls", shard, "--json"]);
+        let (c1, a, ta) = run(ours, &["ls", shard, "--json"]);
+        let (c2, b, tb) = run(&reference, &["ls", shard, "--json"]);
         assert_eq!((c1, &a), (c2, &b), "ls {shard}");
+        assert_eq!(
+            ta, tb,
+            "ls {shard}: the same text (members and fields in order)"
+        );
+        let (c1, _, ta) = run(ours, &["tree", shard, "--json"]);
+        let (c2, _, tb) = run(&reference, &["tree", shard, "--json"]);
+        assert_eq!((c1, &ta), (c2, &tb), "tree {shard}");
         for k in keys {
+            let (c1, _, ta) = run(ours, &["tree", shard, "--key", k, "--json"]);
+            let (c2, _, tb) = run(&reference, &["tree", shard, "--key", k, "--json"]);
+            assert_eq!((c1, &ta), (c2, &tb), "tree {shard} --key {k}");
             let (c1, a, _) = run(ours, &["verify", shard, "--key", k, "--json"]);
             let (c2, b, _) = run(&reference, &["verify", shard, "--key", k, "--json"]);
             assert_eq!((c1, &a), (c2, &b), "verify {shard} --key {k}");
@@ -173,5 +187,121 @@ fn pack_unpack_ls_agree_with_the_reference() {
     assert!(!Path::new("dup.medh5c").exists());
     println!("medh5 collection: {compared} ls/verify/unpack results agree with the reference, unpack(pack) chunk for chunk on 2 shards x 3 samples");
     std::env::set_current_dir(std::env::temp_dir()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--workers N` (recompress, pack, unpack) is the thread count: 1 and 2
+/// give byte-identical outputs, an impossible count is refused; members
+/// packed out of order are listed as the reference lists them.
+#[test]
+fn workers_and_member_order() {
+    let Some((venv, dir)) = setup("workers") else {
+        return;
+    };
+    let reference = venv.join("medh5");
+    let ours = Path::new(BIN);
+    let at = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let srcs = [
+        at("s2_training.medh5"),
+        at("s0_balanced.medh5"),
+        at("s1_portable.medh5"),
+    ];
+    let src: Vec<&str> = srcs.iter().map(String::as_str).collect();
+    let mut bytes: Vec<Vec<u8>> = Vec::new();
+    for w in ["1", "2"] {
+        let shard = at(&format!("w{w}.medh5c"));
+        let args = [&["pack"], &src[..], &["-o", &shard, "--workers", w]].concat();
+        let (c, _, t) = run(ours, &args);
+        assert_eq!(c, 0, "pack --workers {w}: {t}");
+        bytes.push(std::fs::read(&shard).unwrap());
+    }
+    assert_eq!(bytes[0], bytes[1], "pack: 1 and 2 workers, the same bytes");
+    let (c, _, t) = run(
+        &reference,
+        &[&["pack"], &src[..], &["-o", &at("r.medh5c")]].concat(),
+    );
+    assert_eq!(c, 0, "{t}");
+    for shard in [at("w1.medh5c"), at("r.medh5c")] {
+        let (_, _, ta) = run(ours, &["ls", &shard, "--json"]);
+        let (_, _, tb) = run(&reference, &["ls", &shard, "--json"]);
+        assert_eq!(ta, tb, "ls {shard}");
+        let (_, _, ta) = run(ours, &["tree", &shard, "--json"]);
+        let (_, _, tb) = run(&reference, &["tree", &shard, "--json"]);
+        assert_eq!(ta, tb, "tree {shard}");
+    }
+    // unpack and recompress (a sample and every member of a shard)
+    let mut outs: Vec<Vec<Vec<u8>>> = Vec::new();
+    for w in ["1", "2"] {
+        let u = at(&format!("u{w}"));
+        let (c, _, t) = run(
+            ours,
+            &["unpack", &at("w1.medh5c"), "-o", &u, "--workers", w],
+        );
+        assert_eq!(c, 0, "unpack --workers {w}: {t}");
+        let mut got = Vec::new();
+        for k in ["s0_balanced", "s1_portable", "s2_training"] {
+            got.push(std::fs::read(format!("{u}/{k}.medh5")).unwrap());
+        }
+        let r = at(&format!("rc{w}.medh5"));
+        let args = [
+            "recompress",
+            &srcs[0],
+            "--profile",
+            "archive",
+            "--rechunk",
+            "-o",
+            &r,
+            "--workers",
+            w,
+        ];
+        let (c, _, t) = run(ours, &args);
+        assert_eq!(c, 0, "recompress --workers {w}: {t}");
+        got.push(std::fs::read(&r).unwrap());
+        let shard = at(&format!("rs{w}.medh5c"));
+        std::fs::copy(at("w1.medh5c"), &shard).unwrap();
+        let (c, _, t) = run(
+            ours,
+            &[
+                "recompress",
+                &shard,
+                "--profile",
+                "balanced",
+                "--workers",
+                w,
+            ],
+        );
+        assert_eq!(c, 0, "recompress shard --workers {w}: {t}");
+        got.push(std::fs::read(&shard).unwrap());
+        outs.push(got);
+    }
+    for (i, (a, b)) in outs[0].iter().zip(&outs[1]).enumerate() {
+        assert!(a == b, "output {i}: 1 and 2 workers give different bytes");
+    }
+    // the count reaches the thread policy: over its limit, refused
+    let (c, _, _) = run(
+        ours,
+        &[
+            "unpack",
+            &at("w1.medh5c"),
+            "-o",
+            &at("ux"),
+            "--workers",
+            "5000",
+        ],
+    );
+    assert_eq!(c, 2, "--workers 5000");
+    let (c, _, _) = run(
+        ours,
+        &[
+            "recompress",
+            &srcs[0],
+            "--profile",
+            "archive",
+            "--workers",
+            "x",
+        ],
+    );
+    assert_eq!(c, 2, "--workers x");
+    println!("medh5 collection: --workers 1 and 2 give identical pack, unpack and recompress bytes; ls/tree text equals the reference's");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,14 +22,59 @@ const USAGE: &str = "usage:
   medh5 bench-op OP [FILE] [flags]                  bench protocol (write, read-full, read-patches,
                                                       open-first-patch, verify); JSON as the last line
   medh5 recompress PATH... --profile P [--rechunk] [-o OUT] [--workers N] [--json]
-  medh5 pack SRC... -o OUT.medh5c [--key K]... [--json]     pack samples into a collection
-  medh5 unpack SHARD -o DIR [--key K]... [--json]           one DIR/<key>.medh5 per member
+  medh5 pack SRC... -o OUT.medh5c [--key K]... [--workers N] [--json]   pack into a collection
+  medh5 unpack SHARD -o DIR [--key K]... [--workers N] [--json]   one DIR/<key>.medh5 per member
   medh5 ls SHARD [--json]                                    list a collection's members
   (verify, info and tree take --key K for a collection member)
   medh5 validate FILE... [--level structural|semantic|integrity|strict] [--profile P]...
                  [--codes-revision N] [--json]       check a sample or collection against the spec
   medh5 --version
-every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
+every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool);
+recompress, pack and unpack: --workers N is the thread count (0 and 1: one) unless --threads is given";
+
+/// `--workers N` of recompress, pack and unpack (the reference's worker
+/// count) taken out of `args` and applied as the thread count, unless a
+/// `--threads` is given too (which then decides). Other commands keep it.
+fn take_workers(args: Vec<String>) -> Result<Vec<String>, String> {
+    // the command: the first argument that is not a global --threads
+    let mut cmd = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--threads" {
+            it.next();
+        } else if !a.starts_with("--threads=") {
+            cmd = Some(a.as_str());
+            break;
+        }
+    }
+    if !matches!(cmd, Some("recompress" | "pack" | "unpack")) {
+        return Ok(args);
+    }
+    let threads_given = args
+        .iter()
+        .any(|a| a == "--threads" || a.starts_with("--threads="));
+    let mut rest = Vec::with_capacity(args.len());
+    let mut workers = None;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--workers" {
+            Some(it.next().unwrap_or_default())
+        } else {
+            a.strip_prefix("--workers=").map(str::to_string)
+        };
+        match value {
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) => workers = Some(n.max(1)),
+                Err(_) => return Err(format!("--workers takes a number, not {v:?}")),
+            },
+            None => rest.push(a),
+        }
+    }
+    if let (Some(n), false) = (workers, threads_given) {
+        purehdf::threads::set_threads(n).map_err(|e| format!("--workers: {e}"))?;
+    }
+    Ok(rest)
+}
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!("medh5: {msg}\n{USAGE}");
@@ -120,7 +165,9 @@ fn write_and_report(
 }
 
 fn main() -> ExitCode {
-    let args = match purehdf::threads::take_flag(std::env::args().skip(1).collect()) {
+    let args = match take_workers(std::env::args().skip(1).collect())
+        .and_then(purehdf::threads::take_flag)
+    {
         Ok(a) => a,
         Err(e) => return usage(&e),
     };

@@ -478,9 +478,11 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
             Object::NamedDatatype(_) => {}
         }
     }
+    // At every level `meta` first, then the rest in byte order (as the
+    // reference lists a sample, a collection and each of its members).
+    nodes.sort_by_key(|n| n.name != "meta");
     if depth == 0 {
-        // `meta` first, then the rest in byte order; top-level nodes get a role.
-        nodes.sort_by_key(|n| n.name != "meta");
+        // top-level nodes get a role
         for n in &mut nodes {
             n.role = Some(role(&n.name));
         }

@@ -35,6 +35,8 @@ enum Pending {
         path: String,
         obj: ObjectId,
         attrs: Vec<AttributeEntry>,
+        /// The policy's attributes, written after `attrs`.
+        extra: Vec<(String, AttrValue)>,
     },
     Data {
         path: String,
@@ -183,8 +185,17 @@ impl<'a> Copier<'a> {
         Ok(AttrData::Elements(e))
     }
 
-    fn copy_attrs(&mut self, path: &str, mut attrs: Vec<AttributeEntry>, dst: ObjectId) {
-        attrs.retain(|a| self.policy.keep_attr(path, &a.attribute.name));
+    fn copy_attrs(
+        &mut self,
+        path: &str,
+        mut attrs: Vec<AttributeEntry>,
+        dst: ObjectId,
+        extra: Vec<(String, AttrValue)>,
+    ) {
+        attrs.retain(|a| {
+            let name = &a.attribute.name;
+            self.policy.keep_attr(path, name) && !extra.iter().any(|(n, _)| n == name)
+        });
         if attrs
             .iter()
             .any(|a| super::has_reference(&a.attribute.dtype))
@@ -193,19 +204,32 @@ impl<'a> Copier<'a> {
                 path: path.to_string(),
                 obj: dst,
                 attrs,
+                extra,
             });
             return;
         }
-        self.write_attrs(path, dst, attrs);
+        self.write_attrs(path, dst, attrs, extra);
     }
 
-    fn write_attrs(&mut self, path: &str, dst: ObjectId, attrs: Vec<AttributeEntry>) {
+    fn write_attrs(
+        &mut self,
+        path: &str,
+        dst: ObjectId,
+        attrs: Vec<AttributeEntry>,
+        extra: Vec<(String, AttrValue)>,
+    ) {
         for a in attrs {
             let where_ = format!("{path}@{}", a.attribute.name);
             if let Some(t) = a.committed_type {
                 self.shares.push((dst, Some(a.attribute.name.clone()), t));
             }
             self.write_attr(&where_, dst, a.attribute);
+        }
+        for (name, value) in extra {
+            match self.w.set_attr(dst, &name, value) {
+                Ok(()) => self.report.attributes += 1,
+                Err(e) => self.skip(&format!("{path}@{name}"), e),
+            }
         }
     }
 
@@ -229,7 +253,12 @@ impl<'a> Copier<'a> {
     pub fn finish(&mut self) {
         for p in std::mem::take(&mut self.pending) {
             match p {
-                Pending::Attrs { path, obj, attrs } => self.write_attrs(&path, obj, attrs),
+                Pending::Attrs {
+                    path,
+                    obj,
+                    attrs,
+                    extra,
+                } => self.write_attrs(&path, obj, attrs, extra),
                 Pending::Data {
                     path,
                     dst,
@@ -273,8 +302,14 @@ impl<'a> Copier<'a> {
     }
 
     /// Copy the attributes of the object with header `h`, with their
-    /// creation-order flags and order.
-    fn attrs_of(&mut self, path: &str, h: &ObjectHeader, dst: ObjectId) {
+    /// creation-order flags and order, then the policy's `extra` ones.
+    fn attrs_of(
+        &mut self,
+        path: &str,
+        h: &ObjectHeader,
+        dst: ObjectId,
+        extra: Vec<(String, AttrValue)>,
+    ) {
         let bits = order_bits(self.src, h, types::ATTRIBUTE_INFO);
         if bits != 0 {
             if let Err(e) = self
@@ -285,7 +320,7 @@ impl<'a> Copier<'a> {
             }
         }
         match attribute::read_entries(self.src, h) {
-            Ok(a) => self.copy_attrs(path, a, dst),
+            Ok(a) => self.copy_attrs(path, a, dst, extra),
             Err(e) => self.skip(path, format!("attributes: {e}")),
         }
     }
@@ -305,7 +340,7 @@ impl<'a> Copier<'a> {
     /// Copy the tree under `root` (already created as `dst`).
     pub fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
         self.map.insert(root.address(), dst.into());
-        self.attrs_of(root.path(), root.header(), dst.into());
+        self.attrs_of(root.path(), root.header(), dst.into(), Vec::new());
         // (group, its copy); a group is walked once, when first copied
         let mut stack = vec![(root, dst)];
         while let Some((g, gd)) = stack.pop() {
@@ -367,6 +402,7 @@ impl<'a> Copier<'a> {
                             Object::Group(sub) => match self.w.create_group(gd, &name) {
                                 Ok(sd) => {
                                     self.report.groups += 1;
+                                    self.policy.copied_group(&path, sd);
                                     stack.push((sub.clone(), sd));
                                     Some(sd.into())
                                 }
@@ -405,7 +441,8 @@ impl<'a> Copier<'a> {
                         };
                         if let Some(id) = made {
                             self.map.insert(addr, id);
-                            self.attrs_of(obj.path(), obj.header(), id);
+                            let extra = self.policy.extra_attrs(&obj)?;
+                            self.attrs_of(obj.path(), obj.header(), id, extra);
                         }
                     }
                 }

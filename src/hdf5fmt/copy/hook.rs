@@ -2,15 +2,17 @@
 //! unpack): copy the tree under any group of a source file into any group of a
 //! [`FileWriter`] the caller keeps, with per-object decisions ([`CopyPolicy`]):
 //! objects to leave out, attributes to leave out, soft-link targets to rebase,
-//! and per dataset the filter choice and chunk shape. What the policy does not
-//! decide follows [`CopyOptions`], exactly as `h5 copy` does.
+//! per dataset the filter choice and chunk shape, attributes to add or
+//! replace on an object (medh5 fix and index: fresh digests), and the copy of
+//! each group as it is made. What the policy does not decide follows
+//! [`CopyOptions`], exactly as `h5 copy` does.
 
 use super::{CopyOptions, CopyReport, FilterChoice};
 use crate::error::Result;
 use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::File;
+use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::write::{FileWriter, GroupId};
+use crate::hdf5fmt::write::{AttrValue, FileWriter, GroupId};
 
 /// How one dataset is copied.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +42,14 @@ pub trait CopyPolicy {
     fn dataset(&self, _ds: &Dataset) -> Option<DatasetChoice> {
         None
     }
+    /// Attributes written on the copy of `obj` after its own (kept) ones; a
+    /// source attribute of the same name is left out. Asked once per object,
+    /// when first reached; an error ends the copy.
+    fn extra_attrs(&self, _obj: &Object) -> Result<Vec<(String, AttrValue)>> {
+        Ok(Vec::new())
+    }
+    /// The group first reached at source path `path` was copied as `id`.
+    fn copied_group(&self, _path: &str, _id: GroupId) {}
 }
 
 /// The default policy: everything, as the options say.

@@ -41,10 +41,10 @@ use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId};
 use crate::medh5::error::{Error, Result};
 
+pub mod cow;
 mod stage;
 pub use stage::{keep_mode, keep_mode_from, Staged};
 
@@ -60,8 +60,6 @@ pub const MANAGED: [&str; 7] = [
 ];
 /// Groups whose members' covered attributes enter `content_id`.
 const ATTESTED: [&str; 4] = ["grids", "images", "annotations", "transforms"];
-/// Most objects one digest walk visits.
-const MAX_WALK: usize = 1 << 20;
 
 fn code(c: &str, msg: String) -> Error {
     Error::Code {
@@ -525,7 +523,7 @@ impl Amend {
                 .map(|(_, v)| v.clone());
             if let Some(v) = v {
                 if let Ok(a) = self.src.root()?.attribute(name) {
-                    w.set_attr(root, name, super::fix::copy::attr_value(&self.src, &a)?)?;
+                    w.set_attr(root, name, cow::attr_value(&self.src, &a)?)?;
                 }
                 root_json.push((name.to_string(), v));
             }
@@ -598,50 +596,16 @@ impl Amend {
         Ok(content_id)
     }
 
-    /// `(path, digest)` of every stamped dataset the copy keeps, first path
-    /// of each object only.
+    /// `(path, digest)` of every stamped dataset the copy keeps, at its first
+    /// path in the walk of §5.3.
     fn copied_digests(&self) -> Result<Vec<(String, String)>> {
         let mut out = Vec::new();
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![(String::new(), self.src.root()?)];
-        let mut visited = 0usize;
-        while let Some((prefix, g)) = stack.pop() {
-            let mut links = g.links()?;
-            links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            for (name, link) in links {
-                let p = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                let Link::Hard(addr) = link else { continue };
-                if p == "meta" || self.removed.contains(&p) || !seen.insert(addr) {
-                    continue;
-                }
-                visited += 1;
-                if visited > MAX_WALK {
-                    return Err(Error::Hdf5(crate::error::Error::Limit {
-                        structure: "medh5 amend",
-                        offset: addr,
-                        what: "objects",
-                        value: visited as u64,
-                        limit: MAX_WALK as u64,
-                    }));
-                }
-                match self.src.object_at(addr, format!("/{p}"))? {
-                    Object::Group(sub) => stack.push((p, sub)),
-                    Object::Dataset(ds) => {
-                        if !is_stamped_path(&p) {
-                            continue;
-                        }
-                        if let Ok(a) = ds.attribute("digest") {
-                            if let Json::Str(d) = attr_json(&self.src, &a)? {
-                                out.push((p, d));
-                            }
-                        }
-                    }
-                    Object::NamedDatatype(_) => {}
-                }
+        for (p, ds) in cow::first_paths(&self.src, &|p| self.removed.contains(p))? {
+            if !is_stamped_path(&p) {
+                continue;
+            }
+            if let Some(d) = cow::stored_digest(&self.src, &ds)? {
+                out.push((p, d));
             }
         }
         Ok(out)

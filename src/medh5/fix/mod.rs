@@ -1,6 +1,7 @@
 //! `fix` (`shared/spec/medh5.md` §5.8, §8): diagnose a sample (what `verify`
 //! finds, plus voxel annotations without a sampling index), and on request
-//! re-attest its digests: a copy-on-write amend ([`copy`]) that restamps every
+//! re-attest its digests: a copy-on-write amend
+//! ([`crate::medh5::amend::cow`], the one graph copier) that restamps every
 //! dataset digest from the current bytes, records the reason in `/meta`
 //! provenance ([`provenance`]), recomputes `content_id` and atomically
 //! replaces the file; `--rebuild-index` rebuilds the stale sampling-index
@@ -8,15 +9,14 @@
 //! index amend ([`crate::medh5::index::build`]). Report shapes, notes and exit
 //! rules follow the reference CLI.
 
-pub mod copy;
 pub mod provenance;
 
 use std::path::Path;
 
 use self::provenance::{Performer, Reattestation, Restamped};
+use super::amend::cow::{copy_sample, finish_root, Stamp};
 use super::canonical_json::Json;
 use super::index::build::{amend_index, entry_options, Built, Targets};
-use super::index::cow::finish_root;
 use super::index::load::{voxel_annotations, INDEXED_KINDS};
 use super::integrity::{group_digest, DigestAlgo};
 use super::sample::{attr_json, read_scalar_string};
@@ -492,7 +492,7 @@ fn rewrite(
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
     let mut w = FileWriter::create(&target)?;
-    let copied = copy::copy_sample(file, &mut w, algo)?;
+    let copied = copy_sample(file, &mut w, algo, Stamp::Fresh, &Default::default())?;
     let content_id = finish_root(
         file,
         &mut w,

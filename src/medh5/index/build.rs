@@ -4,18 +4,18 @@
 //! as the reference refuses an amend: unknown algorithm or malformed digest
 //! E703, `content_id` that does not recompute E702, bytes that do not match
 //! their digest E701); entries are built before anything is written, the
-//! file is copied on write ([`super::cow`]), the `training` profile added,
+//! file is copied on write ([`crate::medh5::amend::cow`]), the `training` profile added,
 //! `content_id` recomputed and the target replaced atomically.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::cow::{copy_except, finish_root};
 use super::load::{build_annotation, strings, voxel_annotations};
 use super::write::write_entry;
 use super::{IndexEntry, IndexOptions};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::write::FileWriter;
+use crate::medh5::amend::cow::{copy_sample, finish_root, Stamp};
 use crate::medh5::canonical_json::Json;
 use crate::medh5::error::{Error, Result};
 use crate::medh5::integrity::{group_digest, DigestAlgo};
@@ -206,7 +206,7 @@ pub fn amend_index(
     let perms = std::fs::metadata(&target).ok().map(|m| m.permissions());
     let mut w = FileWriter::create(&target)?;
     let skip: HashSet<String> = built.iter().map(|(id, ..)| format!("index/{id}")).collect();
-    let copied = copy_except(&file, &mut w, algo, &skip)?;
+    let copied = copy_sample(&file, &mut w, algo, Stamp::Missing, &skip)?;
     let profile = if copied.builtin_filters_only {
         Profile::Portable
     } else {

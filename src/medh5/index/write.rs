@@ -7,9 +7,9 @@
 
 use super::{IndexEntry, IndexOptions};
 use crate::hdf5fmt::write::{AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId};
+use crate::medh5::amend::cow::utf8;
 use crate::medh5::chunking::guess_chunk;
 use crate::medh5::error::Result;
-use crate::medh5::fix::copy::utf8;
 use crate::medh5::model::ArrayData;
 use crate::medh5::profiles::{is_contiguous, Profile, Role};
 
