@@ -63,6 +63,12 @@ def main():
             payload = stored if i == len(pipe) - 1 else raw
             seed = filter_seed(stage["cd_values"], elem, len(raw), payload)
             put(t, f"{c['name']}.{i}", MODE.get(t, b"") + seed)
+            if stage["id"] == 32015 and i == len(pipe) - 1:
+                # f_zstd_own / f_zstd_diff: mode 0 = a bare frame, mode 1 =
+                # level, flip position, flip mask, then a payload to compress.
+                for z in ("f_zstd_own", "f_zstd_diff"):
+                    put(z, f"{c['name']}.frame", b"\x00" + stored)
+                    put(z, f"{c['name']}.enc", b"\x01\x03\x10\x01" + raw[:4096])
     for c in m["blosc2_chunks"]:
         put("f_blosc2", c["name"], b"\x01" + (vec / c["file"]).read_bytes())
     # Raw LZ4 blocks for the differential half of f_lz4: a few hand-made ones.
