@@ -24,8 +24,6 @@ use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::object_header::ObjectHeader;
 use crate::hdf5fmt::selection::Selection;
 
-/// Logical data size above which a dataset is not hashed (as the oracle).
-pub const MAX_HASH_BYTES: u64 = 1 << 31;
 /// Bytes read at once when hashing a large dataset (slabs along the first axis).
 const BLOCK_BYTES: u64 = 64 << 20;
 /// Most objects one dump visits (a guard against pathological link graphs).
@@ -380,14 +378,17 @@ fn hash_dataset(file: &File, d: &Dataset) -> Result<Hashed> {
             "a type with no numpy equivalent holding vlen data or references",
         )
     })?;
+    // The crate's one data budget (`limits::data_budget`: by default
+    // max(2 GiB, 1024 x file size), as the oracle's 2 GiB cap for small files):
+    // a dataset over it is not hashed, and the record says why with the
+    // typed error that names the dataset and its size.
+    match d.check_budget() {
+        Err(e @ Error::OverBudget { .. }) => return Ok(Hashed::Skipped(e.to_string())),
+        other => other?,
+    }
     let esize = dt.size();
     let n = d.num_elements();
     let logical = n.saturating_mul(esize);
-    if logical > MAX_HASH_BYTES {
-        return Ok(Hashed::Skipped(format!(
-            "dataset too large to hash ({logical} bytes)"
-        )));
-    }
     let resolve = |el: &[u8]| file.vlen_bytes(el);
     let resolve: VlenResolver = &resolve;
     let shape = d.shape().to_vec();
