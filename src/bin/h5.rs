@@ -170,14 +170,30 @@ fn ls(args: &[String]) -> u8 {
     u8::from(failures > 0)
 }
 
+/// The effective codec of a dataset as `h5 recompress --dry-run` detects it
+/// (Blosc/Blosc2: codec and shuffle read from the first stored chunk's
+/// header, never from the filter's client data; lossy codecs marked).
+fn codec_column(d: &purehdf::hdf5fmt::dataset::Dataset) -> String {
+    if d.layout_kind() == "virtual" {
+        return "codec virtual".into();
+    }
+    match purehdf::tools::recompress::plan::effective_codec(d) {
+        Ok(Some((c, false))) => format!("codec {c}"),
+        Ok(Some((c, true))) => format!("codec {c} (lossy)"),
+        Ok(None) => "codec ? (no chunk stored)".into(),
+        Err(e) => format!("codec unreadable: {e}"),
+    }
+}
+
 fn describe(o: &Object) -> String {
     match o {
         Object::Group(g) => format!("{}\tgroup", g.path()),
         Object::Dataset(d) => format!(
-            "{}\tdataset\t{:?}\t{}",
+            "{}\tdataset\t{:?}\t{}\t{}",
             d.path(),
             d.shape(),
-            numpy_dtype(d.dtype()).unwrap_or_else(|| "?".into())
+            numpy_dtype(d.dtype()).unwrap_or_else(|| "?".into()),
+            codec_column(d)
         ),
         Object::NamedDatatype(t) => format!("{}\tdatatype", t.path),
     }

@@ -38,6 +38,13 @@ pub struct Dump {
 
 /// Dump the file at `path`. `Err` only when the file cannot be opened at all.
 pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
+    dump_file_with(path, &|_| true)
+}
+
+/// [`dump_file`], reading and hashing only the datasets whose path `hash`
+/// accepts; the others get `"hash_deferred": true` instead (for a caller
+/// that checks their data another way, as `h5 recompress` does).
+pub fn dump_file_with(path: impl AsRef<Path>, hash: &dyn Fn(&str) -> bool) -> Result<Dump> {
     let path = path.as_ref();
     let file = File::open(path)?;
     let mut w = Walker {
@@ -45,6 +52,7 @@ pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
         seen: HashMap::new(),
         objects: Vec::new(),
         failures: 0,
+        hash,
     };
     match file.root() {
         Ok(root) => w.walk(root),
@@ -84,6 +92,8 @@ struct Walker<'f> {
     seen: HashMap<u64, String>,
     objects: Vec<Value>,
     failures: usize,
+    /// Which datasets to read and hash.
+    hash: &'f dyn Fn(&str) -> bool,
 }
 
 fn err_string(e: &Error) -> String {
@@ -300,7 +310,13 @@ impl Walker<'_> {
             rec.insert("filters".into(), json!(filters));
         }
         let mut error = None;
-        match hash_dataset(self.file, d) {
+        let hashed = if (self.hash)(d.path()) {
+            hash_dataset(self.file, d)
+        } else {
+            rec.insert("hash_deferred".into(), Value::Bool(true));
+            Ok(Hashed::Empty)
+        };
+        match hashed {
             Ok(Hashed::Done(kind, sha)) => {
                 rec.insert("hash_kind".into(), Value::String(kind.into()));
                 rec.insert("sha256".into(), Value::String(sha));

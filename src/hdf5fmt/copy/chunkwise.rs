@@ -20,6 +20,8 @@ use crate::hdf5fmt::write::chunks::{extract_chunk, run_pipeline};
 use crate::hdf5fmt::write::set_local::set_local;
 use crate::hdf5fmt::write::{DatasetId, FileWriter};
 
+use super::digest::{chunk_sha, DatasetDigest};
+
 /// Bytes of decoded chunks one batch holds (at least one chunk per batch).
 const BATCH_BYTES: u64 = 64 << 20;
 /// Most chunks in one batch.
@@ -69,15 +71,37 @@ impl Target {
         Ok(((BATCH_BYTES / per) as usize).clamp(1, BATCH_CHUNKS))
     }
 
-    /// Encode one whole chunk.
-    fn encode(&self, raw: Vec<u8>, coords: &[u64]) -> Result<(Vec<u8>, u32)> {
+    /// Encode one whole chunk; with `digest`, also the SHA-256 of its
+    /// decoded bytes (see [`super::digest`]).
+    fn encode(&self, raw: Vec<u8>, coords: &[u64], digest: bool) -> Result<Encoded> {
+        let sha = digest.then(|| chunk_sha(&raw));
         let ctx = ChunkContext::new(self.elem, raw.len());
-        run_pipeline(&self.filters, &ctx, raw).map_err(|e| Error::Chunk {
+        let (bytes, mask) = run_pipeline(&self.filters, &ctx, raw).map_err(|e| Error::Chunk {
             dataset: String::new(),
             coords: coords.to_vec(),
             source: Box::new(e),
-        })
+        })?;
+        Ok((bytes, mask, sha))
     }
+}
+
+/// An encoded chunk, its filter mask and (when asked) its decoded SHA-256.
+type Encoded = (Vec<u8>, u32, Option<[u8; 32]>);
+
+/// Write one encoded chunk and record its digest.
+fn put(
+    w: &mut FileWriter,
+    d: DatasetId,
+    coords: &[u64],
+    enc: Encoded,
+    dig: &mut Option<&mut DatasetDigest>,
+) -> Result<()> {
+    let (bytes, mask, sha) = enc;
+    w.write_raw_chunk(d, coords, bytes, mask)?;
+    if let (Some(g), Some(sha)) = (dig.as_deref_mut(), sha) {
+        g.push(coords.to_vec(), sha);
+    }
+    Ok(())
 }
 
 /// Elements of the box `count` (checked).
@@ -129,13 +153,16 @@ fn map_batch<T: Sync, R: Send>(
     items.iter().map(job).collect()
 }
 
-/// Re-encode every stored chunk of `ds` (whose chunk shape is `t.chunk`) into `d`.
+/// Re-encode every stored chunk of `ds` (whose chunk shape is `t.chunk`) into
+/// `d`; `dig` collects the chunk digests.
 pub(super) fn stored_chunks(
     ds: &Dataset,
     w: &mut FileWriter,
     d: DatasetId,
     t: &Target,
+    mut dig: Option<&mut DatasetDigest>,
 ) -> Result<Done> {
+    let want = dig.is_some();
     let Some(params) = ds.chunk_params() else {
         return Err(Error::InvalidArgument("dataset is not chunked".into()));
     };
@@ -161,21 +188,31 @@ pub(super) fn stored_chunks(
             let part = read_box(ds, start, &count, t.elem)?;
             let zero = vec![0; count.len()];
             let whole = extract_chunk(&part, &count, &t.chunk, &zero, t.elem, &t.fill);
-            t.encode(whole, coords)
+            t.encode(whole, coords, want)
         })?;
-        for ((_, coords), (bytes, mask)) in batch.iter().zip(encoded) {
-            w.write_raw_chunk(d, coords, bytes, mask)?;
+        for ((_, coords), enc) in batch.iter().zip(encoded) {
+            put(w, d, coords, enc, &mut dig)?;
             done.chunks += 1;
         }
     }
     Ok(done)
 }
 
-/// Write every chunk of `d` from `ds` read one row of chunks at a time (the
-/// source's layout differs from the copy's).
-pub(super) fn by_rows(ds: &Dataset, w: &mut FileWriter, d: DatasetId, t: &Target) -> Result<Done> {
+/// Write every chunk of `d` from `ds` (whose layout differs from the copy's)
+/// read as slabs of whole rows of chunks (a hyperslab spanning every
+/// dimension but the first), as many rows per slab as fit in one batch, so
+/// the chunks of a slab are encoded in parallel; `dig` collects the chunk
+/// digests.
+pub(super) fn by_rows(
+    ds: &Dataset,
+    w: &mut FileWriter,
+    d: DatasetId,
+    t: &Target,
+    mut dig: Option<&mut DatasetDigest>,
+) -> Result<Done> {
     // Visits every row: held to the data budget (issue 16).
     ds.check_budget()?;
+    let want = dig.is_some();
     let dims = ds.shape().to_vec();
     let rank = dims.len();
     if rank == 0 || t.chunk.len() != rank || t.chunk.contains(&0) {
@@ -185,43 +222,53 @@ pub(super) fn by_rows(ds: &Dataset, w: &mut FileWriter, d: DatasetId, t: &Target
     }
     let mut done = Done::default();
     let batch_len = t.batch_len()?;
-    // chunk grid of one row: 1 along the first dimension
-    let row_grid: Vec<u64> = std::iter::once(1)
-        .chain(
-            dims.iter()
-                .zip(&t.chunk)
-                .skip(1)
-                .map(|(&d, &c)| d.div_ceil(c)),
-        )
-        .collect();
-    let per_row = elements(&row_grid).unwrap_or(0);
     let (d0, c0) = (dims.first().copied(), t.chunk.first().copied());
     let (Some(d0), Some(c0)) = (d0, c0) else {
         return Ok(done);
     };
-    for row in 0..d0.div_ceil(c0) {
+    // chunk grid across one row (1 along the first dimension)
+    let across: Vec<u64> = dims
+        .iter()
+        .zip(&t.chunk)
+        .skip(1)
+        .map(|(&d, &c)| d.div_ceil(c))
+        .collect();
+    // bytes of one row of chunks (c0 indices of the first dimension)
+    let row_bytes = elements(dims.get(1..).unwrap_or_default())
+        .and_then(|n| n.checked_mul(c0))
+        .and_then(|n| n.checked_mul(t.elem as u64))
+        .ok_or_else(|| Error::InvalidArgument("dataset too large".into()))?;
+    let rows_per_slab = (BATCH_BYTES / row_bytes.max(1)).max(1);
+    let rows = d0.div_ceil(c0);
+    let mut row = 0u64;
+    while row < rows {
+        let k = rows_per_slab.min(rows - row);
         let mut start = vec![0u64; rank];
         let mut count = dims.clone();
         if let (Some(s), Some(c)) = (start.first_mut(), count.first_mut()) {
             *s = row * c0;
-            *c = c0.min(d0 - row * c0);
+            *c = (k * c0).min(d0 - row * c0);
         }
         let slab = read_box(ds, &start, &count, t.elem)?;
-        let cells: Vec<Vec<u64>> = (0..per_row).map(|k| unravel(k, &row_grid)).collect();
+        let grid: Vec<u64> = std::iter::once(k).chain(across.iter().copied()).collect();
+        let cells: Vec<Vec<u64>> = (0..elements(&grid).unwrap_or(0))
+            .map(|n| unravel(n, &grid))
+            .collect();
         for batch in cells.chunks(batch_len) {
             let encoded = map_batch(batch, |local| {
                 let raw = extract_chunk(&slab, &count, &t.chunk, local, t.elem, &t.fill);
-                t.encode(raw, local)
+                t.encode(raw, local, want)
             })?;
-            for (local, (bytes, mask)) in batch.iter().zip(encoded) {
+            for (local, enc) in batch.iter().zip(encoded) {
                 let mut coords = local.clone();
                 if let Some(c) = coords.first_mut() {
-                    *c = row;
+                    *c += row;
                 }
-                w.write_raw_chunk(d, &coords, bytes, mask)?;
+                put(w, d, &coords, enc, &mut dig)?;
                 done.chunks += 1;
             }
         }
+        row += k;
     }
     Ok(done)
 }

@@ -59,6 +59,8 @@ pub(super) struct Copier<'a> {
     /// soft-link targets, per-dataset filter and chunks); default: copy all.
     pub policy: &'a dyn CopyPolicy,
     pub report: CopyReport,
+    /// Collect [`CopyReport::digests`] of re-encoded datasets.
+    pub digests: bool,
     /// Source header address → its copy.
     map: HashMap<u64, ObjectId>,
     pending: Vec<Pending>,
@@ -118,6 +120,7 @@ impl<'a> Copier<'a> {
             choose: None,
             policy,
             report: CopyReport::default(),
+            digests: false,
             map: HashMap::new(),
             pending: Vec::new(),
             objects: 0,
@@ -580,11 +583,15 @@ impl<'a> Copier<'a> {
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
+            let mut dig = self.digests.then(super::digest::DatasetDigest::default);
             let done = if same_shape {
-                chunkwise::stored_chunks(ds, self.w, d, &target)?
+                chunkwise::stored_chunks(ds, self.w, d, &target, dig.as_mut())?
             } else {
-                chunkwise::by_rows(ds, self.w, d, &target)?
+                chunkwise::by_rows(ds, self.w, d, &target, dig.as_mut())?
             };
+            if let Some(g) = dig {
+                self.report.digests.insert(path.clone(), g.finish());
+            }
             if done.outside > 0 {
                 self.note(format!(
                     "{path}: {} chunk(s) outside the extent dropped",

@@ -87,6 +87,10 @@ pub struct CopyReport {
     pub skipped: Vec<String>,
     /// Other things worth knowing (aliases copied twice, lossy strings...).
     pub notes: Vec<String>,
+    /// With [`copy_file_digested`]: source path of every re-encoded chunked
+    /// dataset → its [`digest::DatasetDigest`] (taken from the decoded source
+    /// bytes as they were encoded).
+    pub digests: std::collections::BTreeMap<String, String>,
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -250,6 +254,29 @@ pub fn copy_file(
     Ok(report)
 }
 
+/// [`copy_file`], also taking a digest of every re-encoded dataset's decoded
+/// source bytes as it encodes them ([`CopyReport::digests`]): what `h5
+/// recompress` checks the output against.
+pub fn copy_file_digested(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    opts: &CopyOptions,
+) -> Result<CopyReport> {
+    let file = File::open(src.as_ref())?;
+    let root = file.root()?;
+    let mut w = FileWriter::create(dst.as_ref())?;
+    let rd = w.root();
+    let report = {
+        let mut c = Copier::new(&file, &mut w, opts);
+        c.digests = true;
+        c.copy_tree(root, rd)?;
+        c.finish();
+        c.report
+    };
+    w.commit()?;
+    Ok(report)
+}
+
 /// The one object-graph copier, for tools that write a file of their own
 /// (`h5 copy`, recompress, amend, pack): copy everything reachable from group
 /// `from` of `src` into group `into` of `w` — `from`'s attributes onto `into`,
@@ -290,6 +317,7 @@ pub fn copy_with_threads(src: &str, dst: &str, opts: &CopyOptions) -> Result<Cop
 
 mod chunkwise;
 mod copier;
+pub mod digest;
 mod hook;
 pub mod raw;
 #[cfg(test)]

@@ -17,9 +17,9 @@ use super::report::Progress;
 use super::swap::{
     self, clear_stale, copy_atomic, ensure_parent, Entry, LayoutKind, Manifest, State,
 };
-use super::verify::{file_sha256, verify};
+use super::verify::{file_sha256, verify_copy};
 use crate::error::{Error, Result};
-use crate::hdf5fmt::copy::{copy_file, CopyOptions, FilterChoice};
+use crate::hdf5fmt::copy::{copy_file_digested, CopyOptions, FilterChoice};
 
 /// How and where to write.
 #[derive(Clone, Debug)]
@@ -162,7 +162,14 @@ impl Ctx<'_> {
             threads: 0,
             datasets: plan.choices(&self.s.rules),
         };
-        let rep = match copy_file(src, &staging, &opts) {
+        // the manifest records both files' SHA-256 (what --undo restores
+        // and --swap checks); the original is hashed while the copy runs
+        let hashes = self.s.manifest.is_some();
+        let (original_sha, copied) = join(
+            || hashes.then(|| file_sha256(src)).transpose(),
+            || copy_file_digested(src, &staging, &opts),
+        );
+        let rep = match copied {
             Ok(r) => r,
             Err(e) => {
                 clear_stale(&staging);
@@ -178,16 +185,23 @@ impl Ctx<'_> {
                 rep.skipped.join("; ")
             )));
         }
-        if let Err(e) = verify(src, &staging) {
-            clear_stale(&staging);
-            return Err(e);
-        }
+        // the state of the staging file that is verified and renamed
+        let stamp = swap::Stamp::of(&staging)?;
+        let checked = verify_copy(src, &staging, &rep.digests)
+            .and_then(|_| hashes.then(|| file_sha256(&staging)).transpose());
+        let output_sha = match checked {
+            Ok(h) => h.unwrap_or_default(),
+            Err(e) => {
+                clear_stale(&staging);
+                return Err(e);
+            }
+        };
         let mut e = Entry {
             original: src.to_path_buf(),
-            original_sha256: file_sha256(src)?,
+            original_sha256: original_sha?.unwrap_or_default(),
             original_size: o.in_size,
             output: dest.clone(),
-            output_sha256: file_sha256(&staging)?,
+            output_sha256: output_sha,
             output_size: std::fs::metadata(&staging).map(|m| m.len()).unwrap_or(0),
             backup: (self.s.layout == LayoutKind::InPlace).then(|| backup_of(src)),
             staging,
@@ -199,14 +213,26 @@ impl Ctx<'_> {
             return Err(err);
         }
         if self.s.layout == LayoutKind::InPlace {
-            swap::swap_in(&e)?;
+            swap::swap_in_stamped(&e, Some(&stamp))?;
         } else {
-            swap::publish(&e)?;
+            swap::publish_stamped(&e, Some(&stamp))?;
         }
         e.state = State::Swapped;
         self.record(&e)?;
         o.output = Some(dest);
         Ok(())
+    }
+}
+
+/// Both closures, in parallel with the `parallel` feature.
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
     }
 }
 

@@ -160,15 +160,58 @@ fn make_backup(original: &Path, backup: &Path) -> Result<()> {
     }
 }
 
+/// What identifies one state of a file's bytes within a run: size,
+/// modification time and (on Unix) device and inode. Taken when an output is
+/// verified and checked again before it is renamed, so the renamed bytes are
+/// the verified ones without hashing the file a second time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    dev_ino: (u64, u64),
+}
+
+impl Stamp {
+    pub fn of(p: &Path) -> Result<Stamp> {
+        let m = std::fs::metadata(p).map_err(|e| Error::io(p.display(), e))?;
+        #[cfg(unix)]
+        let dev_ino = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let dev_ino = (0, 0);
+        Ok(Stamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+            dev_ino,
+        })
+    }
+}
+
+/// True when `e.staging` is still the verified output: its [`Stamp`] is
+/// unchanged (same run) or, without one, its SHA-256 is the recorded one.
+fn still_verified(e: &Entry, stamp: Option<&Stamp>) -> Result<bool> {
+    match stamp {
+        Some(s) => Ok(Stamp::of(&e.staging)? == *s && s.modified.is_some()),
+        None => Ok(file_sha256(&e.staging)? == e.output_sha256),
+    }
+}
+
 /// Steps 3–4 of the module doc for one verified entry: back up, then rename
 /// the staging output over the original.
 pub fn swap_in(e: &Entry) -> Result<()> {
+    swap_in_stamped(e, None)
+}
+
+/// [`swap_in`], the staging file checked by its [`Stamp`] when one is given.
+pub fn swap_in_stamped(e: &Entry, stamp: Option<&Stamp>) -> Result<()> {
     let backup = e
         .backup
         .as_ref()
         .ok_or_else(|| Error::InvalidArgument("in-place entry without a backup".into()))?;
     // the staging file must still be the verified output
-    if file_sha256(&e.staging)? != e.output_sha256 {
+    if !still_verified(e, stamp)? {
         return Err(Error::InvalidArgument(format!(
             "{} is not the verified output any more: not swapped",
             e.staging.display()
@@ -180,7 +223,12 @@ pub fn swap_in(e: &Entry) -> Result<()> {
 
 /// Put the output of a non-in-place entry at its final name.
 pub fn publish(e: &Entry) -> Result<()> {
-    if file_sha256(&e.staging)? != e.output_sha256 {
+    publish_stamped(e, None)
+}
+
+/// [`publish`], the staging file checked by its [`Stamp`] when one is given.
+pub fn publish_stamped(e: &Entry, stamp: Option<&Stamp>) -> Result<()> {
+    if !still_verified(e, stamp)? {
         return Err(Error::InvalidArgument(format!(
             "{} is not the verified output any more",
             e.staging.display()
