@@ -36,6 +36,7 @@ Usage: .oracle-venv/bin/python scripts/bench_blosc2.py [WORKDIR]
                               (enc:NAME for an encode cell)
   BENCH_ENC_CHUNKS            pieces per encode pass
   CARGO_TARGET_DIR            where cargo builds the server
+  BENCH_SERVER                a prebuilt blosc2_serve binary instead
 With --callgrind CONFIG [NCHUNKS]: instead count instructions (valgrind
 callgrind, decode functions only) for NCHUNKS (default 4) chunks on each side.
 """
@@ -241,6 +242,8 @@ def prepare(work):
 
 
 def build(bench):
+    if os.environ.get("BENCH_SERVER"):  # a prebuilt server binary
+        return os.environ["BENCH_SERVER"]
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", str(ROOT / "target" / "bench-blosc2"))
     r = subprocess.run(["cargo", "bench", "--bench", bench, "--no-run"], cwd=ROOT, env=env,
