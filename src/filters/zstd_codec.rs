@@ -82,14 +82,15 @@ const LEVEL5_TUNED_MAX: usize = 256 << 10;
 /// planes) at 2–5× the speed. On highly compressible inputs (bit-shuffled
 /// labels) `dfast` loses ~10 % while greedy is cheap, and on nearly
 /// incompressible ones it loses ~2.5 %, so when the first frame is under 1/8
-/// or over 15/16 of the input, greedy with a minimum match of 6 (smaller than
-/// the level's default on labels) is tried too and the smaller frame kept.
+/// or over 15/16 of the input, greedy (with a minimum match of 6 in the first
+/// case: smaller on labels; the level's 4 in the second) is tried too and the
+/// smaller frame kept.
 /// Window, hash and chain sizes stay libzstd's for the level and source size.
 fn compress_level5_block(src: &[u8]) -> std::result::Result<Vec<u8>, rusty_zstd::Error> {
-    let mut greedy = rusty_zstd::compression_params(5, Some(src.len() as u64))?;
-    greedy.min_match = 6;
-    let mut dfast = greedy;
+    let level5 = rusty_zstd::compression_params(5, Some(src.len() as u64))?;
+    let mut dfast = level5;
     dfast.strategy = rusty_zstd::Strategy::DFast;
+    dfast.min_match = 6;
     let first = rusty_zstd::compress_with_params(src, dfast, false)?;
     // Retry greedy where dfast was seen to lose: very compressible blocks,
     // and nearly incompressible ones (where its 6-byte minimum misses the
@@ -97,6 +98,10 @@ fn compress_level5_block(src: &[u8]) -> std::result::Result<Vec<u8>, rusty_zstd:
     let (n, f) = (src.len(), first.len());
     if f >= n / 8 && f <= n - n / 16 {
         return Ok(first);
+    }
+    let mut greedy = level5;
+    if f < n / 8 {
+        greedy.min_match = 6;
     }
     let second = rusty_zstd::compress_with_params(src, greedy, false)?;
     Ok(if second.len() < first.len() {
