@@ -1,25 +1,42 @@
-"""Blosc2 decode benchmark: purehdf (Rust) vs python-blosc2 (C-Blosc2), 1 thread.
+"""Blosc2 decode and encode benchmark: purehdf (Rust) vs python-blosc2 (C-Blosc2), 1 thread.
 
 Builds the 64 MiB CT-like int16 volume of shared/spec/filters.md §9 (same
 recipe as shared/vectors/filters/tools/bench_blosc2.py), cuts it into 32
 pieces of 2 MiB, compresses each with python-blosc2 (lz4:1 shuffle, lz4:1
-bitshuffle, zstd:3 shuffle, zstd:3 bitshuffle; filter in slot 5, automatic
-block size, split mode forward-compat), plus B2ND frames of 64x128x128 int16
-(hdf5plugin's layout for medh5, blocks 32x32x32, lz4:1 shuffle).
+bitshuffle, zstd:3 shuffle, zstd:3 bitshuffle, zstd:9 bitshuffle; filter in
+slot 5, automatic block size, split mode forward-compat), plus B2ND frames of
+64x128x128 int16 (hdf5plugin's layout for medh5, blocks 32x32x32, lz4:1
+shuffle). The medh5 profiles' Zstd cells (`ph_*`) use the bench phantom of
+../shared/bench/workload.py (image int16 and label uint8, 192x256x256) cut
+into the 64x128x128 chunks medh5 writes, each chunk's bytes laid out block by
+block as B2ND stores them (blocks as the medh5 writer picks them) and
+compressed as bare Blosc2 chunks of that block size: balanced = Blosc2 zstd
+clevel 3 (libzstd level 5), shuffle for the image, bitshuffle for the label;
+archive = clevel 9 (libzstd level 22), bitshuffle.
 
-Made for a shared, loaded machine: our decoder runs as a server process
+Encode cells (`enc:CONFIG`, every zstd configuration): C-Blosc2
+`compress2` of a few of the configuration's pieces (evenly spaced,
+BENCH_ENC_CHUNKS, default 4, 2 at clevel 9) against our chunk encoder on the
+same pieces with the same codec, clevel, filters, typesize and block size;
+the table adds our compressed size over C's.
+
+Made for a shared, loaded machine: our side runs as a server process
 (`cargo bench --bench blosc2_serve`) and every round times one C pass and
 one of ours back to back (order alternating), for every configuration; a
-pass decodes the whole volume into one reused buffer, single-threaded. It
-reports per side the median and the minimum pass time as GB/s (10^9 B/s),
-ours/C as the ratio of the minima (least disturbed passes), of the medians,
-and the median of the per-round ratios, and the load average before and
-after. Results also go to WORKDIR/results.json.
+decode pass decodes the whole volume into one reused buffer, single-threaded.
+Each pass is timed in wall time and in CPU time of the working thread (C:
+`time.thread_time`, ours: /proc/thread-self/schedstat). It reports per side
+the minimum pass time as GB/s (10^9 B/s, wall), ours/C as the ratio of the
+minima (wall and CPU) and the median of the per-round CPU-time ratios, and
+the load average before and after. Results also go to WORKDIR/results.json.
 
 Usage: .oracle-venv/bin/python scripts/bench_blosc2.py [WORKDIR]
   BENCH_ROUNDS (default 15)   rounds of paired passes
   BENCH_CONFIGS               comma-separated subset of configurations
+                              (enc:NAME for an encode cell)
+  BENCH_ENC_CHUNKS            pieces per encode pass
   CARGO_TARGET_DIR            where cargo builds the server
+  BENCH_SERVER                a prebuilt blosc2_serve binary instead
 With --callgrind CONFIG [NCHUNKS]: instead count instructions (valgrind
 callgrind, decode functions only) for NCHUNKS (default 4) chunks on each side.
 """
@@ -43,7 +60,17 @@ CONFIGS = [
     ("lz4_1_bitshuffle", blosc2.Codec.LZ4, 1, blosc2.Filter.BITSHUFFLE),
     ("zstd_3_shuffle", blosc2.Codec.ZSTD, 3, blosc2.Filter.SHUFFLE),
     ("zstd_3_bitshuffle", blosc2.Codec.ZSTD, 3, blosc2.Filter.BITSHUFFLE),
+    ("zstd_9_bitshuffle", blosc2.Codec.ZSTD, 9, blosc2.Filter.BITSHUFFLE),
 ]
+# medh5 profile cells on the bench phantom: (name, array, clevel, filter).
+PHANTOM = [
+    ("ph_img_zstd_3_shuffle", "image", 3, blosc2.Filter.SHUFFLE),
+    ("ph_lab_zstd_3_bitshuffle", "label", 3, blosc2.Filter.BITSHUFFLE),
+    ("ph_img_zstd_9_bitshuffle", "image", 9, blosc2.Filter.BITSHUFFLE),
+    ("ph_lab_zstd_9_bitshuffle", "label", 9, blosc2.Filter.BITSHUFFLE),
+]
+PH_CHUNK = (64, 128, 128)
+CPARAMS = {}  # configuration -> cparams of its C chunks (filled by prepare)
 B2ND = "b2nd_lz4_1_shuffle"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,8 +93,72 @@ def ct_volume():
     return np.round(vol).astype("<i2")
 
 
+def stune_blocksize(nbytes, ts, clevel):
+    """C-Blosc2's automatic block size for zstd with byte shuffle (what the
+    HDF5 filter and medh5 use as the B2ND block target; spec §3.8.2)."""
+    bs = nbytes
+    if nbytes >= 32768:
+        base = 65536  # HCR codec
+        bs = {0: base // 4, 1: base // 2, 2: base, 3: base * 2, 4: base * 4, 5: base * 4}.get(
+            clevel, base * 8 if clevel <= 8 else base * 16)
+    if 1 <= clevel <= 5 and ts <= 16 and nbytes // ts >= 32:  # split rule (zstd, shuffle)
+        per = 32 << 10 if clevel <= 3 else 64 << 10
+        bs = min(max(per * ts, 32 << 10), 4 << 20)
+    bs = min(bs, nbytes)
+    return bs - bs % ts if bs > ts else bs
+
+
+def block_shape(chunk, ts, target):
+    """The B2ND block shape the HDF5 filter picks (src/filters/blosc2/b2nd.rs)."""
+    n = target // ts
+    block = [1 if c == 1 else 2 for c in chunk]
+    cur = int(np.prod(block))
+    while cur < n:
+        changed = False
+        for i in reversed(range(len(chunk))):
+            if 2 * block[i] <= chunk[i]:
+                if 2 * cur <= n:
+                    block[i] *= 2
+                    cur *= 2
+                    changed = True
+            elif block[i] < chunk[i] and cur // block[i] * chunk[i] <= n:
+                cur = cur // block[i] * chunk[i]
+                block[i] = chunk[i]
+                changed = True
+        if not changed:
+            break
+    return block
+
+
+def phantom_pieces(arr, clevel):
+    """The 64x128x128 chunks of arr, each laid out block by block; block bytes."""
+    ts = arr.dtype.itemsize
+    cz, cy, cx = PH_CHUNK
+    bz, by, bx = block_shape(PH_CHUNK, ts, stune_blocksize(cz * cy * cx * ts, ts, clevel))
+    out = []
+    for z in range(0, arr.shape[0], cz):
+        for y in range(0, arr.shape[1], cy):
+            for x in range(0, arr.shape[2], cx):
+                c = arr[z:z + cz, y:y + cy, x:x + cx]
+                c = c.reshape(cz // bz, bz, cy // by, by, cx // bx, bx).transpose(0, 2, 4, 1, 3, 5)
+                out.append(np.ascontiguousarray(c).tobytes())
+    return out, bz * by * bx * ts
+
+
+def phantom_arrays(work):
+    cache = work / "phantom.npz"
+    if not cache.exists():
+        sys.path.insert(0, str(ROOT.parent / "shared" / "bench"))
+        import workload
+        img, lab = workload.phantom()
+        np.savez(cache, image=img, label=lab)
+    z = np.load(cache)
+    return {"image": z["image"], "label": z["label"]}
+
+
 def prepare(work):
-    """Write the volume and every configuration's chunks; return C-side decoders."""
+    """Write the volumes and every configuration's chunks; return C-side
+    decode passes, encode jobs and compression ratios."""
     work.mkdir(parents=True, exist_ok=True)
     raw = work / "volume.raw"
     if not raw.exists():
@@ -76,25 +167,52 @@ def prepare(work):
     pieces = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)]
     blosc2.set_nthreads(1)
     out = bytearray(CHUNK)
-    passes, ratios = {}, {}
-    for name, codec, clevel, filt in CONFIGS:
+    passes, ratios, enc_jobs, nbytes = {}, {}, {}, {}
+    jobs = [(name, pieces, codec, clevel, filt, 2, 0, None) for name, codec, clevel, filt in CONFIGS]
+    ph = None
+    for name, which, clevel, filt in PHANTOM:
+        if ph is None:
+            ph = phantom_arrays(work)
+        arr = ph[which]
+        ph_pieces, bs = phantom_pieces(arr, clevel)
+        jobs.append((name, ph_pieces, blosc2.Codec.ZSTD, clevel, filt, arr.dtype.itemsize, bs, b"".join(ph_pieces)))
+    for name, pcs, codec, clevel, filt, ts, bs, vol in jobs:
         d = work / name
         d.mkdir(exist_ok=True)
+        if vol is not None and not (d / "volume.raw").exists():
+            (d / "volume.raw").write_bytes(vol)
         cp = {"codec": codec, "clevel": clevel, "filters": [0, 0, 0, 0, 0, filt], "filters_meta": [0] * 6,
-              "typesize": 2, "nthreads": 1, "splitmode": blosc2.SplitMode.FORWARD_COMPAT_SPLIT}
-        files = [d / f"chunk_{i:03d}.bin" for i in range(len(pieces))]
+              "typesize": ts, "nthreads": 1, "splitmode": blosc2.SplitMode.FORWARD_COMPAT_SPLIT,
+              "blocksize": bs}
+        CPARAMS[name] = cp
+        files = [d / f"chunk_{i:03d}.bin" for i in range(len(pcs))]
         if all(f.exists() for f in files):  # deterministic: reuse an earlier run's
             chunks = [f.read_bytes() for f in files]
         else:
-            chunks = [blosc2.compress2(p, **cp) for p in pieces]
+            chunks = [blosc2.compress2(p, **cp) for p in pcs]
             for f, c in zip(files, chunks):
                 f.write_bytes(c)
-        ratios[name] = len(data) / sum(map(len, chunks))
+        total = sum(map(len, pcs))
+        nbytes[name] = total
+        ratios[name] = total / sum(map(len, chunks))
 
         def c_pass(chunks=chunks):
             for c in chunks:
                 blosc2.decompress2(c, dst=out, nthreads=1)
         passes[name] = c_pass
+        if codec == blosc2.Codec.ZSTD:
+            k = int(os.environ.get("BENCH_ENC_CHUNKS", "2" if clevel == 9 else "4"))
+            k = max(1, min(k, len(pcs)))
+            idx = sorted({(2 * j + 1) * len(pcs) // (2 * k) for j in range(k)})
+            sel = [pcs[i] for i in idx]
+
+            def c_enc(sel=sel, cp=cp):
+                return sum(len(blosc2.compress2(p, **cp)) for p in sel)
+            enc = "enc:" + name
+            passes[enc] = c_enc
+            enc_jobs[enc] = (name, ",".join(map(str, idx)))
+            nbytes[enc] = sum(map(len, sel))
+            ratios[enc] = nbytes[enc] / c_enc()
     d = work / B2ND
     d.mkdir(exist_ok=True)
     frames = []
@@ -111,6 +229,7 @@ def prepare(work):
         frames.append(arr.to_cframe())
         (d / f"chunk_{i:03d}.bin").write_bytes(frames[-1])
     ratios[B2ND] = len(data) / sum(map(len, frames))
+    nbytes[B2ND] = len(data)
 
     def b2nd_pass():
         for f in frames:
@@ -119,10 +238,12 @@ def prepare(work):
     # Sanity: the C side decodes to the volume.
     blosc2.decompress2(blosc2.compress2(pieces[0], typesize=2), dst=out)
     assert bytes(out) == pieces[0]
-    return len(data), passes, ratios
+    return nbytes, passes, ratios, enc_jobs
 
 
 def build(bench):
+    if os.environ.get("BENCH_SERVER"):  # a prebuilt server binary
+        return os.environ["BENCH_SERVER"]
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", str(ROOT / "target" / "bench-blosc2"))
     r = subprocess.run(["cargo", "bench", "--bench", bench, "--no-run"], cwd=ROOT, env=env,
@@ -136,20 +257,37 @@ def gbps(nbytes, t):
 
 
 def measure(work, names):
-    nbytes, c_passes, ratios = prepare(work)
+    nbytes, c_passes, ratios, enc_jobs = prepare(work)
     exe = build("blosc2_serve")
     srv = subprocess.Popen([exe, str(work)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert srv.stdout.readline().strip() == "ready"
+    our_bytes = {}
+    # Passes of at least ~64 MiB decoded / 16 MiB encoded (ours reports CPU
+    # time in scheduler ticks); clevel 9 encode passes are long anyway.
+    reps = {n: 1 if "_9_" in n and n in enc_jobs else
+            max(1, -(-(16 if n in enc_jobs else 64) * 2**20 // nbytes[n])) for n in names}
 
     def ours(name):
-        srv.stdin.write(f"{name} 1\n")
+        if name in enc_jobs:
+            cfg, idx = enc_jobs[name]
+            srv.stdin.write(f"enc {cfg} 1 {reps[name]} {idx}\n")
+        else:
+            srv.stdin.write(f"{name} 1 {reps[name]}\n")
         srv.stdin.flush()
-        return json.loads(srv.stdout.readline())[0]
+        r = json.loads(srv.stdout.readline())
+        our_bytes[name] = r["bytes"]
+        return r["wall"][0], r["cpu"][0]
+
+    def c_side(name):
+        t, c = time.perf_counter(), time.thread_time()
+        for _ in range(reps[name]):
+            c_passes[name]()
+        return time.perf_counter() - t, time.thread_time() - c
 
     load0 = os.getloadavg()
     times = {n: ([], []) for n in names}
     for name in names:  # warm-up, untimed
-        c_passes[name]()
+        c_side(name)
         ours(name)
     t0 = time.time()
     for r in range(ROUNDS):
@@ -158,83 +296,103 @@ def measure(work, names):
         for name in order:
             c_first = (r % 2 == 0)
             for side in ((0, 1) if c_first else (1, 0)):
-                if side == 0:
-                    t = time.perf_counter()
-                    c_passes[name]()
-                    times[name][0].append(time.perf_counter() - t)
-                else:
-                    times[name][1].append(ours(name))
+                times[name][side].append(c_side(name) if side == 0 else ours(name))
     srv.stdin.close()
     srv.wait()
     load1 = os.getloadavg()
     res = {"rounds": ROUNDS, "seconds": round(time.time() - t0, 1), "loadavg_before": load0,
            "loadavg_after": load1, "configs": {}}
-    print(f"{'config':20} {'ratio':>6} {'C min':>6} {'C med':>6} {'our min':>7} {'our med':>7} "
-          f"{'min/min':>7} {'med/med':>7} {'paired':>6}   (GB/s; ours/C)")
+    print(f"{'config':30} {'ratio':>6} {'size':>6} {'C GB/s':>7} {'our GB/s':>8} "
+          f"{'wall':>6} {'cpu':>6} {'paired':>6}   (min passes; ours/C; size = our bytes / C bytes)")
     for name in names:
         c, o = times[name]
-        paired = statistics.median(ci / oi for ci, oi in zip(c, o))
-        row = {"compression_ratio": ratios[name],
-               "c_min_gbps": gbps(nbytes, min(c)), "c_median_gbps": gbps(nbytes, statistics.median(c)),
-               "ours_min_gbps": gbps(nbytes, min(o)), "ours_median_gbps": gbps(nbytes, statistics.median(o)),
-               "ratio_of_min": min(c) / min(o), "ratio_of_median": statistics.median(c) / statistics.median(o),
-               "median_paired_ratio": paired, "c_seconds": c, "ours_seconds": o}
+        cw, cc = [t[0] for t in c], [t[1] for t in c]
+        ow, oc = [t[0] for t in o], [t[1] for t in o]
+        n = nbytes[name] * reps[name]
+        size = our_bytes[name] / (nbytes[name] / ratios[name]) if name in enc_jobs else None
+        row = {"compression_ratio": ratios[name], "our_size_over_c": size,
+               "c_min_gbps": gbps(n, min(cw)), "ours_min_gbps": gbps(n, min(ow)),
+               "c_cpu_min_gbps": gbps(n, min(cc)), "ours_cpu_min_gbps": gbps(n, min(oc)),
+               "ratio_of_min_wall": min(cw) / min(ow), "ratio_of_min_cpu": min(cc) / min(oc),
+               "median_paired_cpu_ratio": statistics.median(a / b for a, b in zip(cc, oc)),
+               "c_wall": cw, "c_cpu": cc, "ours_wall": ow, "ours_cpu": oc, "bytes_per_pass": n}
         res["configs"][name] = row
-        print(f"{name:20} {row['compression_ratio']:6.2f} {row['c_min_gbps']:6.2f} {row['c_median_gbps']:6.2f} "
-              f"{row['ours_min_gbps']:7.2f} {row['ours_median_gbps']:7.2f} {row['ratio_of_min']:7.2f} "
-              f"{row['ratio_of_median']:7.2f} {paired:6.2f}")
+        sz = f"{size:6.3f}" if size is not None else f"{'':6}"
+        print(f"{name:30} {row['compression_ratio']:6.2f} {sz} {row['c_min_gbps']:7.3f} "
+              f"{row['ours_min_gbps']:8.3f} {row['ratio_of_min_wall']:6.2f} {row['ratio_of_min_cpu']:6.2f} "
+              f"{row['median_paired_cpu_ratio']:6.2f}")
     print(f"load average before {load0}, after {load1}; {ROUNDS} rounds in {res['seconds']} s")
     (work / "results.json").write_text(json.dumps(res, indent=1))
 
 
 CALLGRIND_C = """
-import sys, blosc2
+import json, sys, blosc2
 from pathlib import Path
-d = Path(sys.argv[1]); n = int(sys.argv[2]); decode = sys.argv[3] == "1"
-chunks = [f.read_bytes() for f in sorted(d.iterdir())[:n]]
+d = Path(sys.argv[1]); n = int(sys.argv[2]); run = sys.argv[3] == "1"
+chunks = [f.read_bytes() for f in sorted(d.glob("chunk_*"))[:n]]
 out = bytearray(2 * 1024 * 1024)
-for c in chunks if decode else []:
-    if d.name.startswith("b2nd"):
-        blosc2.ndarray_from_cframe(c)[...]
-    else:
-        blosc2.decompress2(c, dst=out, nthreads=1)
+if len(sys.argv) > 4:  # encode: the pieces of volume.raw with these cparams
+    cp = json.loads(sys.argv[4])
+    vol = (d.parent / "volume.raw").read_bytes()
+    sizes = [blosc2.get_cbuffer_sizes(c)[0] for c in chunks]
+    pos = 0
+    for s in sizes if run else []:
+        blosc2.compress2(vol[pos:pos + s], **cp)
+        pos += s
+else:
+    for c in chunks if run else []:
+        if d.name.startswith("b2nd"):
+            blosc2.ndarray_from_cframe(c)[...]
+        else:
+            blosc2.decompress2(c, dst=out, nthreads=1)
 """
 
 
 def callgrind(work, name, n):
-    """Instructions (valgrind callgrind Ir) to decode n chunks of one configuration.
+    """Instructions (valgrind callgrind Ir) to decode (or, for enc:CONFIG,
+    encode) n chunks of one configuration.
 
     Each side runs twice, with and without the decode pass, and the difference
     is reported, so interpreter start-up and file reading cancel out (the C
     library's symbols are stripped, so no per-function toggle is used)."""
     prepare(work)
     exe = build("blosc2_serve")
+    enc = name.startswith("enc:")
+    cfg = name[4:] if enc else name
     cg = work.parent / (work.name + "_callgrind")
-    sub = cg / name
-    (sub / name).mkdir(parents=True, exist_ok=True)
-    for f in sorted((work / name).iterdir())[:n]:
-        (sub / name / f.name).write_bytes(f.read_bytes())
-    vol = (work / "volume.raw").read_bytes()
-    (sub / "volume.raw").write_bytes(vol[:n * CHUNK])
+    sub = cg / cfg
+    (sub / cfg).mkdir(parents=True, exist_ok=True)
+    files = sorted((work / cfg).glob("chunk_*"))[:n]
+    total = 0
+    for f in files:
+        c = f.read_bytes()
+        (sub / cfg / f.name).write_bytes(c)
+        total += blosc2.get_cbuffer_sizes(c)[0] if not cfg.startswith("b2nd") else CHUNK
+    own = work / cfg / "volume.raw"
+    vol = (own if own.exists() else work / "volume.raw").read_bytes()
+    (sub / "volume.raw").write_bytes(vol[:total])
     script = cg / "c_side.py"
     script.write_text(CALLGRIND_C)
 
     def run(cmd, tag, stdin=""):
-        out = cg / f"{name}.{tag}.out"
+        out = cg / f"{cfg}.{'enc.' if enc else ''}{tag}.out"
         env = dict(os.environ, PYTHONHASHSEED="0")  # deterministic interpreter work
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + cmd,
                        input=stdin, text=True, capture_output=True, check=True, env=env)
         r = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True, check=True)
         m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", r.stdout)
         return int(m.group(1).replace(",", "")), r.stdout
-    c1, c_txt = run([sys.executable, str(script), str(sub / name), str(n), "1"], "c1")
-    c0, _ = run([sys.executable, str(script), str(sub / name), str(n), "0"], "c0")
-    # Our server decodes every chunk once to check it; "name 1" adds one pass.
-    o1, o_txt = run([exe, str(sub)], "o1", stdin=f"{name} 1\n")
+    extra = [json.dumps({k: int(v) for k, v in CPARAMS[cfg].items() if k != "filters"}
+                        | {"filters": [int(f) for f in CPARAMS[cfg]["filters"]]})] if enc else []
+    c1, c_txt = run([sys.executable, str(script), str(sub / cfg), str(n), "1"] + extra, "c1")
+    c0, _ = run([sys.executable, str(script), str(sub / cfg), str(n), "0"] + extra, "c0")
+    # Our server decodes every chunk once to check it; the command adds one pass.
+    cmd = f"enc {cfg} 1 1 {','.join(map(str, range(len(files))))}\n" if enc else f"{cfg} 1 1\n"
+    o1, o_txt = run([exe, str(sub)], "o1", stdin=cmd)
     o0, _ = run([exe, str(sub)], "o0")
     c_ir, o_ir = c1 - c0, o1 - o0
-    print(f"{name}: {n} chunks ({n * CHUNK} B); instructions C {c_ir:,}, ours {o_ir:,} "
-          f"(ours/C {o_ir / c_ir:.2f}; per byte C {c_ir / (n * CHUNK):.2f}, ours {o_ir / (n * CHUNK):.2f})")
+    print(f"{name}: {n} chunks ({total} B); instructions C {c_ir:,}, ours {o_ir:,} "
+          f"(ours/C {o_ir / c_ir:.2f}; per byte C {c_ir / total:.2f}, ours {o_ir / total:.2f})")
     print("C top:\n" + "\n".join(c_txt.splitlines()[20:40]))
     print("ours top:\n" + "\n".join(o_txt.splitlines()[20:40]))
 
@@ -247,7 +405,8 @@ def main():
         work = Path(args[3] if len(args) > 3 else "/tmp/purehdf_bench_blosc2")
         return callgrind(work, name, n)
     work = Path(args[0] if args else "/tmp/purehdf_bench_blosc2")
-    names = [c[0] for c in CONFIGS] + [B2ND]
+    names = [c[0] for c in CONFIGS] + [B2ND] + [c[0] for c in PHANTOM]
+    names += ["enc:" + n for n in names if "zstd" in n]
     if os.environ.get("BENCH_CONFIGS"):
         names = os.environ["BENCH_CONFIGS"].split(",")
     measure(work, names)
