@@ -9,7 +9,7 @@ use super::attribute::{bool_enum, AttrValue};
 use super::plan::{Layout, PlanData, PlanStep, WritePlan};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
-use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId, ObjectId, Space};
+use crate::hdf5fmt::write::{self, DatasetData, Dataspace, FileWriter, GroupId, ObjectId};
 
 /// Write `plan` to `path` atomically; the previous file (if any) survives any failure.
 pub fn write_plan(plan: &WritePlan, path: &Path) -> Result<()> {
@@ -138,11 +138,11 @@ fn set_attrs(w: &mut FileWriter, obj: ObjectId, attrs: &[(String, AttrValue)]) -
     Ok(())
 }
 
-fn space(shape: &[u64]) -> Space {
+fn space(shape: &[u64]) -> Dataspace {
     if shape.is_empty() {
-        Space::Scalar
+        Dataspace::scalar()
     } else {
-        Space::simple(shape)
+        Dataspace::simple(shape)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::Sizes;
 
 /// Where a shared message's real body lives.
@@ -71,7 +72,7 @@ impl SohmTable {
     /// Decode the `SMTB` block (`nindexes` from the superblock-extension message).
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes, nindexes: usize) -> Result<Self> {
         let start = c.pos();
-        c.signature(b"SMTB")?;
+        c.signature(signature::SMTB)?;
         let mut indexes = Vec::with_capacity(nindexes.min(8));
         for _ in 0..nindexes {
             let _version = c.u8()?;

@@ -9,11 +9,14 @@
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
-use super::messages::{self, kind, LinkTarget, UNDEF};
+use super::messages;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
 use crate::error::Result;
+use crate::hdf5fmt::encode::UNDEF;
+use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
+use crate::hdf5fmt::messages::types;
 
 /// One dense index to build over the heap objects.
 struct Index<F> {
@@ -51,9 +54,9 @@ impl Serializer<'_> {
                     later.push(i);
                     continue;
                 }
-                Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
-                Link::Soft(path) => LinkTarget::Soft(path.clone()),
-                Link::External { file, path } => LinkTarget::External {
+                Link::Hard(child) => FileLink::Hard(self.object(*child, depth + 1)?),
+                Link::Soft(path) => FileLink::Soft(path.clone()),
+                Link::External { file, path } => FileLink::External {
                     file: file.clone(),
                     path: path.clone(),
                 },
@@ -62,7 +65,12 @@ impl Serializer<'_> {
             encoded.push((
                 name.as_str(),
                 i as u64,
-                messages::link_ordered(name, &target, corder)?,
+                LinkMessage {
+                    name: name.clone(),
+                    link: target,
+                    creation_order: corder,
+                }
+                .encode(super::WRITER_SIZES)?,
             ));
         }
         let max_order = order.tracked.then_some(links.len() as u64);
@@ -73,12 +81,12 @@ impl Serializer<'_> {
         let too_big = encoded.iter().any(|(_, _, b)| b.len() > MAX_MESSAGE_BODY);
         if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
-                kind::LINK_INFO,
+                types::LINK_INFO,
                 messages::link_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(types::GROUP_INFO, messages::group_info()));
             for (_, _, body) in encoded {
-                msgs.push(Message::new(kind::LINK, body));
+                msgs.push(Message::new(types::LINK, body));
             }
         } else {
             let (heap, index, by_order) = self.dense(
@@ -101,10 +109,10 @@ impl Serializer<'_> {
                 }),
             )?;
             msgs.push(Message::new(
-                kind::LINK_INFO,
+                types::LINK_INFO,
                 messages::link_info_ordered(bits, max_order, heap, index, by_order),
             ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(types::GROUP_INFO, messages::group_info()));
         }
         Ok((msgs, later))
     }
@@ -166,7 +174,7 @@ impl Serializer<'_> {
             Some(addr) => (messages::shared_committed(addr), 1),
             None => (messages::datatype(&value.dtype)?, 0),
         };
-        let space = messages::dataspace(&value.shape);
+        let space = value.shape.encode(super::WRITER_SIZES);
         let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
         messages::attribute_with_flags(name, flags, &dtype, &space, &data)
     }
@@ -182,7 +190,7 @@ impl Serializer<'_> {
         if node.attrs.is_empty() {
             if bits != 0 {
                 msgs.push(Message::new(
-                    kind::ATTRIBUTE_INFO,
+                    types::ATTRIBUTE_INFO,
                     messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
                 ));
             }
@@ -207,11 +215,11 @@ impl Serializer<'_> {
             // libhdf5 counts the attributes of a version 2 header through its
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
+                types::ATTRIBUTE_INFO,
                 messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
             for (_, i, body) in encoded {
-                let mut m = Message::new(kind::ATTRIBUTE, body);
+                let mut m = Message::new(types::ATTRIBUTE, body);
                 m.order = u16::try_from(i).unwrap_or(u16::MAX);
                 msgs.push(m);
             }
@@ -239,7 +247,7 @@ impl Serializer<'_> {
                 }),
             )?;
             msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
+                types::ATTRIBUTE_INFO,
                 messages::attribute_info_ordered(bits, max_order, heap, index, by_order),
             ));
         }

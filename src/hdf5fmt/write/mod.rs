@@ -46,9 +46,9 @@ pub mod set_local;
 pub mod sharing;
 pub mod typed_write;
 
+pub use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
 pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
-pub use messages::Space;
 pub use sharing::CreationOrder;
 
 use crate::error::{Error, Result};
@@ -59,6 +59,13 @@ use chunks::RawChunks;
 use file_writer::Sink;
 use std::collections::HashSet;
 use std::path::Path;
+
+/// Offset and length sizes of every file the writer emits (superblock v2
+/// with 8-byte offsets and lengths).
+pub const WRITER_SIZES: crate::hdf5fmt::Sizes = crate::hdf5fmt::Sizes {
+    offset: 8,
+    length: 8,
+};
 
 /// Handle of a group in a [`FileWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,7 +120,7 @@ pub enum Layout {
 pub struct DatasetSpec {
     pub dtype: Datatype,
     /// Shape and maximum shape.
-    pub shape: Space,
+    pub shape: Dataspace,
     pub layout: Layout,
     /// One element's bytes, or `None` for the default (zeros).
     pub fill_value: Option<Vec<u8>>,
@@ -124,7 +131,7 @@ impl DatasetSpec {
     pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
         DatasetSpec {
             dtype,
-            shape: Space::simple(shape),
+            shape: Dataspace::simple(shape),
             layout: Layout::Contiguous,
             fill_value: None,
         }
@@ -134,7 +141,7 @@ impl DatasetSpec {
     pub fn scalar(dtype: Datatype) -> Self {
         DatasetSpec {
             dtype,
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             layout: Layout::Contiguous,
             fill_value: None,
         }
@@ -142,8 +149,12 @@ impl DatasetSpec {
 
     /// Set maximum dimensions (`None` = unlimited).
     pub fn with_maxshape(mut self, max: &[Option<u64>]) -> Self {
-        if let Space::Simple { max: m, .. } = &mut self.shape {
-            *m = max.to_vec();
+        if self.shape.kind == SpaceKind::Simple {
+            self.shape.max_dims = if max.is_empty() {
+                self.shape.dims.iter().map(|&d| Some(d)).collect()
+            } else {
+                max.to_vec()
+            };
         }
         self
     }
@@ -223,7 +234,7 @@ pub enum AttrData {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttrValue {
     pub dtype: Datatype,
-    pub shape: Space,
+    pub shape: Dataspace,
     pub data: AttrData,
 }
 
@@ -305,7 +316,7 @@ impl AttrValue {
     pub fn scalar<T: Element>(v: T) -> Self {
         AttrValue {
             dtype: T::dtype(),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::Raw(to_bytes(&[v])),
         }
     }
@@ -314,7 +325,7 @@ impl AttrValue {
     pub fn array<T: Element>(v: &[T]) -> Self {
         AttrValue {
             dtype: T::dtype(),
-            shape: Space::simple(&[v.len() as u64]),
+            shape: Dataspace::simple(&[v.len() as u64]),
             data: AttrData::Raw(to_bytes(v)),
         }
     }
@@ -323,7 +334,7 @@ impl AttrValue {
     pub fn string(s: &str) -> Self {
         AttrValue {
             dtype: vlen_string_type(CharSet::Utf8),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::VarStrings(vec![s.to_string()]),
         }
     }
@@ -332,7 +343,7 @@ impl AttrValue {
     pub fn ascii(s: &str) -> Self {
         AttrValue {
             dtype: vlen_string_type(CharSet::Ascii),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::VarStrings(vec![s.to_string()]),
         }
     }
@@ -341,7 +352,7 @@ impl AttrValue {
     pub fn strings<S: AsRef<str>>(values: &[S], cset: CharSet) -> Self {
         AttrValue {
             dtype: vlen_string_type(cset),
-            shape: Space::simple(&[values.len() as u64]),
+            shape: Dataspace::simple(&[values.len() as u64]),
             data: AttrData::VarStrings(values.iter().map(|s| s.as_ref().to_string()).collect()),
         }
     }
@@ -354,13 +365,13 @@ impl AttrValue {
         b.resize(size as usize, fill);
         AttrValue {
             dtype: Datatype::String { size, pad, cset },
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::Raw(b),
         }
     }
 
     /// Any datatype, shape and raw little-endian bytes.
-    pub fn raw(dtype: Datatype, shape: Space, data: Vec<u8>) -> Self {
+    pub fn raw(dtype: Datatype, shape: Dataspace, data: Vec<u8>) -> Self {
         AttrValue {
             dtype,
             shape,
@@ -514,8 +525,9 @@ impl FileWriter {
         spec: DatasetSpec,
         data: impl Into<DatasetData>,
     ) -> Result<DatasetId> {
-        if let Space::Simple { dims, max } = &spec.shape {
-            if !max.is_empty() && max.len() != dims.len() {
+        if spec.shape.kind == SpaceKind::Simple {
+            let (dims, max) = (&spec.shape.dims, &spec.shape.max_dims);
+            if max.len() != dims.len() {
                 return Err(Error::InvalidArgument(
                     "maxshape rank differs from shape".into(),
                 ));
@@ -526,10 +538,7 @@ impl FileWriter {
             if dims.len() > crate::hdf5fmt::limits::MAX_RANK {
                 return Err(Error::InvalidArgument("rank too large".into()));
             }
-            if !max.is_empty()
-                && max.iter().any(|m| m.is_none())
-                && !matches!(spec.layout, Layout::Chunked { .. })
-            {
+            if max.iter().any(|m| m.is_none()) && !matches!(spec.layout, Layout::Chunked { .. }) {
                 return Err(Error::InvalidArgument(
                     "unlimited dimensions need chunked layout".into(),
                 ));

@@ -19,7 +19,7 @@ use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::dataspace::Dataspace;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{
-    AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId, ObjectId, Space,
+    AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId, ObjectId,
 };
 use crate::medh5::integrity::{is_stamped_path, DigestAlgo};
 use crate::medh5::verify::compute_digest;
@@ -41,8 +41,8 @@ pub struct Copied {
 
 /// The writer's dataspace for a reader's dataspace (maximum dimensions kept
 /// The writer's dataspace for a reader's dataspace.
-pub fn space_of(ds: &Dataspace) -> Space {
-    Space::from_read(ds)
+pub fn space_of(ds: &Dataspace) -> Dataspace {
+    ds.clone()
 }
 
 fn vlen_elements(file: &File, data: &[u8], elem: usize) -> Result<Vec<Vec<u8>>> {
@@ -123,7 +123,7 @@ pub fn utf8(s: &str) -> AttrValue {
             pad: crate::hdf5fmt::datatype::StringPad::NullTerm,
             cset: CharSet::Utf8,
         },
-        shape: Space::Scalar,
+        shape: Dataspace::scalar(),
         data: AttrData::VarStrings(vec![s.to_string()]),
     }
 }
