@@ -426,7 +426,7 @@ mod tests {
         assert_eq!(h.version, 2);
         assert_eq!(h.nchunks, 2);
         assert_eq!(h.messages.len(), 3);
-        assert_eq!(h.first(3).unwrap().data, vec![1, 2, 3, 4]);
+        assert_eq!(h.first(types::DATATYPE).unwrap().data, vec![1, 2, 3, 4]);
         // corrupt the OCHK body: checksum error
         let mut bad = f.clone();
         bad[106] ^= 0xff;

@@ -1,5 +1,7 @@
 //! Object header messages (HDF5 File Format Specification IV.A.2): one file per
-//! message type, each decoding the message body into a plain value.
+//! message type, each decoding the message body into a plain value and, for
+//! the messages the writer emits, encoding it beside the decoder; one table of
+//! message type numbers ([`types`]) for the reader and the writer.
 
 pub mod attribute;
 pub mod attribute_info;
@@ -13,6 +15,7 @@ pub mod group_info;
 pub mod layout;
 pub mod link;
 pub mod link_info;
+pub mod refcount;
 pub mod shared;
 pub mod symbol_table;
 
@@ -124,6 +127,7 @@ mod fuzz {
             let _ = super::external_files::ExternalFiles::decode(&mut c(), s);
             let _ = super::shared::SharedRef::decode(&mut c(), s);
             let _ = super::symbol_table::SymbolTableEntry::decode(&mut c(), s);
+            let _ = super::refcount::decode(&mut c());
             let none = |_: u16, _: &super::shared::SharedRef| -> crate::Result<Vec<u8>> {
                 Err(crate::Error::NotFound("x".into()))
             };

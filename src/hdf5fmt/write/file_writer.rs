@@ -7,7 +7,6 @@
 use super::chunks::{self, ChunkedInput};
 use super::elements::{self, Elements};
 use super::global_heap::{vlen_pointer, GlobalHeap};
-use super::messages::{self, AllocTime};
 use super::object_header::{self, Message};
 use super::set_local::set_local;
 use super::{
@@ -19,9 +18,12 @@ use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::encode::UNDEF;
 use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
+use crate::hdf5fmt::messages::fill_value::AllocTime;
 use crate::hdf5fmt::messages::layout::Layout as FileLayout;
 use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
+use crate::hdf5fmt::messages::shared::SharedRef;
 use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::messages::{datatype, fill_value, filter_pipeline, refcount};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -347,14 +349,14 @@ impl Serializer<'_> {
             }
             NodeKind::NamedType(dt) => vec![Message {
                 kind: types::DATATYPE,
-                body: messages::datatype(dt)?,
+                body: datatype::encode(dt)?,
                 flags: 1,
                 order: 0,
             }],
         };
         let links = self.refcounts.get(id).copied().unwrap_or(1);
         if links > 1 {
-            msgs.push(Message::new(types::REFCOUNT, messages::refcount(links)));
+            msgs.push(Message::new(types::REFCOUNT, refcount::encode(links)));
         }
         let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
         // an object with a reference-holding attribute gets all its attributes
@@ -536,13 +538,13 @@ impl Serializer<'_> {
             match ds.named_type.and_then(|n| self.named.get(&n)) {
                 Some(&addr) => Message {
                     kind: types::DATATYPE,
-                    body: messages::shared_committed(addr),
+                    body: SharedRef::ObjectHeader(addr).encode(WRITER_SIZES),
                     flags: 2,
                     order: 0,
                 },
                 None => Message {
                     kind: types::DATATYPE,
-                    body: messages::datatype(&spec.dtype)?,
+                    body: datatype::encode(&spec.dtype)?,
                     flags: 1,
                     order: 0,
                 },
@@ -573,7 +575,7 @@ impl Serializer<'_> {
                 if !filters.is_empty() {
                     msgs.push(Message::new(
                         types::FILTER_PIPELINE,
-                        messages::filter_pipeline(&filters)?,
+                        filter_pipeline::encode(&filters)?,
                     ));
                 }
                 AllocTime::Incremental
@@ -581,7 +583,7 @@ impl Serializer<'_> {
         };
         msgs.push(Message {
             kind: types::FILL_VALUE,
-            body: messages::fill_value(alloc, spec.fill_value.as_deref())?,
+            body: fill_value::encode(alloc, spec.fill_value.as_deref())?,
             flags: 1,
             order: 0,
         });

@@ -9,14 +9,16 @@
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
-use super::messages;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
 use crate::error::Result;
 use crate::hdf5fmt::encode::UNDEF;
+use crate::hdf5fmt::messages::group_info::GroupInfo;
 use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
+use crate::hdf5fmt::messages::shared::SharedRef;
 use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::messages::{attribute, attribute_info, datatype, link_info};
 
 /// One dense index to build over the heap objects.
 struct Index<F> {
@@ -82,9 +84,12 @@ impl Serializer<'_> {
         if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
                 types::LINK_INFO,
-                messages::link_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                link_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
-            msgs.push(Message::new(types::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(
+                types::GROUP_INFO,
+                GroupInfo::default().encode(),
+            ));
             for (_, _, body) in encoded {
                 msgs.push(Message::new(types::LINK, body));
             }
@@ -110,9 +115,12 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::LINK_INFO,
-                messages::link_info_ordered(bits, max_order, heap, index, by_order),
+                link_info::encode(bits, max_order, heap, index, by_order),
             ));
-            msgs.push(Message::new(types::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(
+                types::GROUP_INFO,
+                GroupInfo::default().encode(),
+            ));
         }
         Ok((msgs, later))
     }
@@ -171,12 +179,12 @@ impl Serializer<'_> {
         named: Option<u64>,
     ) -> Result<Vec<u8>> {
         let (dtype, flags) = match named {
-            Some(addr) => (messages::shared_committed(addr), 1),
-            None => (messages::datatype(&value.dtype)?, 0),
+            Some(addr) => (SharedRef::ObjectHeader(addr).encode(super::WRITER_SIZES), 1),
+            None => (datatype::encode(&value.dtype)?, 0),
         };
         let space = value.shape.encode(super::WRITER_SIZES);
         let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
-        messages::attribute_with_flags(name, flags, &dtype, &space, &data)
+        attribute::encode(name, flags, &dtype, &space, &data)
     }
 
     /// The node's attribute messages, or dense storage when there are many or
@@ -191,7 +199,7 @@ impl Serializer<'_> {
             if bits != 0 {
                 msgs.push(Message::new(
                     types::ATTRIBUTE_INFO,
-                    messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                    attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
                 ));
             }
             return Ok(());
@@ -216,7 +224,7 @@ impl Serializer<'_> {
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
             for (_, i, body) in encoded {
                 let mut m = Message::new(types::ATTRIBUTE, body);
@@ -248,7 +256,7 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                messages::attribute_info_ordered(bits, max_order, heap, index, by_order),
+                attribute_info::encode(bits, max_order, heap, index, by_order),
             ));
         }
         Ok(())

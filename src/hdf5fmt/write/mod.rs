@@ -2,8 +2,10 @@
 //! then serialise it in one pass on [`FileWriter::commit`] (to a file, atomically)
 //! or [`FileWriter::finish`] (to bytes). Chunks given already encoded
 //! ([`FileWriter::write_raw_chunk`]) go to the output at once, so a copy holds
-//! no more than the chunks it is encoding. Never parses: shares only the datatype
-//! model, [`FilterSpec`] and the filter encoders with the rest of the crate.
+//! no more than the chunks it is encoding. Never parses: the message types and
+//! their encoders ([`crate::hdf5fmt::messages`]), the structure signatures
+//! ([`crate::hdf5fmt::signature`]), the datatype model, [`FilterSpec`] and the
+//! filter encoders are the ones the reader uses.
 //!
 //! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
 //! 8-byte offsets and lengths; version 2 object headers; new-style groups (link
@@ -32,7 +34,6 @@
 pub mod atomic;
 pub mod btree_v2;
 pub mod chunks;
-pub mod datatype_message;
 pub mod elements;
 pub mod extensible_array;
 pub mod file_writer;
@@ -40,7 +41,6 @@ pub mod filter_spec;
 pub mod fractal_heap;
 pub mod global_heap;
 mod groups_attrs;
-pub mod messages;
 pub mod object_header;
 pub mod set_local;
 pub mod sharing;
