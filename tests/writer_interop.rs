@@ -8,7 +8,8 @@ use common::oracle_python;
 use purehdf::filters::FilterSpec;
 use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
 use purehdf::hdf5fmt::write::{
-    bool_type, to_bytes, vlen_string_type, AttrValue, DatasetData, DatasetSpec, FileWriter, Space,
+    bool_type, to_bytes, vlen_string_type, AttrValue, DatasetData, DatasetSpec, Dataspace,
+    FileWriter,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -150,7 +151,7 @@ fn ints() -> (FileWriter, Vec<Value>) {
     .unwrap();
     exp.push(json!({"path": "/scalar", "kind": "dataset", "shape": [], "value": 42}));
     let mut null = DatasetSpec::scalar(Datatype::float(8));
-    null.shape = Space::Null;
+    null.shape = Dataspace::null();
     w.create_dataset(r, "null", null, DatasetData::None)
         .unwrap();
     exp.push(json!({"path": "/null", "kind": "dataset", "shape": null, "null": true}));
@@ -366,7 +367,7 @@ fn attributes() -> (FileWriter, Vec<Value>) {
         "名前",
         AttrValue::raw(
             Datatype::int(2, false),
-            Space::simple(&[2, 2]),
+            Dataspace::simple(&[2, 2]),
             to_bytes(&[1u16, 2, 3, 4]),
         ),
     )
@@ -414,7 +415,7 @@ fn attributes() -> (FileWriter, Vec<Value>) {
     w.set_attr(
         r,
         "empty",
-        AttrValue::raw(Datatype::int(4, true), Space::simple(&[0]), Vec::new()),
+        AttrValue::raw(Datatype::int(4, true), Dataspace::simple(&[0]), Vec::new()),
     )
     .unwrap();
     exp.push(

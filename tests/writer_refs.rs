@@ -9,7 +9,7 @@ use common::oracle_python;
 use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, ReferenceKind};
 use purehdf::hdf5fmt::write::{
-    to_bytes, AttrData, AttrValue, DatasetSpec, Elements, FileWriter, Fixup, ObjectId, Space,
+    to_bytes, AttrData, AttrValue, DatasetSpec, Dataspace, Elements, FileWriter, Fixup, ObjectId,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -128,7 +128,7 @@ fn write_direct(path: &Path) {
         "back",
         AttrValue {
             dtype: obj_ref_type(),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::Elements(fix(&[refs.into()])),
         },
     )
@@ -143,7 +143,7 @@ fn write_direct(path: &Path) {
         "dimlist",
         AttrValue {
             dtype: vl,
-            shape: Space::simple(&[1]),
+            shape: Dataspace::simple(&[1]),
             data: AttrData::Elements(Elements {
                 bytes: vec![0; 16],
                 fixups: vec![(

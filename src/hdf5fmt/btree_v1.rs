@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use crate::error::{Error, Result};
 use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::limits;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -37,7 +38,7 @@ pub fn read_node(
     let head_len = 8 + 2 * o;
     let head = src.read(NODE, address, head_len as u64)?;
     let mut c = Cursor::new(&head, address, NODE);
-    c.signature(b"TREE")?;
+    c.signature(signature::TREE)?;
     let ty = c.u8()?;
     if ty != node_type {
         return Err(c.malformed(format!("node type {ty}, expected {node_type}")));

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
 use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::limits;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -138,7 +139,7 @@ impl BTreeV2 {
         let len = PREFIX + 4 + 2 + 2 + 1 + 1 + o + 2 + l;
         let bytes = src.read(HEADER, address, len)?;
         let mut c = Cursor::new(&bytes, address, HEADER);
-        c.signature(b"BTHD")?;
+        c.signature(signature::BTHD)?;
         let version = c.u8()?;
         if version != 0 {
             return Err(c.unsupported(format!("version {version}")));
@@ -305,7 +306,11 @@ impl Walk<'_> {
         }
         let bytes = self.src.read(structure, addr, len)?;
         let mut c = Cursor::new(&bytes, addr, structure);
-        c.signature(if depth == 0 { b"BTLF" } else { b"BTIN" })?;
+        c.signature(if depth == 0 {
+            signature::BTLF
+        } else {
+            signature::BTIN
+        })?;
         let version = c.u8()?;
         if version != 0 {
             return Err(c.unsupported(format!("version {version}")));

@@ -25,7 +25,7 @@ use crate::hdf5fmt::Sizes;
 const STRUCTURE: &str = "metadata cache image";
 const MESSAGE: &str = "metadata cache image message";
 /// Block signature.
-pub const SIGNATURE: [u8; 4] = *b"MDCI";
+pub const SIGNATURE: [u8; 4] = *crate::hdf5fmt::signature::MDCI;
 /// Header flag: an adaptive-resize status follows the entries (not defined yet).
 const HAVE_RESIZE_STATUS: u8 = 0x01;
 /// Entry flag: the entry is a flush-dependency parent (has children).

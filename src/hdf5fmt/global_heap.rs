@@ -22,7 +22,7 @@ impl Collection {
         let hlen = 8 + u64::from(sizes.length);
         let head = src.read("global heap collection", address, hlen)?;
         let mut c = Cursor::new(&head, address, "global heap collection");
-        c.signature(b"GCOL")?;
+        c.signature(crate::hdf5fmt::signature::GCOL)?;
         let version = c.u8()?;
         if version != 1 {
             return Err(c.unsupported(format!("global heap version {version}")));

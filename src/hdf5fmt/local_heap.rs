@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::{bounded, Cursor};
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::{limits, Sizes};
 
@@ -20,7 +21,7 @@ impl LocalHeap {
         let hlen = 8 + 2 * u64::from(sizes.length) + u64::from(sizes.offset);
         let head = src.read("local heap", address, hlen)?;
         let mut c = Cursor::new(&head, address, "local heap");
-        c.signature(b"HEAP")?;
+        c.signature(signature::HEAP)?;
         let version = c.u8()?;
         if version != 0 {
             return Err(c.unsupported(format!("local heap version {version}")));

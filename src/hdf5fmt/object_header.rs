@@ -10,6 +10,7 @@ use crate::hdf5fmt::checksum::metadata_checksum;
 use crate::hdf5fmt::cursor::{add, bounded, Cursor};
 use crate::hdf5fmt::messages::continuation::Continuation;
 use crate::hdf5fmt::messages::{message_name, types};
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::{limits, Sizes};
 
@@ -58,7 +59,7 @@ impl ObjectHeader {
     /// Read the object header at `address` and all its continuation blocks.
     pub fn read(src: &dyn Source, sizes: Sizes, address: u64) -> Result<Self> {
         let first = src.read_upto("object header", address, 16)?;
-        let h = if first.get(..4) == Some(b"OHDR") {
+        let h = if first.get(..4) == Some(signature::OHDR) {
             read_v2(src, sizes, address)?
         } else {
             read_v1(src, sizes, address)?
@@ -266,7 +267,7 @@ fn verify(bytes: &[u8], at: u64, structure: &'static str) -> Result<()> {
 fn read_v2(src: &dyn Source, sizes: Sizes, address: u64) -> Result<ObjectHeader> {
     let head = src.read_upto("object header", address, 6 + 16 + 4 + 8)?;
     let mut c = Cursor::new(&head, address, "object header");
-    c.signature(b"OHDR")?;
+    c.signature(signature::OHDR)?;
     let version = c.u8()?;
     if version != 2 {
         return Err(c.unsupported(format!("object header version {version}")));
@@ -294,7 +295,7 @@ fn read_v2(src: &dyn Source, sizes: Sizes, address: u64) -> Result<ObjectHeader>
         let n = chunk_len(k.length, k.address)?;
         let bytes = src.read("object header continuation", k.address, n as u64)?;
         let mut c = Cursor::new(&bytes, k.address, "object header continuation");
-        c.signature(b"OCHK")?;
+        c.signature(signature::OCHK)?;
         verify(&bytes, k.address, "object header continuation")?;
         let body = bytes.get(4..n.saturating_sub(4)).unwrap_or(&[]);
         v2_messages(body, k.address + 4, track_order, sizes, &mut walk)?;
@@ -425,7 +426,7 @@ mod tests {
         assert_eq!(h.version, 2);
         assert_eq!(h.nchunks, 2);
         assert_eq!(h.messages.len(), 3);
-        assert_eq!(h.first(3).unwrap().data, vec![1, 2, 3, 4]);
+        assert_eq!(h.first(types::DATATYPE).unwrap().data, vec![1, 2, 3, 4]);
         // corrupt the OCHK body: checksum error
         let mut bad = f.clone();
         bad[106] ^= 0xff;

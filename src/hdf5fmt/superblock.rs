@@ -10,7 +10,7 @@ use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
 /// The format signature that starts every superblock.
-pub const SIGNATURE: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
+pub const SIGNATURE: [u8; 8] = crate::hdf5fmt::signature::SUPERBLOCK;
 
 /// A decoded superblock. Addresses are relative to `base_address`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::attribute::{bool_enum, AttrValue};
 use super::plan::{Layout, PlanData, PlanStep, WritePlan};
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
-use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId, ObjectId, Space};
+use crate::hdf5fmt::write::{self, DatasetData, Dataspace, FileWriter, GroupId, ObjectId};
 use crate::medh5::error::{Error, Result};
 
 /// Write `plan` to `path` atomically; the previous file (if any) survives any failure.
@@ -138,11 +138,11 @@ fn set_attrs(w: &mut FileWriter, obj: ObjectId, attrs: &[(String, AttrValue)]) -
     Ok(())
 }
 
-fn space(shape: &[u64]) -> Space {
+fn space(shape: &[u64]) -> Dataspace {
     if shape.is_empty() {
-        Space::Scalar
+        Dataspace::scalar()
     } else {
-        Space::simple(shape)
+        Dataspace::simple(shape)
     }
 }
 

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::hdf5fmt::btree_v2::verify_checksum;
 use crate::hdf5fmt::cursor::Cursor;
 use crate::hdf5fmt::limits;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -84,7 +85,7 @@ fn parse_header(
     let (o, l) = (u64::from(sizes.offset), u64::from(sizes.length));
     let bytes = src.read(HEADER, address, 4 + 1 + 1 + 6 + 6 * l + o + 4)?;
     let mut c = Cursor::new(&bytes, address, HEADER);
-    c.signature(b"EAHD")?;
+    c.signature(signature::EAHD)?;
     let version = c.u8()?;
     if version != 0 {
         return Err(c.unsupported(format!("version {version}")));
@@ -186,7 +187,7 @@ pub fn chunks(
     let nsblk_addrs = p.nsblks().saturating_sub(iblock_nsblks);
     let len = 4 + 1 + 1 + o + p.idx_blk_elmts * esize + (ndblk_addrs + nsblk_addrs) * o + 4;
     let bytes = src.read(IBLOCK, iblock, len)?;
-    let mut c = super::array_block_prefix(&bytes, iblock, IBLOCK, b"EAIB", sizes, address)?;
+    let mut c = super::array_block_prefix(&bytes, iblock, IBLOCK, signature::EAIB, sizes, address)?;
     verify_checksum(&bytes, iblock, IBLOCK)?;
     for i in 0..p.idx_blk_elmts {
         emit(i, &mut c)?;
@@ -284,8 +285,14 @@ impl DataBlocks<'_> {
         // Read the full block (its checksum covers every data block address).
         let len = 4 + 1 + 1 + o + self.p.arr_off_size as u64 + info.ndblks * (init_size + o) + 4;
         let bytes = self.src.read(SBLOCK, at, len)?;
-        let mut c =
-            super::array_block_prefix(&bytes, at, SBLOCK, b"EASB", self.sizes, self.header)?;
+        let mut c = super::array_block_prefix(
+            &bytes,
+            at,
+            SBLOCK,
+            signature::EASB,
+            self.sizes,
+            self.header,
+        )?;
         verify_checksum(&bytes, at, SBLOCK)?;
         c.uint(self.p.arr_off_size)?;
         let bitmaps = c.bytes_u64(info.ndblks * init_size)?;
@@ -319,8 +326,14 @@ impl DataBlocks<'_> {
         let paged = nelmts > self.p.page_nelmts;
         let body = if paged { 0 } else { nelmts * esize };
         let bytes = self.src.read(DBLOCK, at, pre + body + 4)?;
-        let mut c =
-            super::array_block_prefix(&bytes, at, DBLOCK, b"EADB", self.sizes, self.header)?;
+        let mut c = super::array_block_prefix(
+            &bytes,
+            at,
+            DBLOCK,
+            signature::EADB,
+            self.sizes,
+            self.header,
+        )?;
         verify_checksum(&bytes, at, DBLOCK)?;
         c.uint(self.p.arr_off_size)?;
         if !paged {

@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use crate::hdf5fmt::btree_v2::verify_checksum;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -96,7 +97,7 @@ pub fn chunks(
     let l = u64::from(sizes.length);
     let hdr = src.read(HEADER, address, 4 + 1 + 1 + 1 + 1 + l + o + 4)?;
     let mut c = Cursor::new(&hdr, address, HEADER);
-    c.signature(b"FAHD")?;
+    c.signature(signature::FAHD)?;
     let version = c.u8()?;
     if version != 0 {
         return Err(c.unsupported(format!("version {version}")));
@@ -141,7 +142,8 @@ pub fn chunks(
     let prefix = 4 + 1 + 1 + o;
     if nelmts <= page_nelmts {
         let bytes = src.read(DBLOCK, dblock, prefix + nelmts * esize + 4)?;
-        let mut c = super::array_block_prefix(&bytes, dblock, DBLOCK, b"FADB", sizes, address)?;
+        let mut c =
+            super::array_block_prefix(&bytes, dblock, DBLOCK, signature::FADB, sizes, address)?;
         verify_checksum(&bytes, dblock, DBLOCK)?;
         for i in 0..nelmts {
             emit(i, &mut c)?;
@@ -151,7 +153,7 @@ pub fn chunks(
     let npages = nelmts.div_ceil(page_nelmts);
     let bitmap_len = npages.div_ceil(8);
     let bytes = src.read(DBLOCK, dblock, prefix + bitmap_len + 4)?;
-    let mut c = super::array_block_prefix(&bytes, dblock, DBLOCK, b"FADB", sizes, address)?;
+    let mut c = super::array_block_prefix(&bytes, dblock, DBLOCK, signature::FADB, sizes, address)?;
     verify_checksum(&bytes, dblock, DBLOCK)?;
     let bitmap = c.bytes_u64(bitmap_len)?;
     let page_size = page_nelmts * esize + 4;

@@ -24,7 +24,7 @@ use crate::hdf5fmt::messages::types;
 use crate::hdf5fmt::object_header::ObjectHeader;
 use crate::hdf5fmt::write::{
     AttrData, AttrValue, CreationOrder, DatasetData, DatasetId, DatasetSpec, DatatypeId,
-    FileWriter, GroupId, Layout, ObjectId, Space,
+    FileWriter, GroupId, Layout, ObjectId, SpaceKind,
 };
 
 /// A value holding references, written after the walk.
@@ -472,7 +472,7 @@ impl<'a> Copier<'a> {
         let dtype = ds.dtype().clone();
         let plain = !dtype.has_vlen_or_ref();
         let space = space_of(ds.dataspace());
-        let simple = matches!(space, Space::Simple { .. });
+        let simple = space.kind == SpaceKind::Simple;
         let mut spec = DatasetSpec {
             dtype: dtype.clone(),
             shape: space,

@@ -23,7 +23,7 @@ use crate::filters::{ids, FilterSpec};
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::File;
 use crate::hdf5fmt::messages::dataspace::Dataspace;
-use crate::hdf5fmt::write::{FileWriter, Space};
+use crate::hdf5fmt::write::FileWriter;
 
 /// Most objects one copy creates (hard-link aliases are copied once per path).
 pub const MAX_OBJECTS: usize = 1_000_000;
@@ -219,8 +219,8 @@ pub fn guess_chunk(shape: &[u64], type_size: u64) -> Vec<u64> {
 
 /// The writer's dataspace for a reader's dataspace (`fixed`: drop maximum sizes
 /// The writer's dataspace for a reader's dataspace.
-fn space_of(ds: &Dataspace) -> Space {
-    Space::from_read(ds)
+fn space_of(ds: &Dataspace) -> Dataspace {
+    ds.clone()
 }
 
 fn has_reference(dt: &Datatype) -> bool {

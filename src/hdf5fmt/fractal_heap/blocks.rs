@@ -10,6 +10,7 @@ use crate::hdf5fmt::btree_v2::verify_checksum;
 use crate::hdf5fmt::checksum::metadata_checksum;
 use crate::hdf5fmt::cursor::{bounded, Cursor};
 use crate::hdf5fmt::limits;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -76,7 +77,7 @@ pub fn parse_indirect(
     let len = 4 + 1 + o + t.offset_size() as u64 + ndirect * dsize + nindirect * o + 4;
     let bytes = src.read(INDIRECT, address, len)?;
     let mut c = Cursor::new(&bytes, address, INDIRECT);
-    c.signature(b"FHIB")?;
+    c.signature(signature::FHIB)?;
     let version = c.u8()?;
     if version != 0 {
         return Err(c.unsupported(format!("version {version}")));
@@ -160,7 +161,7 @@ pub fn read_direct<'s>(
         None => src.read(DIRECT, address, size)?,
     };
     let mut c = Cursor::new(&block, address, DIRECT);
-    c.signature(b"FHDB")?;
+    c.signature(signature::FHDB)?;
     let version = c.u8()?;
     if version != 0 {
         return Err(c.unsupported(format!("version {version}")));

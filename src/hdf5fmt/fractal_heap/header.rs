@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::btree_v2::verify_checksum;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -45,7 +46,7 @@ pub fn parse(src: &dyn Source, sizes: Sizes, address: u64) -> Result<HeapHeader>
     let fixed = 4 + 1 + 2 + 2 + 1 + 4 + l + o + l + o + 8 * l + 2 + l + l + 2 + 2 + o + 2;
     let head = src.read(HEADER, address, fixed)?;
     let mut c = Cursor::new(&head, address, HEADER);
-    c.signature(b"FRHP")?;
+    c.signature(signature::FRHP)?;
     let version = c.u8()?;
     if version != 0 {
         return Err(c.unsupported(format!("version {version}")));

@@ -1,8 +1,11 @@
-//! Attribute info message (HDF5 File Format Specification IV.A.2.v): where an
-//! object keeps its dense attributes (fractal heap and v2 B-tree indexes).
+//! Attribute info message (HDF5 File Format Specification IV.A.2.v), version 0,
+//! decoded and encoded: where an object keeps its dense attributes (fractal
+//! heap and v2 B-tree indexes).
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::put_u16;
+use crate::hdf5fmt::messages::link_info::encode_index_info;
 use crate::hdf5fmt::Sizes;
 
 /// A decoded attribute info message.
@@ -41,9 +44,47 @@ impl AttributeInfo {
     }
 }
 
+/// Encode an attribute info message, version 0, with creation-order flags
+/// `bits` (as [`crate::hdf5fmt::messages::link_info::encode`]; the maximum
+/// creation index is 16 bits).
+pub fn encode(
+    bits: u8,
+    max_order: Option<u16>,
+    heap: u64,
+    name_index: u64,
+    order_index: u64,
+) -> Vec<u8> {
+    encode_index_info(
+        bits,
+        |out| put_u16(out, max_order.unwrap_or(0)),
+        heap,
+        name_index,
+        order_index,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_round_trip() {
+        let b = encode(1, Some(7), 0x100, 0x200, 0);
+        assert_eq!(&b[..4], &[0, 1, 7, 0]);
+        let ai = AttributeInfo::decode(&mut Cursor::new(&b, 0, "ai"), Sizes::default()).unwrap();
+        assert_eq!(
+            ai,
+            AttributeInfo {
+                max_creation_order: Some(7),
+                heap_address: Some(0x100),
+                name_index: Some(0x200),
+                order_index: None,
+            }
+        );
+        let b = encode(2, None, u64::MAX, 0x10, 0x20);
+        let ai = AttributeInfo::decode(&mut Cursor::new(&b, 0, "ai"), Sizes::default()).unwrap();
+        assert_eq!((ai.heap_address, ai.order_index), (None, Some(0x20)));
+    }
 
     #[test]
     fn decode() {

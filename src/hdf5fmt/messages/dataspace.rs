@@ -1,8 +1,10 @@
-//! Dataspace message (HDF5 File Format Specification IV.A.2.b), versions 1 and 2:
-//! scalar, simple (with maximum dimensions, unlimited = all ones) and null spaces.
+//! Dataspace message (HDF5 File Format Specification IV.A.2.b): decodes
+//! versions 1 and 2 (scalar, simple with maximum dimensions, unlimited = all
+//! ones, and null spaces) and encodes version 2 (what the writer emits).
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::{is_undefined, Cursor};
+use crate::hdf5fmt::encode::{put_var, UNDEF};
 use crate::hdf5fmt::{limits, Sizes};
 
 /// What kind of dataspace an object has.
@@ -35,13 +37,51 @@ pub struct Dataspace {
 }
 
 impl Dataspace {
-    /// The scalar dataspace.
+    /// The scalar dataspace (one element, rank 0).
     pub fn scalar() -> Self {
         Dataspace {
             kind: SpaceKind::Scalar,
             dims: Vec::new(),
             max_dims: Vec::new(),
         }
+    }
+
+    /// The null dataspace (no elements).
+    pub fn null() -> Self {
+        Dataspace {
+            kind: SpaceKind::Null,
+            dims: Vec::new(),
+            max_dims: Vec::new(),
+        }
+    }
+
+    /// A fixed simple dataspace of `dims` (maximum = current).
+    pub fn simple(dims: &[u64]) -> Self {
+        Dataspace {
+            kind: SpaceKind::Simple,
+            dims: dims.to_vec(),
+            max_dims: dims.iter().map(|&d| Some(d)).collect(),
+        }
+    }
+
+    /// A simple dataspace of `dims` with maximum sizes `max` (`None` = unlimited).
+    pub fn with_max(dims: &[u64], max: &[Option<u64>]) -> Self {
+        Dataspace {
+            kind: SpaceKind::Simple,
+            dims: dims.to_vec(),
+            max_dims: max.to_vec(),
+        }
+    }
+
+    /// True when some maximum size differs from the current one (the message
+    /// then stores the maximum sizes).
+    pub fn has_max(&self) -> bool {
+        self.max_dims.len() != self.dims.len()
+            || self
+                .max_dims
+                .iter()
+                .zip(&self.dims)
+                .any(|(m, d)| *m != Some(*d))
     }
 
     /// Number of elements (1 for scalar, 0 for null); `None` on overflow.
@@ -128,11 +168,63 @@ impl Dataspace {
             max_dims,
         })
     }
+
+    /// Encode as a version 2 dataspace message with `sizes.length`-byte sizes.
+    /// Maximum sizes are written when some differ from the current ones.
+    pub fn encode(&self, sizes: Sizes) -> Vec<u8> {
+        let n = usize::from(sizes.length);
+        let mut out = vec![2u8];
+        match self.kind {
+            SpaceKind::Scalar => out.extend_from_slice(&[0, 0, 0]),
+            SpaceKind::Null => out.extend_from_slice(&[0, 0, 2]),
+            SpaceKind::Simple => {
+                let has_max = self.has_max();
+                out.push(self.dims.len() as u8);
+                out.push(u8::from(has_max));
+                out.push(1);
+                for &d in &self.dims {
+                    put_var(&mut out, d, n);
+                }
+                if has_max {
+                    for m in &self.max_dims {
+                        put_var(&mut out, m.unwrap_or(UNDEF), n);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_v2_bytes_and_round_trip() {
+        let s = Dataspace::with_max(&[3], &[None]);
+        let b = s.encode(Sizes::default());
+        assert_eq!(&b[..4], &[2, 1, 1, 1]);
+        assert_eq!(&b[4..12], &3u64.to_le_bytes());
+        assert_eq!(&b[12..20], &[0xFF; 8]);
+        assert_eq!(dec(&b).unwrap(), s);
+        assert_eq!(
+            Dataspace::scalar().encode(Sizes::default()),
+            vec![2, 0, 0, 0]
+        );
+        assert_eq!(Dataspace::null().encode(Sizes::default()), vec![2, 0, 0, 2]);
+        for s in [
+            Dataspace::scalar(),
+            Dataspace::null(),
+            Dataspace::simple(&[4, 5, 6]),
+            Dataspace::simple(&[0]),
+            Dataspace::with_max(&[2, 7], &[Some(9), None]),
+        ] {
+            assert_eq!(dec(&s.encode(Sizes::default())).unwrap(), s, "{s:?}");
+        }
+        // a fixed space stores no maximum sizes
+        assert_eq!(Dataspace::simple(&[4]).encode(Sizes::default()).len(), 12);
+    }
 
     fn dec(b: &[u8]) -> Result<Dataspace> {
         Dataspace::decode(&mut Cursor::new(b, 0, "dataspace"), Sizes::default())

@@ -1,8 +1,9 @@
 //! Fill value messages (HDF5 File Format Specification IV.A.2.e "Fill Value
-//! (Old)" and IV.A.2.f "Fill Value", versions 1–3).
+//! (Old)" and IV.A.2.f "Fill Value"): decodes versions 1–3, encodes version 3.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hdf5fmt::cursor::{bounded, Cursor};
+use crate::hdf5fmt::encode::put_u32;
 use crate::hdf5fmt::limits;
 
 /// Whether and how a fill value was defined (`H5Pfill_value_defined`).
@@ -85,9 +86,46 @@ pub fn decode(c: &mut Cursor<'_>) -> Result<FillValue> {
     }
 }
 
+/// When storage space is allocated (fill value message, bits 0-1 of the
+/// version 3 flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocTime {
+    Early = 1,
+    Late = 2,
+    Incremental = 3,
+}
+
+/// Encode a fill value message, version 3, with the fill written "if set" and
+/// `value` (one element's bytes) defined when given, else the default.
+pub fn encode(alloc: AllocTime, value: Option<&[u8]>) -> Result<Vec<u8>> {
+    let mut flags = alloc as u8 | (2 << 2);
+    if value.is_some() {
+        flags |= 1 << 5;
+    }
+    let mut out = vec![3, flags];
+    if let Some(v) = value {
+        let n = u32::try_from(v.len())
+            .map_err(|_| Error::InvalidArgument("fill value too large".into()))?;
+        put_u32(&mut out, n);
+        out.extend_from_slice(v);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_v3_and_round_trip() {
+        let b = encode(AllocTime::Late, Some(&[7, 8])).unwrap();
+        assert_eq!(b, vec![3, 0x2A, 2, 0, 0, 0, 7, 8]);
+        assert_eq!(dec(&b).unwrap(), FillValue::User(vec![7, 8]));
+        let d = encode(AllocTime::Incremental, None).unwrap();
+        assert_eq!(d, vec![3, 0x0B]);
+        assert_eq!(dec(&d).unwrap(), FillValue::Default);
+        assert_eq!(encode(AllocTime::Early, None).unwrap(), vec![3, 0x09]);
+    }
 
     fn dec(b: &[u8]) -> Result<FillValue> {
         decode(&mut Cursor::new(b, 0, "fill value"))

@@ -1,9 +1,10 @@
-//! Filter pipeline message (HDF5 File Format Specification IV.A.2.l), versions 1
-//! and 2, decoded into [`FilterSpec`]s.
+//! Filter pipeline message (HDF5 File Format Specification IV.A.2.l): versions 1
+//! and 2 decoded into [`FilterSpec`]s, version 2 encoded from them.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::{put_u16, put_u32, u16_len};
 
 /// Most client-data values in one filter description.
 const MAX_CD_VALUES: usize = 4096;
@@ -57,9 +58,77 @@ pub fn decode(c: &mut Cursor<'_>) -> Result<Vec<FilterSpec>> {
     Ok(out)
 }
 
+/// Encode a filter pipeline message, version 2 (names stored only for
+/// filters numbered 256 and up, as the version allows).
+pub fn encode(filters: &[FilterSpec]) -> Result<Vec<u8>> {
+    if filters.len() > 32 {
+        return Err(Error::InvalidArgument("more than 32 filters".into()));
+    }
+    let mut out = vec![2, filters.len() as u8];
+    for f in filters {
+        let id = u16::try_from(f.id)
+            .map_err(|_| Error::InvalidArgument(format!("filter id {} too large", f.id)))?;
+        put_u16(&mut out, id);
+        let name: Vec<u8> = match (&f.name, id >= 256) {
+            (Some(n), true) => {
+                let mut v = n.as_bytes().to_vec();
+                v.push(0);
+                v
+            }
+            _ => Vec::new(),
+        };
+        if id >= 256 {
+            put_u16(&mut out, u16_len(name.len(), "filter name")?);
+        }
+        put_u16(&mut out, f.flags);
+        put_u16(&mut out, u16_len(f.cd_values.len(), "filter client data")?);
+        out.extend_from_slice(&name);
+        for &c in &f.cd_values {
+            put_u32(&mut out, c);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_v2_and_round_trip() {
+        let specs = vec![
+            FilterSpec {
+                id: 2,
+                flags: 0,
+                cd_values: vec![4],
+                name: None,
+            },
+            FilterSpec {
+                id: 1,
+                flags: 1,
+                cd_values: vec![6],
+                name: None,
+            },
+            FilterSpec {
+                id: 32001,
+                flags: 1,
+                cd_values: vec![2, 2, 4, 1000, 5, 1, 1],
+                name: Some("blosc".into()),
+            },
+        ];
+        let b = encode(&specs).unwrap();
+        assert_eq!(&b[..2], &[2, 3]);
+        assert_eq!(&b[2..12], &[2, 0, 0, 0, 1, 0, 4, 0, 0, 0]);
+        assert_eq!(dec(&b).unwrap(), specs);
+        assert_eq!(dec(&encode(&[]).unwrap()).unwrap(), vec![]);
+        let too_many = vec![specs[0].clone(); 33];
+        assert!(encode(&too_many).is_err());
+        let big_id = FilterSpec {
+            id: 70_000,
+            ..specs[0].clone()
+        };
+        assert!(encode(&[big_id]).is_err());
+    }
 
     fn dec(b: &[u8]) -> Result<Vec<FilterSpec>> {
         decode(&mut Cursor::new(b, 0, "filter pipeline"))

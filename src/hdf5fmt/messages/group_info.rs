@@ -1,8 +1,10 @@
-//! Group info message (HDF5 File Format Specification IV.A.2.k): link storage
-//! thresholds and size estimates of a new-style group.
+//! Group info message (HDF5 File Format Specification IV.A.2.k), version 0,
+//! decoded and encoded: link storage thresholds and size estimates of a
+//! new-style group.
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::put_u16;
 
 /// A decoded group info message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -31,11 +33,51 @@ impl GroupInfo {
         }
         Ok(g)
     }
+
+    /// Encode as a version 0 message: the phase-change values when both are
+    /// given, the estimates when both are given (the default writes neither).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0, 0];
+        if let (Some(a), Some(b)) = (self.max_compact, self.min_dense) {
+            out[1] |= 1;
+            put_u16(&mut out, a);
+            put_u16(&mut out, b);
+        }
+        if let (Some(a), Some(b)) = (self.est_entries, self.est_name_len) {
+            out[1] |= 2;
+            put_u16(&mut out, a);
+            put_u16(&mut out, b);
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_round_trip() {
+        assert_eq!(GroupInfo::default().encode(), vec![0, 0]);
+        for g in [
+            GroupInfo::default(),
+            GroupInfo {
+                max_compact: Some(8),
+                min_dense: Some(6),
+                est_entries: None,
+                est_name_len: None,
+            },
+            GroupInfo {
+                max_compact: Some(16),
+                min_dense: Some(12),
+                est_entries: Some(4),
+                est_name_len: Some(20),
+            },
+        ] {
+            let b = g.encode();
+            assert_eq!(GroupInfo::decode(&mut Cursor::new(&b, 0, "gi")).unwrap(), g);
+        }
+    }
 
     #[test]
     fn decode() {

@@ -1,9 +1,11 @@
-//! Data layout message (HDF5 File Format Specification IV.A.2.i), versions 1–5:
-//! compact, contiguous, chunked (with the chunk-index parameters) and virtual.
+//! Data layout message (HDF5 File Format Specification IV.A.2.i): decodes
+//! versions 1–5 (compact, contiguous, chunked with the chunk-index parameters,
+//! virtual) and encodes versions 3 and 4 (what the writer emits).
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hdf5fmt::chunk_index::{ChunkIndexKind, ChunkIndexParams};
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::{limit_enc_size, put_u16, put_u32, put_var, u16_len, UNDEF};
 use crate::hdf5fmt::messages::dataspace::Dataspace;
 use crate::hdf5fmt::{limits, Sizes};
 
@@ -84,6 +86,121 @@ impl Layout {
             1 | 2 => decode_v1(c, sizes, version),
             3..=5 => decode_v3(c, sizes, version),
             v => Err(c.unsupported(format!("layout message version {v}"))),
+        }
+    }
+
+    /// Encode the message. Compact and contiguous layouts are written as
+    /// version 3, virtual ones as version 4, chunked ones at their `version`
+    /// (3: v1 B-tree index; 4 or 5: any index, chunk dimensions in the fewest
+    /// bytes that hold the largest). A single-chunk index stores its filtered
+    /// size and mask when `flags` bit 1 is set.
+    pub fn encode(&self, sizes: Sizes) -> Result<Vec<u8>> {
+        let (off, len) = (usize::from(sizes.offset), usize::from(sizes.length));
+        let addr = |out: &mut Vec<u8>, a: &Option<u64>| put_var(out, a.unwrap_or(UNDEF), off);
+        let bad = |what: String| Error::InvalidArgument(format!("layout message: {what}"));
+        match self {
+            Layout::Compact { data } => {
+                let mut out = vec![3, 0];
+                put_u16(&mut out, u16_len(data.len(), "compact data")?);
+                out.extend_from_slice(data);
+                Ok(out)
+            }
+            Layout::Contiguous { address, size } => {
+                let size = size.ok_or_else(|| bad("contiguous storage without a size".into()))?;
+                let mut out = vec![3, 1];
+                addr(&mut out, address);
+                put_var(&mut out, size, len);
+                Ok(out)
+            }
+            Layout::Chunked {
+                version,
+                chunk_dims,
+                element_size,
+                flags,
+                kind,
+                address,
+            } => {
+                let mut dims = chunk_dims.clone();
+                dims.push(*element_size);
+                let ndims = u8::try_from(dims.len())
+                    .ok()
+                    .filter(|_| dims.len() <= limits::MAX_RANK + 1)
+                    .ok_or_else(|| bad(format!("{} chunk dimensions", dims.len())))?;
+                match (version, kind) {
+                    (3, ChunkIndexKind::BTreeV1) => {
+                        let mut out = vec![3, 2, ndims];
+                        addr(&mut out, address);
+                        for &d in &dims {
+                            let d = u32::try_from(d)
+                                .map_err(|_| bad(format!("chunk dimension {d} over 32 bits")))?;
+                            put_u32(&mut out, d);
+                        }
+                        Ok(out)
+                    }
+                    (4 | 5, _) => {
+                        let max = dims.iter().copied().max().unwrap_or(1);
+                        let enc = limit_enc_size(max).min(8);
+                        let mut out = vec![*version, 2, *flags, ndims, enc as u8];
+                        for &d in &dims {
+                            put_var(&mut out, d, enc);
+                        }
+                        match kind {
+                            ChunkIndexKind::SingleChunk {
+                                filtered_size,
+                                filter_mask,
+                            } => {
+                                out.push(1);
+                                if flags & 0x02 != 0 {
+                                    put_var(&mut out, *filtered_size, len);
+                                    put_u32(&mut out, *filter_mask);
+                                }
+                            }
+                            ChunkIndexKind::Implicit => out.push(2),
+                            ChunkIndexKind::FixedArray { page_bits } => {
+                                out.extend_from_slice(&[3, *page_bits])
+                            }
+                            ChunkIndexKind::ExtensibleArray {
+                                max_bits,
+                                index_elements,
+                                min_pointers,
+                                min_elements,
+                                page_bits,
+                            } => out.extend_from_slice(&[
+                                4,
+                                *max_bits,
+                                *index_elements,
+                                *min_pointers,
+                                *min_elements,
+                                *page_bits,
+                            ]),
+                            ChunkIndexKind::BTreeV2 {
+                                node_size,
+                                split_percent,
+                                merge_percent,
+                            } => {
+                                out.push(5);
+                                put_u32(&mut out, *node_size);
+                                out.extend_from_slice(&[*split_percent, *merge_percent]);
+                            }
+                            ChunkIndexKind::BTreeV1 => {
+                                return Err(bad("a v1 B-tree index needs layout version 3".into()))
+                            }
+                        }
+                        addr(&mut out, address);
+                        Ok(out)
+                    }
+                    (v, k) => Err(bad(format!("cannot encode version {v} with {k:?}"))),
+                }
+            }
+            Layout::Virtual {
+                heap_address,
+                index,
+            } => {
+                let mut out = vec![4, 3];
+                addr(&mut out, heap_address);
+                put_u32(&mut out, *index);
+                Ok(out)
+            }
         }
     }
 }
@@ -326,6 +443,104 @@ mod tests {
         b.extend_from_slice(&0x40u64.to_le_bytes());
         b.extend_from_slice(&2u32.to_le_bytes());
         assert_eq!(dec(&b).unwrap().kind_name(), "virtual");
+    }
+
+    fn round_trip(l: Layout) -> Vec<u8> {
+        let b = l.encode(Sizes::default()).unwrap();
+        assert_eq!(dec(&b).unwrap(), l, "{b:?}");
+        b
+    }
+
+    fn chunked(version: u8, flags: u8, kind: ChunkIndexKind, address: Option<u64>) -> Layout {
+        Layout::Chunked {
+            version,
+            chunk_dims: vec![10, 20],
+            element_size: 4,
+            flags,
+            kind,
+            address,
+        }
+    }
+
+    #[test]
+    fn encode_bytes_and_round_trip() {
+        let b = round_trip(chunked(
+            4,
+            0,
+            ChunkIndexKind::FixedArray { page_bits: 10 },
+            Some(0x100),
+        ));
+        assert_eq!(&b[..5], &[4, 2, 0, 3, 1]);
+        assert_eq!(&b[5..8], &[10, 20, 4]);
+        assert_eq!(&b[8..10], &[3, 10]);
+        assert_eq!(&b[10..], &0x100u64.to_le_bytes());
+        let c = round_trip(Layout::Contiguous {
+            address: Some(0x800),
+            size: Some(96),
+        });
+        assert_eq!(c.len(), 18);
+        assert_eq!(
+            round_trip(Layout::Compact { data: vec![5, 6] }),
+            vec![3, 0, 2, 0, 5, 6]
+        );
+        round_trip(Layout::Contiguous {
+            address: None,
+            size: Some(0),
+        });
+        round_trip(chunked(3, 0, ChunkIndexKind::BTreeV1, None));
+        let single = ChunkIndexKind::SingleChunk {
+            filtered_size: 77,
+            filter_mask: 1,
+        };
+        let b = round_trip(chunked(4, 2, single, Some(0x99)));
+        assert_eq!(b.len(), 5 + 3 + 1 + 8 + 4 + 8);
+        let plain = ChunkIndexKind::SingleChunk {
+            filtered_size: 0,
+            filter_mask: 0,
+        };
+        round_trip(chunked(4, 0, plain, None));
+        round_trip(chunked(4, 1, ChunkIndexKind::Implicit, Some(64)));
+        round_trip(chunked(
+            4,
+            0,
+            ChunkIndexKind::ExtensibleArray {
+                max_bits: 32,
+                index_elements: 4,
+                min_pointers: 4,
+                min_elements: 16,
+                page_bits: 10,
+            },
+            Some(0x2000),
+        ));
+        round_trip(chunked(
+            5,
+            0,
+            ChunkIndexKind::BTreeV2 {
+                node_size: 2048,
+                split_percent: 100,
+                merge_percent: 40,
+            },
+            Some(0x3000),
+        ));
+        round_trip(Layout::Virtual {
+            heap_address: Some(0x40),
+            index: 2,
+        });
+        // what the encoder cannot write
+        assert!(chunked(4, 0, ChunkIndexKind::BTreeV1, None)
+            .encode(Sizes::default())
+            .is_err());
+        assert!(Layout::Contiguous {
+            address: None,
+            size: None
+        }
+        .encode(Sizes::default())
+        .is_err());
+        assert!(Layout::Compact {
+            data: vec![0; 70_000]
+        }
+        .encode(Sizes::default())
+        .is_err());
     }
 
     #[test]

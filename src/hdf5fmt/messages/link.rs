@@ -1,9 +1,10 @@
-//! Link message (HDF5 File Format Specification IV.A.2.g): hard, soft, external
-//! and user-defined links stored in a group's object header (or, for dense
-//! groups, as fractal-heap objects).
+//! Link message (HDF5 File Format Specification IV.A.2.g), version 1: hard,
+//! soft, external and user-defined links stored in a group's object header (or,
+//! for dense groups, as fractal-heap objects). Decoded and encoded here.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::{put_u16, put_u64, put_var, u16_len};
 use crate::hdf5fmt::Sizes;
 
 /// Where a link points.
@@ -85,6 +86,66 @@ impl LinkMessage {
             creation_order,
         })
     }
+
+    /// Encode as a version 1 link message with `sizes.offset`-byte addresses.
+    /// The name's character set is written (as UTF-8) only when it is not ASCII.
+    pub fn encode(&self, sizes: Sizes) -> Result<Vec<u8>> {
+        let name = &self.name;
+        let nlen = name.len();
+        if nlen == 0 {
+            return Err(Error::InvalidArgument("empty link name".into()));
+        }
+        let (size_code, size_bytes) = match nlen {
+            0..=0xFF => (0u8, 1),
+            0x100..=0xFFFF => (1, 2),
+            _ => (2, 4),
+        };
+        let utf8 = !name.is_ascii();
+        let link_type = match &self.link {
+            Link::Hard(_) => None,
+            Link::Soft(_) => Some(1u8),
+            Link::External { .. } => Some(64),
+            Link::UserDefined { kind, .. } => Some(*kind),
+        };
+        let flags = size_code
+            | (u8::from(self.creation_order.is_some()) << 2)
+            | (u8::from(link_type.is_some()) << 3)
+            | (u8::from(utf8) << 4);
+        let mut out = vec![1, flags];
+        if let Some(t) = link_type {
+            out.push(t);
+        }
+        if let Some(o) = self.creation_order {
+            put_u64(&mut out, o);
+        }
+        if utf8 {
+            out.push(1);
+        }
+        put_var(&mut out, nlen as u64, size_bytes);
+        out.extend_from_slice(name.as_bytes());
+        match &self.link {
+            Link::Hard(addr) => put_var(&mut out, *addr, usize::from(sizes.offset)),
+            Link::Soft(path) => {
+                put_u16(&mut out, u16_len(path.len(), "soft link path")?);
+                out.extend_from_slice(path.as_bytes());
+            }
+            Link::External { file, path } => {
+                // version 0, no flags, then two null-terminated names
+                let len = 1 + file.len() + 1 + path.len() + 1;
+                put_u16(&mut out, u16_len(len, "external link")?);
+                out.push(0);
+                out.extend_from_slice(file.as_bytes());
+                out.push(0);
+                out.extend_from_slice(path.as_bytes());
+                out.push(0);
+            }
+            Link::UserDefined { data, .. } => {
+                put_u16(&mut out, u16_len(data.len(), "user-defined link")?);
+                out.extend_from_slice(data);
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -120,6 +181,52 @@ mod tests {
                 path: "/a".into()
             }
         );
+    }
+
+    fn enc(name: &str, link: Link, creation_order: Option<u64>) -> Vec<u8> {
+        let m = LinkMessage {
+            name: name.into(),
+            link,
+            creation_order,
+        };
+        let b = m.encode(Sizes::default()).unwrap();
+        assert_eq!(dec(&b).unwrap(), m, "round trip of {b:?}");
+        b
+    }
+
+    #[test]
+    fn encode_bytes_and_round_trip() {
+        let b = enc("a", Link::Hard(0x30), None);
+        assert_eq!(b, vec![1, 0, 1, b'a', 0x30, 0, 0, 0, 0, 0, 0, 0]);
+        let s = enc("é", Link::Soft("/x".into()), None);
+        assert_eq!(s, vec![1, 0x18, 1, 1, 2, 0xC3, 0xA9, 2, 0, b'/', b'x']);
+        let e = enc(
+            "e",
+            Link::External {
+                file: "f.h5".into(),
+                path: "/x".into(),
+            },
+            None,
+        );
+        let mut want = vec![1, 0x08, 64, 1, b'e', 9, 0, 0];
+        want.extend_from_slice(b"f.h5\0/x\0");
+        assert_eq!(e, want);
+        enc("ordered", Link::Hard(0x1234), Some(7));
+        enc(&"n".repeat(300), Link::Soft("/a/b".into()), Some(0));
+        enc(
+            "u",
+            Link::UserDefined {
+                kind: 65,
+                data: vec![1, 2, 3],
+            },
+            None,
+        );
+        let empty = LinkMessage {
+            name: String::new(),
+            link: Link::Hard(0),
+            creation_order: None,
+        };
+        assert!(empty.encode(Sizes::default()).is_err());
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::encode::put_var;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::Sizes;
 
 /// Where a shared message's real body lives.
@@ -35,6 +37,25 @@ impl SharedRef {
                 t => Err(c.malformed(format!("shared message type {t}"))),
             },
             v => Err(c.unsupported(format!("shared message version {v}"))),
+        }
+    }
+}
+
+impl SharedRef {
+    /// Encode as a version 3 shared message: type 2 (in an object header, e.g.
+    /// a committed datatype) or type 1 (a shared-message heap ID).
+    pub fn encode(&self, sizes: Sizes) -> Vec<u8> {
+        match self {
+            SharedRef::ObjectHeader(a) => {
+                let mut out = vec![3, 2];
+                put_var(&mut out, *a, usize::from(sizes.offset));
+                out
+            }
+            SharedRef::Heap(id) => {
+                let mut out = vec![3, 1];
+                out.extend_from_slice(id);
+                out
+            }
         }
     }
 }
@@ -71,7 +92,7 @@ impl SohmTable {
     /// Decode the `SMTB` block (`nindexes` from the superblock-extension message).
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes, nindexes: usize) -> Result<Self> {
         let start = c.pos();
-        c.signature(b"SMTB")?;
+        c.signature(signature::SMTB)?;
         let mut indexes = Vec::with_capacity(nindexes.min(8));
         for _ in 0..nindexes {
             let _version = c.u8()?;
@@ -116,6 +137,22 @@ pub fn decode_table_message(c: &mut Cursor<'_>, sizes: Sizes) -> Result<(u64, u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_v3_round_trip() {
+        let s = Sizes::default();
+        for r in [
+            SharedRef::ObjectHeader(0x1234),
+            SharedRef::Heap([1, 2, 3, 4, 5, 6, 7, 8]),
+        ] {
+            let b = r.encode(s);
+            assert_eq!(
+                SharedRef::decode(&mut Cursor::new(&b, 0, "sh"), s).unwrap(),
+                r
+            );
+        }
+        assert_eq!(SharedRef::ObjectHeader(0x30).encode(s)[..3], [3, 2, 0x30]);
+    }
 
     fn dec(b: &[u8]) -> Result<SharedRef> {
         SharedRef::decode(&mut Cursor::new(b, 0, "shared"), Sizes::default())

@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::hdf5fmt::cursor::Cursor;
+use crate::hdf5fmt::signature;
 use crate::hdf5fmt::source::Source;
 use crate::hdf5fmt::Sizes;
 
@@ -88,7 +89,7 @@ impl SymbolTableEntry {
 pub fn read_node(src: &dyn Source, sizes: Sizes, address: u64) -> Result<Vec<SymbolTableEntry>> {
     let head = src.read("symbol table node", address, 8)?;
     let mut c = Cursor::new(&head, address, "symbol table node");
-    c.signature(b"SNOD")?;
+    c.signature(signature::SNOD)?;
     let version = c.u8()?;
     if version != 1 {
         return Err(c.unsupported(format!("symbol table node version {version}")));

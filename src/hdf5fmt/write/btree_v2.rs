@@ -5,9 +5,10 @@
 //! name index (type 8) and chunk indexes (types 10 and 11).
 
 use super::file_writer::Sink;
-use super::messages::{limit_enc_size, put_var, UNDEF};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
+use crate::hdf5fmt::encode::{limit_enc_size, put_var, UNDEF};
+use crate::hdf5fmt::signature;
 
 /// Creation parameters of a tree.
 #[derive(Clone, Copy, Debug)]
@@ -98,7 +99,7 @@ pub fn write(sink: &mut Sink, p: &BTreeParams, records: &[Vec<u8>]) -> Result<u6
         (addr, nrec)
     };
     let mut h = Vec::with_capacity(48);
-    h.extend_from_slice(b"BTHD");
+    h.extend_from_slice(signature::BTHD);
     h.push(0);
     h.push(p.record_type);
     h.extend_from_slice(&p.node_size.to_le_bytes());
@@ -131,7 +132,7 @@ fn write_node(
 ) -> Result<(u64, u64)> {
     let mut b = Vec::with_capacity(p.node_size as usize);
     if depth == 0 {
-        b.extend_from_slice(b"BTLF");
+        b.extend_from_slice(signature::BTLF);
         b.extend_from_slice(&[0, p.record_type]);
         for r in records {
             b.extend_from_slice(r);
@@ -168,7 +169,7 @@ fn write_node(
             pos += 1;
         }
     }
-    b.extend_from_slice(b"BTIN");
+    b.extend_from_slice(signature::BTIN);
     b.extend_from_slice(&[0, p.record_type]);
     for r in &separators {
         b.extend_from_slice(r);

@@ -9,10 +9,13 @@
 use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
 use super::file_writer::Sink;
-use super::messages::{self, log2_floor, put_var, ChunkIndexInfo, UNDEF};
 use crate::error::{Error, Result};
 use crate::filters::{self, ChunkContext, FilterSpec};
 use crate::hdf5fmt::checksum::metadata_checksum;
+use crate::hdf5fmt::chunk_index::ChunkIndexKind;
+use crate::hdf5fmt::encode::{log2_floor, put_var, UNDEF};
+use crate::hdf5fmt::messages::layout::Layout;
+use crate::hdf5fmt::signature;
 use std::collections::BTreeMap;
 
 /// A pre-encoded chunk already in the output: address, stored size, filter mask.
@@ -379,21 +382,17 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     let nchunks = product(&cur_grid).unwrap_or(0);
 
     if all_equal && nchunks == 1 {
-        let (addr, info) = match stored.first() {
-            Some(s) => (
-                s.addr,
-                ChunkIndexInfo::Single {
-                    filtered: filtered.then_some((s.size, s.mask)),
-                },
-            ),
-            None => (
-                UNDEF,
-                ChunkIndexInfo::Single {
-                    filtered: filtered.then_some((0, 0)),
-                },
-            ),
+        let (addr, filtered_size, filter_mask) = match stored.first() {
+            Some(s) if filtered => (s.addr, s.size, s.mask),
+            Some(s) => (s.addr, 0, 0),
+            None => (UNDEF, 0, 0),
         };
-        return Ok(messages::layout_chunked(input.chunk, elem, &info, addr));
+        let kind = ChunkIndexKind::SingleChunk {
+            filtered_size,
+            filter_mask,
+        };
+        // flags bit 1: the single chunk's filtered size and mask are stored
+        return chunked_layout(input, elem, u8::from(filtered) << 1, kind, addr);
     }
     let max: Vec<u64> = input.max.iter().map(|m| m.unwrap_or(0)).collect();
     let max_grid = grid(&max, input.chunk);
@@ -408,22 +407,43 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
         } else {
             write_fixed_array(sink, &max_grid, &stored, filtered, csl)?
         };
-        return Ok(messages::layout_chunked(
-            input.chunk,
+        return chunked_layout(
+            input,
             elem,
-            &ChunkIndexInfo::FixedArray { page_bits },
+            0,
+            ChunkIndexKind::FixedArray { page_bits },
             addr,
-        ));
+        );
     }
     let unlimited: Vec<usize> = (0..rank).filter(|&i| input.max[i].is_none()).collect();
     if let [unlim] = unlimited[..] {
         let entries = ea_entries(input, unlim, &stored, filtered, csl);
         let entry = if filtered { 8 + csl + 4 } else { 8 };
         let (addr, info) = extensible_array::write(sink, &entries, entry, filtered)?;
-        return Ok(messages::layout_chunked(input.chunk, elem, &info, addr));
+        return chunked_layout(input, elem, 0, info, addr);
     }
     let (addr, info) = write_btree_index(sink, rank, &mut stored, filtered, csl)?;
-    Ok(messages::layout_chunked(input.chunk, elem, &info, addr))
+    chunked_layout(input, elem, 0, info, addr)
+}
+
+/// The data layout message (version 4, chunked) of the dataset: its index
+/// `kind` at `address` ([`UNDEF`] when nothing is stored yet).
+fn chunked_layout(
+    input: &ChunkedInput,
+    element_size: u64,
+    flags: u8,
+    kind: ChunkIndexKind,
+    address: u64,
+) -> Result<Vec<u8>> {
+    Layout::Chunked {
+        version: 4,
+        chunk_dims: input.chunk.to_vec(),
+        element_size,
+        flags,
+        kind,
+        address: (address != UNDEF).then_some(address),
+    }
+    .encode(super::WRITER_SIZES)
 }
 
 fn encode_entry(s: &Stored, filtered: bool, csl: usize) -> Vec<u8> {
@@ -495,7 +515,7 @@ fn write_fixed_array(
     let header_addr = sink.pos();
     let dblock_addr = header_addr + 28;
     let mut h = Vec::with_capacity(28);
-    h.extend_from_slice(b"FAHD");
+    h.extend_from_slice(signature::FAHD);
     h.extend_from_slice(&[0, u8::from(filtered), entry as u8, page_bits]);
     h.extend_from_slice(&n.to_le_bytes());
     h.extend_from_slice(&dblock_addr.to_le_bytes());
@@ -504,7 +524,7 @@ fn write_fixed_array(
     sink.append(&h)?;
 
     let mut d = Vec::with_capacity(18 + entry * n as usize);
-    d.extend_from_slice(b"FADB");
+    d.extend_from_slice(signature::FADB);
     d.extend_from_slice(&[0, u8::from(filtered)]);
     d.extend_from_slice(&header_addr.to_le_bytes());
     for e in &entries {
@@ -537,7 +557,7 @@ fn write_btree_index(
     stored: &mut [Stored],
     filtered: bool,
     csl: usize,
-) -> Result<(u64, ChunkIndexInfo)> {
+) -> Result<(u64, ChunkIndexKind)> {
     stored.sort_by(|a, b| a.scaled.cmp(&b.scaled));
     let rec_size = if filtered { 8 + csl + 4 } else { 8 } + 8 * rank;
     let records: Vec<Vec<u8>> = stored
@@ -565,10 +585,10 @@ fn write_btree_index(
     let addr = btree_v2::write(sink, &params, &records)?;
     Ok((
         addr,
-        ChunkIndexInfo::BTreeV2 {
+        ChunkIndexKind::BTreeV2 {
             node_size: params.node_size,
-            split: params.split,
-            merge: params.merge,
+            split_percent: params.split,
+            merge_percent: params.merge,
         },
     ))
 }

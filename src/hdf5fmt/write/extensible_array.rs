@@ -7,9 +7,11 @@
 //! chosen so that no data block is paged.
 
 use super::file_writer::Sink;
-use super::messages::{log2_floor, ChunkIndexInfo, UNDEF};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
+use crate::hdf5fmt::chunk_index::ChunkIndexKind;
+use crate::hdf5fmt::encode::{log2_floor, UNDEF};
+use crate::hdf5fmt::signature;
 
 const MAX_BITS: u8 = 32;
 const IDX_BLK_ELMTS: u64 = 4;
@@ -53,7 +55,7 @@ pub fn write(
     entries: &std::collections::BTreeMap<u64, Vec<u8>>,
     entry: usize,
     filtered: bool,
-) -> Result<(u64, ChunkIndexInfo)> {
+) -> Result<(u64, ChunkIndexKind)> {
     let info = super_blocks();
     let iblock_nsblks = 2 * log2_floor(SUP_BLK_MIN_PTRS) as usize;
     let ndblk_addrs = 2 * (SUP_BLK_MIN_PTRS - 1) as usize;
@@ -135,7 +137,7 @@ pub fn write(
     };
 
     // Header.
-    let mut h = prefix(b"EAHD");
+    let mut h = prefix(signature::EAHD);
     h.extend_from_slice(&[
         entry as u8,
         MAX_BITS,
@@ -153,7 +155,7 @@ pub fn write(
     sink.append(&h)?;
 
     // Index block.
-    let mut b = prefix(b"EAIB");
+    let mut b = prefix(signature::EAIB);
     b.extend_from_slice(&header.to_le_bytes());
     for i in 0..IDX_BLK_ELMTS {
         b.extend_from_slice(get(i));
@@ -172,7 +174,7 @@ pub fn write(
 
     // Super blocks.
     for &s in &supers {
-        let mut b = prefix(b"EASB");
+        let mut b = prefix(signature::EASB);
         b.extend_from_slice(&header.to_le_bytes());
         b.extend_from_slice(&info[s].start_idx.to_le_bytes()[..ARR_OFF_SIZE]);
         for d in 0..info[s].ndblks {
@@ -186,7 +188,7 @@ pub fn write(
     for &(s, d) in &dblocks {
         let si = &info[s];
         let off = si.start_idx + d * si.dblk_nelmts;
-        let mut b = prefix(b"EADB");
+        let mut b = prefix(signature::EADB);
         b.extend_from_slice(&header.to_le_bytes());
         b.extend_from_slice(&off.to_le_bytes()[..ARR_OFF_SIZE]);
         for k in 0..si.dblk_nelmts {
@@ -197,7 +199,7 @@ pub fn write(
     debug_assert_eq!(sink.pos(), next);
     Ok((
         header,
-        ChunkIndexInfo::ExtensibleArray {
+        ChunkIndexKind::ExtensibleArray {
             max_bits: MAX_BITS,
             index_elements: IDX_BLK_ELMTS as u8,
             min_pointers: SUP_BLK_MIN_PTRS as u8,
@@ -241,7 +243,7 @@ mod tests {
         assert_eq!(&b[..4], b"EAHD");
         assert!(matches!(
             info,
-            ChunkIndexInfo::ExtensibleArray { page_bits: 10, .. }
+            ChunkIndexKind::ExtensibleArray { page_bits: 10, .. }
         ));
         assert_eq!(&b[72..76], b"EAIB");
         // First index-block element is entry 0.

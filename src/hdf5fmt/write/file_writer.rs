@@ -7,16 +7,23 @@
 use super::chunks::{self, ChunkedInput};
 use super::elements::{self, Elements};
 use super::global_heap::{vlen_pointer, GlobalHeap};
-use super::messages::{self, kind, AllocTime, LinkTarget, Space, UNDEF};
 use super::object_header::{self, Message};
 use super::set_local::set_local;
 use super::{
     AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind, ObjectId,
 };
+use super::{Dataspace, SpaceKind, WRITER_SIZES};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
 use crate::hdf5fmt::datatype::Datatype;
+use crate::hdf5fmt::encode::UNDEF;
 use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
+use crate::hdf5fmt::messages::fill_value::AllocTime;
+use crate::hdf5fmt::messages::layout::Layout as FileLayout;
+use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::messages::{datatype, fill_value, filter_pipeline, refcount};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -189,7 +196,7 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
 /// Superblock version 2.
 pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
     let mut b = Vec::with_capacity(SUPERBLOCK_SIZE as usize);
-    b.extend_from_slice(b"\x89HDF\r\n\x1a\n");
+    b.extend_from_slice(&crate::hdf5fmt::signature::SUPERBLOCK);
     b.extend_from_slice(&[2, 8, 8, 0]);
     b.extend_from_slice(&0u64.to_le_bytes());
     b.extend_from_slice(&UNDEF.to_le_bytes());
@@ -341,15 +348,15 @@ impl Serializer<'_> {
                 self.dataset(ds, deferred_data)?
             }
             NodeKind::NamedType(dt) => vec![Message {
-                kind: kind::DATATYPE,
-                body: messages::datatype(dt)?,
+                kind: types::DATATYPE,
+                body: datatype::encode(dt)?,
                 flags: 1,
                 order: 0,
             }],
         };
         let links = self.refcounts.get(id).copied().unwrap_or(1);
         if links > 1 {
-            msgs.push(Message::new(kind::REFCOUNT, messages::refcount(links)));
+            msgs.push(Message::new(types::REFCOUNT, refcount::encode(links)));
         }
         let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
         // an object with a reference-holding attribute gets all its attributes
@@ -359,7 +366,7 @@ impl Serializer<'_> {
         }
         if defer {
             // placeholder, patched by finish_deferred
-            msgs.push(Message::new(kind::CONTINUATION, continuation(UNDEF, 0)));
+            msgs.push(Message::new(types::CONTINUATION, continuation(UNDEF, 0)));
         }
         let header = object_header::encode_with(&msgs, attr_header_flags(node))?;
         let addr = self.sink.append(&header)?;
@@ -394,8 +401,13 @@ impl Serializer<'_> {
                     })?;
                     let order = (node.extra.link_order != 0).then_some(i as u64);
                     msgs.push(Message::new(
-                        kind::LINK,
-                        messages::link_ordered(name, &LinkTarget::Hard(addr), order)?,
+                        types::LINK,
+                        LinkMessage {
+                            name: name.clone(),
+                            link: FileLink::Hard(addr),
+                            creation_order: order,
+                        }
+                        .encode(WRITER_SIZES)?,
                     ));
                 }
             }
@@ -419,7 +431,7 @@ impl Serializer<'_> {
     pub(super) fn element_bytes<'d>(
         &mut self,
         dtype: &Datatype,
-        shape: &Space,
+        shape: &Dataspace,
         data: DataRef<'d>,
     ) -> Result<Cow<'d, [u8]>> {
         let n = shape
@@ -522,17 +534,17 @@ impl Serializer<'_> {
             }
         }
         let mut msgs = vec![
-            Message::new(kind::DATASPACE, messages::dataspace(&spec.shape)),
+            Message::new(types::DATASPACE, spec.shape.encode(WRITER_SIZES)),
             match ds.named_type.and_then(|n| self.named.get(&n)) {
                 Some(&addr) => Message {
-                    kind: kind::DATATYPE,
-                    body: messages::shared_committed(addr),
+                    kind: types::DATATYPE,
+                    body: SharedRef::ObjectHeader(addr).encode(WRITER_SIZES),
                     flags: 2,
                     order: 0,
                 },
                 None => Message {
-                    kind: kind::DATATYPE,
-                    body: messages::datatype(&spec.dtype)?,
+                    kind: types::DATATYPE,
+                    body: datatype::encode(&spec.dtype)?,
                     flags: 1,
                     order: 0,
                 },
@@ -545,7 +557,7 @@ impl Serializer<'_> {
                 chunk_dims,
                 filters,
             } => {
-                if matches!(spec.shape, Space::Scalar | Space::Null) {
+                if matches!(spec.shape.kind, SpaceKind::Scalar | SpaceKind::Null) {
                     return Err(Error::InvalidArgument(
                         "chunked layout needs a simple dataspace".into(),
                     ));
@@ -562,16 +574,16 @@ impl Serializer<'_> {
                     .collect();
                 if !filters.is_empty() {
                     msgs.push(Message::new(
-                        kind::FILTER_PIPELINE,
-                        messages::filter_pipeline(&filters)?,
+                        types::FILTER_PIPELINE,
+                        filter_pipeline::encode(&filters)?,
                     ));
                 }
                 AllocTime::Incremental
             }
         };
         msgs.push(Message {
-            kind: kind::FILL_VALUE,
-            body: messages::fill_value(alloc, spec.fill_value.as_deref())?,
+            kind: types::FILL_VALUE,
+            body: fill_value::encode(alloc, spec.fill_value.as_deref())?,
             flags: 1,
             order: 0,
         });
@@ -610,7 +622,13 @@ impl Serializer<'_> {
                         None => vec![0; nbytes as usize],
                     })
                 });
-                (AllocTime::Early, messages::layout_compact(&data)?)
+                (
+                    AllocTime::Early,
+                    FileLayout::Compact {
+                        data: data.into_owned(),
+                    }
+                    .encode(WRITER_SIZES)?,
+                )
             }
             Layout::Contiguous => {
                 let addr = match (raw, ds.streamed) {
@@ -625,13 +643,20 @@ impl Serializer<'_> {
                     }
                     _ => UNDEF,
                 };
-                (AllocTime::Late, messages::layout_contiguous(addr, nbytes))
+                (
+                    AllocTime::Late,
+                    FileLayout::Contiguous {
+                        address: (addr != UNDEF).then_some(addr),
+                        size: Some(nbytes),
+                    }
+                    .encode(WRITER_SIZES)?,
+                )
             }
             Layout::Chunked {
                 chunk_dims,
                 filters,
             } => {
-                let max = spec.shape.max_dims();
+                let max = spec.shape.max_dims.clone();
                 let filters: Vec<_> = filters
                     .iter()
                     .map(|f| {
@@ -643,7 +668,7 @@ impl Serializer<'_> {
                     })
                     .collect();
                 let input = ChunkedInput {
-                    dims: spec.shape.dims(),
+                    dims: &spec.shape.dims,
                     max: &max,
                     chunk: chunk_dims,
                     element_size: elem as usize,
@@ -655,7 +680,7 @@ impl Serializer<'_> {
                 (AllocTime::Incremental, chunks::write(self.sink, &input)?)
             }
         };
-        Ok((alloc, Message::new(kind::LAYOUT, layout)))
+        Ok((alloc, Message::new(types::LAYOUT, layout)))
     }
 }
 

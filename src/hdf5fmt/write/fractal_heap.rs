@@ -10,9 +10,10 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::Sink;
-use super::messages::{limit_enc_size, log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
+use crate::hdf5fmt::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
+use crate::hdf5fmt::signature;
 
 /// Heap address space bits ("Maximum Heap Size").
 const MAX_HEAP_BITS: u16 = 32;
@@ -136,7 +137,7 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
 
     let mut ids = Vec::with_capacity(objects.len());
     let mut dblock = Vec::with_capacity(block as usize);
-    dblock.extend_from_slice(b"FHDB");
+    dblock.extend_from_slice(signature::FHDB);
     dblock.push(0);
     dblock.extend_from_slice(&header_addr.to_le_bytes());
     put_var(&mut dblock, 0, OFF_SIZE);
@@ -215,7 +216,7 @@ impl Default for HeaderFields {
 
 fn header_bytes(f: &HeaderFields, id_len: u16) -> Vec<u8> {
     let mut h = Vec::with_capacity(160);
-    h.extend_from_slice(b"FRHP");
+    h.extend_from_slice(signature::FRHP);
     h.push(0);
     h.extend_from_slice(&id_len.to_le_bytes());
     h.extend_from_slice(&0u16.to_le_bytes()); // no I/O filters

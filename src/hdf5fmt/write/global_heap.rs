@@ -4,6 +4,7 @@
 
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
+use crate::hdf5fmt::signature;
 
 /// Smallest collection libhdf5 reads comfortably.
 pub const MIN_COLLECTION: u64 = 4096;
@@ -52,7 +53,7 @@ impl GlobalHeap {
             let cap = align8(HEADER + OBJ_HEADER + align8(len) + OBJ_HEADER).max(MIN_COLLECTION);
             let addr = sink.reserve(cap)?;
             let mut buf = Vec::with_capacity(cap as usize);
-            buf.extend_from_slice(b"GCOL");
+            buf.extend_from_slice(signature::GCOL);
             buf.extend_from_slice(&[1, 0, 0, 0]);
             buf.extend_from_slice(&cap.to_le_bytes());
             self.current = Some(Collection {

@@ -9,11 +9,16 @@
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
-use super::messages::{self, kind, LinkTarget, UNDEF};
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
 use crate::error::Result;
+use crate::hdf5fmt::encode::UNDEF;
+use crate::hdf5fmt::messages::group_info::GroupInfo;
+use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
+use crate::hdf5fmt::messages::shared::SharedRef;
+use crate::hdf5fmt::messages::types;
+use crate::hdf5fmt::messages::{attribute, attribute_info, datatype, link_info};
 
 /// One dense index to build over the heap objects.
 struct Index<F> {
@@ -51,9 +56,9 @@ impl Serializer<'_> {
                     later.push(i);
                     continue;
                 }
-                Link::Hard(child) => LinkTarget::Hard(self.object(*child, depth + 1)?),
-                Link::Soft(path) => LinkTarget::Soft(path.clone()),
-                Link::External { file, path } => LinkTarget::External {
+                Link::Hard(child) => FileLink::Hard(self.object(*child, depth + 1)?),
+                Link::Soft(path) => FileLink::Soft(path.clone()),
+                Link::External { file, path } => FileLink::External {
                     file: file.clone(),
                     path: path.clone(),
                 },
@@ -62,7 +67,12 @@ impl Serializer<'_> {
             encoded.push((
                 name.as_str(),
                 i as u64,
-                messages::link_ordered(name, &target, corder)?,
+                LinkMessage {
+                    name: name.clone(),
+                    link: target,
+                    creation_order: corder,
+                }
+                .encode(super::WRITER_SIZES)?,
             ));
         }
         let max_order = order.tracked.then_some(links.len() as u64);
@@ -73,12 +83,15 @@ impl Serializer<'_> {
         let too_big = encoded.iter().any(|(_, _, b)| b.len() > MAX_MESSAGE_BODY);
         if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
-                kind::LINK_INFO,
-                messages::link_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                types::LINK_INFO,
+                link_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(
+                types::GROUP_INFO,
+                GroupInfo::default().encode(),
+            ));
             for (_, _, body) in encoded {
-                msgs.push(Message::new(kind::LINK, body));
+                msgs.push(Message::new(types::LINK, body));
             }
         } else {
             let (heap, index, by_order) = self.dense(
@@ -101,10 +114,13 @@ impl Serializer<'_> {
                 }),
             )?;
             msgs.push(Message::new(
-                kind::LINK_INFO,
-                messages::link_info_ordered(bits, max_order, heap, index, by_order),
+                types::LINK_INFO,
+                link_info::encode(bits, max_order, heap, index, by_order),
             ));
-            msgs.push(Message::new(kind::GROUP_INFO, messages::group_info()));
+            msgs.push(Message::new(
+                types::GROUP_INFO,
+                GroupInfo::default().encode(),
+            ));
         }
         Ok((msgs, later))
     }
@@ -163,12 +179,12 @@ impl Serializer<'_> {
         named: Option<u64>,
     ) -> Result<Vec<u8>> {
         let (dtype, flags) = match named {
-            Some(addr) => (messages::shared_committed(addr), 1),
-            None => (messages::datatype(&value.dtype)?, 0),
+            Some(addr) => (SharedRef::ObjectHeader(addr).encode(super::WRITER_SIZES), 1),
+            None => (datatype::encode(&value.dtype)?, 0),
         };
-        let space = messages::dataspace(&value.shape);
+        let space = value.shape.encode(super::WRITER_SIZES);
         let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
-        messages::attribute_with_flags(name, flags, &dtype, &space, &data)
+        attribute::encode(name, flags, &dtype, &space, &data)
     }
 
     /// The node's attribute messages, or dense storage when there are many or
@@ -182,8 +198,8 @@ impl Serializer<'_> {
         if node.attrs.is_empty() {
             if bits != 0 {
                 msgs.push(Message::new(
-                    kind::ATTRIBUTE_INFO,
-                    messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                    types::ATTRIBUTE_INFO,
+                    attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
                 ));
             }
             return Ok(());
@@ -207,11 +223,11 @@ impl Serializer<'_> {
             // libhdf5 counts the attributes of a version 2 header through its
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info_ordered(bits, max_order, UNDEF, UNDEF, UNDEF),
+                types::ATTRIBUTE_INFO,
+                attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
             ));
             for (_, i, body) in encoded {
-                let mut m = Message::new(kind::ATTRIBUTE, body);
+                let mut m = Message::new(types::ATTRIBUTE, body);
                 m.order = u16::try_from(i).unwrap_or(u16::MAX);
                 msgs.push(m);
             }
@@ -239,8 +255,8 @@ impl Serializer<'_> {
                 }),
             )?;
             msgs.push(Message::new(
-                kind::ATTRIBUTE_INFO,
-                messages::attribute_info_ordered(bits, max_order, heap, index, by_order),
+                types::ATTRIBUTE_INFO,
+                attribute_info::encode(bits, max_order, heap, index, by_order),
             ));
         }
         Ok(())

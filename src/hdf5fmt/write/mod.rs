@@ -2,8 +2,10 @@
 //! then serialise it in one pass on [`FileWriter::commit`] (to a file, atomically)
 //! or [`FileWriter::finish`] (to bytes). Chunks given already encoded
 //! ([`FileWriter::write_raw_chunk`]) go to the output at once, so a copy holds
-//! no more than the chunks it is encoding. Never parses: shares only the datatype
-//! model, [`FilterSpec`] and the filter encoders with the rest of the crate.
+//! no more than the chunks it is encoding. Never parses: the message types and
+//! their encoders ([`crate::hdf5fmt::messages`]), the structure signatures
+//! ([`crate::hdf5fmt::signature`]), the datatype model, [`FilterSpec`] and the
+//! filter encoders are the ones the reader uses.
 //!
 //! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
 //! 8-byte offsets and lengths; version 2 object headers; new-style groups (link
@@ -32,7 +34,6 @@
 pub mod atomic;
 pub mod btree_v2;
 pub mod chunks;
-pub mod datatype_message;
 pub mod elements;
 pub mod extensible_array;
 pub mod file_writer;
@@ -40,15 +41,14 @@ pub mod filter_spec;
 pub mod fractal_heap;
 pub mod global_heap;
 mod groups_attrs;
-pub mod messages;
 pub mod object_header;
 pub mod set_local;
 pub mod sharing;
 pub mod typed_write;
 
+pub use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
 pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
-pub use messages::Space;
 pub use sharing::CreationOrder;
 
 use crate::error::{Error, Result};
@@ -59,6 +59,13 @@ use chunks::RawChunks;
 use file_writer::Sink;
 use std::collections::HashSet;
 use std::path::Path;
+
+/// Offset and length sizes of every file the writer emits (superblock v2
+/// with 8-byte offsets and lengths).
+pub const WRITER_SIZES: crate::hdf5fmt::Sizes = crate::hdf5fmt::Sizes {
+    offset: 8,
+    length: 8,
+};
 
 /// Handle of a group in a [`FileWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +121,7 @@ pub struct DatasetSpec {
     /// Element type.
     pub dtype: Datatype,
     /// Shape and maximum shape.
-    pub shape: Space,
+    pub shape: Dataspace,
     /// Storage layout (contiguous, compact or chunked with filters).
     pub layout: Layout,
     /// One element's bytes, or `None` for the default (zeros).
@@ -126,7 +133,7 @@ impl DatasetSpec {
     pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
         DatasetSpec {
             dtype,
-            shape: Space::simple(shape),
+            shape: Dataspace::simple(shape),
             layout: Layout::Contiguous,
             fill_value: None,
         }
@@ -136,7 +143,7 @@ impl DatasetSpec {
     pub fn scalar(dtype: Datatype) -> Self {
         DatasetSpec {
             dtype,
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             layout: Layout::Contiguous,
             fill_value: None,
         }
@@ -144,8 +151,12 @@ impl DatasetSpec {
 
     /// Set maximum dimensions (`None` = unlimited).
     pub fn with_maxshape(mut self, max: &[Option<u64>]) -> Self {
-        if let Space::Simple { max: m, .. } = &mut self.shape {
-            *m = max.to_vec();
+        if self.shape.kind == SpaceKind::Simple {
+            self.shape.max_dims = if max.is_empty() {
+                self.shape.dims.iter().map(|&d| Some(d)).collect()
+            } else {
+                max.to_vec()
+            };
         }
         self
     }
@@ -227,7 +238,7 @@ pub struct AttrValue {
     /// Element type.
     pub dtype: Datatype,
     /// Shape (scalar or simple).
-    pub shape: Space,
+    pub shape: Dataspace,
     /// The values.
     pub data: AttrData,
 }
@@ -310,7 +321,7 @@ impl AttrValue {
     pub fn scalar<T: Element>(v: T) -> Self {
         AttrValue {
             dtype: T::dtype(),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::Raw(to_bytes(&[v])),
         }
     }
@@ -319,7 +330,7 @@ impl AttrValue {
     pub fn array<T: Element>(v: &[T]) -> Self {
         AttrValue {
             dtype: T::dtype(),
-            shape: Space::simple(&[v.len() as u64]),
+            shape: Dataspace::simple(&[v.len() as u64]),
             data: AttrData::Raw(to_bytes(v)),
         }
     }
@@ -328,7 +339,7 @@ impl AttrValue {
     pub fn string(s: &str) -> Self {
         AttrValue {
             dtype: vlen_string_type(CharSet::Utf8),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::VarStrings(vec![s.to_string()]),
         }
     }
@@ -337,7 +348,7 @@ impl AttrValue {
     pub fn ascii(s: &str) -> Self {
         AttrValue {
             dtype: vlen_string_type(CharSet::Ascii),
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::VarStrings(vec![s.to_string()]),
         }
     }
@@ -346,7 +357,7 @@ impl AttrValue {
     pub fn strings<S: AsRef<str>>(values: &[S], cset: CharSet) -> Self {
         AttrValue {
             dtype: vlen_string_type(cset),
-            shape: Space::simple(&[values.len() as u64]),
+            shape: Dataspace::simple(&[values.len() as u64]),
             data: AttrData::VarStrings(values.iter().map(|s| s.as_ref().to_string()).collect()),
         }
     }
@@ -359,13 +370,13 @@ impl AttrValue {
         b.resize(size as usize, fill);
         AttrValue {
             dtype: Datatype::String { size, pad, cset },
-            shape: Space::Scalar,
+            shape: Dataspace::scalar(),
             data: AttrData::Raw(b),
         }
     }
 
     /// Any datatype, shape and raw little-endian bytes.
-    pub fn raw(dtype: Datatype, shape: Space, data: Vec<u8>) -> Self {
+    pub fn raw(dtype: Datatype, shape: Dataspace, data: Vec<u8>) -> Self {
         AttrValue {
             dtype,
             shape,
@@ -519,8 +530,9 @@ impl FileWriter {
         spec: DatasetSpec,
         data: impl Into<DatasetData>,
     ) -> Result<DatasetId> {
-        if let Space::Simple { dims, max } = &spec.shape {
-            if !max.is_empty() && max.len() != dims.len() {
+        if spec.shape.kind == SpaceKind::Simple {
+            let (dims, max) = (&spec.shape.dims, &spec.shape.max_dims);
+            if max.len() != dims.len() {
                 return Err(Error::InvalidArgument(
                     "maxshape rank differs from shape".into(),
                 ));
@@ -531,10 +543,7 @@ impl FileWriter {
             if dims.len() > crate::hdf5fmt::limits::MAX_RANK {
                 return Err(Error::InvalidArgument("rank too large".into()));
             }
-            if !max.is_empty()
-                && max.iter().any(|m| m.is_none())
-                && !matches!(spec.layout, Layout::Chunked { .. })
-            {
+            if max.iter().any(|m| m.is_none()) && !matches!(spec.layout, Layout::Chunked { .. }) {
                 return Err(Error::InvalidArgument(
                     "unlimited dimensions need chunked layout".into(),
                 ));

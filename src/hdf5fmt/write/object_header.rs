@@ -5,11 +5,13 @@
 
 use crate::error::{Error, Result};
 use crate::hdf5fmt::checksum::metadata_checksum;
+use crate::hdf5fmt::signature;
 
 /// One message: type and body.
 #[derive(Clone, Debug)]
 pub struct Message {
-    pub kind: u8,
+    /// Message type ([`crate::hdf5fmt::messages::types`]).
+    pub kind: u16,
     pub body: Vec<u8>,
     /// Message flags (bit 0: constant).
     pub flags: u8,
@@ -24,7 +26,7 @@ pub const ATTR_ORDER_TRACKED: u8 = 0x04;
 pub const ATTR_ORDER_INDEXED: u8 = 0x08;
 
 impl Message {
-    pub fn new(kind: u8, body: Vec<u8>) -> Self {
+    pub fn new(kind: u16, body: Vec<u8>) -> Self {
         Message {
             kind,
             body,
@@ -66,7 +68,7 @@ pub fn encode_with(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
         _ => (3, 8),
     };
     let mut out = Vec::with_capacity(body_len as usize + 16);
-    out.extend_from_slice(b"OHDR");
+    out.extend_from_slice(signature::OHDR);
     out.push(2);
     out.push(size_code | attr_order);
     out.extend_from_slice(&body_len.to_le_bytes()[..size_bytes]);
@@ -85,7 +87,13 @@ fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: bool) -> Resul
                 m.body.len()
             ))
         })?;
-        out.push(m.kind);
+        let kind = u8::try_from(m.kind).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "message type {:#x} does not fit a version 2 header",
+                m.kind
+            ))
+        })?;
+        out.push(kind);
         out.extend_from_slice(&len.to_le_bytes());
         out.push(m.flags);
         if tracked {
@@ -98,7 +106,7 @@ fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: bool) -> Resul
 
 /// Encode a continuation chunk (`OCHK`, messages, checksum) of a version 2 header.
 pub fn encode_continuation(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
-    let mut out = b"OCHK".to_vec();
+    let mut out = signature::OCHK.to_vec();
     put_messages(&mut out, messages, attr_order & ATTR_ORDER_TRACKED != 0)?;
     let sum = metadata_checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
@@ -128,10 +136,11 @@ pub fn patch_last_message(header: &mut [u8], body: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hdf5fmt::messages::types;
 
     #[test]
     fn header_layout_and_checksum() {
-        let h = encode(&[Message::new(0x0A, vec![0, 0])]).unwrap();
+        let h = encode(&[Message::new(types::GROUP_INFO, vec![0, 0])]).unwrap();
         assert_eq!(&h[..7], b"OHDR\x02\x00\x06");
         assert_eq!(&h[7..13], &[0x0A, 2, 0, 0, 0, 0]);
         let sum = metadata_checksum(&h[..13]);
@@ -140,18 +149,18 @@ mod tests {
 
     #[test]
     fn large_header_uses_wider_size_field() {
-        let h = encode(&[Message::new(1, vec![0; 300])]).unwrap();
+        let h = encode(&[Message::new(types::DATASPACE, vec![0; 300])]).unwrap();
         assert_eq!(h[5], 1);
         assert_eq!(u16::from_le_bytes([h[6], h[7]]), 304);
-        assert!(encode(&[Message::new(1, vec![0; 70_000])]).is_err());
+        assert!(encode(&[Message::new(types::DATASPACE, vec![0; 70_000])]).is_err());
     }
 
     #[test]
     fn continuation_chunk_and_patch() {
-        let c = encode_continuation(&[Message::new(0x0C, vec![7; 3])], 0).unwrap();
+        let c = encode_continuation(&[Message::new(types::ATTRIBUTE, vec![7; 3])], 0).unwrap();
         assert_eq!(&c[..11], b"OCHK\x0C\x03\x00\x00\x07\x07\x07");
         assert_eq!(&c[11..], &metadata_checksum(&c[..11]).to_le_bytes());
-        let mut h = encode(&[Message::new(0x10, vec![0xFF; 16])]).unwrap();
+        let mut h = encode(&[Message::new(types::CONTINUATION, vec![0xFF; 16])]).unwrap();
         patch_last_message(&mut h, &[1; 16]).unwrap();
         let n = h.len();
         assert_eq!(&h[n - 20..n - 4], &[1; 16]);

@@ -31,10 +31,7 @@ fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
     let r = w.root();
     // 10 elements now, 1e11 at most, chunks of 1: a 1e11-cell grid
     let mut spec = DatasetSpec::new(Datatype::int(1, false), &[10]).chunked(&[1], vec![]);
-    spec.shape = Space::Simple {
-        dims: vec![10],
-        max: vec![Some(100_000_000_000)],
-    };
+    spec.shape = Dataspace::with_max(&[10], &[Some(100_000_000_000)]);
     let d = w.create_dataset(r, "d", spec, DatasetData::None).unwrap();
     w.write_raw_chunk(d, &[3], vec![7], 0).unwrap();
     w.write_raw_chunk(d, &[9], vec![9], 0).unwrap();
@@ -69,7 +66,7 @@ fn link_messages_over_64k_make_the_group_dense() {
         "big",
         AttrValue::raw(
             Datatype::int(1, false),
-            Space::simple(&[200_000]),
+            Dataspace::simple(&[200_000]),
             big.clone(),
         ),
     )

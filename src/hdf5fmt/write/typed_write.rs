@@ -47,7 +47,7 @@ impl DatasetSpec {
             if e != n {
                 return Err(bad(format!(
                     "data holds {e} elements, the shape {:?} needs {n}",
-                    self.shape.dims()
+                    self.shape.dims
                 )));
             }
         }
@@ -64,7 +64,7 @@ impl DatasetSpec {
                 "{total} bytes do not fit a compact dataset (at most {MAX_COMPACT_BYTES})"
             ))),
             Layout::Chunked { chunk_dims, .. } => {
-                let dims = self.shape.dims();
+                let dims = &self.shape.dims;
                 if chunk_dims.len() != dims.len() || dims.is_empty() {
                     return Err(bad(format!(
                         "chunk shape {chunk_dims:?} for dataset shape {dims:?}"
@@ -174,7 +174,7 @@ impl FileWriter {
         else {
             return Err(bad("slabs need a chunked dataset"));
         };
-        let dims = spec.shape.dims().to_vec();
+        let dims = spec.shape.dims.clone();
         let (Some(&d0), Some(&c0)) = (dims.first(), chunk_dims.first()) else {
             return Err(bad("slabs need a dataset of rank 1 or more"));
         };

@@ -24,7 +24,7 @@ use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{
-    vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId, Space,
+    vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, Dataspace, FileWriter, GroupId,
 };
 use crate::medh5::canonical_json::Json;
 use crate::medh5::create::now_utc;
@@ -294,7 +294,7 @@ pub fn attr_value(file: &File, a: &Attribute) -> Result<AttrValue> {
     };
     Ok(AttrValue {
         dtype,
-        shape: Space::from_read(&a.space),
+        shape: a.space.clone(),
         data,
     })
 }
@@ -303,7 +303,7 @@ pub fn attr_value(file: &File, a: &Attribute) -> Result<AttrValue> {
 pub fn utf8(s: &str) -> AttrValue {
     AttrValue {
         dtype: vlen_string_type(CharSet::Utf8),
-        shape: Space::Scalar,
+        shape: Dataspace::scalar(),
         data: AttrData::VarStrings(vec![s.to_string()]),
     }
 }

@@ -1,11 +1,12 @@
-//! Encoder of the datatype message (HDF5 File Format Specification IV.A.2.d,
-//! type 0x0003): every class the writer emits, at the lowest version the tree
+//! Encoder of the datatype message (HDF5 File Format Specification IV.A.2.d),
+//! beside its decoder in the parent module: every class the writer emits, at
+//! the lowest version the tree
 //! needs (1 for atomic trees, 3 with compounds, enums, arrays or VAX floats, 4
 //! with revised references, 5 with complex numbers).
 
-use super::messages::{limit_enc_size, put_u16, put_u32, put_var};
 use crate::error::{Error, Result};
 use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
+use crate::hdf5fmt::encode::{limit_enc_size, put_u16, put_u32, put_var};
 
 /// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
 /// references inside, 3 with compounds, enums or arrays or VAX floats (libhdf5
@@ -38,7 +39,7 @@ fn version_needed(dt: &Datatype) -> u8 {
 
 /// Datatype message (version 1 for atomic trees, 3 when compounds, enums or
 /// arrays appear, 4 with revised references).
-pub fn datatype(dt: &Datatype) -> Result<Vec<u8>> {
+pub fn encode(dt: &Datatype) -> Result<Vec<u8>> {
     let version = version_needed(dt);
     let mut out = Vec::new();
     encode_datatype(dt, version, &mut out, 0)?;
@@ -284,12 +285,12 @@ mod tests {
             ],
         };
         assert_eq!(version_needed(&comp), 3);
-        assert_eq!(datatype(&comp).unwrap()[0], 0x36);
+        assert_eq!(encode(&comp).unwrap()[0], 0x36);
         let rev = Datatype::Reference {
             size: 18,
             kind: ReferenceKind::ObjectV2,
         };
-        assert_eq!(datatype(&rev).unwrap(), vec![0x47, 0x12, 0, 0, 18, 0, 0, 0]);
+        assert_eq!(encode(&rev).unwrap(), vec![0x47, 0x12, 0, 0, 18, 0, 0, 0]);
         let seq = Datatype::VarSequence {
             size: 16,
             base: Box::new(Datatype::Reference {
@@ -297,8 +298,8 @@ mod tests {
                 kind: ReferenceKind::Object,
             }),
         };
-        assert_eq!(datatype(&seq).unwrap()[..2], [0x19, 0]);
-        assert_eq!(datatype(&Datatype::int(2, false)).unwrap()[0], 0x10);
+        assert_eq!(encode(&seq).unwrap()[..2], [0x19, 0]);
+        assert_eq!(encode(&Datatype::int(2, false)).unwrap()[0], 0x10);
         let arr = Datatype::Array {
             base: Box::new(comp.clone()),
             dims: vec![2],
@@ -317,23 +318,23 @@ mod tests {
             size: 8,
             base: Box::new(Datatype::float(4)),
         };
-        assert_eq!(datatype(&cplx).unwrap()[..8], [0x5B, 1, 0, 0, 8, 0, 0, 0]);
+        assert_eq!(encode(&cplx).unwrap()[..8], [0x5B, 1, 0, 0, 8, 0, 0, 0]);
         let time = Datatype::Time {
             size: 4,
             order: ByteOrder::Big,
             precision: 32,
         };
         assert_eq!(
-            datatype(&time).unwrap(),
+            encode(&time).unwrap(),
             vec![0x12, 1, 0, 0, 4, 0, 0, 0, 32, 0]
         );
     }
 
     #[test]
     fn int_and_float_datatypes() {
-        let b = datatype(&Datatype::int(4, true)).unwrap();
+        let b = encode(&Datatype::int(4, true)).unwrap();
         assert_eq!(b, vec![0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
-        let f = datatype(&Datatype::float(8)).unwrap();
+        let f = encode(&Datatype::float(8)).unwrap();
         assert_eq!(&f[..8], &[0x11, 0x20, 63, 0, 8, 0, 0, 0]);
         assert_eq!(&f[8..], &[0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]);
     }
@@ -358,11 +359,10 @@ mod tests {
                 pad: [false; 3],
             },
         };
-        let b = datatype(&vax).unwrap();
+        let b = encode(&vax).unwrap();
         // Class 1, version 3; bits 0 and 6 (VAX), norm 2 in bits 4-5.
         assert_eq!(&b[..4], &[0x31, 0x61, 31, 0]);
-        let back =
-            crate::hdf5fmt::messages::datatype::decode(&mut Cursor::new(&b, 0, "t")).unwrap();
+        let back = super::super::decode(&mut Cursor::new(&b, 0, "t")).unwrap();
         assert_eq!(back, vax);
         // Integers have no VAX order.
         let bad = Datatype::Integer {
@@ -372,6 +372,6 @@ mod tests {
             bit_offset: 0,
             precision: 32,
         };
-        assert!(datatype(&bad).is_err());
+        assert!(encode(&bad).is_err());
     }
 }

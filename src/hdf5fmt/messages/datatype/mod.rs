@@ -1,7 +1,10 @@
 //! Datatype message (HDF5 File Format Specification IV.A.2.d): every class (fixed
 //! point, float, time, string, bitfield, opaque, compound v1–v3, reference, enum,
 //! variable-length, array v2/v3, complex) decoded into the shared
-//! [`Datatype`] model.
+//! [`Datatype`] model here, and encoded from it by [`encode()`].
+
+mod encode;
+pub use encode::encode;
 
 use crate::error::{Error, Result};
 use crate::hdf5fmt::cursor::Cursor;
