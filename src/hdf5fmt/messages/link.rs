@@ -15,9 +15,19 @@ pub enum Link {
     /// A path in this file.
     Soft(String),
     /// An object in another file.
-    External { file: String, path: String },
+    External {
+        /// The file named by the link, as stored.
+        file: String,
+        /// The object's path inside that file.
+        path: String,
+    },
     /// A user-defined link class (type >= 65) the library cannot follow.
-    UserDefined { kind: u8, data: Vec<u8> },
+    UserDefined {
+        /// The link class (65–255).
+        kind: u8,
+        /// The class's link information, unparsed.
+        data: Vec<u8>,
+    },
 }
 
 /// A decoded link message.
