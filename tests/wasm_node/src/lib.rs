@@ -105,7 +105,7 @@ pub extern "C" fn check_typed_reads() -> i32 {
 /// Raw chunk batch of the Blosc2 dataset: borrowed bytes, order kept, decoded.
 #[no_mangle]
 pub extern "C" fn check_raw_chunks() -> i32 {
-    report((|| {
+    report((|| -> purehdf::Result<String> {
         let file = File::from_bytes(FIXTURE.to_vec())?;
         let ds = file.root()?.dataset("blosc2")?;
         expect("chunk count", ds.chunks()?.len(), 4)?;
@@ -139,7 +139,7 @@ pub extern "C" fn check_raw_chunks() -> i32 {
 /// Write a chunked file with Blosc2 and deflate to memory, slab by slab, and read it back.
 #[no_mangle]
 pub extern "C" fn check_write_read() -> i32 {
-    report((|| {
+    report((|| -> purehdf::Result<String> {
         let mut w = FileWriter::in_memory();
         let root = w.root();
         let spec = DatasetSpec::of::<u16>(&[6, 8]).chunked(
