@@ -8,7 +8,7 @@
 //! attributes other than the seven managed ones are copied raw; `/meta` is
 //! rewritten; added datasets are stamped; `content_id` is recomputed.
 //!
-//! Refused (typed [`Error::Medh5`] codes): a collection or a higher minor
+//! Refused (typed [`Error::Code`] codes): a collection or a higher minor
 //! version (E002), an unknown digest algorithm or a non-canonical digest
 //! (E703), a `content_id` that does not recompute (E702), and at commit a
 //! dataset whose bytes no longer match its digest (E701).

@@ -5,7 +5,7 @@
 //! the annotation it was derived from.
 //!
 //! Submodules: [`scan`] (the streaming builder of the dense encodings),
-//! [`load`] (the voxel annotations of a file), [`write`] (one entry into a
+//! [`load`] (the voxel annotations of a file), [`write`](mod@write) (one entry into a
 //! writer), [`build`] (`index build` and the rebuild of `fix`: a
 //! copy-on-write amend through [`crate::medh5::amend::cow`]), [`draw`]
 //! (patch draws), [`cli`] (the command line).
