@@ -240,18 +240,7 @@ pub fn copy_file(
     dst: impl AsRef<Path>,
     opts: &CopyOptions,
 ) -> Result<CopyReport> {
-    let file = File::open(src.as_ref())?;
-    let root = file.root()?;
-    let mut w = FileWriter::create(dst.as_ref())?;
-    let rd = w.root();
-    let report = {
-        let mut c = Copier::new(&file, &mut w, opts);
-        c.copy_tree(root, rd)?;
-        c.finish();
-        c.report
-    };
-    w.commit()?;
-    Ok(report)
+    copy_file_as(src.as_ref(), dst.as_ref(), opts, false)
 }
 
 /// [`copy_file`], also taking a digest of every re-encoded dataset's decoded
@@ -262,13 +251,17 @@ pub fn copy_file_digested(
     dst: impl AsRef<Path>,
     opts: &CopyOptions,
 ) -> Result<CopyReport> {
-    let file = File::open(src.as_ref())?;
+    copy_file_as(src.as_ref(), dst.as_ref(), opts, true)
+}
+
+fn copy_file_as(src: &Path, dst: &Path, opts: &CopyOptions, digests: bool) -> Result<CopyReport> {
+    let file = File::open(src)?;
     let root = file.root()?;
-    let mut w = FileWriter::create(dst.as_ref())?;
+    let mut w = FileWriter::create(dst)?;
     let rd = w.root();
     let report = {
         let mut c = Copier::new(&file, &mut w, opts);
-        c.digests = true;
+        c.digests = digests;
         c.copy_tree(root, rd)?;
         c.finish();
         c.report
