@@ -125,6 +125,20 @@ pub fn join<A: Send, B: Send>(
     (a(), b())
 }
 
+/// `job` over every item, in order, on the pool when [`parallel`]; the first
+/// error (in item order when sequential) ends the run.
+pub fn try_map<T: Sync, R: Send, E: Send>(
+    items: &[T],
+    job: impl Fn(&T) -> std::result::Result<R, E> + Sync + Send,
+) -> std::result::Result<Vec<R>, E> {
+    #[cfg(feature = "parallel")]
+    if parallel() {
+        use rayon::prelude::*;
+        return items.par_iter().map(job).collect();
+    }
+    items.iter().map(job).collect()
+}
+
 /// The first `Some` that `f` gives for the pieces of `data` (`piece` items each,
 /// in order), with the pieces scanned on the pool when [`parallel`].
 pub fn find_first<T: Sync, R: Send>(

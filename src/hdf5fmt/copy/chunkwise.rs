@@ -140,19 +140,6 @@ fn inside(r: &ChunkRecord, dims: &[u64], chunk: &[u64]) -> Option<Vec<u64>> {
     Some(coords)
 }
 
-/// Run `job` over `items` (in parallel with the `parallel` feature), keeping order.
-fn map_batch<T: Sync, R: Send>(
-    items: &[T],
-    job: impl Fn(&T) -> Result<R> + Sync + Send,
-) -> Result<Vec<R>> {
-    #[cfg(feature = "parallel")]
-    if crate::threads::parallel() {
-        use rayon::prelude::*;
-        return items.par_iter().map(job).collect();
-    }
-    items.iter().map(job).collect()
-}
-
 /// Re-encode every stored chunk of `ds` (whose chunk shape is `t.chunk`) into
 /// `d`; `dig` collects the chunk digests.
 pub(super) fn stored_chunks(
@@ -178,7 +165,7 @@ pub(super) fn stored_chunks(
         }
     }
     for batch in todo.chunks(t.batch_len()?) {
-        let encoded = map_batch(batch, |(start, coords)| {
+        let encoded = crate::threads::try_map(batch, |(start, coords)| {
             let count: Vec<u64> = start
                 .iter()
                 .zip(dims)
@@ -255,7 +242,7 @@ pub(super) fn by_rows(
             .map(|n| unravel(n, &grid))
             .collect();
         for batch in cells.chunks(batch_len) {
-            let encoded = map_batch(batch, |local| {
+            let encoded = crate::threads::try_map(batch, |local| {
                 let raw = extract_chunk(&slab, &count, &t.chunk, local, t.elem, &t.fill);
                 t.encode(raw, local, want)
             })?;

@@ -344,17 +344,8 @@ pub fn finish_root(
     w.set_attr(root, "created", utf8(&now_utc()))?;
     w.set_attr(root, "generator", utf8(generator))?;
     w.set_attr(root, "digest_algo", utf8(algo.name()))?;
-    const MANAGED: [&str; 7] = [
-        "medh5_version",
-        "medh5_kind",
-        "medh5_profiles",
-        "created",
-        "generator",
-        "digest_algo",
-        "content_id",
-    ];
     for a in &src_root {
-        if !MANAGED.contains(&a.name.as_str()) {
+        if !crate::medh5::amend::MANAGED.contains(&a.name.as_str()) {
             w.set_attr(root, &a.name, attr_value(src, a)?)?;
         }
     }

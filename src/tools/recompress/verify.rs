@@ -183,19 +183,6 @@ fn same_filters(a: &Dataset, b: &Dataset) -> bool {
             .all(|(x, y)| x.id == y.id && x.flags == y.flags && x.cd_values == y.cd_values)
 }
 
-/// Run `job` on every item, in parallel with the `parallel` feature.
-fn par_map<T: Sync, R: Send>(
-    items: &[T],
-    job: impl Fn(&T) -> Result<R> + Sync + Send,
-) -> Result<Vec<R>> {
-    #[cfg(feature = "parallel")]
-    if crate::threads::parallel() {
-        use rayon::prelude::*;
-        return items.par_iter().map(job).collect();
-    }
-    items.iter().map(job).collect()
-}
-
 /// The [`DatasetDigest`] of a chunked dataset of the output: every stored
 /// chunk decoded once (honouring its filter mask), in parallel.
 pub fn output_digest(ds: &Dataset) -> Result<String> {
@@ -219,7 +206,7 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
         ds.address(),
         "chunk size",
     )?;
-    let shas = par_map(&recs, |r| {
+    let shas = crate::threads::try_map(&recs, |r| {
         let coords: Vec<u64> = r
             .offset
             .iter()
