@@ -229,7 +229,7 @@ fn fill_pattern(run: &mut [u8], value: &[u8]) {
 
 /// Enumerate the contiguous runs of a box copy as (src byte, dst byte, bytes).
 #[allow(clippy::too_many_arguments)]
-pub fn box_runs(
+pub fn box_runs<F>(
     sp: Placement<'_>,
     dp: Placement<'_>,
     lo: &[u64],
@@ -237,8 +237,11 @@ pub fn box_runs(
     elem: usize,
     src_len: usize,
     dst_len: usize,
-    f: &mut dyn FnMut(usize, usize, usize) -> Option<()>,
-) -> Option<()> {
+    f: &mut F,
+) -> Option<()>
+where
+    F: FnMut(usize, usize, usize) -> Option<()> + ?Sized,
+{
     let rank = lo.len();
     if rank == 0 || hi.len() != rank || sp.shape.len() != rank || dp.shape.len() != rank {
         return None;
