@@ -104,6 +104,25 @@ mod tests {
     }
 
     #[test]
+    fn exact_chunk_size_is_decoded_without_growth() {
+        // compressible and incompressible data: the output buffer is the
+        // chunk's size, allocated once (no reallocation, no copy).
+        let mut x = 1u32;
+        let noise: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 24) as u8
+            })
+            .collect();
+        for data in [vec![5u8; 100_000], noise] {
+            let enc = encode(&data, &[4], &ctx(data.len())).unwrap();
+            let out = decode(&enc, &[4], &ctx(data.len())).unwrap();
+            assert_eq!(out, data);
+            assert_eq!(out.capacity(), data.len());
+        }
+    }
+
+    #[test]
     fn output_is_capped() {
         let data = vec![0u8; 100_000];
         let enc = encode(&data, &[9], &ctx(data.len())).unwrap();

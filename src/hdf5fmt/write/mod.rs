@@ -247,6 +247,13 @@ pub struct AttrValue {
 pub trait Element: Copy {
     fn dtype() -> Datatype;
     fn put(&self, out: &mut Vec<u8>);
+    /// Append the little-endian bytes of every value (one bulk copy for the
+    /// numeric types on a little-endian target).
+    fn put_all(values: &[Self], out: &mut Vec<u8>) {
+        for v in values {
+            v.put(out);
+        }
+    }
 }
 
 macro_rules! element {
@@ -257,6 +264,25 @@ macro_rules! element {
             }
             fn put(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn put_all(values: &[Self], out: &mut Vec<u8>) {
+                if cfg!(target_endian = "little") {
+                    // SAFETY: a primitive number has no padding and every byte
+                    // of it is initialised; the byte view covers exactly
+                    // `size_of_val(values)` bytes of the borrowed slice and
+                    // on a little-endian target equals `to_le_bytes` of each.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(
+                            values.as_ptr().cast::<u8>(),
+                            std::mem::size_of_val(values),
+                        )
+                    };
+                    out.extend_from_slice(bytes);
+                } else {
+                    for v in values {
+                        v.put(out);
+                    }
+                }
             }
         }
     };
@@ -309,10 +335,8 @@ pub fn vlen_string_type(cset: CharSet) -> Datatype {
 
 /// Little-endian bytes of a slice of elements.
 pub fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(values.len() * 8);
-    for v in values {
-        v.put(&mut out);
-    }
+    let mut out = Vec::with_capacity(std::mem::size_of_val(values));
+    T::put_all(values, &mut out);
     out
 }
 

@@ -210,3 +210,21 @@ fn commit_replaces_target() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+proptest::proptest! {
+    /// The bulk `to_bytes` equals each value's `to_le_bytes` in order.
+    #[test]
+    fn prop_to_bytes_is_le_bytes(
+        a in proptest::collection::vec(proptest::num::i16::ANY, 0..300),
+        b in proptest::collection::vec(proptest::num::u64::ANY, 0..100),
+        c in proptest::collection::vec(proptest::num::f32::ANY, 0..100),
+    ) {
+        let le16: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+        proptest::prop_assert_eq!(to_bytes(&a), le16);
+        let le64: Vec<u8> = b.iter().flat_map(|v| v.to_le_bytes()).collect();
+        proptest::prop_assert_eq!(to_bytes(&b), le64);
+        let lef: Vec<u8> = c.iter().flat_map(|v| v.to_le_bytes()).collect();
+        proptest::prop_assert_eq!(to_bytes(&c), lef);
+        proptest::prop_assert_eq!(to_bytes(&[true, false]), vec![1u8, 0]);
+    }
+}
