@@ -26,6 +26,7 @@ pub mod szip;
 pub mod zstd;
 pub mod zstd_codec;
 pub mod zstd_decode;
+pub(crate) mod zstd_encode;
 
 /// One stage of a filter pipeline as stored in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
