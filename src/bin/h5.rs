@@ -35,6 +35,8 @@ h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices first,last|all|N] [--
 every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
 
 fn main() -> ExitCode {
+    // SAFETY: the first statement of main: no other thread exists yet.
+    unsafe { purehdf::filters::zstd_codec::tune_process_env() };
     let args = match purehdf::threads::take_flag(std::env::args().skip(1).collect()) {
         Ok(a) => a,
         Err(e) => {

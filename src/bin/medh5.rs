@@ -165,6 +165,8 @@ fn write_and_report(
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first statement of main: no other thread exists yet.
+    unsafe { purehdf::filters::zstd_codec::tune_process_env() };
     let args = match take_workers(std::env::args().skip(1).collect())
         .and_then(purehdf::threads::take_flag)
     {

@@ -67,6 +67,30 @@ pub fn compress(src: &[u8], level: i32) -> Vec<u8> {
     }
 }
 
+/// The environment variable through which `rusty_zstd` reads its
+/// level 19–22 repeat-offset gate (once per process, no setter).
+pub const REP_GATE_VAR: &str = "RZSTD_OPT_REP_MIN";
+
+/// Process-start tuning of the encoder, for programs (the `medh5` and `h5`
+/// binaries call it first thing in `main`).
+///
+/// `rusty_zstd`'s optimal parser turns its repeat-offset candidate off after
+/// a few blocks of a frame, and then runs its binary-tree search at every
+/// position; with the candidate always on (`RZSTD_OPT_REP_MIN=-1`) level 22
+/// is ≈ 1.5× faster on our archive blocks for +0.006 % bytes
+/// (`notes/perf-zstd22.md`). The crate reads the setting only from the
+/// environment, so this sets the variable unless the user already has.
+/// Library users who want the same can set it before their program starts.
+///
+/// # Safety
+/// Sets an environment variable: call it before any other thread exists
+/// (nothing may read or write the environment concurrently).
+pub unsafe fn tune_process_env() {
+    if std::env::var_os(REP_GATE_VAR).is_none() {
+        std::env::set_var(REP_GATE_VAR, "-1");
+    }
+}
+
 /// Largest input [`compress_level5_block`] is used for: Blosc blocks (and
 /// their split streams), where it was measured (`notes/perf-zstd.md`).
 const LEVEL5_TUNED_MAX: usize = 256 << 10;
