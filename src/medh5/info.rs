@@ -343,9 +343,9 @@ pub fn info_text(v: &Value) -> String {
 }
 
 /// One node of the object tree.
-#[derive(Clone, Debug)]
 ///
 /// Only hard links are followed; soft and external links are not listed.
+#[derive(Clone, Debug)]
 pub struct Node {
     /// Path from the file root without a leading `/` (`annotations/organs/data`).
     pub path: String,

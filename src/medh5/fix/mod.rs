@@ -30,11 +30,11 @@ pub const NOTE_UNVERIFIED: &str =
     "digests were recomputed from the current bytes; this asserts nothing about whether those bytes are correct";
 
 /// What is wrong with one file (§5.8).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
 ///
-/// The lists come from [`verify_file`](crate::medh5::verify::verify_file)
+/// The lists come from [`verify_file`]
 /// (see [`VerifyReport`](crate::medh5::verify::VerifyReport) for their
 /// meaning) and hold sample-relative paths or annotation ids, sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diagnosis {
     /// The file as the caller named it.
     pub path: String,

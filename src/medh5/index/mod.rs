@@ -155,9 +155,9 @@ impl Default for IndexOptions {
 }
 
 /// One built entry: the datasets of `/index/<ann_id>/`.
-#[derive(Clone, Debug, PartialEq)]
 ///
 /// `C` is the number of classes, `S` the number of spatial axes.
+#[derive(Clone, Debug, PartialEq)]
 pub struct IndexEntry {
     /// uint16 `(C,)`: the indexed classes, ascending.
     pub class_ids: ArrayData,
