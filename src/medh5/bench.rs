@@ -48,20 +48,47 @@ fn usage(msg: impl std::fmt::Display) -> Error {
 /// The parsed flags of one `bench-op` call (every op's flags; each op uses its own).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Args {
+    /// The operation: `write`, `read-full`, `read-patches`,
+    /// `open-first-patch`, `verify` or `collection-ids`.
     pub op: String,
+    /// The positional `FILE` the reading operations open (a `.medh5`, or a
+    /// `.medh5c` for `collection-ids`).
     pub file: Option<PathBuf>,
+    /// Timed calls per operation (`--repeats`, default 5).
     pub repeats: usize,
+    /// Untimed calls before the timed ones (`--warmup`, default 1); for the
+    /// patch operations, the number of leading positions read untimed.
     pub warmup: usize,
+    /// `write`: the image as a `.npy` int16 `(z, y, x)` array (`--image`).
     pub image: Option<PathBuf>,
+    /// `write`: the labelmap as a `.npy` uint8 array of the image's shape
+    /// (`--label`).
     pub label: Option<PathBuf>,
+    /// `write`: the codec profile name (`--profile`, e.g. `training`);
+    /// `balanced` when absent.
     pub profile: Option<String>,
+    /// `write`: the sample file to (over)write on every call (`--out`).
     pub out: Option<PathBuf>,
+    /// `write`: a cubic training patch edge in voxels, stored as the grid's
+    /// `patch_hint` so the chunk optimiser targets it (`--patch-hint`).
     pub patch_hint: Option<u64>,
+    /// `write`: the `sample_id` (and `subject_id`) written (`--sample-id`,
+    /// default `bench`).
     pub sample_id: String,
+    /// Reads: which dataset, `image`, `label` or `label_raw` (see [`What`];
+    /// `--what`, default `image`).
     pub what: String,
+    /// Patch operations: the cube edge in voxels of each patch read
+    /// (`--size`, default 64).
     pub size: u64,
+    /// Patch operations: a JSON file holding a list of `[z, y, x]` patch
+    /// origins (`--positions`; see [`load_positions`]).
     pub positions: Option<PathBuf>,
+    /// `read-patches`: open a new handle per patch (outside the timer), so no
+    /// decoded chunk is reused between patches (`--fresh`).
     pub fresh: bool,
+    /// `verify`: dataset paths to verify alone, as `verify --partial`
+    /// (repeatable `--partial`); empty = the whole file.
     pub partial: Vec<String>,
 }
 
@@ -328,6 +355,10 @@ pub enum What {
 }
 
 impl What {
+    /// The `--what` value `image`, `label` or `label_raw`.
+    ///
+    /// # Errors
+    /// An invalid-argument (usage) error for any other string.
     pub fn parse(s: &str) -> Result<What> {
         match s {
             "image" => Ok(What::Image),

@@ -343,22 +343,41 @@ pub fn info_text(v: &Value) -> String {
 }
 
 /// One node of the object tree.
+///
+/// Only hard links are followed; soft and external links are not listed.
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// Path from the file root without a leading `/` (`annotations/organs/data`).
     pub path: String,
+    /// The link name (last component of `path`).
     pub name: String,
+    /// `true` for a group, `false` for a dataset.
     pub group: bool,
+    /// One-line summary as the reference prints it: for a dataset shape,
+    /// NumPy type string and filter pipeline (`8x16x16 |u1 contiguous`,
+    /// `scalar |O contiguous`); for a group `group`, or `group kind=<kind>`
+    /// when it has a string `kind` attribute.
     pub describe: String,
+    /// For top-level objects only, what the object is for in the spec
+    /// (`geometry (§3.2)`; anything unknown is an extension object).
     pub role: Option<&'static str>,
+    /// A dataset's dimensions (empty for a scalar or a group).
     pub shape: Vec<u64>,
+    /// A dataset's NumPy dtype name (`uint8`, `int16`, `object` for
+    /// strings); empty for a group.
     pub dtype: String,
+    /// A group's members: `meta` first, then in byte order of names. Empty
+    /// for a dataset, and for a group already open higher up the path (a
+    /// hard-link cycle).
     pub children: Vec<Node>,
 }
 
 /// The `tree` of a sample.
 #[derive(Clone, Debug)]
 pub struct Tree {
+    /// The file as the caller named it.
     pub path: String,
+    /// The root's members, `meta` first, then in byte order of names.
     pub objects: Vec<Node>,
 }
 

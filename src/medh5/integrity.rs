@@ -14,8 +14,11 @@ use crate::medh5::error::{Error, Result};
 /// A digest algorithm a file may name in `digest_algo` or a digest prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum DigestAlgo {
+    /// SHA-256 (64 hex digits); the default, and what a file without
+    /// `digest_algo` uses.
     #[default]
     Sha256,
+    /// SHA-512 (128 hex digits).
     Sha512,
     /// BLAKE2b-512, unkeyed (Python `hashlib.new("blake2b")`).
     Blake2b,
@@ -53,12 +56,16 @@ impl DigestAlgo {
 /// An incremental hash in one of the three algorithms.
 #[derive(Clone)]
 pub enum Hasher {
+    /// A [`DigestAlgo::Sha256`] state.
     Sha256(Sha256),
+    /// A [`DigestAlgo::Sha512`] state.
     Sha512(Sha512),
+    /// A [`DigestAlgo::Blake2b`] (512-bit, unkeyed) state.
     Blake2b(Blake2b512),
 }
 
 impl Hasher {
+    /// A fresh hash state (nothing fed yet) in `algo`.
     pub fn new(algo: DigestAlgo) -> Self {
         match algo {
             DigestAlgo::Sha256 => Hasher::Sha256(Sha256::new()),
@@ -67,6 +74,7 @@ impl Hasher {
         }
     }
 
+    /// The algorithm this state hashes in.
     pub fn algo(&self) -> DigestAlgo {
         match self {
             Hasher::Sha256(_) => DigestAlgo::Sha256,
@@ -75,6 +83,8 @@ impl Hasher {
         }
     }
 
+    /// Feed `bytes`; calls concatenate, so feeding in pieces gives the same
+    /// result as feeding the whole at once.
     pub fn update(&mut self, bytes: &[u8]) {
         match self {
             Hasher::Sha256(h) => h.update(bytes),

@@ -16,7 +16,12 @@ use crate::medh5::error::Result;
 /// Writer settings.
 #[derive(Clone, Debug)]
 pub struct WriteOptions {
+    /// The codec profile that picks each bulk dataset's filter pipeline
+    /// (§6.1); default [`Profile::Balanced`].
     pub profile: Profile,
+    /// The algorithm of every `digest` and of `content_id`, written as the
+    /// root `digest_algo` (default sha256). Index `source_digest`s are sha256
+    /// whatever this is.
     pub digest_algo: DigestAlgo,
     /// Root `created` (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
     pub created: String,
@@ -45,7 +50,10 @@ pub enum Layout {
     Contiguous,
     /// Chunked with `dims`, filtered by `filters` (in pipeline order).
     Chunked {
+        /// Chunk shape in elements, one extent per dataset axis.
         dims: Vec<u64>,
+        /// The filter pipeline applied to each chunk, first filter first
+        /// (empty: chunked but unfiltered).
         filters: Vec<FilterSpec>,
     },
 }
@@ -64,10 +72,14 @@ pub enum PlanData {
 pub struct DatasetSpec {
     /// Absolute HDF5 path (`/images/CT`).
     pub path: String,
+    /// The stored element type (little-endian numerics, or vlen UTF-8).
     pub datatype: Datatype,
     /// Dataspace dims; empty = scalar.
     pub shape: Vec<u64>,
+    /// Contiguous, or chunked with its filter pipeline (chosen by the profile
+    /// and the chunk rules of §6.2–§6.4).
     pub layout: Layout,
+    /// The elements to write, unfiltered.
     pub data: PlanData,
     /// Attributes in creation order (`digest` last when stamped).
     pub attrs: Vec<(String, AttrValue)>,
@@ -78,9 +90,13 @@ pub struct DatasetSpec {
 pub enum PlanStep {
     /// Create the group at absolute `path` with these attributes.
     Group {
+        /// Absolute HDF5 path (`/grids/ct`); parents are created by earlier
+        /// steps.
         path: String,
+        /// Attributes in creation order.
         attrs: Vec<(String, AttrValue)>,
     },
+    /// Create a dataset with its data and attributes.
     Dataset(DatasetSpec),
     /// Write these attributes on the root group, in order (`content_id` last).
     RootAttrs(Vec<(String, AttrValue)>),
@@ -89,9 +105,15 @@ pub enum PlanStep {
 /// The whole plan plus the values it stamps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WritePlan {
+    /// What to create, in commit order: layout groups, grids, images,
+    /// annotations, the sampling index, `/meta`, then the root attributes.
     pub steps: Vec<PlanStep>,
+    /// The `/meta` document as serialised (§3.3), the exact text hashed into
+    /// `content_id`.
     pub meta: String,
+    /// The `medh5_profiles` written, sorted in byte order.
     pub profiles: Vec<String>,
+    /// The root `content_id` (`<algo>:<hex>`, §5.4) the plan stamps.
     pub content_id: String,
 }
 

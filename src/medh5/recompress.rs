@@ -33,6 +33,8 @@ carries, so that claim is checked rather than assumed.";
 /// Options of [`recompress_path`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecompressOptions {
+    /// The codec profile every bulk numeric dataset is re-encoded in (its
+    /// codec chosen by the dataset's role, §6.1).
     pub profile: Profile,
     /// Re-derive chunk shapes by the writer's rule.
     pub rechunk: bool,
@@ -43,24 +45,44 @@ pub struct RecompressOptions {
 /// What one file's re-encoding did (the reference's `RecompressResult`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecompressResult {
+    /// The file written: the `--out` path, or the input as the caller named it.
     pub path: String,
+    /// The target profile's name (`archive`, `portable`, ...).
     pub profile: String,
     /// Bulk numeric datasets the profile applies to (re-encoded or already so).
     pub datasets: usize,
+    /// Size of the input file in bytes.
     pub bytes_before: u64,
+    /// Size of the written file in bytes.
     pub bytes_after: u64,
+    /// The root `content_id` of the output (recomputed when it declares
+    /// none); `None` for a collection.
     pub content_id: Option<String>,
+    /// Whether every sample's recomputed `content_id` is the same after as
+    /// before (for a collection: every member's).
     pub content_id_preserved: bool,
+    /// Whether the output verifies (§5.7) and could be read back.
     pub verified: bool,
+    /// Datasets of the output whose bytes do not match their digest
+    /// (sample-relative; `samples/<key>/…` inside a collection).
     pub mismatched: Vec<String>,
+    /// Paths of the output that no `content_id` line attests (as
+    /// [`VerifyReport::unattested`](crate::medh5::verify::VerifyReport::unattested)).
     pub unattested: Vec<String>,
     /// `(path, codec before, codec after)` of every re-encoded dataset.
     pub changed: Vec<(String, String, String)>,
+    /// Absolute paths of numeric datasets copied as stored because their
+    /// type is not what a fresh write creates (committed type, non-bool
+    /// enum, non-native byte order), sorted.
     pub kept: Vec<String>,
+    /// Errors that stopped the output (or a member of it) from being
+    /// verified; any entry makes `verified` false.
     pub unverified: Vec<String>,
 }
 
 impl RecompressResult {
+    /// `bytes_after / bytes_before` (below 1 when the file shrank; 1 for an
+    /// empty input).
     pub fn ratio(&self) -> f64 {
         if self.bytes_before == 0 {
             1.0
@@ -69,6 +91,7 @@ impl RecompressResult {
         }
     }
 
+    /// The reference's `ok`: the output verified and kept its `content_id`.
     pub fn ok(&self) -> bool {
         self.verified && self.content_id_preserved
     }

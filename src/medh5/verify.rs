@@ -28,17 +28,40 @@ const MAX_OBJECTS: usize = 1 << 20;
 const ATTESTED_GROUPS: &[&str] = &["grids", "images", "annotations", "transforms"];
 
 /// One file's verify entry (§5.7).
+///
+/// Every path list holds sample-relative dataset paths without a leading `/`
+/// (`images/CT`), sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VerifyReport {
+    /// The file as the caller named it.
     pub path: String,
+    /// Whether the file verifies: nothing mismatched, malformed or
+    /// unattested, and `content_id_ok` not `Some(false)`. Undigested,
+    /// unverifiable and stale-index entries do not fail it.
     pub ok: bool,
+    /// How many digests were recomputed (matching or mismatched).
     pub checked: usize,
+    /// Datasets whose stored `digest` differs from the one recomputed from
+    /// their bytes (E701).
     pub mismatched: Vec<String>,
+    /// Datasets (outside `index/` and `meta`) that carry no `digest`.
     pub undigested: Vec<String>,
+    /// Paths inside `grids`, `images`, `annotations` or `transforms` that no
+    /// `content_id` line attests: soft, external or repeated hard links, and,
+    /// when the root declares a `content_id`, undigested datasets there.
     pub unattested: Vec<String>,
+    /// Datasets whose `digest` is not a canonical `ALGO:HEX` string (E703);
+    /// with `--partial`, also named paths that carry no digest or do not exist.
     pub malformed: Vec<String>,
+    /// `Some(true)`/`Some(false)`: the root's `content_id` recomputed from the
+    /// stored digests (§5.4) matches / does not (a non-string `content_id` is
+    /// `Some(false)`); `None` when the root has none or under `--partial`.
     pub content_id_ok: Option<bool>,
+    /// Ids of the sampling-index entries whose `source_digest` no longer
+    /// matches their annotation (§6.8, W905); not a failure.
     pub stale_index: Vec<String>,
+    /// Datasets carrying a `digest` whose datatype has no defined digest
+    /// (§5.2), so it could not be recomputed; not a failure.
     pub unverifiable: Vec<String>,
 }
 

@@ -71,6 +71,7 @@ fn code(c: &str, msg: String) -> Error {
 /// A dataset an amend adds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewDataset {
+    /// The stored element type; `data` holds `dtype.size()` bytes per element.
     pub dtype: Datatype,
     /// Empty: scalar.
     pub shape: Vec<u64>,
@@ -78,6 +79,8 @@ pub struct NewDataset {
     pub chunked: Option<(Vec<u64>, Vec<FilterSpec>)>,
     /// Raw little-endian element bytes, C order.
     pub data: Vec<u8>,
+    /// Attributes to write, in order. A `digest` given here is ignored: the
+    /// amend computes and writes it itself when the path is stamped (§5.3).
     pub attrs: Vec<(String, AttrValue)>,
 }
 

@@ -30,15 +30,29 @@ pub const NOTE_UNVERIFIED: &str =
     "digests were recomputed from the current bytes; this asserts nothing about whether those bytes are correct";
 
 /// What is wrong with one file (§5.8).
+///
+/// The lists come from [`verify_file`]
+/// (see [`VerifyReport`](crate::medh5::verify::VerifyReport) for their
+/// meaning) and hold sample-relative paths or annotation ids, sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diagnosis {
+    /// The file as the caller named it.
     pub path: String,
+    /// Datasets whose bytes no longer match their `digest`.
     pub mismatched: Vec<String>,
+    /// Datasets whose `digest` is not a canonical `ALGO:HEX` string.
     pub malformed: Vec<String>,
+    /// Datasets without a `digest` (reported, not a defect by itself).
     pub undigested: Vec<String>,
+    /// Paths in the attested groups that no `content_id` line covers.
     pub unattested: Vec<String>,
+    /// Annotation ids whose sampling-index entry is stale (§6.8).
     pub stale_index: Vec<String>,
+    /// Ids of voxel annotations of an indexed kind (not `mask`) that have no
+    /// `index/<id>` entry; informative only, not a defect.
     pub missing_index: Vec<String>,
+    /// Whether the root `content_id` recomputes (`None`: none declared, or
+    /// not judged because the digest algorithm is being replaced).
     pub content_id_ok: Option<bool>,
 }
 
@@ -56,6 +70,8 @@ impl Diagnosis {
             || self.content_id_ok == Some(false)
     }
 
+    /// Nothing to fix: neither [`Diagnosis::needs_index`] nor
+    /// [`Diagnosis::needs_digests`].
     pub fn clean(&self) -> bool {
         !self.needs_index() && !self.needs_digests()
     }
@@ -80,17 +96,29 @@ impl Diagnosis {
 /// What was done to one file (§5.8).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Repair {
+    /// The file as the caller named it.
     pub path: String,
+    /// What was wrong before anything was changed.
     pub diagnosis: Diagnosis,
+    /// Annotation ids whose sampling-index entry was rebuilt.
     pub rebuilt_index: Vec<String>,
+    /// Whether the digests were re-attested (the file was rewritten and its
+    /// `/meta` provenance gained a record).
     pub rewrote_digests: bool,
+    /// The file's new `content_id` when it was rewritten; `None` when nothing
+    /// was written.
     pub content_id: Option<String>,
+    /// Human-readable remarks in the reference's wording: what is left stale,
+    /// that a re-attestation verifies nothing ([`NOTE_UNVERIFIED`]), an
+    /// algorithm replacement, or why there was nothing to rebuild.
     pub notes: Vec<String>,
     /// Index entries still stale after the repair.
     pub still_stale: Vec<String>,
 }
 
 impl Repair {
+    /// Whether the file was modified (digests rewritten or any index entry
+    /// rebuilt).
     pub fn changed(&self) -> bool {
         self.rewrote_digests || !self.rebuilt_index.is_empty()
     }
@@ -186,6 +214,8 @@ pub struct FixOptions {
     pub rewrite_digests: bool,
     /// Rebuild stale sampling-index entries.
     pub rebuild_index: bool,
+    /// Why the digests are re-attested (`--reason`); required, and not blank,
+    /// when `rewrite_digests` is set. Recorded in `/meta` provenance.
     pub reason: Option<String>,
     /// A person to record instead of the software.
     pub by: Option<String>,

@@ -8,8 +8,13 @@ use crate::medh5::canonical_json::Json;
 /// Who performed the re-attestation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Performer {
-    /// A program: name and version.
-    Software { name: String, version: String },
+    /// A program, recorded as an agent of type `software` with id `s<n>`.
+    Software {
+        /// The program's name (`purehdf` by default).
+        name: String,
+        /// The program's version string.
+        version: String,
+    },
     /// A person named by `--by`.
     Person(String),
 }
@@ -17,15 +22,23 @@ pub enum Performer {
 /// The `restamped` parameter: the paths that needed a new digest, or `"all"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Restamped {
+    /// The sample-relative paths (`images/CT`) found mismatched, malformed or
+    /// unattested before the restamp, sorted; written as a JSON array.
     Paths(Vec<String>),
+    /// Nothing was found wrong (or the algorithm was replaced), so every
+    /// digest was restamped; written as the string `"all"`.
     All,
 }
 
 /// What the activity records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reattestation {
+    /// The agent the activity is attributed to.
     pub performer: Performer,
+    /// Why the digests were re-attested (`--reason`), recorded verbatim as
+    /// `params.reason`.
     pub reason: String,
+    /// Which digests needed restamping, recorded as `params.restamped`.
     pub restamped: Restamped,
     /// `(from, to)` when the file's digest algorithm was replaced.
     pub algo_change: Option<(String, String)>,

@@ -12,8 +12,12 @@ use super::IndexOptions;
 /// Parsed `index build` arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildArgs {
+    /// The sample files to index, as given (in order).
     pub paths: Vec<String>,
+    /// `--max-coords`, `--occupancy` and `--seed`; defaults otherwise.
+    /// (`--workers`/`--threads` are checked and ignored.)
     pub opts: IndexOptions,
+    /// `--json`: print the JSON object instead of text lines.
     pub json: bool,
 }
 

@@ -22,12 +22,19 @@ use crate::medh5::sample::attr_json;
 /// How a draw chooses its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
+    /// Centre the window on a stored foreground coordinate of a class picked
+    /// uniformly among the classes that have voxels (uniform when none has).
     Foreground,
+    /// Foreground with probability `foreground_prob` (default 0.5, see
+    /// [`Sampler::set_foreground_prob`]), uniform otherwise.
     Balanced,
+    /// A window placed uniformly over the volume; nothing is consulted.
     Uniform,
 }
 
 impl Strategy {
+    /// The strategy named `s` (`foreground`, `balanced`, `uniform`; exact
+    /// match), `None` otherwise.
     pub fn from_name(s: &str) -> Option<Strategy> {
         match s {
             "foreground" => Some(Strategy::Foreground),
@@ -37,6 +44,7 @@ impl Strategy {
         }
     }
 
+    /// The strategy's name as [`Strategy::from_name`] reads it.
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Foreground => "foreground",
@@ -50,12 +58,22 @@ impl Strategy {
 /// the volume is shorter than the patch, and how it was chosen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Patch {
+    /// First voxel of the window on each spatial axis, inside the volume.
     pub start: Vec<u64>,
+    /// One past the last voxel on each spatial axis (`stop - start` is the
+    /// patch size, or the whole axis where the axis is shorter).
     pub stop: Vec<u64>,
+    /// `(before, after)` voxels of padding per spatial axis needed to reach
+    /// the patch size; `(0, 0)` wherever the axis is at least the patch size.
     pub pad: Vec<(u64, u64)>,
+    /// The voxel the window was placed around: the drawn foreground
+    /// coordinate, or for a uniform draw the middle of the drawn window
+    /// (clamped into the volume).
     pub center: Vec<u64>,
     /// The strategy actually applied (`balanced` resolves to one of the others).
     pub strategy: Strategy,
+    /// The class whose foreground the window was centred on; `None` for a
+    /// uniform window.
     pub class_id: Option<u16>,
     /// `Some(true)`: the index answered; `Some(false)`: the labels were
     /// scanned; `None`: no foreground question arose.

@@ -23,7 +23,9 @@ pub const INDEXED_KINDS: [&str; 5] = ["labelmap", "layers", "bitmask", "instance
 /// One voxel annotation of a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VoxelAnnotation {
+    /// The annotation id (its group name under `annotations/`).
     pub id: String,
+    /// Its `kind`, one of [`INDEXED_KINDS`].
     pub kind: String,
     /// The annotation's `class_ids`, ascending.
     pub class_ids: Vec<u16>,

@@ -76,6 +76,7 @@ impl Rng {
         self.state = self.state.wrapping_mul(PCG_MULT).wrapping_add(self.inc);
     }
 
+    /// The next 64 uniformly distributed bits (one PCG step, XSL-RR output).
     pub fn next_u64(&mut self) -> u64 {
         self.step();
         let x = ((self.state >> 64) as u64) ^ (self.state as u64);
@@ -133,7 +134,11 @@ impl Rng {
 /// Index settings (`index build` defaults: 4096, seed 0, occupancy 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IndexOptions {
+    /// Most foreground coordinates kept per class (`--max-coords`, ≥ 1); a
+    /// class with more voxels keeps a reproducible sample of this many.
     pub max_coords: u64,
+    /// Seed of the entry's coordinate sample (`--seed`); stored as the
+    /// entry's `seed` attribute.
     pub seed: u64,
     /// Block edge of the occupancy map; 0 = no map.
     pub occupancy: u64,
@@ -150,13 +155,23 @@ impl Default for IndexOptions {
 }
 
 /// One built entry: the datasets of `/index/<ann_id>/`.
+///
+/// `C` is the number of classes, `S` the number of spatial axes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexEntry {
+    /// uint16 `(C,)`: the indexed classes, ascending.
     pub class_ids: ArrayData,
+    /// int64 `(C,)`: the exact number of foreground voxels of each class.
     pub voxel_counts: ArrayData,
+    /// float32 `(C, S, 2)`: per class and axis `[min − 0.5, max + 0.5]` of
+    /// the voxel indices (voxel-centre convention); all NaN for an empty
+    /// class.
     pub class_bboxes: ArrayData,
     /// `(class id, int32 (n, S) coordinates)`.
     pub fg_coords: Vec<(u16, ArrayData)>,
+    /// bool `(C, *coarse)`: whether any voxel of the class lies in each
+    /// `f`-voxel block (coarse extent `max(1, ceil(n / f))`); `None` when built
+    /// with occupancy 0.
     pub occupancy: Option<ArrayData>,
 }
 

@@ -25,22 +25,41 @@ pub enum Planes {
     /// `labelmap` (one plane) or `layers` (L planes): element value of plane
     /// `p` → class index through `luts[p]` (u8 or u16 elements; a layer
     /// counts only the classes its `layer_class_ids` row lists).
-    Values { luts: Vec<Vec<u32>>, wide: bool },
+    Values {
+        /// One table per plane, indexed by element value; `u32::MAX` (or a
+        /// value past the end of the table) means no class.
+        luts: Vec<Vec<u32>>,
+        /// Elements are little-endian u16 (`true`) or u8 (`false`).
+        wide: bool,
+    },
     /// `bitmask`: bit `k` (plane `k / 64`) → class index.
-    Bits { bits: Vec<u32> },
+    Bits {
+        /// Class index of each bit, over all planes (plane `p` holds bits
+        /// `64p .. 64p + 63` of little-endian u64 elements); `u32::MAX`: no
+        /// class.
+        bits: Vec<u32>,
+    },
     /// `probmap`: plane `p` is class index `p`; foreground when ≥ `threshold`
     /// (already rounded to the stored precision).
-    Probs { half: bool, threshold: f64 },
+    Probs {
+        /// Elements are float16 (`true`) or float32 (`false`), little-endian.
+        half: bool,
+        /// The foreground threshold, compared as `value >= threshold`.
+        threshold: f64,
+    },
 }
 
 /// One dense label dataset to index.
 pub struct Volume<'a> {
+    /// The annotation's `data` dataset (planes first, then spatial axes).
     pub ds: &'a Dataset,
     /// Leading plane axis extent (1 for a labelmap: no plane axis).
     pub planes: u64,
     /// Whether the dataset has a leading plane axis.
     pub has_plane_axis: bool,
+    /// Extents of the spatial axes (the grid's), slowest first.
     pub spatial: Vec<u64>,
+    /// How element values map to classes.
     pub map: Planes,
     /// Number of classes (class index range).
     pub classes: usize,

@@ -20,12 +20,16 @@ const PROJECTED: &[&str] = &[
 
 /// One sample root being validated.
 pub struct Ctx<'a> {
+    /// The open file holding the sample (the sample itself, or a collection).
     pub file: &'a File,
     /// HDF5 path of the sample root without slashes (`""` or `samples/<key>`).
     pub base: String,
     /// Prefix of every location (`""` or `/samples/<key>:`).
     pub prefix: String,
+    /// The level being validated at; rules of higher levels do not run.
     pub level: Level,
+    /// Diagnostics emitted so far, in emission order (the report sorts them),
+    /// with locations already prefixed.
     pub diags: Vec<crate::medh5::validate::Diagnostic>,
     /// Root attributes, decoded.
     pub root_attrs: Vec<(String, Json)>,
@@ -44,6 +48,9 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// A fresh context for the sample root at `base` (see [`Ctx::base`])
+    /// whose locations start with `prefix` (see [`Ctx::prefix`]); nothing
+    /// read yet, no diagnostics.
     pub fn new(file: &'a File, base: &str, prefix: &str, level: Level) -> Self {
         Ctx {
             file,
@@ -147,6 +154,8 @@ impl<'a> Ctx<'a> {
         v
     }
 
+    /// Whether the file is held to profile `p`, either because it declares it
+    /// or because the caller asked for it.
     pub fn has_profile(&self, p: &str) -> bool {
         self.declared_profiles.iter().any(|x| x == p) || self.extra_profiles.iter().any(|x| x == p)
     }

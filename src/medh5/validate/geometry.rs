@@ -31,10 +31,19 @@ pub const ORTHO_TOL: f64 = 1e-4;
 /// What the other rules need to know of a grid.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GridInfo {
+    /// The grid's `shape` attribute, one extent per axis (empty when missing
+    /// or not integers; a negative extent reads as 0).
     pub shape: Vec<u64>,
+    /// The `axis_kinds` attribute (`spatial`, `channel`, `time`, `other`),
+    /// parallel to `shape`; a 2-D or 3-D grid without it is all `spatial`.
     pub kinds: Vec<String>,
+    /// The `units` attribute of the spatial axes (`mm`, `um`, `m`, `px`),
+    /// when it is a string.
     pub units: Option<String>,
+    /// The id of the timepoint the grid belongs to (`timepoint` attribute).
     pub timepoint: Option<String>,
+    /// The frame of reference the grid's world coordinates are in
+    /// (`frame_uid` attribute), when given.
     pub frame_uid: Option<String>,
 }
 

@@ -29,6 +29,7 @@ const MAX_OBJECTS: usize = 1 << 20;
 pub struct Found {
     /// Sample-relative path.
     pub path: String,
+    /// The dataset, opened for reading its bytes and attributes.
     pub ds: Dataset,
     /// The stored `digest` (a non-string value reads as `""`).
     pub digest: Option<String>,
@@ -36,14 +37,20 @@ pub struct Found {
 
 /// A path that is not its object's own: `(path, first path or link text)`.
 pub struct Alias {
+    /// The sample-relative path (no leading `/`) the walk reached again.
     pub path: String,
+    /// For a hard link to an object already seen, that object's first path
+    /// (`/images/CT`); for a soft link, its target text; for an external
+    /// link, `file:path`.
     pub first: String,
 }
 
 /// What the depth-first walk of §5.3 finds from the sample root.
 #[derive(Default)]
 pub struct Walk {
+    /// Every dataset, once, at its first path, in walk order.
     pub datasets: Vec<Found>,
+    /// Every soft, external or repeated hard link met, in walk order.
     pub aliases: Vec<Alias>,
     /// Direct members of the covered layout groups (every link kind).
     pub members: Vec<String>,

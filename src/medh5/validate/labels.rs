@@ -13,9 +13,15 @@ use super::ctx::{attr, json_ints, py_list, Ctx};
 /// A class of an inline label set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Class {
+    /// The class id, the value its voxels carry (1–65534 by the schema).
     pub id: i64,
+    /// The class's machine key (`liver`); `""` when missing.
     pub key: String,
+    /// Ids of the classes this one is a sub-class of (`parents`); non-integer
+    /// entries are skipped.
     pub parents: Vec<i64>,
+    /// Whether the class has a non-empty `codes` list (ontology bindings);
+    /// a used class without one is W912.
     pub has_codes: bool,
 }
 

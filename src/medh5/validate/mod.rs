@@ -44,6 +44,7 @@ use crate::hdf5fmt::file::File;
 /// Validation options (`--level`, `--profile`, `--codes-revision`).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// The level to validate at (default [`Level::Semantic`]).
     pub level: Level,
     /// Extra profiles the file is held to besides the ones it declares.
     pub profiles: Vec<String>,

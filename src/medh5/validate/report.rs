@@ -8,14 +8,25 @@ use serde_json::{json, Value};
 /// A validation level (§9.1); each includes the checks of the ones before.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Container, document, geometry, images, annotations, bulk storage and
+    /// clinical-table rules only: is the file shaped like a medh5 sample.
     Structural,
+    /// Structural plus cross-references, label set, transforms, closure,
+    /// multiscale, curation, splits, profiles and ontology bindings; the
+    /// default of `medh5 validate`.
     #[default]
     Semantic,
+    /// Semantic plus reading the stored bytes: digests, `content_id`, index
+    /// currency, probmap values and clinical digests (§5.7).
     Integrity,
+    /// Integrity with every warning counted as an error; diagnostics keep
+    /// their table severity and [`Report::counts`] reports them as promoted.
     Strict,
 }
 
 impl Level {
+    /// The level's name as the CLI's `--level` and the report JSON spell it
+    /// (`"structural"`, `"semantic"`, `"integrity"`, `"strict"`).
     pub fn name(self) -> &'static str {
         match self {
             Level::Structural => "structural",
@@ -25,6 +36,8 @@ impl Level {
         }
     }
 
+    /// The level named `s` (the inverse of [`Level::name`]; exact,
+    /// lower-case match); `None` for any other string.
     pub fn from_name(s: &str) -> Option<Self> {
         Some(match s {
             "structural" => Level::Structural,
@@ -39,8 +52,15 @@ impl Level {
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The code from the code table (§9.2): `E…` for errors, `W…` for
+    /// warnings, e.g. `"E701"`. Only the code is normative.
     pub code: String,
+    /// Where the problem is: an HDF5 path (`/images/CT`) or a JSON pointer
+    /// into the document (`/meta#label_set`); inside a collection it is
+    /// prefixed with the member root (`/samples/<key>:/images/CT`).
     pub location: String,
+    /// Human-readable explanation; informative only, not stable across
+    /// versions.
     pub message: String,
 }
 
@@ -54,6 +74,8 @@ impl Diagnostic {
         }
     }
 
+    /// Whether the code is an error (`E…`) by the table; a warning counted as
+    /// an error under [`Level::Strict`] still answers `false`.
     pub fn is_error(&self) -> bool {
         !self.code.starts_with('W')
     }
@@ -62,14 +84,24 @@ impl Diagnostic {
 /// Everything one validation pass found about one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
+    /// The file as the caller named it (not canonicalised); the JSON `path`.
     pub path: String,
+    /// The level the file was validated at.
     pub level: Level,
+    /// Every profile the file was held to (declared plus requested), sorted;
+    /// empty for a collection or an unreadable file.
     pub profiles: Vec<String>,
+    /// The findings; in report order once [`Report::finish`] has run.
     pub diagnostics: Vec<Diagnostic>,
+    /// What was checked, as the JSON `checked` object: `{"rules": [...],
+    /// "schema_checked": bool}` for a sample, `{"samples": [...]}` for a
+    /// collection, `{}` for an unreadable file (§9.3).
     pub checked: Value,
 }
 
 impl Report {
+    /// An empty report (no diagnostics, `checked` = `{}`) for `path` at
+    /// `level`, held to `profiles`.
     pub fn new(path: &str, level: Level, profiles: Vec<String>) -> Self {
         Report {
             path: path.to_string(),
@@ -110,6 +142,8 @@ impl Report {
         }
     }
 
+    /// Whether the file passes at the report's level: no errors once
+    /// [`Level::Strict`] has promoted the warnings (the JSON `ok`).
     pub fn ok(&self) -> bool {
         self.counts().0 == 0
     }

@@ -9,8 +9,11 @@ use serde_json::{Map, Value};
 /// A member type.
 #[derive(Debug)]
 pub enum T {
+    /// Any JSON value; nothing is checked.
     Any,
+    /// A string (possibly empty).
     Str,
+    /// A string of at least one character.
     NonEmptyStr,
     /// `[A-Za-z0-9_.-]{1,128}`.
     Id,
@@ -18,12 +21,19 @@ pub enum T {
     Hex64,
     /// `^[a-z0-9][a-z0-9_]*$`.
     ClassKey,
+    /// An integer within the inclusive bounds `(min, max)` (`None`: no bound);
+    /// as in JSON Schema, a number with no fractional part such as `2.0`
+    /// counts as an integer.
     Int(Option<i64>, Option<i64>),
+    /// Any JSON number within the inclusive bounds `(min, max)`.
     Num(Option<f64>, Option<f64>),
+    /// `true` or `false`.
     Bool,
+    /// One of the strings of the vocabulary (case-sensitive).
     Enum(&'static [&'static str]),
     /// A string of the vocabulary, or null.
     EnumOrNull(&'static [&'static str]),
+    /// An object checked against the nested [`Spec`].
     Obj(&'static Spec),
     /// Any object.
     AnyObj,
@@ -38,13 +48,20 @@ pub enum T {
 /// An object type.
 #[derive(Debug)]
 pub struct Spec {
+    /// Members that must be present (reported as `'<name>' is a required
+    /// property` at the object's pointer).
     pub required: &'static [&'static str],
+    /// The known members and the type each must have when present.
     pub props: &'static [(&'static str, T)],
+    /// Whether members not in `props` are allowed (and left unchecked);
+    /// when `false` they are reported together as additional properties.
     pub additional: bool,
 }
 
 const CLASS_ID: T = T::Int(Some(1), Some(65534));
 
+/// The top-level `/meta` object of a sample (§3.1): `identity` and
+/// `timepoints` required, the other members optional, nothing else allowed.
 pub static DOCUMENT: Spec = Spec {
     required: &["identity", "timepoints"],
     additional: false,
