@@ -112,7 +112,8 @@ pub struct LabelClass {
 pub struct Relation {
     /// Id of the class the relation starts from.
     pub subject: u16,
-    /// Relation name, free text (e.g. `part_of`).
+    /// Relation name, free text; `is_a` (subject is a kind of object) is the
+    /// one `closure = "implicit"` reads follow.
     pub predicate: String,
     /// Id of the class the relation points to.
     pub object: u16,
