@@ -29,6 +29,8 @@ const MAX_MEMBERS: usize = 1 << 20;
 /// collection member seen as a sample rooted at `/samples/<key>`.
 #[derive(Clone, Debug)]
 pub struct MemberFile {
+    /// The member's key under `/samples` (`[A-Za-z0-9_.-]{1,255}`); `None`
+    /// when the file is a plain sample.
     pub key: Option<String>,
     /// Absolute path of the member root in the file (`""` for a sample).
     pub prefix: String,
@@ -168,21 +170,28 @@ pub fn default_key(path: &Path) -> String {
     name.split('.').next().unwrap_or("").to_string()
 }
 
-/// What `pack` wrote.
+/// What [`pack`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packed {
+    /// Path of the collection written, as given.
     pub out: String,
+    /// Number of member samples packed.
     pub samples: usize,
+    /// Size of the collection file in bytes.
     pub bytes: u64,
+    /// Total size of the source sample files in bytes.
     pub source_bytes: u64,
 }
 
 impl Packed {
+    /// The `pack --json` object `{"out", "samples", "bytes", "source_bytes"}`.
     pub fn to_json(&self) -> Value {
         json!({"out": self.out, "samples": self.samples, "bytes": self.bytes,
                "source_bytes": self.source_bytes})
     }
 
+    /// The one-line human report, e.g. `c.medh5c: 2 samples, 1.2 MiB
+    /// (sources 1.3 MiB)`, newline-terminated.
     pub fn to_text(&self) -> String {
         format!(
             "{}: {} samples, {} (sources {})\n",

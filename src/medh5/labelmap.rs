@@ -24,7 +24,11 @@ pub const DEFAULT_IGNORE: u16 = u16::MAX;
 /// A decoded label volume (C order, `shape` = the spatial extent read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelVolume {
+    /// Extent of each spatial axis read (the grid's spatial shape, or the
+    /// patch's extent for a patch read).
     pub shape: Vec<u64>,
+    /// One class id per voxel in C order: 0 = background, the annotation's
+    /// ignore id (default [`DEFAULT_IGNORE`]) = ignore.
     pub data: Vec<u16>,
     /// Voxels where two or more classes met and one overwrote the others.
     pub overwritten: u64,

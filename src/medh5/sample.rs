@@ -24,6 +24,8 @@ const MAX_ATTR_ELEMENTS: u64 = 1 << 20;
 /// An open sample file.
 #[derive(Debug)]
 pub struct SampleFile {
+    /// The underlying HDF5 file, for reads this type does not wrap; paths
+    /// resolve from the sample root.
     pub file: File,
 }
 
