@@ -37,6 +37,10 @@ pub struct LabelVolume {
 impl LabelVolume {
     /// The volume as uint8, refused (as the reference refuses a narrower
     /// dtype) when a value does not fit.
+    ///
+    /// # Errors
+    ///
+    /// An invalid-input error naming the first value above 255.
     pub fn to_u8(&self) -> Result<Vec<u8>> {
         self.data
             .iter()
