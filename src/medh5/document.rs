@@ -31,8 +31,7 @@ pub fn is_valid_id(id: &str) -> bool {
 pub struct Identity {
     /// The sample's own id; required and non-empty (E005 otherwise).
     pub sample_id: String,
-    /// The (pseudonymised) subject the sample belongs to; required and
-    /// non-empty. Several samples may share one subject.
+    /// Id of the subject the sample belongs to; required and non-empty. Several samples may share one subject.
     pub subject_id: String,
     /// Subject sex; the schema allows `F`, `M`, `O` or `unknown`.
     pub sex: Option<String>,
@@ -59,7 +58,7 @@ pub struct Timepoint {
     pub index: u64,
     /// Free-text display label (e.g. `baseline`).
     pub label: Option<String>,
-    /// Acquisition date as free text (usually ISO 8601 `YYYY-MM-DD`).
+    /// Acquisition date; a string the schema does not constrain further.
     pub date: Option<String>,
     /// Days since the baseline timepoint, a JSON number (int or float, kept
     /// as given); lets de-identified files keep intervals without dates.
