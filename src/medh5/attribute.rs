@@ -8,6 +8,10 @@ use super::canonical_json::Json;
 use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
 
 /// One attribute value with its shape (`shape` empty = scalar dataspace).
+///
+/// In the numeric variants `shape` is the attribute's dataspace (`[]` for a
+/// scalar, `[n]` for a list, `[r, c]` for a matrix) and `values` holds its
+/// elements in C order, one per element of `shape` (one for a scalar).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {
     /// Scalar vlen UTF-8 string.
@@ -15,13 +19,33 @@ pub enum AttrValue {
     /// 1-D vlen UTF-8 string array.
     StrList(Vec<String>),
     /// int64 values.
-    I64 { shape: Vec<u64>, values: Vec<i64> },
+    I64 {
+        /// Dataspace dimensions; empty = scalar.
+        shape: Vec<u64>,
+        /// Elements in C order.
+        values: Vec<i64>,
+    },
     /// uint16 values (class id arrays).
-    U16 { shape: Vec<u64>, values: Vec<u16> },
+    U16 {
+        /// Dataspace dimensions; empty = scalar.
+        shape: Vec<u64>,
+        /// Elements in C order.
+        values: Vec<u16>,
+    },
     /// float64 values.
-    F64 { shape: Vec<u64>, values: Vec<f64> },
+    F64 {
+        /// Dataspace dimensions; empty = scalar.
+        shape: Vec<u64>,
+        /// Elements in C order.
+        values: Vec<f64>,
+    },
     /// bool values (stored as the FALSE/TRUE enum over int8).
-    Bool { shape: Vec<u64>, values: Vec<bool> },
+    Bool {
+        /// Dataspace dimensions; empty = scalar.
+        shape: Vec<u64>,
+        /// Elements in C order.
+        values: Vec<bool>,
+    },
 }
 
 /// The vlen UTF-8 NULLTERM string type (element = 16-byte global-heap pointer).

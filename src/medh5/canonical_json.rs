@@ -13,7 +13,9 @@ use super::pyfloat;
 /// their Python type (int or float), so that both serialisations are exact.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Json {
+    /// `null` (Python `None`).
     Null,
+    /// `true` / `false`.
     Bool(bool),
     /// A Python `int` that fits in `i64`.
     Int(i64),
@@ -21,7 +23,10 @@ pub enum Json {
     UInt(u64),
     /// A Python `float` (non-finite values render `NaN`/`Infinity`).
     Float(f64),
+    /// A string; serialised with only `"`, `\` and control characters
+    /// escaped, non-ASCII raw.
     Str(String),
+    /// An array, elements in order.
     Array(Vec<Json>),
     /// Members in insertion order.
     Object(Vec<(String, Json)>),

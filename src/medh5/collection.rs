@@ -29,6 +29,8 @@ const MAX_MEMBERS: usize = 1 << 20;
 /// collection member seen as a sample rooted at `/samples/<key>`.
 #[derive(Clone, Debug)]
 pub struct MemberFile {
+    /// The member's key under `/samples` (`[A-Za-z0-9_.-]{1,255}`); `None`
+    /// when the file is a plain sample.
     pub key: Option<String>,
     /// Absolute path of the member root in the file (`""` for a sample).
     pub prefix: String,
@@ -168,21 +170,28 @@ pub fn default_key(path: &Path) -> String {
     name.split('.').next().unwrap_or("").to_string()
 }
 
-/// What `pack` wrote.
+/// What [`pack`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packed {
+    /// Path of the collection written, as given.
     pub out: String,
+    /// Number of member samples packed.
     pub samples: usize,
+    /// Size of the collection file in bytes.
     pub bytes: u64,
+    /// Total size of the source sample files in bytes.
     pub source_bytes: u64,
 }
 
 impl Packed {
+    /// The `pack --json` object `{"out", "samples", "bytes", "source_bytes"}`.
     pub fn to_json(&self) -> Value {
         json!({"out": self.out, "samples": self.samples, "bytes": self.bytes,
                "source_bytes": self.source_bytes})
     }
 
+    /// The one-line human report, e.g. `c.medh5c: 2 samples, 1.2 MiB
+    /// (sources 1.3 MiB)`, newline-terminated.
     pub fn to_text(&self) -> String {
         format!(
             "{}: {} samples, {} (sources {})\n",
@@ -195,7 +204,17 @@ impl Packed {
 }
 
 /// Pack `sources` into the collection `out` (keys: `keys` in order, else each
-/// file name up to its first dot).
+/// file name up to its first dot). The output is staged and published
+/// atomically; the collection's `medh5_version` is the highest of the
+/// sources'.
+///
+/// # Errors
+///
+/// E003 for an invalid or repeated key; an invalid-input error for no
+/// sources, a key count that does not match, a source that is the output,
+/// a collection or holds external links; E702 (nothing written) when a
+/// member's recomputed `content_id` differs from its source's; I/O and
+/// HDF5-layer errors.
 pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> {
     if sources.is_empty() {
         return Err(Error::invalid("pack needs at least one source"));
@@ -297,7 +316,17 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
 }
 
 /// Unpack every member of `shard` (or those named in `keys`) as
-/// `DIR/<key>.medh5`; returns the paths written.
+/// `DIR/<key>.medh5`; returns the paths written. Each output is published
+/// atomically (an existing file keeps its permissions) after its
+/// `content_id` is checked against the member's.
+///
+/// # Errors
+///
+/// An invalid-input error when `shard` is not a collection or lacks a
+/// requested key; E003 for a key that is not a safe file name or collides
+/// with another ignoring case; E008 for a member that is not a group; E702
+/// when an output's `content_id` differs (outputs already published stay);
+/// I/O and HDF5-layer errors.
 pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> {
     let f = File::open(shard)?;
     if !is_collection(&f) {

@@ -23,74 +23,134 @@ pub fn is_valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
 }
 
-/// `identity`.
+/// The document's `identity` object (§3.1): who and what the sample is.
+///
+/// Serialised (§3.3) as `sample_id`, `subject_id`, then `sex`, `laterality`,
+/// `bodypart` when set, then [`extra`](Self::extra) in its original order.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Identity {
+    /// The sample's own id; required and non-empty (E005 otherwise).
     pub sample_id: String,
+    /// Id of the subject the sample belongs to; required and non-empty. Several samples may share one subject.
     pub subject_id: String,
+    /// Subject sex; the schema allows `F`, `M`, `O` or `unknown`.
     pub sex: Option<String>,
+    /// `left`, `right` or `bilateral` for the imaged body side.
     pub laterality: Option<String>,
+    /// Free-text name of the imaged body part.
     pub bodypart: Option<String>,
     /// Other members, in their original order.
     pub extra: Vec<(String, Json)>,
 }
 
-/// One entry of `timepoints`.
+/// One entry of the document's `timepoints` array (§3.1), a visit or
+/// acquisition time that grids can refer to by [`id`](Self::id).
+///
+/// Serialised (§3.3) as `id`, `index`, then each optional member only when set.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Timepoint {
+    /// Timepoint id, matching `[A-Za-z0-9_.-]{1,128}` and not `meta`
+    /// (E003); unique within the document (E108). Grids name it in their
+    /// `timepoint` attribute.
     pub id: String,
+    /// Chronological position; over the whole document the indexes must be
+    /// exactly `0, 1, 2, …` in some order (E108).
     pub index: u64,
+    /// Free-text display label (e.g. `baseline`).
     pub label: Option<String>,
+    /// Acquisition date; a string the schema does not constrain further.
     pub date: Option<String>,
-    /// A JSON number (int or float, kept as given).
+    /// Days since the baseline timepoint, a JSON number (int or float, kept
+    /// as given); lets de-identified files keep intervals without dates.
     pub days_from_baseline: Option<Json>,
+    /// DICOM Study Instance UID of the source study.
     pub study_uid: Option<String>,
+    /// Subject age in years at this timepoint, a JSON number ≥ 0 kept as
+    /// given (int or float).
     pub subject_age_years: Option<Json>,
+    /// Free-text description.
     pub description: Option<String>,
+    /// DICOM Series Instance UIDs of the source series: a JSON object mapping
+    /// names to UID strings, kept as given.
     pub series_uids: Option<Json>,
 }
 
-/// One class of an inline label set.
+/// One class of an inline label set (§3.3, §3.4).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct LabelClass {
+    /// Class id as stored in voxel data and `class_ids`: `1..=65534`
+    /// (0 = background and 65535 = ignore are reserved, E303); unique in
+    /// the set.
     pub id: u16,
+    /// Short machine-readable key, unique in the set (e.g. `liver`).
     pub key: String,
+    /// Human-readable name (e.g. `Liver`); defaults to the key when the
+    /// stored class has none.
     pub name: String,
+    /// Ids of parent classes in a class hierarchy; written only when
+    /// non-empty.
     pub parents: Vec<u16>,
+    /// Free-text grouping of the class (e.g. `organ`).
     pub category: Option<String>,
+    /// Display colour: a JSON array of four integers 0–255 (RGBA), kept as given.
     pub color: Option<Json>,
+    /// Ontology codes, each a JSON object `{"system", "code", "name"?}`
+    /// (e.g. SNOMED CT); a used class without any gets W912.
     pub codes: Vec<Json>,
+    /// `left`, `right` or `bilateral` when the class is sided.
     pub laterality: Option<String>,
+    /// Free-form JSON object of further class properties; an empty object
+    /// is not written.
     pub properties: Option<Json>,
 }
 
-/// A relation between two classes.
+/// A typed relation between two classes of an inline label set, read as
+/// "`subject` `predicate` `object`". The derived order (subject, predicate,
+/// object) is the order the label-set hash sorts them in (§3.4).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Relation {
+    /// Id of the class the relation starts from.
     pub subject: u16,
+    /// Relation name, free text; `is_a` (subject is a kind of object) is the
+    /// one `closure = "implicit"` reads follow.
     pub predicate: String,
+    /// Id of the class the relation points to.
     pub object: u16,
 }
 
-/// Inline classes or a reference to an external set.
+/// How a label set carries its classes: inline, or as a reference to an
+/// external set pinned by hash (`form` = `"inline"` / `"ref"`, §3.4).
 #[derive(Clone, Debug, PartialEq)]
 pub enum LabelSetForm {
+    /// `form: "inline"`: the classes are in the document.
     Inline {
+        /// The classes, in document order.
         classes: Vec<LabelClass>,
+        /// Class relations, in document order (sorted only for hashing).
         relations: Vec<Relation>,
+        /// Keypoint skeletons as raw JSON objects `{"id", "keypoints",
+        /// "edges"}`, in document order (sorted by `id` only for hashing).
         skeletons: Vec<Json>,
     },
+    /// `form: "ref"`: the classes live elsewhere; both fields are required
+    /// (E305).
     Ref {
+        /// Where the external label set can be found.
         uri: String,
+        /// Hex SHA-256 (no prefix) of the external set's canonical JSON.
         sha256: String,
     },
 }
 
-/// `label_set`.
+/// The document's `label_set` (§3.3, §3.4): the classes that annotation
+/// `class_ids` refer to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LabelSet {
+    /// Label-set id (non-empty), e.g. `demo-organs`.
     pub id: String,
+    /// Version of the set (non-empty free text, e.g. `1.0.0`).
     pub version: String,
+    /// Inline classes or an external reference.
     pub form: LabelSetForm,
 }
 
@@ -110,6 +170,9 @@ impl LabelClass {
         }
     }
 
+    /// The class as a JSON object in the reference's member order (§3.3):
+    /// `id`, `key`, `name`, then the optional members only when set and
+    /// non-empty. This is also the form hashed into the label-set `sha256`.
     pub fn to_json(&self) -> Json {
         let mut o = Json::object();
         o.push("id", Json::Int(i64::from(self.id)));
@@ -144,6 +207,7 @@ impl LabelClass {
 }
 
 impl Relation {
+    /// The relation as `{"subject", "predicate", "object"}`.
     pub fn to_json(&self) -> Json {
         let mut o = Json::object();
         o.push("subject", Json::Int(i64::from(self.subject)));
@@ -215,6 +279,10 @@ impl LabelSet {
         }
     }
 
+    /// The `label_set` object as stored in `/meta` (§3.3): `id`, `version`,
+    /// `sha256` (always written, computed by [`sha256`](Self::sha256) for
+    /// an inline set), `form`, then `uri` for a ref set or `classes` and the
+    /// non-empty `relations`/`skeletons` for an inline one.
     pub fn to_json(&self) -> Json {
         let mut o = Json::object();
         o.push("id", Json::Str(self.id.clone()));
@@ -250,6 +318,12 @@ impl LabelSet {
     }
 
     /// Validate class ids (1..=65534, unique, E303/E306) and keys.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`] with `E303` for a reserved class id (0 or 65535),
+    /// `E005` for a repeated id or an empty key, `E305` for a ref set
+    /// without `uri` or `sha256`.
     pub fn validate(&self) -> Result<()> {
         let mut seen = std::collections::BTreeSet::new();
         for c in self.classes() {
@@ -284,19 +358,36 @@ fn push_str(o: &mut Json, key: &str, v: &Option<String>) {
     }
 }
 
-/// The whole `/meta` document.
+/// The whole `/meta` sample document (§3): typed where the reference fixes
+/// the serialisation, raw [`Json`] elsewhere. [`to_meta`](Self::to_meta)
+/// gives the exact stored text and [`from_meta`](Self::from_meta) parses it.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SampleDocument {
+    /// Required `identity` object.
     pub identity: Identity,
+    /// Required, non-empty `timepoints`; ids unique, indexes dense (E108).
     pub timepoints: Vec<Timepoint>,
     /// `cohort` members (written known keys first, then extras in order).
     pub cohort: Vec<(String, Json)>,
+    /// The label set annotations' class ids refer to; needed by any
+    /// non-`mask` voxel annotation under profile `seg` (E301).
     pub label_set: Option<LabelSet>,
+    /// Provenance graph `{"agents": [...], "activities": [...]}` (the keys
+    /// that `prov` attributes name, E601); not written when it holds only
+    /// empty arrays or nulls.
     pub provenance: Option<Json>,
+    /// Quality records: a JSON object mapping keys (named by `quality`
+    /// attributes, E602) to `{"status", ...}` records.
     pub quality: Option<Json>,
+    /// Dataset split assignments: a JSON array of `{"set_id", "partition",
+    /// ...}` objects.
     pub splits: Option<Json>,
+    /// Acquisition details: a JSON object mapping names to free-form objects.
     pub acquisition: Option<Json>,
+    /// De-identification record (at least `method`); without it the
+    /// validator warns W903, a failure under `strict`.
     pub deidentification: Option<Json>,
+    /// Free-form JSON object for application data.
     pub extra: Option<Json>,
 }
 
@@ -309,6 +400,7 @@ const COHORT_ORDER: [&str; 5] = [
 ];
 
 impl Timepoint {
+    /// A timepoint with only `id` and `index` set (not validated here).
     pub fn new(id: &str, index: u64) -> Self {
         Timepoint {
             id: id.to_string(),
@@ -317,6 +409,10 @@ impl Timepoint {
         }
     }
 
+    /// The timepoint as a JSON object in the reference's member order
+    /// (§3.3): `id`, `index`, `label`, `date`, `days_from_baseline`,
+    /// `study_uid`, `subject_age_years`, `description`, `series_uids`, each
+    /// optional one only when set.
     pub fn to_json(&self) -> Json {
         let mut o = Json::object();
         o.push("id", Json::Str(self.id.clone()));
@@ -421,6 +517,12 @@ impl SampleDocument {
 
     /// Schema checks this model can make: ids, non-empty identity, timepoints
     /// non-empty, unique and dense (E108), label set (E303/E305).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`] with `E005` (empty identity ids, no timepoints),
+    /// `E003` (bad timepoint id), `E108` (repeated id, indexes not
+    /// `0, 1, 2, …`) or the label set's code from [`LabelSet::validate`].
     pub fn validate(&self) -> Result<()> {
         if self.identity.sample_id.is_empty() || self.identity.subject_id.is_empty() {
             return Err(e005("identity needs non-empty sample_id and subject_id"));
@@ -457,7 +559,12 @@ impl SampleDocument {
         Ok(())
     }
 
-    /// Parse `/meta` text.
+    /// Parse `/meta` text and [`validate`](Self::validate) it.
+    ///
+    /// # Errors
+    ///
+    /// `E004` when the text is not JSON or not an object; otherwise as
+    /// [`from_json`](Self::from_json).
     pub fn from_meta(text: &str) -> Result<Self> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::Code {
             code: "E004".into(),
@@ -466,7 +573,16 @@ impl SampleDocument {
         Self::from_json(&Json::from_serde(&v))
     }
 
-    /// Build from a JSON object (E004 when not an object, E005 on schema errors).
+    /// Build from a JSON object and [`validate`](Self::validate) it. Member
+    /// order inside `identity` extras and `cohort` is kept, so a parsed
+    /// document re-serialises to the same text.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`] with `E004` when `v` is not an object, `E005` on a
+    /// schema error (missing `identity`, unknown top-level or timepoint
+    /// member, wrongly typed value, class id out of `u16` range), or any
+    /// error of [`validate`](Self::validate).
     pub fn from_json(v: &Json) -> Result<Self> {
         let Json::Object(members) = v else {
             return Err(Error::Code {

@@ -24,7 +24,11 @@ pub const DEFAULT_IGNORE: u16 = u16::MAX;
 /// A decoded label volume (C order, `shape` = the spatial extent read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelVolume {
+    /// Extent of each spatial axis read (the grid's spatial shape, or the
+    /// patch's extent for a patch read).
     pub shape: Vec<u64>,
+    /// One class id per voxel in C order: 0 = background, the annotation's
+    /// ignore id (default [`DEFAULT_IGNORE`]) = ignore.
     pub data: Vec<u16>,
     /// Voxels where two or more classes met and one overwrote the others.
     pub overwritten: u64,
@@ -33,6 +37,10 @@ pub struct LabelVolume {
 impl LabelVolume {
     /// The volume as uint8, refused (as the reference refuses a narrower
     /// dtype) when a value does not fit.
+    ///
+    /// # Errors
+    ///
+    /// An invalid-input error naming the first value above 255.
     pub fn to_u8(&self) -> Result<Vec<u8>> {
         self.data
             .iter()

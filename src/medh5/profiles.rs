@@ -12,13 +12,21 @@ pub const BULK_MIN_BYTES: u64 = 1_048_576;
 /// Pipeline flags the reference stores: bit 0 = optional.
 pub const OPTIONAL: u16 = 1;
 
-/// A named codec profile.
+/// A named codec profile (§6.1): which codec chunked datasets get, per
+/// [`Role`] ([`codec`](Self::codec)). The name is not recorded in the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Profile {
+    /// Fastest decode for training loops: Blosc2 lz4, clevel 1, byte shuffle,
+    /// for images and labels alike.
     Training,
+    /// The default: Blosc2 zstd clevel 3, byte shuffle for images and
+    /// bitshuffle for labels.
     #[default]
     Balanced,
+    /// Smallest files: Blosc2 zstd clevel 9 with bitshuffle for everything.
     Archive,
+    /// Readable by any HDF5 build without plugins: HDF5 shuffle then deflate
+    /// level 4.
     Portable,
 }
 
@@ -31,17 +39,26 @@ pub enum Role {
     Label,
 }
 
-/// Blosc2 compressor codes as stored in `cd_values[6]`.
+/// Blosc2 compressor codes as stored in `cd_values[6]` (the discriminant is
+/// the stored code). The profiles use only [`Lz4`](Self::Lz4) and
+/// [`Zstd`](Self::Zstd); the others can appear in files from other writers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Blosc2Compressor {
+    /// Blosc's own LZ77 codec (code 0).
     BloscLz = 0,
+    /// LZ4 (code 1).
     Lz4 = 1,
+    /// LZ4 high-compression mode (code 2).
     Lz4Hc = 2,
+    /// zlib/deflate (code 4).
     Zlib = 4,
+    /// Zstandard (code 5).
     Zstd = 5,
 }
 
 impl Blosc2Compressor {
+    /// The C-Blosc2 compressor name (`blosclz`, `lz4`, `lz4hc`, `zlib`,
+    /// `zstd`), as used in pipeline descriptions.
     pub fn name(self) -> &'static str {
         match self {
             Blosc2Compressor::BloscLz => "blosclz",
@@ -63,24 +80,36 @@ impl Blosc2Compressor {
     }
 }
 
-/// Blosc2 pre-filter, `cd_values[5]`.
+/// Blosc2 pre-filter, `cd_values[5]` (the discriminant is the stored value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Shuffle {
+    /// No pre-filter (`noshuffle`).
     None = 0,
+    /// Byte shuffle: byte `i` of every element grouped together (`shuffle`).
     Byte = 1,
+    /// Bit shuffle: bit planes grouped together (`bitshuffle`); what
+    /// `balanced` uses for labels and `archive` for everything.
     Bit = 2,
 }
 
-/// One codec setting.
+/// One codec setting: what a profile applies to a chunked dataset.
+/// [`pipeline`](Self::pipeline) gives the exact stored filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Codec {
+    /// The single Blosc2 filter (id 32026, optional).
     Blosc2 {
+        /// Compressor inside Blosc2.
         compressor: Blosc2Compressor,
+        /// Compression level 0–9 (`cd_values[4]`).
         clevel: u8,
+        /// Pre-filter applied before compressing.
         shuffle: Shuffle,
     },
     /// HDF5 shuffle then deflate at `level`.
-    GzipShuffle { level: u8 },
+    GzipShuffle {
+        /// Deflate level 0–9 (the deflate filter's only `cd_value`).
+        level: u8,
+    },
 }
 
 impl Profile {
@@ -92,6 +121,8 @@ impl Profile {
         Profile::Portable,
     ];
 
+    /// The profile's name on the command line (`training`, `balanced`,
+    /// `archive`, `portable`).
     pub fn name(self) -> &'static str {
         match self {
             Profile::Training => "training",
@@ -102,6 +133,10 @@ impl Profile {
     }
 
     /// The profile named `name` (`None` = `balanced`).
+    ///
+    /// # Errors
+    ///
+    /// An invalid-input error for a name that is not one of [`Profile::ALL`].
     pub fn from_name(name: Option<&str>) -> Result<Self> {
         match name {
             None => Ok(Profile::Balanced),
@@ -144,6 +179,12 @@ impl Role {
 impl Codec {
     /// The filter pipeline stored for a chunked dataset with `element_size`-byte
     /// elements and chunk `dims`, as HDF5 reports it after set-local (§6.1).
+    /// Blosc2 `cd_values` carry rank and dims only for ranks 2–16.
+    ///
+    /// # Errors
+    ///
+    /// An invalid-input error, for Blosc2 only, when the chunk's byte size
+    /// or one of its extents does not fit in a `u32`.
     pub fn pipeline(self, element_size: u32, chunk_dims: &[u64]) -> Result<Vec<FilterSpec>> {
         match self {
             Codec::Blosc2 {

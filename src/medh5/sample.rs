@@ -24,11 +24,18 @@ const MAX_ATTR_ELEMENTS: u64 = 1 << 20;
 /// An open sample file.
 #[derive(Debug)]
 pub struct SampleFile {
+    /// The underlying HDF5 file, for reads this type does not wrap; paths
+    /// resolve from the sample root.
     pub file: File,
 }
 
 impl SampleFile {
-    /// Open the file at `path`.
+    /// Open the file at `path`. Nothing medh5-specific is checked yet.
+    ///
+    /// # Errors
+    ///
+    /// An HDF5-layer error ([`Error::Hdf5`]) when the file cannot be read
+    /// or is not HDF5.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Ok(SampleFile {
             file: File::open(path)?,
@@ -46,6 +53,11 @@ impl SampleFile {
     }
 
     /// The stored `/meta` string bytes.
+    ///
+    /// # Errors
+    ///
+    /// E004 when `/meta` is not a scalar string dataset; an HDF5-layer error
+    /// when it is missing or unreadable.
     pub fn meta_bytes(&self) -> Result<Vec<u8>> {
         match self.file.object("meta")? {
             Object::Dataset(ds) => read_scalar_string(&self.file, &ds),
@@ -57,6 +69,11 @@ impl SampleFile {
     }
 
     /// The parsed sample document.
+    ///
+    /// # Errors
+    ///
+    /// As [`meta_bytes`](Self::meta_bytes), E004 when the bytes are not UTF-8,
+    /// then as [`SampleDocument::from_meta`].
     pub fn document(&self) -> Result<SampleDocument> {
         let bytes = self.meta_bytes()?;
         let text = std::str::from_utf8(&bytes).map_err(|_| Error::Code {
@@ -97,6 +114,13 @@ impl SampleFile {
     /// `labelmap()` returns it (uint16; [`LabelVolume::to_u8`] for uint8),
     /// for the `labelmap`, `layers`, `bitmask`, `probmap`, `instances` and
     /// `mask` encodings (see [`super::labelmap`]).
+    ///
+    /// # Errors
+    ///
+    /// E410 when the annotation's `kind`, datasets or attributes are missing
+    /// or malformed; an invalid-input error when the volume exceeds the
+    /// decode limit; an HDF5-layer error when the annotation is absent or a
+    /// read fails.
     pub fn labelmap(&self, ann_id: &str) -> Result<LabelVolume> {
         super::labelmap::decode(&self.file, ann_id, None, &[])
     }

@@ -9,35 +9,70 @@ use crate::medh5::attribute::AttrValue;
 use crate::medh5::document::is_valid_id;
 use crate::medh5::error::Result;
 
-/// The stored datasets of one encoding.
+/// The stored datasets of one voxel encoding (§2.5, "Voxel encodings"); the
+/// variant decides the annotation's `kind` attribute. `S` is the grid's
+/// spatial shape; every array is C order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Encoding {
     /// `data`: uint8/uint16, shape S; voxel = class id.
-    Labelmap { data: ArrayData },
+    Labelmap {
+        /// Voxel value = class id, 0 = background, the annotation's
+        /// `ignore_id` = ignore; uint8 unless a class id exceeds 254 or an
+        /// ignore voxel is painted (E411).
+        data: ArrayData,
+    },
     /// `data`: uint8/uint16 (L, *S); `layer_class_ids`: uint16 (L, W).
     Layers {
+        /// L stacked labelmaps, each holding mutually non-overlapping
+        /// classes, so overlapping classes go to different layers.
         data: ArrayData,
+        /// uint16 (L, W): row `l` lists the classes of layer `l`, zero-padded
+        /// to width W.
         layer_class_ids: ArrayData,
     },
     /// `data`: uint64 (P, *S); `bit_class_ids`: uint16 (C,), ascending.
     Bitmask {
+        /// P = ceil(C / 64) bit planes; the class at position `k` of
+        /// `bit_class_ids` is bit `k % 64` (LSB first) of plane `k / 64`.
         data: ArrayData,
+        /// uint16 (C,): every class of the annotation, ascending.
         bit_class_ids: ArrayData,
     },
     /// `data`: float16/float32 (C, *S), planes in ascending class id.
     Probmap {
+        /// One probability plane per class id, values in [0, 1] (E411).
         data: ArrayData,
+        /// Attribute `normalized` (always written): whether the planes sum
+        /// to 1 at every voxel.
         normalized: bool,
+        /// Attribute `threshold` in [0, 1]: a voxel belongs to a class when
+        /// its value is ≥ threshold (0.5 when absent), compared in the
+        /// stored precision.
         threshold: Option<f64>,
     },
     /// `data`: bool or uint8, shape S.
-    Mask { data: ArrayData },
+    Mask {
+        /// Boolean field (field of view, ignore region, valid region); no
+        /// classes.
+        data: ArrayData,
+    },
     /// Objects: boxes, class ids, instance ids and optional bit-packed crops.
+    /// N objects (N = 0 is legal: "looked, found none").
     Instances {
+        /// float32 (N, S, 2): per object and spatial axis `[lo, hi]` =
+        /// `[start − 0.5, stop − 0.5]` in index space (voxel centres at
+        /// integers).
         boxes: ArrayData,
+        /// uint16 (N,): each object's class; stored as the dataset
+        /// `class_ids` (not the header attribute of that name).
         object_class_ids: ArrayData,
+        /// uint32 (N,), or uint64 when an id exceeds 2³²−1; unique within
+        /// the annotation.
         instance_ids: ArrayData,
-        /// `(mask_offsets, mask_shapes, mask_data)` when masks are stored.
+        /// `(mask_offsets, mask_shapes, mask_data)` when masks are stored:
+        /// uint64 (N+1,) byte offsets into `mask_data`, int32 (N, S) crop
+        /// shapes, and uint8 (B,) each object's bounding-box crop bit-packed
+        /// MSB-first in C order, padded to a byte.
         masks: Option<Box<(ArrayData, ArrayData, ArrayData)>>,
     },
 }
@@ -136,28 +171,47 @@ impl Encoding {
     }
 }
 
-/// One voxel annotation.
+/// One voxel annotation, the group `/annotations/<id>/` (§2.5): header
+/// attributes ([`attrs`](Self::attrs)) plus the datasets of its
+/// [`Encoding`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Annotation {
+    /// Annotation id, the member name under `/annotations`
+    /// (`[A-Za-z0-9_.-]{1,128}`, not `meta`).
     pub id: String,
+    /// Id of the grid the voxel data lies on; must exist (E101).
     pub grid: String,
+    /// One of [`TASKS`] (E412); `segmentation` by default, `other` for masks.
     pub task: String,
+    /// `explicit` (default: each class covers only its own voxels) or
+    /// `implicit` (readers add every `is_a` descendant's voxels to each
+    /// ancestor; the validator warns W918 on voxel annotations). E412
+    /// otherwise.
     pub closure: String,
     /// Every class the data can encode (not written for `mask`).
     pub class_ids: Vec<u16>,
     /// Classes actually looked for (⊆ `class_ids`).
     pub annotated_class_ids: Vec<u16>,
+    /// Ids of the document timepoints the annotation covers (E409 when
+    /// unknown); an empty list is stored as an empty int64 array.
     pub timepoints: Option<Vec<String>>,
-    /// Written only when ≠ 65535.
+    /// Voxel value meaning "ignore" in label data (default 65535); must not
+    /// be a class id (E303). Written only when ≠ 65535.
     pub ignore_id: u16,
+    /// Id of a `mask` annotation on the same grid marking voxels to ignore
+    /// (E413).
     pub ignore_mask: Option<String>,
+    /// Id of the provenance activity that produced the annotation (E601).
     pub prov: Option<String>,
+    /// Key of the annotation's record in the document's `quality` (E602).
     pub quality: Option<String>,
+    /// Ids of the annotations this one was derived from (E413).
     pub derived_from: Option<Vec<String>>,
+    /// The voxel data and its `kind`.
     pub encoding: Encoding,
 }
 
-/// Known tasks.
+/// Known `task` values.
 pub const TASKS: [&str; 5] = [
     "segmentation",
     "detection",
@@ -250,7 +304,18 @@ impl Annotation {
     }
 
     /// Check against the grid and the label set's class ids (`None` = no
-    /// inline label set to check against).
+    /// inline label set to check against). Reads labelmap and layers
+    /// voxel data (one pass each) to find undeclared values and over-wide
+    /// dtypes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`](crate::medh5::error::Error::Code): E003 bad id, E412
+    /// unknown task/closure, E303 reserved class id (0, 65535 or the ignore
+    /// id), E402 class not in the label set, E403 `annotated_class_ids` not a
+    /// subset, E405 dataset shapes wrong for the grid or disagreeing, E411
+    /// wrong dtype (including uint16 where uint8 suffices) or threshold
+    /// outside [0, 1], E404 a voxel value or object class not declared.
     pub fn validate(&self, grid: &Grid, label_classes: Option<&[u16]>) -> Result<()> {
         let at = |m: &str| format!("annotations/{}: {m}", self.id);
         if !is_valid_id(&self.id) {

@@ -6,20 +6,34 @@ use crate::hdf5fmt::datatype::Datatype;
 use crate::medh5::attribute::bool_enum;
 use crate::medh5::error::Result;
 
-/// The numeric element types medh5 stores.
+/// The numeric element types medh5 stores. Multi-byte types are always
+/// little-endian in the file; [`descr`](Self::descr) gives the NumPy name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NumDtype {
+    /// Boolean, one byte holding 0 or 1, stored as the HDF5 `FALSE`/`TRUE`
+    /// enum over int8 (NumPy `|b1`).
     Bool,
+    /// Signed 8-bit integer (`|i1`).
     I8,
+    /// Unsigned 8-bit integer (`|u1`).
     U8,
+    /// Signed 16-bit integer (`<i2`).
     I16,
+    /// Unsigned 16-bit integer (`<u2`).
     U16,
+    /// Signed 32-bit integer (`<i4`).
     I32,
+    /// Unsigned 32-bit integer (`<u4`).
     U32,
+    /// Signed 64-bit integer (`<i8`).
     I64,
+    /// Unsigned 64-bit integer (`<u8`).
     U64,
+    /// IEEE 754 half precision (`<f2`), the default `probmap` dtype.
     F16,
+    /// IEEE 754 single precision (`<f4`).
     F32,
+    /// IEEE 754 double precision (`<f8`).
     F64,
 }
 
@@ -71,8 +85,12 @@ impl NumDtype {
     }
 }
 
-/// A Rust element type with a medh5 dtype.
+/// A Rust element type with a medh5 dtype, for building an [`ArrayData`]
+/// from typed values ([`ArrayData::from_slice`]). Implemented for `bool`,
+/// the 8- to 64-bit integers, `f32` and `f64` (half floats have no Rust
+/// primitive; build them with [`ArrayData::from_bytes`]).
 pub trait Element: Copy {
+    /// The medh5 dtype this type is stored as.
     const DTYPE: NumDtype;
     /// Little-endian bytes into `out` (`DTYPE.size()` bytes long).
     fn write_le(self, out: &mut [u8]);
@@ -108,11 +126,16 @@ impl Element for bool {
     }
 }
 
-/// A C-order array: dtype, shape and little-endian bytes.
+/// A C-order array: dtype, shape and little-endian bytes. The constructors
+/// check that `bytes` holds exactly `product(shape) × dtype.size()` bytes;
+/// code that mutates the public fields must keep that invariant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArrayData {
+    /// Element type of `bytes`.
     pub dtype: NumDtype,
+    /// Extent of each axis, slowest-varying first (C order).
     pub shape: Vec<u64>,
+    /// The elements, C order, little-endian, `dtype.size()` bytes each.
     pub bytes: Vec<u8>,
 }
 
@@ -144,6 +167,11 @@ pub fn element_count(shape: &[u64]) -> Option<u64> {
 
 impl ArrayData {
     /// Wrap raw little-endian bytes, checking their length against the shape.
+    ///
+    /// # Errors
+    ///
+    /// E405 when the element count overflows or `bytes` has the wrong
+    /// length; E411 when `dtype` is [`NumDtype::Bool`] and a byte is not 0 or 1.
     pub fn from_bytes(dtype: NumDtype, shape: Vec<u64>, bytes: Vec<u8>) -> Result<Self> {
         let want = element_count(&shape)
             .and_then(|n| n.checked_mul(u64::from(dtype.size())))
@@ -166,6 +194,11 @@ impl ArrayData {
 
     /// Build from typed values in C order (one sized buffer filled in fixed-size
     /// steps, which the compiler turns into straight copies on little-endian targets).
+    ///
+    /// # Errors
+    ///
+    /// E405 when `values.len()` does not match `shape`, as
+    /// [`from_bytes`](Self::from_bytes).
     pub fn from_slice<T: Element>(shape: &[u64], values: &[T]) -> Result<Self> {
         let size = T::DTYPE.size() as usize;
         let total = values
@@ -184,6 +217,7 @@ impl ArrayData {
         self.bytes.len() / self.dtype.size() as usize
     }
 
+    /// Whether the array has no elements (some extent is 0).
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -229,7 +263,9 @@ impl ArrayData {
         }
     }
 
-    /// Element `i` as u64 (integer and bool types; `None` for floats or out of range).
+    /// Element `i` (C-order index) as u64 (integer and bool types; `None` for
+    /// floats or out of range). Signed values come back as their
+    /// two's-complement bits zero-extended (`-1i16` gives 65535).
     pub fn get_u64(&self, i: usize) -> Option<u64> {
         let s = self.dtype.size() as usize;
         let b = self.bytes.get(i * s..(i + 1) * s)?;

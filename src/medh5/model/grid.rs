@@ -8,16 +8,24 @@ use crate::medh5::chunking::{self, Patch};
 use crate::medh5::document::is_valid_id;
 use crate::medh5::error::Result;
 
-/// Kind of a grid axis.
+/// Kind of a grid axis, stored in the grid's `axis_kinds` attribute (§2.3).
+/// A grid has 2 or 3 spatial axes, contiguous and trailing (E103), and at
+/// most one time and one channel axis (E110).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AxisKind {
+    /// A physical axis with a spacing, origin and direction entry.
     Spatial,
+    /// Channels of one voxel (e.g. RGB or MR echoes); images name them in
+    /// `channel_names`.
     Channel,
+    /// Frames in time; the grid's `time_values` give one value per frame.
     Time,
+    /// Any other non-spatial axis.
     Other,
 }
 
 impl AxisKind {
+    /// The stored name: `spatial`, `channel`, `time` or `other`.
     pub fn name(self) -> &'static str {
         match self {
             AxisKind::Spatial => "spatial",
@@ -28,25 +36,58 @@ impl AxisKind {
     }
 }
 
-/// One grid.
+/// One grid, `/grids/<id>` (§2.3): the shape and physical geometry shared by
+/// every image and voxel annotation on it. All geometry lives in attributes
+/// ([`attrs`](Self::attrs)); the group itself is empty.
+///
+/// Per-spatial-axis vectors (`spacing`, `origin`, `patch_hint`) follow the
+/// array's axis order (e.g. `z, y, x`), not `x, y, z`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
+    /// Grid id, the member name under `/grids` (`[A-Za-z0-9_.-]{1,128}`, not
+    /// `meta`); images and annotations name it in their `grid` attribute.
     pub id: String,
+    /// Array shape of everything on the grid, one extent per axis, all > 0.
     pub shape: Vec<u64>,
+    /// One name per axis; defaults `z`, `y`, `x` for the trailing spatial
+    /// axes and the kind's first letter (`c`, `t`, `o`) otherwise.
     pub axis_names: Vec<String>,
+    /// One kind per axis (see [`AxisKind`] for the rules).
     pub axis_kinds: Vec<AxisKind>,
-    /// One per spatial axis.
+    /// Voxel spacing, one per spatial axis, in [`units`](Self::units);
+    /// finite and > 0 (E104).
     pub spacing: Vec<f64>,
+    /// Physical position of voxel index 0 (voxel centres sit at integer
+    /// indexes), one per spatial axis, in [`units`](Self::units); finite.
+    /// Defaults to zeros.
     pub origin: Vec<f64>,
-    /// S×S, row-major.
+    /// Direction cosines, S×S (S spatial axes) row-major, stored as a 2-D
+    /// `float64` attribute; orthonormal to 1e-4 (E102). Defaults to the
+    /// identity.
     pub direction: Vec<f64>,
+    /// Patient coordinate convention of `origin`/`direction`: `LPS`
+    /// (default), `RAS`, or another name.
     pub coord_system: String,
+    /// Length unit of `spacing` and `origin`: `mm` (default), `um`, `m` or
+    /// `px` (E109 otherwise).
     pub units: String,
+    /// Id of the document timepoint the grid was acquired at; required when
+    /// the document has more than one timepoint (E106, E107).
     pub timepoint: Option<String>,
+    /// Frame-of-reference UID; grids sharing one are in the same physical
+    /// space (transforms map between them).
     pub frame_uid: Option<String>,
+    /// With a time axis: one time value per frame, in
+    /// [`time_units`](Self::time_units).
     pub time_values: Option<Vec<f64>>,
+    /// Unit of `time_values`: `s` or `ms`; only with a time axis.
     pub time_units: Option<String>,
+    /// Preferred chunk shape for arrays on the grid, one positive entry per
+    /// axis; overrides the chunk optimiser and makes chunking host-independent
+    /// (§6.3 rule 1).
     pub chunk_hint: Option<Vec<i64>>,
+    /// Training patch size in voxels, one positive entry per spatial axis;
+    /// drives the chunk optimiser when there is no `chunk_hint` (§6.4).
     pub patch_hint: Option<Vec<i64>>,
 }
 
@@ -124,6 +165,13 @@ impl Grid {
     }
 
     /// Check the grid (E003, E102, E103, E104, E109, E110).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`](crate::medh5::error::Error::Code) with the first
+    /// failing rule's code: E003 bad id, E103 spatial axes not 2–3 trailing,
+    /// E110 repeated time/channel axis, E104 bad spacing, E102 direction not
+    /// orthonormal, E109 any other malformed or wrongly sized attribute.
     pub fn validate(&self) -> Result<()> {
         let at = |m: &str| format!("grids/{}: {m}", self.id);
         if !is_valid_id(&self.id) {
@@ -276,7 +324,15 @@ impl Grid {
 
     /// The chunk of an array on this grid with `leading` stacked axes before
     /// the grid axes (§6.3 rules 1–2): from `chunk_hint`, else the optimiser
-    /// with `patch_hint` (non-spatial axes 1).
+    /// with `patch_hint` (non-spatial axes 1). `itemsize` is the element size
+    /// in bytes and `l3_bytes` the per-core L3 cache size the optimiser
+    /// targets.
+    ///
+    /// # Errors
+    ///
+    /// An invalid-input error when `chunk_hint` does not have one entry per
+    /// grid axis, or when the optimiser rejects the spatial shape or patch
+    /// (see [`chunking::optimize_chunks`]).
     pub fn chunks(&self, itemsize: u64, leading: usize, l3_bytes: u64) -> Result<Vec<u64>> {
         let kinds: Vec<&str> = self.axis_kinds.iter().map(|k| k.name()).collect();
         let mut shape = vec![1u64; leading];
@@ -296,6 +352,11 @@ impl Grid {
     /// The chunk of an annotation dataset of `shape` whose trailing axes are
     /// the grid's spatial axes (§6.3 rule 3): `leading = ndim − S` ones, then
     /// the spatial entries of the grid chunk, clipped to the dataset shape.
+    ///
+    /// # Errors
+    ///
+    /// E405 when `shape` has fewer axes than the grid has spatial axes;
+    /// otherwise as [`chunks`](Self::chunks).
     pub fn annotation_chunks(
         &self,
         shape: &[u64],

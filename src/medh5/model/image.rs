@@ -17,21 +17,40 @@ pub const VALUE_TYPES: [&str; 6] = [
     "mask",
 ];
 
-/// One image.
+/// One single-resolution image, the dataset `/images/<id>` (§2.4), with its
+/// attributes ([`attrs`](Self::attrs)); `digest` is stamped at commit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Image {
+    /// Image id, the member name under `/images` (`[A-Za-z0-9_.-]{1,128}`,
+    /// not `meta`).
     pub id: String,
+    /// Id of the grid the image lies on (attribute `grid`); must exist (E101).
     pub grid: String,
+    /// The voxels; the shape must equal the grid's `shape` (E202).
     pub data: ArrayData,
+    /// Imaging modality, free non-empty text such as `CT` or `MR` (E205).
     pub modality: String,
+    /// What the values mean: one of [`VALUE_TYPES`] (E203); `intensity` by
+    /// default.
     pub value_type: String,
+    /// One name per entry of the grid's channel axis (E204).
     pub channel_names: Option<Vec<String>>,
+    /// Linear rescale to physical values, `value × slope + intercept`
+    /// (as DICOM's Rescale Slope); finite.
     pub rescale_slope: Option<f64>,
+    /// Offset of the linear rescale (DICOM Rescale Intercept, e.g. −1024 for
+    /// CT in HU); finite.
     pub rescale_intercept: Option<f64>,
+    /// Unit of the (rescaled) values, free text (e.g. `HU`).
     pub value_units: Option<String>,
+    /// Display window centres, one per preset (pairs with `window_width`).
     pub window_center: Option<Vec<f64>>,
+    /// Display window widths, one per preset.
     pub window_width: Option<Vec<f64>>,
+    /// Id of a `mask` annotation on the same grid marking the voxels that
+    /// hold valid data (E413).
     pub valid_mask: Option<String>,
+    /// Id of the provenance activity that produced the image (E601).
     pub prov: Option<String>,
 }
 
@@ -56,6 +75,15 @@ impl Image {
     }
 
     /// Check against its grid (E003, E202, E203, E204, E205).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Code`](crate::medh5::error::Error::Code) with E003 for a bad
+    /// id, E202 for a shape other than the grid's, E205 for an empty
+    /// modality or a non-finite rescale, E203 for an unknown `value_type`,
+    /// E204 for `channel_names` not matching the channel extent. The `grid`
+    /// and `valid_mask` references are checked by
+    /// [`Sample::validate`](crate::medh5::model::Sample::validate).
     pub fn validate(&self, grid: &Grid) -> Result<()> {
         if !is_valid_id(&self.id) {
             return Err(err("E003", format!("bad image id {:?}", self.id)));

@@ -19,12 +19,18 @@ pub const KNOWN_PROFILES: [&str; 10] = [
     "clinical",
 ];
 
-/// One sample, ready to be planned and written.
+/// One sample (`medh5_kind = "sample"`, §2), ready to be planned and written.
+/// Objects keep the order of these vectors; ids must be unique within each
+/// of the three namespaces (E003).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Sample {
+    /// The `/meta` document.
     pub document: SampleDocument,
+    /// `/grids/*`; at least one (E111).
     pub grids: Vec<Grid>,
+    /// `/images/*`; at least one (E201).
     pub images: Vec<Image>,
+    /// `/annotations/*`; may be empty.
     pub annotations: Vec<Annotation>,
     /// Profiles the caller declares in addition to the inferred ones.
     pub declared_profiles: Vec<String>,
@@ -33,6 +39,8 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// An empty sample whose document is [`SampleDocument::new`] (one
+    /// timepoint `tp0`); add at least one grid and image before writing.
     pub fn new(sample_id: &str, subject_id: &str) -> Self {
         Sample {
             document: SampleDocument::new(sample_id, subject_id),
@@ -45,8 +53,11 @@ impl Sample {
         self.grids.iter().find(|g| g.id == id)
     }
 
-    /// `medh5_profiles`: declared ∪ inferred (`core`; `seg` when a label set
-    /// exists and a segmentation-kind annotation does), sorted by byte order.
+    /// `medh5_profiles` (§2.1): declared ∪ inferred, sorted by byte order and
+    /// deduplicated. Inferred: `core` always; `seg` when a label set exists
+    /// and a non-`mask` annotation does; `longitudinal` with ≥ 2 timepoints
+    /// and every grid naming one; `training` when an index is requested and
+    /// a non-`mask` annotation exists.
     pub fn profiles(&self) -> Vec<String> {
         let mut p: Vec<String> = vec!["core".to_string()];
         let seg = self.document.label_set.is_some()
@@ -76,7 +87,18 @@ impl Sample {
         p
     }
 
-    /// Check everything the writer checks before committing.
+    /// Check everything the writer checks before committing: the document,
+    /// each grid, image and annotation, and the references between them.
+    ///
+    /// # Errors
+    ///
+    /// The first failure as [`Error::Code`](crate::medh5::error::Error::Code):
+    /// the document's and objects' own codes, plus E111 (no grid), E201 (no
+    /// image), E007 (unknown declared profile), E003 (repeated id), E101
+    /// (unknown grid), E106/E107 (grid timepoint missing/unknown), E301
+    /// (non-`mask` annotation without a label set), E409 (unknown annotation
+    /// timepoint), E413 (`ignore_mask`/`valid_mask` not a `mask` annotation
+    /// on the same grid), E005 (index `max_coords` 0).
     pub fn validate(&self) -> Result<()> {
         self.document.validate()?;
         if self.grids.is_empty() {
