@@ -84,8 +84,6 @@ mod filters;
 pub mod hdf5fmt;
 #[cfg(purehdf_doc_audit)]
 mod hdf5fmt;
-// TEMPORARY (removed when the issue-14 documentation lands this stop).
-#[cfg_attr(not(purehdf_doc_audit), allow(missing_docs))]
 pub mod medh5;
 // Internal: for the crate's own tools and tests; may change.
 #[cfg(not(purehdf_doc_audit))]
