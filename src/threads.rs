@@ -67,7 +67,7 @@ pub fn threads() -> usize {
 }
 
 /// Use `n` threads (0 = back to the default). Fails for a count over
-/// [`MAX_THREADS`], or for a second count above one once the pool has
+/// `MAX_THREADS`, or for a second count above one once the pool has
 /// started with another size (one thread is always possible: it uses no pool).
 pub fn set_threads(n: usize) -> Result<()> {
     if n > MAX_THREADS {

@@ -280,7 +280,7 @@ impl Dataset {
 
     /// `Err(Error::OverBudget)` naming this dataset when its logical size
     /// (elements × element size) exceeds the data budget of its file
-    /// ([`limits::data_budget`]); callers that visit a whole dataset (verify,
+    /// (`limits::data_budget`); callers that visit a whole dataset (verify,
     /// fix, copy, index) check it first.
     pub fn check_budget(&self) -> Result<()> {
         // From the shape itself: an element count that overflows is over budget
@@ -475,7 +475,7 @@ impl Dataset {
     }
 
     /// Read `selection` into a new buffer of exactly its size (capped by
-    /// [`limits::MAX_DECODED`]), like [`Dataset::read_raw`]. Chunked data is
+    /// `limits::MAX_DECODED`), like [`Dataset::read_raw`]. Chunked data is
     /// decoded straight into fresh memory that is never zeroed first: the
     /// chunked reader reports that it wrote every byte before the buffer is
     /// exposed. Other layouts read into a zeroed buffer.
@@ -551,7 +551,7 @@ impl Dataset {
         Ok(out)
     }
 
-    /// The whole dataset's raw bytes (capped by [`limits::MAX_DECODED`]).
+    /// The whole dataset's raw bytes (capped by `limits::MAX_DECODED`).
     pub fn read_all_raw(&self) -> Result<Vec<u8>> {
         let total = self.logical_size()?;
         let n = bounded(

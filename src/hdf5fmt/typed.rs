@@ -158,7 +158,7 @@ impl Dataset {
     /// The stored bytes (file byte order) of the elements `h` selects, into
     /// `out` (exactly selected elements × element size): unit-stride boxes go
     /// straight to [`Dataset::read_raw`], strided ones are gathered from
-    /// boxes of at most [`GATHER_BYTES`].
+    /// boxes of at most `GATHER_BYTES`.
     pub fn read_hyperslab_raw(&self, h: &Hyperslab, out: &mut [u8]) -> Result<()> {
         let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
         if h.start.is_empty() {

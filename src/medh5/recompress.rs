@@ -2,7 +2,7 @@
 //! rewrite a sample (or every member of a collection) with each bulk numeric
 //! dataset re-encoded in a codec profile, chunk by chunk (decoded chunk →
 //! encoded chunk, in parallel, a bounded batch at a time), everything else
-//! copied as stored through the one graph copier ([`crate::hdf5fmt::copy`]).
+//! copied as stored through the one graph copier (`hdf5fmt::copy`).
 //! Digests cover decoded values, so no attribute changes and `content_id` is
 //! preserved; the output is verified once it has replaced the input.
 

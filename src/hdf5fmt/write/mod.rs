@@ -635,7 +635,7 @@ impl FileWriter {
 
     /// Store an already-encoded chunk (`filter_mask` bit i = stage i skipped) at chunk
     /// coordinates `chunk_coords` (chunk index along each dimension, not element offsets).
-    /// The dataset must have been created with [`DatasetData::None`]. The bytes are
+    /// The dataset must have been created with `DatasetData::None`. The bytes are
     /// written to the output now; storing the same coordinates again replaces the
     /// chunk (the first copy's bytes stay in the file, unreferenced).
     pub fn write_raw_chunk(
@@ -679,7 +679,7 @@ impl FileWriter {
     }
 
     /// Append the next `bytes` (C order) of a contiguous dataset created with
-    /// [`DatasetData::None`]: they go to the output now, so a large dataset is
+    /// `DatasetData::None`: they go to the output now, so a large dataset is
     /// written one slab at a time. The parts of one dataset must follow each
     /// other with no other raw write between them, and add up to the whole
     /// dataset by the time the file is serialised.

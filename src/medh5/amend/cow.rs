@@ -3,7 +3,7 @@
 //! --rewrite-digests` (every digest restamped from the current bytes) and
 //! `index build` / `fix --rebuild-index` (stored digests kept, missing ones
 //! stamped: the reference's `commit(digests=False)`). The sample is copied
-//! by the one graph copier ([`crate::hdf5fmt::copy`]) with a [`CopyPolicy`]
+//! by the one graph copier (`hdf5fmt::copy`) with a `CopyPolicy`
 //! that leaves `/meta`, the root attributes and the entries being rebuilt to
 //! the caller and writes the digests; so hard links stay one object, soft
 //! and external links stay links, committed types stay shared and chunked

@@ -3,7 +3,7 @@
 //! atomically (temporary beside the target, the target's mode bits, a symlink
 //! followed, rename). Everything not touched — unknown groups, datasets and
 //! attributes, committed and non-native types, nested groups — is copied
-//! through the one graph copier ([`crate::hdf5fmt::copy`]) with its stored
+//! through the one graph copier (`hdf5fmt::copy`) with its stored
 //! types, chunked datasets as their raw stored chunks and filter masks. Root
 //! attributes other than the seven managed ones are copied raw; `/meta` is
 //! rewritten; added datasets are stamped; `content_id` is recomputed.
