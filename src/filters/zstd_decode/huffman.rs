@@ -235,7 +235,6 @@ impl HufTable {
             ptr[k] = starts[k] + p;
             used[k] = c;
         }
-        let n = outs[3].len();
         let mut i = 0usize;
         let cells = &*self.cells;
         let [mut p0, mut p1, mut p2, mut p3] = ptr;
@@ -270,11 +269,21 @@ impl HufTable {
         // its start (each round steps a window back by at most FAST_MARGIN
         // bytes); recomputed when used up, so the loop checks one counter.
         let mut budget = 0usize;
-        let (c0, _) = o0[..n].as_chunks_mut::<ROUND>();
-        let (c1, _) = o1[..n].as_chunks_mut::<ROUND>();
-        let (c2, _) = o2[..n].as_chunks_mut::<ROUND>();
-        let (c3, _) = o3[..n].as_chunks_mut::<ROUND>();
-        for (((w0, w1), w2), w3) in c0.iter_mut().zip(c1).zip(c2).zip(c3) {
+        let rounds = o0
+            .chunks_exact_mut(ROUND)
+            .zip(o1.chunks_exact_mut(ROUND))
+            .zip(o2.chunks_exact_mut(ROUND))
+            .zip(o3.chunks_exact_mut(ROUND));
+        for (((w0, w1), w2), w3) in rounds {
+            // Exact chunks: the conversions cannot fail.
+            let (Ok(w0), Ok(w1), Ok(w2), Ok(w3)) = (
+                <&mut [u8; ROUND]>::try_from(w0),
+                <&mut [u8; ROUND]>::try_from(w1),
+                <&mut [u8; ROUND]>::try_from(w2),
+                <&mut [u8; ROUND]>::try_from(w3),
+            ) else {
+                break;
+            };
             if budget == 0 {
                 let room = (p0 - s0).min(p1 - s1).min(p2 - s2).min(p3 - s3);
                 budget = room / FAST_MARGIN;
