@@ -235,7 +235,6 @@ impl HufTable {
             ptr[k] = starts[k] + p;
             used[k] = c;
         }
-        let n = outs[3].len();
         let mut i = 0usize;
         let cells = &*self.cells;
         let [mut p0, mut p1, mut p2, mut p3] = ptr;
@@ -266,14 +265,33 @@ impl HufTable {
                 $w[$j] = (v >> 8) as u8;
             };
         }
-        while i + ROUND <= n
-            && p0 >= s0 + FAST_MARGIN
-            && p1 >= s1 + FAST_MARGIN
-            && p2 >= s2 + FAST_MARGIN
-            && p3 >= s3 + FAST_MARGIN
-        {
-            let (mut w0, mut w1, mut w2, mut w3) =
-                ([0u8; ROUND], [0u8; ROUND], [0u8; ROUND], [0u8; ROUND]);
+        // Rounds left before some stream could come within FAST_MARGIN of
+        // its start (each round steps a window back by at most FAST_MARGIN
+        // bytes); recomputed when used up, so the loop checks one counter.
+        let mut budget = 0usize;
+        let rounds = o0
+            .chunks_exact_mut(ROUND)
+            .zip(o1.chunks_exact_mut(ROUND))
+            .zip(o2.chunks_exact_mut(ROUND))
+            .zip(o3.chunks_exact_mut(ROUND));
+        for (((w0, w1), w2), w3) in rounds {
+            // Exact chunks: the conversions cannot fail.
+            let (Ok(w0), Ok(w1), Ok(w2), Ok(w3)) = (
+                <&mut [u8; ROUND]>::try_from(w0),
+                <&mut [u8; ROUND]>::try_from(w1),
+                <&mut [u8; ROUND]>::try_from(w2),
+                <&mut [u8; ROUND]>::try_from(w3),
+            ) else {
+                break;
+            };
+            if budget == 0 {
+                let room = (p0 - s0).min(p1 - s1).min(p2 - s2).min(p3 - s3);
+                budget = room / FAST_MARGIN;
+                if budget == 0 {
+                    break;
+                }
+            }
+            budget -= 1;
             for half in [0usize, PER_REFILL] {
                 refill!(p0, b0);
                 refill!(p1, b1);
@@ -284,16 +302,6 @@ impl HufTable {
                     sym!(b1, w1, j);
                     sym!(b2, w2, j);
                     sym!(b3, w3, j);
-                }
-            }
-            for (o, w) in [
-                (&mut *o0, w0),
-                (&mut *o1, w1),
-                (&mut *o2, w2),
-                (&mut *o3, w3),
-            ] {
-                if let Some(d) = o.get_mut(i..i + ROUND) {
-                    d.copy_from_slice(&w);
                 }
             }
             i += ROUND;

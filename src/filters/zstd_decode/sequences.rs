@@ -396,18 +396,23 @@ fn execute(
     let limit = t.limit;
     let frame_start = t.frame_start;
     let buf = &mut *t.buf;
+    // Extra bits a sequence may read after one refill (56 bits) and still leave
+    // room for the three state updates (at most each table's accuracy log).
+    let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
     for i in 0..nb_seq {
         r.refill();
         let of = of_t[of_s & 511];
         let ll = ll_t[ll_s & 511];
         let ml = ml_t[ml_s & 511];
+        // One refill leaves >= 56 bits: the offset (<= 31) and match length
+        // (<= 16) extras always fit; a second refill is needed only when all
+        // three extras and the state updates together could exceed 56 bits.
         let off_val = of.base + r.read(u32::from(of.extra)) as u32;
-        if of.extra > 24 {
+        let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
+        if u32::from(of.extra) + u32::from(ml.extra) + u32::from(ll.extra) > extra_budget {
             r.refill();
         }
-        let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
         let ll_v = (ll.base + r.read(u32::from(ll.extra)) as u32) as usize;
-        r.refill();
         if i + 1 < nb_seq {
             ll_s = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
             ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
