@@ -413,6 +413,15 @@ impl Parser {
 }
 
 #[cfg(test)]
+/// Thread CPU time in nanoseconds (Linux schedstat; 0 elsewhere).
+pub(crate) fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -473,6 +482,111 @@ mod tests {
         }
         assert_eq!(out, src);
         nseq
+    }
+
+    /// Rough coded size of a block: Shannon cost of the literals and of
+    /// the three code streams, plus the extra bits.
+    fn estimate(literals: &[u8], seqs: &[Seq]) -> f64 {
+        fn ent(counts: &[u32]) -> f64 {
+            let n: u32 = counts.iter().sum();
+            let n = f64::from(n.max(1));
+            counts
+                .iter()
+                .filter(|&&c| c > 0)
+                .map(|&c| -f64::from(c) * (f64::from(c) / n).log2())
+                .sum()
+        }
+        let mut lc = [0u32; 256];
+        for &b in literals {
+            lc[b as usize] += 1;
+        }
+        let (mut llc, mut mlc, mut ofc) = ([0u32; 36], [0u32; 53], [0u32; 32]);
+        let mut extra = 0f64;
+        for s in seqs {
+            let l = price::ll_code(s.lit_len);
+            let m = price::ml_code(s.match_len - 3);
+            let o = price::highbit(s.off_value) as usize;
+            llc[l] += 1;
+            mlc[m] += 1;
+            ofc[o] += 1;
+            extra += f64::from(price::LL_BITS[l]) + f64::from(price::ML_BITS[m]) + o as f64;
+        }
+        (ent(&lc) + ent(&llc) + ent(&mlc) + ent(&ofc) + extra) / 8.0 + 60.0
+    }
+
+    /// `ZENC_DIR=/tmp/zblk cargo test --release --lib bench_parse -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn bench_parse() {
+        let Ok(dir) = std::env::var("ZENC_DIR") else {
+            println!("skipped: ZENC_DIR unset");
+            return;
+        };
+        let filt = std::env::var("ZENC_FILTER").unwrap_or_default();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .filter(|p| p.to_string_lossy().contains(&filt))
+            .collect();
+        names.sort();
+        let (mut t_ours, mut t_rusty, mut s_ours, mut s_rusty, mut s_ref) =
+            (0u64, 0u64, 0f64, 0usize, 0usize);
+        let with_rusty = std::env::var("ZENC_RUSTY").is_ok();
+        for p in &names {
+            let src = std::fs::read(p).unwrap();
+            let refsize = std::fs::metadata(p.with_extension("bin.ref"))
+                .map(|m| m.len() as usize)
+                .unwrap_or(0);
+            let t0 = thread_cpu_ns();
+            let mut parser = Parser::new(params_level22(src.len()));
+            let mut rep = INITIAL_REPS;
+            let mut est = 13.0;
+            let mut start = 0;
+            while start < src.len() {
+                let end = (start + (128 << 10)).min(src.len());
+                let (mut l, mut s) = (Vec::new(), Vec::new());
+                parser.parse_block(&src, start, end, &mut rep, &mut l, &mut s);
+                est += estimate(&l, &s).min((end - start) as f64 + 3.0);
+                start = end;
+            }
+            let t1 = thread_cpu_ns();
+            let mut rs = 0;
+            if with_rusty {
+                let r = rusty_zstd::compress_with(
+                    &src,
+                    rusty_zstd::CompressOptions {
+                        level: 22,
+                        checksum: false,
+                    },
+                );
+                rs = r.map(|v| v.len()).unwrap_or(0);
+            }
+            let t2 = thread_cpu_ns();
+            t_ours += t1 - t0;
+            t_rusty += t2 - t1;
+            s_ours += est;
+            s_rusty += rs;
+            s_ref += refsize;
+            println!(
+                "{} est {:.0} ref {} rusty {} | ours {:.3}s rusty {:.3}s",
+                p.file_name().unwrap().to_string_lossy(),
+                est,
+                refsize,
+                rs,
+                (t1 - t0) as f64 * 1e-9,
+                (t2 - t1) as f64 * 1e-9
+            );
+        }
+        println!(
+            "TOTAL est {:.0} ref {} rusty {} est/ref {:.4} | cpu ours {:.2}s rusty {:.2}s",
+            s_ours,
+            s_ref,
+            s_rusty,
+            s_ours / s_ref.max(1) as f64,
+            t_ours as f64 * 1e-9,
+            t_rusty as f64 * 1e-9
+        );
     }
 
     #[test]
