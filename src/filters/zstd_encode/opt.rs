@@ -161,7 +161,6 @@ impl Parser {
         let mut matches = std::mem::take(&mut self.matches);
         while ip < ilimit {
             let mut last_pos: u32;
-            let mut cur: u32;
             let last: Node;
             {
                 let litlen = (ip - anchor) as u32;
@@ -188,13 +187,11 @@ impl Parser {
                         litlen: 0,
                         rep: [0; 3],
                     };
-                    cur = 0;
                     last_pos = longest.len;
                     self.store(
                         src,
                         &mut ip,
                         &mut anchor,
-                        cur,
                         last_pos,
                         last,
                         rep,
@@ -232,7 +229,7 @@ impl Parser {
             }
 
             let mut jumped: Option<Node> = None;
-            cur = 1;
+            let mut cur: u32 = 1;
             while cur <= last_pos {
                 let inr = ip + cur as usize;
                 let c = cur as usize;
@@ -339,16 +336,12 @@ impl Parser {
             }
             match jumped {
                 Some(n) => last = n,
-                None => {
-                    last = self.opt[last_pos as usize];
-                    cur = last_pos - last.mlen;
-                }
+                None => last = self.opt[last_pos as usize],
             }
             self.store(
                 src,
                 &mut ip,
                 &mut anchor,
-                cur,
                 last_pos,
                 last,
                 rep,
@@ -367,7 +360,6 @@ impl Parser {
         src: &[u8],
         ip: &mut usize,
         anchor: &mut usize,
-        cur: u32,
         last_pos: u32,
         last: Node,
         rep: &mut [u32; 3],
@@ -378,7 +370,6 @@ impl Parser {
             *ip += last_pos as usize;
             return;
         }
-        let _ = cur;
         // (start, mlen, off_value), last match first.
         self.path.clear();
         let (mut p, mut n) = (last_pos, last);
