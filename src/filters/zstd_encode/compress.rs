@@ -1,1 +1,244 @@
-//! Placeholder: see `mod.rs`; written by the issue-19 encoder work.
+//! One Zstandard frame (RFC 8878 §3.1.1) from our own encoder: frame header
+//! with the content size, blocks of at most 128 KiB parsed by [`super::opt`]
+//! and written by [`super::entropy`], no checksum. Level 22 only.
+
+use super::entropy::{write_frame_header, BlockEncoder, BlockKind};
+use super::opt::{params_level22, Parser, INITIAL_REPS};
+
+/// Largest block (RFC 8878 `Block_Maximum_Size`).
+const BLOCK_MAX: usize = 128 << 10;
+/// Largest source encoded here: the tables grow with the window (at 8 MiB,
+/// 2 × 32 MiB of tree and hash); larger inputs go to the general encoder.
+const MAX_SRC: usize = 8 << 20;
+
+/// `src` as one frame at `level`, or `None` for the levels (and sizes) this
+/// encoder does not implement.
+pub(crate) fn compress(src: &[u8], level: i32) -> Option<Vec<u8>> {
+    if level != 22 || src.len() > MAX_SRC {
+        return None;
+    }
+    let p = params_level22(src.len());
+    let mut out = Vec::with_capacity(src.len() / 2 + 64);
+    write_frame_header(src.len() as u64, p.window_log, &mut out);
+    if src.is_empty() {
+        // One empty Raw block, Last_Block set.
+        out.extend_from_slice(&[1, 0, 0]);
+        return Some(out);
+    }
+    let mut parser = Parser::new(p);
+    let mut enc = BlockEncoder::new();
+    let mut rep = INITIAL_REPS;
+    let (mut lits, mut seqs) = (Vec::new(), Vec::new());
+    let mut start = 0;
+    while start < src.len() {
+        let end = src.len().min(start + BLOCK_MAX);
+        lits.clear();
+        seqs.clear();
+        let before = rep;
+        parser.parse_block(src, start, end, &mut rep, &mut lits, &mut seqs);
+        let kind = enc.encode_block(&src[start..end], &lits, &seqs, end == src.len(), &mut out);
+        if kind != BlockKind::Compressed {
+            // The decoder never saw these sequences.
+            rep = before;
+        }
+        start = end;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filters::zstd_codec::decode_bounded;
+    use proptest::prelude::*;
+
+    fn check(src: &[u8]) -> Vec<u8> {
+        let z = compress(src, 22).expect("level 22");
+        let back = decode_bounded(&z, src.len(), "zstd").expect("our decoder");
+        assert_eq!(back, src);
+        z
+    }
+
+    /// Round trip through `zstd -d` when the CLI exists.
+    fn check_cli(z: &[u8], src: &[u8]) {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let Ok(mut child) = Command::new("zstd")
+            .args(["-d", "-c", "-q"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+        else {
+            println!("skipped: zstd CLI absent");
+            return;
+        };
+        let mut stdin = child.stdin.take().expect("stdin");
+        let data = z.to_vec();
+        let w = std::thread::spawn(move || stdin.write_all(&data));
+        let o = child.wait_with_output().expect("zstd ran");
+        w.join().expect("writer").expect("write");
+        assert!(o.status.success());
+        assert_eq!(o.stdout, src);
+    }
+
+    fn lcg_data(n: usize, seed: u32) -> Vec<u8> {
+        let mut x = seed;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                match (i / 4096) % 4 {
+                    0 => (x >> 29) as u8,
+                    1 => (i % 13) as u8,
+                    2 => 0,
+                    _ => (x >> 24) as u8,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_level_22() {
+        assert!(compress(b"abc", 19).is_none());
+        assert!(compress(b"abc", 22).is_some());
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        for src in [
+            Vec::new(),
+            b"a".to_vec(),
+            b"abcabcabcabcabc".to_vec(),
+            vec![9u8; 300_000],
+            lcg_data(1000, 1),
+            lcg_data(400_000, 2),
+        ] {
+            let z = check(&src);
+            check_cli(&z, &src);
+        }
+    }
+
+    #[test]
+    fn compresses_repetitive_data() {
+        let src: Vec<u8> = (0..1u32 << 20).map(|i| ((i * 7) % 251) as u8).collect();
+        let z = check(&src);
+        assert!(z.len() < 2000, "{}", z.len());
+        check_cli(&z, &src);
+    }
+
+    /// A/B per block, interleaved: `ZENC_DIR=/tmp/zblk cargo test --release
+    /// --lib bench_frames -- --ignored --nocapture` (C-Blosc2's frame beside
+    /// each `X.bin` as `X.bin.ref`, the CLI's as `X.bin.cli`).
+    #[test]
+    #[ignore]
+    fn bench_frames() {
+        let Ok(dir) = std::env::var("ZENC_DIR") else {
+            println!("skipped: ZENC_DIR unset");
+            return;
+        };
+        let filt = std::env::var("ZENC_FILTER").unwrap_or_default();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .filter(|p| p.to_string_lossy().contains(&filt))
+            .collect();
+        names.sort();
+        let cpu = crate::filters::zstd_encode::opt::thread_cpu_ns;
+        let size_of = |p: &std::path::Path, ext: &str| {
+            std::fs::metadata(p.with_extension(ext)).map_or(0, |m| m.len() as usize)
+        };
+        let mut tot = [0usize; 4];
+        let (mut t_ours, mut t_rusty) = (0u64, 0u64);
+        for (i, p) in names.iter().enumerate() {
+            let mut src = std::fs::read(p).expect("read");
+            // ZENC_SLICE=N: only the first N bytes (the stored sizes no longer apply).
+            if let Some(n) = std::env::var("ZENC_SLICE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                src.truncate(n);
+            }
+            let run_ours = || {
+                let t = cpu();
+                let z = compress(&src, 22).expect("22");
+                (z, cpu() - t)
+            };
+            let run_rusty = || {
+                let t = cpu();
+                let z = rusty_zstd::compress_with(
+                    &src,
+                    rusty_zstd::CompressOptions {
+                        level: 22,
+                        checksum: false,
+                    },
+                )
+                .expect("rusty");
+                (z, cpu() - t)
+            };
+            let ((z, to), (r, tr)) = if i % 2 == 0 {
+                let a = run_ours();
+                (a, run_rusty())
+            } else {
+                let b = run_rusty();
+                (run_ours(), b)
+            };
+            let back = decode_bounded(&z, src.len(), "zstd").expect("decode");
+            assert_eq!(back, src);
+            let (rf, cli) = (size_of(p, "bin.ref"), size_of(p, "bin.cli"));
+            println!(
+                "{} ours {} rusty {} ref {} cli {} | ours/cli {:.4} | cpu ours {:.3} rusty {:.3}",
+                p.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default(),
+                z.len(),
+                r.len(),
+                rf,
+                cli,
+                z.len() as f64 / cli.max(1) as f64,
+                to as f64 * 1e-9,
+                tr as f64 * 1e-9
+            );
+            tot[0] += z.len();
+            tot[1] += r.len();
+            tot[2] += rf;
+            tot[3] += cli;
+            t_ours += to;
+            t_rusty += tr;
+        }
+        println!(
+            "TOTAL ours {} rusty {} ref {} cli {} | ours/ref {:.4} ours/cli {:.4} rusty/cli {:.4} | cpu ours {:.2}s rusty {:.2}s",
+            tot[0],
+            tot[1],
+            tot[2],
+            tot[3],
+            tot[0] as f64 / tot[2].max(1) as f64,
+            tot[0] as f64 / tot[3].max(1) as f64,
+            tot[1] as f64 / tot[3].max(1) as f64,
+            t_ours as f64 * 1e-9,
+            t_rusty as f64 * 1e-9
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn random_inputs_round_trip(v in proptest::collection::vec(any::<u8>(), 0..3000)) {
+            check(&v);
+        }
+
+        #[test]
+        fn repetitive_inputs_round_trip(
+            unit in proptest::collection::vec(0u8..4, 1..40),
+            reps in 1usize..3000,
+            noise in proptest::collection::vec((0usize..100_000, any::<u8>()), 0..50),
+        ) {
+            let mut v: Vec<u8> = unit.iter().cycle().take(unit.len() * reps).copied().collect();
+            for (i, b) in noise {
+                if let Some(x) = v.get_mut(i) {
+                    *x = b;
+                }
+            }
+            check(&v);
+        }
+    }
+}

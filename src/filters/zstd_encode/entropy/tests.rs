@@ -1,0 +1,329 @@
+//! Round trips of the entropy back end through our decoder and libzstd, with a
+//! small greedy hash parser (repeat offsets included) producing the sequences.
+
+use super::*;
+use crate::filters::zstd_codec::decode_bounded;
+use proptest::prelude::*;
+
+/// Greedy parse of `src[start..end]` with the window `src[..start]`,
+/// repeat offsets `rep` updated as the decoder would.
+fn greedy(
+    src: &[u8],
+    start: usize,
+    end: usize,
+    window: usize,
+    rep: &mut [u32; 3],
+    lits: &mut Vec<u8>,
+    seqs: &mut Vec<Seq>,
+) {
+    const HLOG: u32 = 16;
+    let mut table = vec![u32::MAX; 1 << HLOG];
+    let hash = |p: usize| {
+        let v = u32::from_le_bytes([src[p], src[p + 1], src[p + 2], src[p + 3]]);
+        (v.wrapping_mul(2_654_435_761) >> (32 - HLOG)) as usize
+    };
+    let lo = start.saturating_sub(window);
+    for p in lo..start {
+        if p + 4 <= end {
+            table[hash(p)] = p as u32;
+        }
+    }
+    let mut anchor = start;
+    let mut p = start;
+    let max_match = |p: usize, cand: usize| {
+        let mut l = 0;
+        while p + l < end && src[cand + l] == src[p + l] && l < 131_074 {
+            l += 1;
+        }
+        l
+    };
+    while p + 4 <= end {
+        let ll = (p - anchor) as u32;
+        // Repeat candidates as the RFC resolves them.
+        let reps: [(u32, u32); 3] = if ll > 0 {
+            [(1, rep[0]), (2, rep[1]), (3, rep[2])]
+        } else {
+            [(1, rep[1]), (2, rep[2]), (3, rep[0].wrapping_sub(1))]
+        };
+        let mut best: Option<(usize, u32, u32)> = None; // len, off_value, offset
+        for (code, off) in reps {
+            let off = off as usize;
+            if off == 0 || off > p - lo {
+                continue;
+            }
+            let l = max_match(p, p - off);
+            if l >= 3 && best.is_none_or(|b| l > b.0) {
+                best = Some((l, code, off as u32));
+            }
+        }
+        let h = hash(p);
+        let c = table[h];
+        table[h] = p as u32;
+        if c != u32::MAX && (c as usize) >= lo {
+            let c = c as usize;
+            let l = max_match(p, c);
+            if l >= 4 && best.is_none_or(|b| l > b.0 + 1) {
+                best = Some((l, (p - c) as u32 + 3, (p - c) as u32));
+            }
+        }
+        let Some((len, ov, off)) = best else {
+            p += 1;
+            continue;
+        };
+        lits.extend_from_slice(&src[anchor..p]);
+        seqs.push(Seq {
+            lit_len: ll,
+            match_len: len as u32,
+            off_value: ov,
+        });
+        if ov > 3 {
+            *rep = [off, rep[0], rep[1]];
+        } else {
+            let idx = if ll > 0 { ov - 1 } else { ov };
+            match idx {
+                0 => {}
+                1 => *rep = [rep[1], rep[0], rep[2]],
+                2 => *rep = [rep[2], rep[0], rep[1]],
+                _ => *rep = [off, rep[0], rep[1]],
+            }
+        }
+        for q in p + 1..(p + len).min(end.saturating_sub(3)) {
+            table[hash(q)] = q as u32;
+        }
+        p += len;
+        anchor = p;
+    }
+    lits.extend_from_slice(&src[anchor..end]);
+}
+
+/// A frame of `src` in blocks of `block` bytes with window `1 << wlog`.
+fn frame(src: &[u8], block: usize, wlog: u32) -> (Vec<u8>, [usize; 3]) {
+    let mut out = Vec::new();
+    write_frame_header(src.len() as u64, wlog, &mut out);
+    let mut enc = BlockEncoder::new();
+    let mut rep = [1u32, 4, 8];
+    let mut kinds = [0usize; 3];
+    let mut start = 0;
+    let (mut lits, mut seqs) = (Vec::new(), Vec::new());
+    loop {
+        let end = (start + block).min(src.len());
+        lits.clear();
+        seqs.clear();
+        let saved = rep;
+        greedy(src, start, end, 1 << wlog, &mut rep, &mut lits, &mut seqs);
+        let k = enc.encode_block(&src[start..end], &lits, &seqs, end == src.len(), &mut out);
+        kinds[k as usize] += 1;
+        if k != BlockKind::Compressed {
+            rep = saved;
+        }
+        start = end;
+        if start >= src.len() {
+            break;
+        }
+    }
+    (out, kinds)
+}
+
+fn libzstd_decode(frame: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if !std::path::Path::new("/usr/bin/zstd").exists() {
+        return None;
+    }
+    let mut child = Command::new("/usr/bin/zstd")
+        .args(["-d", "-c", "-q", "--no-progress"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let data = frame.to_vec();
+    let t = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let o = child.wait_with_output().ok()?;
+    let _ = t.join();
+    assert!(
+        o.status.success(),
+        "libzstd rejected the frame: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(o.stdout)
+}
+
+fn check(src: &[u8], block: usize, wlog: u32, with_libzstd: bool) -> usize {
+    let (f, _) = frame(src, block, wlog);
+    let back = decode_bounded(&f, src.len() + 1, "zstd").expect("our decoder");
+    assert!(back == src, "our decoder: round trip differs");
+    if with_libzstd {
+        match libzstd_decode(&f) {
+            Some(b) => assert!(b == src, "libzstd: round trip differs"),
+            None => eprintln!("skipped: /usr/bin/zstd absent"),
+        }
+    }
+    f.len()
+}
+
+fn text(n: usize, seed: u64) -> Vec<u8> {
+    let words = [
+        "the ",
+        "entropy ",
+        "stage ",
+        "of ",
+        "zstandard ",
+        "codes ",
+        "literals ",
+        "and ",
+        "sequences ",
+        "with ",
+        "huffman ",
+        "fse ",
+        "tables, ",
+        "\n",
+        "0123 ",
+        "HDF5 ",
+    ];
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(n + 16);
+    while v.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(words[(x % 16) as usize].as_bytes());
+    }
+    v.truncate(n);
+    v
+}
+
+fn noise(n: usize, seed: u64, mask: u8) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8 & mask
+        })
+        .collect()
+}
+
+#[test]
+fn fixed_inputs_round_trip_both_decoders() {
+    let mut cases: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        vec![7],
+        vec![0; 1000],
+        vec![9; 300_000],
+        text(300_000, 1),
+        noise(200_000, 2, 0xFF),
+        noise(200_000, 3, 0x0F),
+        noise(5000, 4, 0x03),
+    ];
+    // Runs mixed with text: RLE blocks between compressed ones.
+    let mut mixed = text(100_000, 5);
+    mixed.extend(vec![0u8; 140_000]);
+    mixed.extend(text(100_000, 6));
+    cases.push(mixed);
+    for c in &cases {
+        check(c, BLOCK_MAX, 20, true);
+        check(c, 1000, 20, true);
+    }
+}
+
+#[test]
+fn big_offsets_and_long_matches() {
+    // 1 MiB window: a random 600 KiB prefix repeated later.
+    let a = noise(600_000, 11, 0xFF);
+    let mut src = a.clone();
+    src.extend(text(50_000, 12));
+    src.extend_from_slice(&a[..300_000]);
+    check(&src, BLOCK_MAX, 20, true);
+    // Max-length literal runs and matches.
+    let mut src = noise(BLOCK_MAX, 13, 0xFF);
+    src.extend(vec![5u8; 200_000]);
+    src.extend(noise(BLOCK_MAX, 13, 0xFF));
+    check(&src, BLOCK_MAX, 20, true);
+}
+
+#[test]
+fn tiny_blocks() {
+    let src = text(5000, 21);
+    for b in [1, 2, 3, 7, 33, 255, 256, 1023, 1024, 1025] {
+        check(&src, b, 20, b >= 255);
+    }
+}
+
+#[test]
+fn literal_only_and_empty_literal_blocks() {
+    let mut enc = BlockEncoder::new();
+    let mut out = Vec::new();
+    let src = text(20_000, 31);
+    write_frame_header((src.len() * 2) as u64, 20, &mut out);
+    // A block of literals only (no sequences), then the same bytes as one
+    // match (no literals at all).
+    let k = enc.encode_block(&src, &src, &[], false, &mut out);
+    assert_eq!(k, BlockKind::Compressed);
+    let seq = Seq {
+        lit_len: 0,
+        match_len: src.len() as u32,
+        off_value: src.len() as u32 + 3,
+    };
+    let k = enc.encode_block(&src, &[], &[seq], true, &mut out);
+    assert_eq!(k, BlockKind::Compressed);
+    let mut whole = src.clone();
+    whole.extend_from_slice(&src);
+    assert!(decode_bounded(&out, whole.len(), "zstd").expect("decode") == whole);
+    if let Some(b) = libzstd_decode(&out) {
+        assert!(b == whole);
+    }
+}
+
+#[test]
+fn frame_header_like_libzstd() {
+    let mut v = Vec::new();
+    write_frame_header(100, 17, &mut v);
+    assert_eq!(v, [0x28, 0xB5, 0x2F, 0xFD, 0x20, 100]);
+    v.clear();
+    write_frame_header(1 << 20, 20, &mut v);
+    assert_eq!(v, [0x28, 0xB5, 0x2F, 0xFD, 0xA0, 0, 0, 0x10, 0]);
+    v.clear();
+    write_frame_header(1000, 10, &mut v);
+    assert_eq!(v[4], 0x60);
+    assert_eq!(&v[5..], &(1000u16 - 256).to_le_bytes());
+    v.clear();
+    // Window smaller than the content: a window descriptor, no single segment.
+    write_frame_header(5000, 10, &mut v);
+    assert_eq!(v, [0x28, 0xB5, 0x2F, 0xFD, 0x40, 0, 0x88, 0x12]);
+}
+
+#[test]
+fn compressible_inputs_are_compressed() {
+    let src = text(300_000, 41);
+    let (f, kinds) = frame(&src, BLOCK_MAX, 20);
+    assert_eq!(kinds, [0, 0, 3]);
+    assert!(f.len() < src.len() / 3, "{} bytes", f.len());
+    let src = noise(300_000, 42, 0x0F);
+    let (f, kinds) = frame(&src, BLOCK_MAX, 20);
+    assert_eq!(kinds, [0, 0, 3]);
+    assert!(f.len() < src.len() * 60 / 100, "{} bytes", f.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn random_inputs_round_trip(kind in 0u8..5, n in 0usize..70_000, seed in any::<u64>(), block in 1usize..140_000) {
+        let src = match kind {
+            0 => noise(n, seed, 0xFF),
+            1 => noise(n, seed, 0x07),
+            2 => text(n, seed),
+            3 => {
+                let mut v = text(n / 2, seed);
+                v.extend(vec![(seed & 0xFF) as u8; n - n / 2]);
+                v
+            }
+            _ => vec![(seed >> 8) as u8; n],
+        };
+        check(&src, block.min(BLOCK_MAX), 20, false);
+    }
+}

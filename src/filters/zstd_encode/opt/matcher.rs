@@ -1,0 +1,352 @@
+//! Match finder for the optimal parser: a binary tree of suffixes over a
+//! hash of the first 3 bytes, plus a small table of the latest position of
+//! each 3-byte hash for near matches, the search libzstd's `btultra2`
+//! strategy runs. It lists, for one position, the repeat-offset matches and
+//! then matches of strictly increasing length (RFC 8878 §3.1.1.3.2 offsets).
+
+/// Longest stretch the parser prices at once.
+pub(crate) const OPT_NUM: u32 = 1 << 12;
+/// Near matches from the 3-byte table are kept only below this distance.
+const HASH3_MAX_DIST: u32 = 1 << 18;
+/// Index of the first byte of the source (0 means "no entry").
+const START_INDEX: u32 = 2;
+
+/// One candidate: `off_value` as the RFC's `Offset_Value`, `len` ≥ 3.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Match {
+    pub(crate) off_value: u32,
+    pub(crate) len: u32,
+}
+
+/// Table sizes and search effort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Params {
+    pub(crate) window_log: u32,
+    pub(crate) chain_log: u32,
+    pub(crate) hash_log: u32,
+    pub(crate) search_log: u32,
+    pub(crate) target_length: u32,
+}
+
+/// Read 8 bytes at `p` (zero-padded past the end).
+#[inline(always)]
+fn rd64(src: &[u8], p: usize) -> u64 {
+    match src.get(p..p + 8) {
+        Some(s) => {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(s);
+            u64::from_le_bytes(w)
+        }
+        None => {
+            let mut w = [0u8; 8];
+            for (i, b) in w.iter_mut().enumerate() {
+                *b = src.get(p + i).copied().unwrap_or(0);
+            }
+            u64::from_le_bytes(w)
+        }
+    }
+}
+
+/// Number of equal bytes at `a` and `b` (`b < a`), not reading at or past `limit`.
+#[inline(always)]
+fn count(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
+    let mut i = 0usize;
+    let len = limit.saturating_sub(a);
+    while i + 8 <= len {
+        let x = rd64(src, a + i) ^ rd64(src, b + i);
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < len && src.get(a + i) == src.get(b + i) {
+        i += 1;
+    }
+    i
+}
+
+/// Hash of the 3 bytes at `p` to `log` bits.
+#[inline(always)]
+fn hash3(src: &[u8], p: usize, log: u32) -> usize {
+    let v = (rd64(src, p) as u32) << 8;
+    (v.wrapping_mul(506_832_829) >> (32 - log)) as usize
+}
+
+const DUMMY: usize = usize::MAX;
+
+/// The tables, sized from the parameters (no larger than the source needs).
+pub(crate) struct MatchFinder {
+    p: Params,
+    hash: Vec<u32>,
+    bt: Vec<u32>,
+    bt_mask: u32,
+    hash3: Vec<u32>,
+    hash3_log: u32,
+    /// `index = position + base`.
+    base: u32,
+    /// Lowest valid index.
+    low: u32,
+    /// Next index the tree has not seen.
+    pub(crate) next_to_update: u32,
+}
+
+impl MatchFinder {
+    /// Tables for `p`; `None` if they would not fit 32-bit indices.
+    pub(crate) fn new(p: Params) -> MatchFinder {
+        let hash3_log = p.window_log.min(17);
+        MatchFinder {
+            p,
+            hash: vec![0; 1usize << p.hash_log],
+            bt: vec![0; 1usize << p.chain_log],
+            bt_mask: (1u32 << (p.chain_log - 1)) - 1,
+            hash3: vec![0; 1usize << hash3_log],
+            hash3_log,
+            base: START_INDEX,
+            low: START_INDEX,
+            next_to_update: START_INDEX,
+        }
+    }
+
+    /// Index of source position `pos`.
+    #[inline(always)]
+    pub(crate) fn index(&self, pos: usize) -> u32 {
+        pos as u32 + self.base
+    }
+
+    /// Lowest valid index (the start of the window's valid data).
+    pub(crate) fn low(&self) -> u32 {
+        self.low
+    }
+
+    /// Forget everything inserted so far, as if the first `len` bytes had
+    /// been a separate earlier input: they get new indices on the next pass.
+    pub(crate) fn forget(&mut self, len: usize) {
+        self.base += len as u32;
+        self.low = self.base;
+        self.next_to_update = self.base;
+    }
+
+    #[inline(always)]
+    fn window_low(&self, cur: u32) -> u32 {
+        let max_dist = 1u32 << self.p.window_log;
+        if cur - self.low > max_dist {
+            cur - max_dist
+        } else {
+            self.low
+        }
+    }
+
+    /// Insert one position in the tree; returns how many positions to advance.
+    fn insert_bt1(&mut self, src: &[u8], pos: usize, iend: usize, target: u32) -> u32 {
+        let h = hash3(src, pos, self.p.hash_log);
+        let cur = self.index(pos);
+        let bt_mask = self.bt_mask;
+        let bt_low = cur.saturating_sub(bt_mask);
+        let mut smaller = 2 * (cur & bt_mask) as usize;
+        let mut larger = smaller + 1;
+        let window_low = self.window_low(target);
+        let mut match_end = cur + 9;
+        let mut best = 8usize;
+        let mut compares = 1u32 << self.p.search_log;
+        let (mut common_s, mut common_l) = (0usize, 0usize);
+        let mut m = self.hash[h];
+        self.hash[h] = cur;
+        while compares > 0 && m >= window_low {
+            compares -= 1;
+            let next = 2 * (m & bt_mask) as usize;
+            let mpos = (m - self.base) as usize;
+            let mut len = common_s.min(common_l);
+            len += count(src, pos + len, mpos + len, iend);
+            if len > best {
+                best = len;
+                if len as u32 > match_end - m {
+                    match_end = m + len as u32;
+                }
+            }
+            if pos + len == iend {
+                break;
+            }
+            if src.get(mpos + len) < src.get(pos + len) {
+                self.bt[smaller] = m;
+                common_s = len;
+                if m <= bt_low {
+                    smaller = DUMMY;
+                    break;
+                }
+                smaller = next + 1;
+                m = self.bt[next + 1];
+            } else {
+                self.bt[larger] = m;
+                common_l = len;
+                if m <= bt_low {
+                    larger = DUMMY;
+                    break;
+                }
+                larger = next;
+                m = self.bt[next];
+            }
+        }
+        if smaller != DUMMY {
+            self.bt[smaller] = 0;
+        }
+        if larger != DUMMY {
+            self.bt[larger] = 0;
+        }
+        let positions = if best > 384 {
+            (best as u32 - 384).min(192)
+        } else {
+            0
+        };
+        positions.max(match_end - (cur + 8))
+    }
+
+    /// Insert every position before `pos` not yet in the tree.
+    fn update_tree(&mut self, src: &[u8], pos: usize, iend: usize) {
+        let target = self.index(pos);
+        let mut idx = self.next_to_update;
+        while idx < target {
+            let fwd = self.insert_bt1(src, (idx - self.base) as usize, iend, target);
+            idx += fwd;
+        }
+        self.next_to_update = target;
+    }
+
+    /// All useful matches at `pos` (≤ `iend - 8`), not reaching past `iend`:
+    /// repeat offsets first, then ever longer ones; `ll0` says the
+    /// sequence has no literals (the RFC's repeat-code shift).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn all_matches(
+        &mut self,
+        src: &[u8],
+        pos: usize,
+        iend: usize,
+        rep: &[u32; 3],
+        ll0: bool,
+        next3: &mut u32,
+        out: &mut Vec<Match>,
+    ) {
+        out.clear();
+        let cur = self.index(pos);
+        if cur < self.next_to_update {
+            return;
+        }
+        self.update_tree(src, pos, iend);
+        let sufficient = self.p.target_length.min(OPT_NUM - 1) as usize;
+        let window_low = self.window_low(cur);
+        let match_low = window_low.max(1);
+        let mut best = 2usize;
+
+        // Repeat offsets.
+        let ll0u = u32::from(ll0);
+        for code in ll0u..3 + ll0u {
+            let off = if code == 3 {
+                rep[0].wrapping_sub(1)
+            } else {
+                rep[code as usize]
+            };
+            if off.wrapping_sub(1) < cur - self.low && cur - off >= window_low {
+                let rpos = pos - off as usize;
+                let same3 = (rd64(src, pos) ^ rd64(src, rpos)) & 0xFF_FFFF == 0;
+                if same3 {
+                    let len = 3 + count(src, pos + 3, rpos + 3, iend);
+                    if len > best {
+                        best = len;
+                        out.push(Match {
+                            off_value: code - ll0u + 1,
+                            len: len as u32,
+                        });
+                        if len > sufficient || pos + len == iend {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+
+        // Near 3-byte match.
+        if best < 3 {
+            let h3log = self.hash3_log;
+            let mut i = *next3;
+            while i < cur {
+                let hh = hash3(src, (i - self.base) as usize, h3log);
+                self.hash3[hh] = i;
+                i += 1;
+            }
+            *next3 = cur;
+            let m3 = self.hash3[hash3(src, pos, h3log)];
+            if m3 >= match_low && cur - m3 < HASH3_MAX_DIST {
+                let mpos = (m3 - self.base) as usize;
+                let len = count(src, pos, mpos, iend);
+                if len >= 3 {
+                    best = len;
+                    out.push(Match {
+                        off_value: cur - m3 + 3,
+                        len: len as u32,
+                    });
+                    if len > sufficient || pos + len == iend {
+                        self.next_to_update = cur + 1;
+                        return;
+                    }
+                }
+            }
+        }
+
+        // The tree.
+        let h = hash3(src, pos, self.p.hash_log);
+        let bt_mask = self.bt_mask;
+        let bt_low = cur.saturating_sub(bt_mask);
+        let mut smaller = 2 * (cur & bt_mask) as usize;
+        let mut larger = smaller + 1;
+        let mut match_end = cur + 9;
+        let mut compares = 1u32 << self.p.search_log;
+        let (mut common_s, mut common_l) = (0usize, 0usize);
+        let mut m = self.hash[h];
+        self.hash[h] = cur;
+        while compares > 0 && m >= match_low {
+            compares -= 1;
+            let next = 2 * (m & bt_mask) as usize;
+            let mpos = (m - self.base) as usize;
+            let mut len = common_s.min(common_l);
+            len += count(src, pos + len, mpos + len, iend);
+            if len > best {
+                if len as u32 > match_end - m {
+                    match_end = m + len as u32;
+                }
+                best = len;
+                out.push(Match {
+                    off_value: cur - m + 3,
+                    len: len as u32,
+                });
+                if len > OPT_NUM as usize || pos + len == iend {
+                    break;
+                }
+            }
+            if src.get(mpos + len) < src.get(pos + len) {
+                self.bt[smaller] = m;
+                common_s = len;
+                if m <= bt_low {
+                    smaller = DUMMY;
+                    break;
+                }
+                smaller = next + 1;
+                m = self.bt[next + 1];
+            } else {
+                self.bt[larger] = m;
+                common_l = len;
+                if m <= bt_low {
+                    larger = DUMMY;
+                    break;
+                }
+                larger = next;
+                m = self.bt[next];
+            }
+        }
+        if smaller != DUMMY {
+            self.bt[smaller] = 0;
+        }
+        if larger != DUMMY {
+            self.bt[larger] = 0;
+        }
+        self.next_to_update = match_end - 8;
+    }
+}
