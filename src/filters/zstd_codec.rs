@@ -2,9 +2,12 @@
 //! 32015 (`shared/spec/filters.md` §5.3), the Blosc/Blosc2 zstd codec (§3.7)
 //! and bitshuffle's zstd mode. The only module that calls a Zstandard crate.
 //!
-//! * Encoding: `rusty_zstd` at a real level (−7…22, libzstd's strategies),
-//!   one frame with the content size in its header and no checksum, as
-//!   `ZSTD_compress` writes it.
+//! * Encoding: one frame with the content size in its header and no
+//!   checksum, as `ZSTD_compress` writes it. Level 22 on blocks of
+//!   960 KiB–1 MiB (Blosc2 `zstd:9`, the `archive` profile) goes through our
+//!   own encoder ([`super::zstd_encode`], `notes/zenc-opt.md`); every other
+//!   level and size through `rusty_zstd` at a real level (−7…22, libzstd's
+//!   strategies).
 //! * Decoding: our own safe decoder ([`super::zstd_decode`], RFC 8878), with
 //!   every block held to the 128 KiB block maximum and the output to the
 //!   caller's bound. `rusty_zstd`'s faster decoder is **not** used: it does not
