@@ -219,6 +219,13 @@ impl Dataset {
             return Ok(());
         }
         let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
+        if offset == 0 && dtype.size() as usize == esize {
+            // Stored bytes identical to `T`'s: read straight into `out`
+            // (no slab scratch, no conversion pass).
+            if let Some(bytes) = T::as_stored_bytes(dtype, out) {
+                return self.read_hyperslab_raw(h, bytes);
+            }
+        }
         let ctx = Context {
             file: Some(self.file()),
             object: self.path(),
