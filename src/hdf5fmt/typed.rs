@@ -47,7 +47,9 @@ fn alloc<T: Clone + Default>(n: u64, at: u64) -> Result<Vec<T>> {
         .ok_or_else(|| overflow("output size"))?;
     bounded(bytes, limits::MAX_DECODED, "typed read", at, "output bytes")?;
     let n = usize::try_from(n).map_err(|_| overflow("output length"))?;
-    Ok(vec![T::default(); n])
+    let mut v = vec![T::default(); n];
+    crate::hdf5fmt::dataset::advise_huge_pages(&mut v);
+    Ok(v)
 }
 
 impl Dataset {
