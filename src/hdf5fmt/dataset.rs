@@ -562,6 +562,20 @@ impl Dataset {
         let plain_chunked = matches!(self.layout, Layout::Chunked { .. })
             && self.space.kind != SpaceKind::Null
             && self.virtual_plan()?.is_none();
+        if plain_chunked && n > 0 && zeroed {
+            let (map, cache) = self.chunk_parts(use_cache)?;
+            let r = chunk_index::read::read_chunked_vec_zeroed(
+                self.file.source(),
+                &map,
+                &self.filters,
+                self.fill.bytes(),
+                selection,
+                n,
+                cache,
+            );
+            self.file.source().check()?;
+            return r;
+        }
         if !plain_chunked || n == 0 || zeroed {
             let mut out = vec![0u8; n];
             advise_huge_pages(&mut out);

@@ -510,12 +510,26 @@ impl ChunkDecoder {
             let es = if m != 0 { usize::from(m) } else { h.typesize };
             f != filter::NONE && f != filter::TRUNC_PREC && !(f == filter::SHUFFLE && es <= 1)
         });
-        if filtered || (h.split(bsize, bs) && h.typesize > 1) {
+        if h.split(bsize, bs) && h.typesize > 1 {
             return Ok(None);
         }
         let pos = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
         let csize = le_i32(chunk, pos)?;
         let p = pos + 4;
+        if filtered {
+            // A block of zeros stays zeros through byte and bit shuffle (no
+            // other filter): e.g. the empty blocks of bitshuffled labels.
+            let shuffles_only = h.filters.iter().all(|&f| {
+                matches!(
+                    f,
+                    filter::NONE | filter::TRUNC_PREC | filter::SHUFFLE | filter::BITSHUFFLE
+                )
+            });
+            if shuffles_only && h.extended && csize == 0 {
+                return Ok(Some(Block::Byte(0)));
+            }
+            return Ok(None);
+        }
         if csize <= 0 {
             if !h.extended {
                 return Err(bad("non-positive stream size in a Blosc1 chunk"));
@@ -701,11 +715,10 @@ mod block_bytes_tests {
         }))
     }
 
-    fn chunk_of(data: &[u8], ts: usize, codec: u8, shuffle: bool, blocksize: usize) -> Vec<u8> {
+    /// `shuffle`: 0 none, 1 byte shuffle, 2 bit shuffle.
+    fn chunk_of(data: &[u8], ts: usize, codec: u8, shuffle: u8, blocksize: usize) -> Vec<u8> {
         let mut filters = [0u8; 6];
-        if shuffle {
-            filters[5] = filter::SHUFFLE;
-        }
+        filters[5] = shuffle;
         let s = Settings {
             typesize: ts,
             clevel: 5,
@@ -724,7 +737,7 @@ mod block_bytes_tests {
             runs in proptest::collection::vec((0u8..4, 1usize..700), 1..40),
             ts in prop_oneof![Just(1usize), Just(2), Just(4)],
             codec in prop_oneof![Just(0u8), Just(1), Just(5)],
-            shuffle in any::<bool>(),
+            shuffle in 0u8..3,
             bs in prop_oneof![Just(0usize), Just(256), Just(1024)],
         ) {
             let mut data: Vec<u8> = runs.iter().flat_map(|&(v, n)| {
@@ -751,8 +764,8 @@ mod block_bytes_tests {
                     served += 1;
                 }
             }
-            // 1-byte items without split are always served.
-            if ts == 1 {
+            // 1-byte items without bit shuffle are always served.
+            if ts == 1 && shuffle != 2 {
                 prop_assert_eq!(served, nb);
             }
         }
@@ -766,7 +779,7 @@ mod block_bytes_tests {
             cut in any::<usize>(),
             codec in prop_oneof![Just(0u8), Just(1)],
         ) {
-            let mut c = chunk_of(&seed, 1, codec, false, 256);
+            let mut c = chunk_of(&seed, 1, codec, 2 * u8::from(cut % 2 == 0), 256);
             for (p, x) in flips {
                 let i = p % c.len();
                 c[i] ^= x;

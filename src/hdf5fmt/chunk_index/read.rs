@@ -289,6 +289,9 @@ pub(super) struct OutBuf {
     pub(super) len: usize,
     /// Bytes handed out in completed runs (runs are disjoint, see above).
     written: AtomicUsize,
+    /// The buffer is known to hold zeros only (and is not counted): zero
+    /// fills are skipped.
+    zeroed: bool,
 }
 
 // SAFETY: `OutBuf` is built from a `&mut` slice that outlives every job (the
@@ -317,6 +320,7 @@ impl OutBuf {
             ptr: out.as_mut_ptr().cast(),
             len: out.len(),
             written: AtomicUsize::new(0),
+            zeroed: false,
         }
     }
 
@@ -325,6 +329,7 @@ impl OutBuf {
             ptr: out.as_mut_ptr(),
             len: out.len(),
             written: AtomicUsize::new(0),
+            zeroed: false,
         }
     }
 
@@ -407,6 +412,9 @@ impl OutBuf {
             .try_fold(elem, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
             .ok_or_else(bad_box)?;
         let value = value.filter(|v| <[u8]>::len(v) == elem && v.iter().any(|&b| b != 0));
+        if value.is_none() && self.zeroed {
+            return Ok(());
+        }
         let Some(value) = value else {
             return self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
                 zero_run(run);
@@ -599,6 +607,27 @@ pub fn read_chunked_uninit(
         ));
     }
     Ok(())
+}
+
+/// [`read_chunked_with`] into a new zeroed buffer of `n` bytes (`n` must
+/// be the selection's size, checked as there): boxes that read as zeros
+/// (zero chunks, missing chunks with a zero fill value) are not written again.
+#[allow(clippy::too_many_arguments)]
+pub fn read_chunked_vec_zeroed(
+    src: &dyn Source,
+    map: &ChunkMap,
+    pipeline: &[FilterSpec],
+    fill_value: Option<&[u8]>,
+    selection: &Selection,
+    n: usize,
+    cache: Option<&ChunkCache>,
+) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; n];
+    crate::hdf5fmt::dataset::advise_huge_pages(&mut out);
+    let mut buf = OutBuf::new(&mut out);
+    buf.zeroed = true;
+    read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;
+    Ok(out)
 }
 
 fn read_into(
