@@ -86,6 +86,15 @@ pub trait H5Read: sealed::Sealed + Sized + Clone + Default {
         src: Elements<'_>,
         out: &mut [Self],
     ) -> Result<()>;
+
+    /// `out` seen as the bytes a plain copy of stored `dtype` elements
+    /// fills, when reading them is exactly such a copy (numbers stored
+    /// little-endian in `Self`'s own layout, read on a little-endian
+    /// machine); `None` when a conversion is needed.
+    #[doc(hidden)]
+    fn as_stored_bytes<'o>(_dtype: &Datatype, _out: &'o mut [Self]) -> Option<&'o mut [u8]> {
+        None
+    }
 }
 
 /// The numeric types typed reads and writes support.
@@ -146,8 +155,31 @@ macro_rules! numeric_read {
             ) -> Result<()> {
                 convert_numeric(ctx, dtype, src, out)
             }
+            fn as_stored_bytes<'o>(dtype: &Datatype, out: &'o mut [Self]) -> Option<&'o mut [u8]> {
+                stored_bytes_of(dtype, out)
+            }
         }
     )*};
+}
+
+/// [`H5Read::as_stored_bytes`] of the numeric types.
+fn stored_bytes_of<'o, T: Numeric>(dtype: &Datatype, out: &'o mut [T]) -> Option<&'o mut [u8]> {
+    if !cfg!(target_endian = "little") {
+        return None;
+    }
+    let ctx = Context {
+        file: None,
+        object: "",
+    };
+    if !matches!(plan_for::<T>(&ctx, dtype), Ok(Plan::Same)) {
+        return None;
+    }
+    let len = out.len().checked_mul(T::SIZE)?;
+    // SAFETY: `T` is one of the sealed primitive integer and float types: no
+    // padding, every bit pattern is a valid value, and `u8`'s alignment is 1;
+    // `len` is the slice's size in bytes; the exclusive borrow moves into the
+    // result, so nothing else sees the elements meanwhile.
+    Some(unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) })
 }
 
 numeric_read!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);

@@ -47,7 +47,9 @@ fn alloc<T: Clone + Default>(n: u64, at: u64) -> Result<Vec<T>> {
         .ok_or_else(|| overflow("output size"))?;
     bounded(bytes, limits::MAX_DECODED, "typed read", at, "output bytes")?;
     let n = usize::try_from(n).map_err(|_| overflow("output length"))?;
-    Ok(vec![T::default(); n])
+    let mut v = vec![T::default(); n];
+    crate::hdf5fmt::dataset::advise_huge_pages(&mut v);
+    Ok(v)
 }
 
 impl Dataset {
@@ -219,6 +221,13 @@ impl Dataset {
             return Ok(());
         }
         let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
+        if offset == 0 && dtype.size() as usize == esize {
+            // Stored bytes identical to `T`'s: read straight into `out`
+            // (no slab scratch, no conversion pass).
+            if let Some(bytes) = T::as_stored_bytes(dtype, out) {
+                return self.read_hyperslab_raw(h, bytes);
+            }
+        }
         let ctx = Context {
             file: Some(self.file()),
             object: self.path(),

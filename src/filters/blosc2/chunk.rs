@@ -480,6 +480,86 @@ impl ChunkDecoder {
         Ok(Some(plane_refs(&kinds, &self.a, chunk, bsize / nstreams)))
     }
 
+    /// For block `k` stored as one unfiltered stream (the usual layout of
+    /// 1-byte items, and of any typesize without shuffle or split), the block's
+    /// bytes without copying them: a constant byte for zero and run streams,
+    /// the chunk's own bytes for a raw stream, the codec's output in scratch
+    /// otherwise. `None` for any other layout (use
+    /// [`ChunkDecoder::decode_single_block`]); the errors are the ones
+    /// `decode_single_block` gives.
+    pub fn block_bytes<'s>(&'s mut self, chunk: &'s [u8], k: usize) -> Result<Option<Block<'s>>> {
+        let h = Header::parse(chunk)?;
+        let chunk = chunk
+            .get(..h.cbytes)
+            .ok_or_else(|| bad("chunk shorter than its cbytes"))?;
+        if h.memcpyed() || (h.extended && h.special() != 0) || h.blosc2_flags & 0x81 != 0 {
+            return Ok(None);
+        }
+        self.check_codec_and_filters(&h)?;
+        let (bs, nblocks) = block_layout(&h)?;
+        if k >= nblocks {
+            return Err(Error::InvalidArgument(format!("block {k} of {nblocks}")));
+        }
+        let bsize = if k + 1 == nblocks {
+            h.nbytes - k * bs
+        } else {
+            bs
+        };
+        // Byte shuffle of 1-byte elements moves nothing: it counts as no filter.
+        let filtered = h.filters.iter().zip(&h.filters_meta).any(|(&f, &m)| {
+            let es = if m != 0 { usize::from(m) } else { h.typesize };
+            f != filter::NONE && f != filter::TRUNC_PREC && !(f == filter::SHUFFLE && es <= 1)
+        });
+        if h.split(bsize, bs) && h.typesize > 1 {
+            return Ok(None);
+        }
+        let pos = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
+        let csize = le_i32(chunk, pos)?;
+        let p = pos + 4;
+        if filtered {
+            // A block of zeros stays zeros through byte and bit shuffle (no
+            // other filter): e.g. the empty blocks of bitshuffled labels.
+            let shuffles_only = h.filters.iter().all(|&f| {
+                matches!(
+                    f,
+                    filter::NONE | filter::TRUNC_PREC | filter::SHUFFLE | filter::BITSHUFFLE
+                )
+            });
+            if shuffles_only && h.extended && csize == 0 {
+                return Ok(Some(Block::Byte(0)));
+            }
+            return Ok(None);
+        }
+        if csize <= 0 {
+            if !h.extended {
+                return Err(bad("non-positive stream size in a Blosc1 chunk"));
+            }
+            if csize == 0 {
+                return Ok(Some(Block::Byte(0)));
+            }
+            let token = *chunk.get(p).ok_or_else(|| bad("run token truncated"))?;
+            if token & 1 == 0 {
+                return Err(bad(format!("unknown stream token {token}")));
+            }
+            let v = u8::try_from(csize.unsigned_abs()).map_err(|_| bad("run byte out of range"))?;
+            return Ok(Some(Block::Byte(v)));
+        }
+        let c = csize as usize;
+        let payload = p
+            .checked_add(c)
+            .and_then(|e| chunk.get(p..e))
+            .ok_or_else(|| bad("stream truncated"))?;
+        if c == bsize {
+            return Ok(Some(Block::Bytes(payload)));
+        }
+        let mut a = std::mem::take(&mut self.a);
+        a.resize(bsize, 0);
+        let r = self.stream_into(&h, chunk, pos, &mut a);
+        self.a = a;
+        r?;
+        Ok(Some(Block::Bytes(&self.a[..bsize])))
+    }
+
     /// Decode one stream starting at `pos` into `out`; returns the next position.
     fn stream_into(
         &mut self,
@@ -517,6 +597,15 @@ impl ChunkDecoder {
         }
         Ok(p + c)
     }
+}
+
+/// The bytes of one block, as [`ChunkDecoder::block_bytes`] finds them.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Block<'s> {
+    /// Every byte of the block is this value.
+    Byte(u8),
+    /// The block's bytes (in the chunk, or decoded into scratch).
+    Bytes(&'s [u8]),
 }
 
 /// The byte planes of a decoded block: raw streams from the chunk, others from scratch.
@@ -605,4 +694,108 @@ fn delta_decode(src: &[u8], dst: &mut [u8], ref0: Option<&[u8]>, ts: usize) {
 /// Decode a chunk into a new vector (convenience wrapper).
 pub fn decode(chunk: &[u8], max: usize) -> Result<Vec<u8>> {
     ChunkDecoder::new().decode(chunk, max)
+}
+
+#[cfg(test)]
+mod block_bytes_tests {
+    use super::super::encode_chunk::{ChunkEncoder, Settings};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What `block_bytes` gives for block `k`, expanded to the block's bytes.
+    fn expanded(
+        dec: &mut ChunkDecoder,
+        chunk: &[u8],
+        k: usize,
+        len: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        Ok(dec.block_bytes(chunk, k)?.map(|b| match b {
+            Block::Byte(v) => vec![v; len],
+            Block::Bytes(s) => s.to_vec(),
+        }))
+    }
+
+    /// `shuffle`: 0 none, 1 byte shuffle, 2 bit shuffle.
+    fn chunk_of(data: &[u8], ts: usize, codec: u8, shuffle: u8, blocksize: usize) -> Vec<u8> {
+        let mut filters = [0u8; 6];
+        filters[5] = shuffle;
+        let s = Settings {
+            typesize: ts,
+            clevel: 5,
+            codec,
+            filters,
+            filters_meta: [0; 6],
+            blocksize,
+        };
+        ChunkEncoder::new().encode(data, &s).unwrap()
+    }
+
+    proptest! {
+        /// Every block `block_bytes` serves equals `decode_single_block`'s.
+        #[test]
+        fn equals_single_block(
+            runs in proptest::collection::vec((0u8..4, 1usize..700), 1..40),
+            ts in prop_oneof![Just(1usize), Just(2), Just(4)],
+            codec in prop_oneof![Just(0u8), Just(1), Just(5)],
+            shuffle in 0u8..3,
+            bs in prop_oneof![Just(0usize), Just(256), Just(1024)],
+        ) {
+            let mut data: Vec<u8> = runs.iter().flat_map(|&(v, n)| {
+                std::iter::repeat_n(v, n).chain((0..n % 7).map(move |i| i as u8 ^ v))
+            }).collect();
+            data.truncate(data.len() / ts * ts);
+            prop_assume!(!data.is_empty());
+            let c = chunk_of(&data, ts, codec, shuffle, bs);
+            let h = Header::parse(&c).unwrap();
+            let mut dec = ChunkDecoder::new();
+            if h.memcpyed() || h.special() != 0 {
+                prop_assert!(dec.block_bytes(&c, 0).unwrap().is_none());
+                return Ok(());
+            }
+            let (bsz, nb) = block_layout(&h).unwrap();
+            let mut served = 0;
+            for k in 0..nb {
+                let len = if k + 1 == nb { h.nbytes - k * bsz } else { bsz };
+                let mut want = vec![0u8; len];
+                dec.decode_single_block(&c, k, &mut want).unwrap();
+                prop_assert_eq!(&want[..], &data[k * bsz..k * bsz + len]);
+                if let Some(got) = expanded(&mut dec, &c, k, len).unwrap() {
+                    prop_assert_eq!(got, want);
+                    served += 1;
+                }
+            }
+            // 1-byte items without bit shuffle are always served.
+            if ts == 1 && shuffle != 2 {
+                prop_assert_eq!(served, nb);
+            }
+        }
+
+        /// Damaged chunks give an error or a block, never a panic, and a
+        /// block served from a damaged chunk has the block's length.
+        #[test]
+        fn corrupt_chunks_never_panic(
+            seed in proptest::collection::vec(0u8..3, 64..3000),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+            cut in any::<usize>(),
+            codec in prop_oneof![Just(0u8), Just(1)],
+        ) {
+            let mut c = chunk_of(&seed, 1, codec, 2 * u8::from(cut % 2 == 0), 256);
+            for (p, x) in flips {
+                let i = p % c.len();
+                c[i] ^= x;
+            }
+            if cut % 3 == 0 {
+                c.truncate(cut % (c.len() + 1));
+            }
+            let mut dec = ChunkDecoder::new();
+            for k in 0..16 {
+                if let Ok(Some(Block::Bytes(b))) = dec.block_bytes(&c, k) {
+                    let h = Header::parse(&c).unwrap();
+                    let (bsz, nb) = block_layout(&h).unwrap();
+                    let len = if k + 1 == nb { h.nbytes - k * bsz } else { bsz };
+                    prop_assert_eq!(b.len(), len);
+                }
+            }
+        }
+    }
 }

@@ -11,7 +11,7 @@
 use crate::error::Result;
 use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
-use crate::filters::blosc2::chunk::{filter, ChunkDecoder, Header};
+use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
 use crate::filters::shuffle::{unshuffle2_rows, unshuffle_planes_uninit, Rows3};
 use crate::hdf5fmt::limits;
@@ -129,6 +129,7 @@ pub(super) fn read_window(
         return Ok(false);
     };
     let mut borigin = vec![0u64; rank];
+    let mut byte_elem = Vec::with_capacity(w.elem);
     for_each_in_box(&first, &last, |g| {
         let mut k = 0u64;
         for d in 0..rank {
@@ -146,6 +147,17 @@ pub(super) fn read_window(
             if planes.len() == w.elem {
                 return out.interleave_box(&planes, bp, w.dst, &lo, &hi);
             }
+        }
+        match dec.block_bytes(b.chunk, k)? {
+            Some(Block::Bytes(bytes)) if bytes.len() == block_bytes => {
+                return out.copy_box(bytes, bp, w.dst, &lo, &hi, w.elem);
+            }
+            Some(Block::Byte(v)) => {
+                byte_elem.clear();
+                byte_elem.resize(w.elem, v);
+                return out.fill_box(w.dst, &lo, &hi, w.elem, Some(&byte_elem));
+            }
+            _ => {}
         }
         scratch.resize(block_bytes, 0);
         dec.decode_single_block(b.chunk, k, scratch)?;

@@ -289,15 +289,15 @@ pub(super) struct OutBuf {
     pub(super) len: usize,
     /// Bytes handed out in completed runs (runs are disjoint, see above).
     written: AtomicUsize,
+    /// The buffer is known to hold zeros only (and is not counted): zero
+    /// fills are skipped.
+    zeroed: bool,
 }
 
 // SAFETY: `OutBuf` is built from a `&mut` slice that outlives every job (the
 // jobs run inside `read_into`, whose callers hold that borrow and do not
 // touch the buffer meanwhile); jobs write disjoint byte ranges only.
 unsafe impl Sync for OutBuf {}
-
-/// Writes one destination run (whole) from the source byte offset it gets.
-pub(super) type RunWriter<'a> = dyn FnMut(usize, &mut [MaybeUninit<u8>]) -> Option<()> + 'a;
 
 /// Write `src` into `dst` (equal lengths; `MaybeUninit::write_copy_of_slice`
 /// is newer than the crate's minimum Rust version).
@@ -320,6 +320,7 @@ impl OutBuf {
             ptr: out.as_mut_ptr().cast(),
             len: out.len(),
             written: AtomicUsize::new(0),
+            zeroed: false,
         }
     }
 
@@ -328,6 +329,7 @@ impl OutBuf {
             ptr: out.as_mut_ptr(),
             len: out.len(),
             written: AtomicUsize::new(0),
+            zeroed: false,
         }
     }
 
@@ -344,8 +346,11 @@ impl OutBuf {
     /// Call `f(source byte offset, destination run)` for every contiguous run
     /// of the box `lo .. hi` copied from an array placed at `sp` (`src_len`
     /// bytes) into this buffer placed at `dp`. `f` must write the whole run.
+    /// Generic (not `dyn`) so the per-run writer inlines into the run loop:
+    /// chunk and block rows are often only 32–64 bytes.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn for_runs(
+    #[inline]
+    pub(super) fn for_runs<F>(
         &self,
         sp: Placement<'_>,
         dp: Placement<'_>,
@@ -353,8 +358,11 @@ impl OutBuf {
         hi: &[u64],
         elem: usize,
         src_len: usize,
-        f: &mut RunWriter<'_>,
-    ) -> Result<()> {
+        f: &mut F,
+    ) -> Result<()>
+    where
+        F: FnMut(usize, &mut [MaybeUninit<u8>]) -> Option<()>,
+    {
         let mut total = 0usize;
         let done = box_runs(sp, dp, lo, hi, elem, src_len, self.len, &mut |s, d, n| {
             if d.checked_add(n)? > self.len {
@@ -404,8 +412,17 @@ impl OutBuf {
             .try_fold(elem, |a, &s| a.checked_mul(usize::try_from(s).ok()?))
             .ok_or_else(bad_box)?;
         let value = value.filter(|v| <[u8]>::len(v) == elem && v.iter().any(|&b| b != 0));
+        if value.is_none() && self.zeroed {
+            return Ok(());
+        }
+        let Some(value) = value else {
+            return self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
+                zero_run(run);
+                Some(())
+            });
+        };
         self.for_runs(dp, dp, lo, hi, elem, n, &mut |_, run| {
-            fill_run(run, value);
+            fill_run(run, Some(value));
             Some(())
         })
     }
@@ -419,6 +436,33 @@ impl OutBuf {
         elem: usize,
     ) -> Result<()> {
         self.fill_box(dp, lo, hi, elem, None)
+    }
+}
+
+/// Zero `run`; the short rows of chunk and block boxes (16–256 bytes) with
+/// inline stores, where a `memset` call costs more than the stores.
+#[inline(always)]
+fn zero_run(run: &mut [MaybeUninit<u8>]) {
+    fn fixed<const N: usize>(run: &mut [MaybeUninit<u8>]) -> bool {
+        match <&mut [MaybeUninit<u8>; N]>::try_from(run) {
+            Ok(r) => {
+                *r = [MaybeUninit::new(0); N];
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    let done = match run.len() {
+        16 => fixed::<16>(run),
+        32 => fixed::<32>(run),
+        64 => fixed::<64>(run),
+        128 => fixed::<128>(run),
+        256 => fixed::<256>(run),
+        _ => false,
+    };
+    if !done {
+        // SAFETY: `run` is an exclusive borrow of `run.len()` bytes.
+        unsafe { std::ptr::write_bytes(run.as_mut_ptr(), 0, run.len()) };
     }
 }
 
@@ -486,6 +530,8 @@ fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
         }
     }
     let done = match dst.len() {
+        16 => fixed::<16>(dst, src),
+        32 => fixed::<32>(dst, src),
         64 => fixed::<64>(dst, src),
         128 => fixed::<128>(dst, src),
         256 => fixed::<256>(dst, src),
@@ -561,6 +607,27 @@ pub fn read_chunked_uninit(
         ));
     }
     Ok(())
+}
+
+/// [`read_chunked_with`] into a new zeroed buffer of `n` bytes (`n` must
+/// be the selection's size, checked as there): boxes that read as zeros
+/// (zero chunks, missing chunks with a zero fill value) are not written again.
+#[allow(clippy::too_many_arguments)]
+pub fn read_chunked_vec_zeroed(
+    src: &dyn Source,
+    map: &ChunkMap,
+    pipeline: &[FilterSpec],
+    fill_value: Option<&[u8]>,
+    selection: &Selection,
+    n: usize,
+    cache: Option<&ChunkCache>,
+) -> Result<Vec<u8>> {
+    let mut out = vec![0u8; n];
+    crate::hdf5fmt::dataset::advise_huge_pages(&mut out);
+    let mut buf = OutBuf::new(&mut out);
+    buf.zeroed = true;
+    read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;
+    Ok(out)
 }
 
 fn read_into(

@@ -66,6 +66,39 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
         // SAFETY: ip < n (loop condition).
         let token = unsafe { *s.add(ip) };
         ip += 1;
+        if token < 0xF0 && token & 15 != 15 {
+            // The bulk of a block: both lengths in the token (≤ 14 literals,
+            // a match of ≤ 18 bytes), so the loop margins cover every access
+            // and the match is one 32-byte store whatever its offset.
+            let lit = usize::from(token >> 4);
+            // SAFETY: ip + 47 <= n and op + 64 <= on (loop condition, ip
+            // advanced by one): 16 bytes are readable at ip, writable at op.
+            unsafe { copy16(s.add(ip), d.add(op)) };
+            ip += lit;
+            op += lit;
+            // SAFETY: ip <= token position + 15, so ip + 2 <= n.
+            let off = unsafe { usize::from(*s.add(ip)) | usize::from(*s.add(ip + 1)) << 8 };
+            ip += 2;
+            let ml = usize::from(token & 15) + 4;
+            if off == 0 {
+                return Err("zero offset");
+            }
+            if off > op {
+                return Err("offset before output start");
+            }
+            if off >= 16 && off < ml {
+                // Offset 16 or 17 overlapping an 18-byte match: the loads of
+                // the one-store copy would see bytes not yet written.
+                // SAFETY: off <= op and op + ml + 32 <= on (op grew by ≤ 14
+                // from a position with 64 bytes left, ml ≤ 18).
+                unsafe { copy_match_wide(d, op, off, ml) };
+            } else {
+                // SAFETY: as above; see `copy_short_match`.
+                unsafe { copy_short_match(d, op, off) };
+            }
+            op += ml;
+            continue;
+        }
         let mut lit = usize::from(token >> 4);
         if lit == 15 {
             lit = read_len(src, &mut ip, lit)?;
@@ -129,6 +162,103 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
         op = end;
     }
     Ok(Stop::Resume(ip, op))
+}
+
+/// `SEL[min(off, 16)]`: all ones where the high 16 bytes of a short match
+/// come from the repeated pattern (offset < 16), zero where they are the
+/// source's own bytes 16..32.
+static SEL: [[u8; 16]; 17] = sel();
+
+/// `LOW[min(off, 16)]`: the pattern shuffle of the low 16 bytes, the
+/// identity for offsets of 16 and more.
+static LOW: [[u8; 16]; 17] = low();
+
+/// `HIGH[min(off, 16)]`: the pattern shuffle of the high 16 bytes (unused,
+/// zero, for offsets of 16 and more).
+static HIGH: [[u8; 16]; 17] = high();
+
+const fn sel() -> [[u8; 16]; 17] {
+    let mut m = [[0u8; 16]; 17];
+    let mut off = 1;
+    while off < 16 {
+        m[off] = [0xFF; 16];
+        off += 1;
+    }
+    m
+}
+
+const fn low() -> [[u8; 16]; 17] {
+    let mut m = [[0u8; 16]; 17];
+    let mut off = 0;
+    while off <= 16 {
+        let mut i = 0;
+        while i < 16 {
+            m[off][i] = if off == 0 || off >= 16 {
+                i as u8
+            } else {
+                (i % off) as u8
+            };
+            i += 1;
+        }
+        off += 1;
+    }
+    m
+}
+
+const fn high() -> [[u8; 16]; 17] {
+    let mut m = [[0u8; 16]; 17];
+    let mut off = 1;
+    while off < 16 {
+        let mut i = 0;
+        while i < 16 {
+            m[off][i] = ((i + 16) % off) as u8;
+            i += 1;
+        }
+        off += 1;
+    }
+    m
+}
+
+/// Copy a match of at most 18 bytes at distance `off` to `d + op` with one
+/// 32-byte store and no branch on the offset: for `off < 16` the first `off`
+/// bytes are repeated by a shuffle, otherwise the 32 bytes at `op - off` are
+/// copied (correct for the `ml` bytes that matter when `off >= ml`). Up to 32
+/// bytes are written; the surplus is rewritten by later sequences.
+///
+/// # Safety
+/// AVX2 available; `1 <= off <= op`; `off >= 16` implies `off >= ml` (the
+/// match length, at most 18); `d` valid for reads and writes up to `op + 32`.
+#[inline(always)]
+unsafe fn copy_short_match(d: *mut u8, op: usize, off: usize) {
+    // SAFETY: loads start at `op - off >= 0` and end at `op - off + 32 <=
+    // op + 31`; the store covers `op .. op + 32`, all inside the buffer. When
+    // `off < 16` only bytes before `op` are used (the shuffle picks bytes
+    // 0..off of the first load); when `off >= 16` the bytes that matter,
+    // `op - off .. op - off + ml`, all precede `op`.
+    unsafe {
+        let from = d.add(op - off);
+        let k = off.min(16);
+        let v0 = _mm_loadu_si128(from as *const __m128i);
+        let v1 = _mm_loadu_si128(from.add(16) as *const __m128i);
+        let lo = _mm_shuffle_epi8(v0, _mm_loadu_si128(LOW[k].as_ptr() as *const __m128i));
+        let ph = _mm_shuffle_epi8(v0, _mm_loadu_si128(HIGH[k].as_ptr() as *const __m128i));
+        let sel = _mm_loadu_si128(SEL[k].as_ptr() as *const __m128i);
+        let hi = _mm_blendv_epi8(v1, ph, sel);
+        _mm256_storeu_si256(d.add(op) as *mut __m256i, _mm256_set_m128i(hi, lo));
+    }
+}
+
+/// Copy 16 bytes (unaligned, non-overlapping).
+///
+/// # Safety
+/// 16 bytes readable at `from`, writable at `to`.
+#[inline(always)]
+unsafe fn copy16(from: *const u8, to: *mut u8) {
+    // SAFETY: caller guarantees both 16-byte ranges.
+    unsafe {
+        let v = _mm_loadu_si128(from as *const __m128i);
+        _mm_storeu_si128(to as *mut __m128i, v);
+    }
 }
 
 /// Copy 32 bytes (unaligned, non-overlapping).
