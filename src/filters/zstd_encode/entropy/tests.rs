@@ -324,7 +324,7 @@ proptest! {
             }
             _ => vec![(seed >> 8) as u8; n],
         };
-        check(&src, block.min(BLOCK_MAX), 20, false);
+        check(&src, block.min(BLOCK_MAX), 20, true);
     }
 }
 
