@@ -558,35 +558,42 @@ fn encode_seqs(
     if n == 0 {
         return;
     }
-    out.reserve(n * 8 + 16);
-    let mut w = BitWriter::new(out);
-    let extra = |w: &mut BitWriter<'_>, s: &Seq, l: u8, m: u8, o: u8| {
-        let (l, m) = (usize::from(l) % 36, usize::from(m) % 53);
-        w.add(u64::from(s.lit_len - LL_BASE[l]), u32::from(LL_BITS[l]));
-        w.add(u64::from(s.match_len - ML_BASE[m]), u32::from(ML_BITS[m]));
-        w.flush();
-        let o = u32::from(o);
-        w.add(u64::from(s.off_value) - (1u64 << o), o);
-        w.flush();
-    };
+    let mut w = BitWriter::new(out, n * 5 + 16);
     let last = n - 1;
     let mut sml = ml.init(mlc[last]);
     let mut sof = of.init(ofc[last]);
     let mut sll = ll.init(llc[last]);
-    extra(&mut w, &seqs[last], llc[last], mlc[last], ofc[last]);
+    put_extra(&mut w, &seqs[last], llc[last], mlc[last], ofc[last]);
     for i in (0..last).rev() {
-        let s = &seqs[i];
-        // ≤ 8 + 9 + 9 bits after a flush.
+        // ≤ 7 + 8 + 9 + 9 bits pending, then the literal-length extra bits.
         of.encode(&mut sof, ofc[i], &mut w);
         ml.encode(&mut sml, mlc[i], &mut w);
         ll.encode(&mut sll, llc[i], &mut w);
-        w.flush();
-        extra(&mut w, s, llc[i], mlc[i], ofc[i]);
+        put_extra(&mut w, &seqs[i], llc[i], mlc[i], ofc[i]);
     }
     ml.flush(sml, &mut w);
     of.flush(sof, &mut w);
     ll.flush(sll, &mut w);
     w.finish_marked();
+}
+
+/// Extra bits of one sequence: LL (≤ 16, on ≤ 33 pending bits), flush, ML
+/// (≤ 16) and OF (≤ 31), flush.
+#[inline(always)]
+fn put_extra(w: &mut BitWriter<'_>, s: &Seq, l: u8, m: u8, o: u8) {
+    let (l, m) = (usize::from(l) % 36, usize::from(m) % 53);
+    w.add(
+        u64::from(s.lit_len.wrapping_sub(LL_BASE[l])),
+        u32::from(LL_BITS[l]),
+    );
+    w.flush();
+    w.add(
+        u64::from(s.match_len.wrapping_sub(ML_BASE[m])),
+        u32::from(ML_BITS[m]),
+    );
+    let o = u32::from(o) & 31;
+    w.add(u64::from(s.off_value).wrapping_sub(1u64 << o), o);
+    w.flush();
 }
 
 /// Block header: Last_Block, Block_Type, Block_Size (RFC §3.1.1.2).

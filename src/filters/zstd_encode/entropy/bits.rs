@@ -5,15 +5,21 @@
 /// A 64-bit accumulator appending whole bytes to a `Vec<u8>`.
 pub(crate) struct BitWriter<'a> {
     buf: &'a mut Vec<u8>,
+    /// Next byte to write; `buf` is zero-extended ahead of it.
+    pos: usize,
     acc: u64,
     nbits: u32,
 }
 
 impl<'a> BitWriter<'a> {
-    /// A writer appending to `buf`.
-    pub(crate) fn new(buf: &'a mut Vec<u8>) -> Self {
+    /// A writer appending to `buf`, expecting about `hint` bytes (it grows
+    /// past that when needed).
+    pub(crate) fn new(buf: &'a mut Vec<u8>, hint: usize) -> Self {
+        let pos = buf.len();
+        buf.resize(pos + hint + 16, 0);
         BitWriter {
             buf,
+            pos,
             acc: 0,
             nbits: 0,
         }
@@ -35,9 +41,13 @@ impl<'a> BitWriter<'a> {
     #[inline(always)]
     pub(crate) fn flush(&mut self) {
         let n = (self.nbits >> 3) as usize;
-        let len = self.buf.len();
-        self.buf.extend_from_slice(&self.acc.to_le_bytes());
-        self.buf.truncate(len + n);
+        if self.pos + 8 > self.buf.len() {
+            grow(self.buf);
+        }
+        if let Some(dst) = self.buf.get_mut(self.pos..self.pos + 8) {
+            dst.copy_from_slice(&self.acc.to_le_bytes());
+        }
+        self.pos += n;
         // n ≤ 8; a full 64-bit accumulator is shifted out in two steps.
         self.acc = (self.acc >> (4 * n)) >> (4 * n);
         self.nbits &= 7;
@@ -53,10 +63,18 @@ impl<'a> BitWriter<'a> {
     /// Flush everything, padding the last byte with zero bits.
     pub(crate) fn finish_plain(mut self) {
         self.flush();
-        if self.nbits > 0 {
-            self.buf.push(self.acc as u8);
-        }
+        let end = self.pos + usize::from(self.nbits > 0);
+        self.buf.truncate(end);
     }
+}
+
+/// Extend the zeroed room ahead of the writer (a free function, so that the
+/// writer's registers do not escape on the hot path).
+#[cold]
+#[inline(never)]
+fn grow(buf: &mut Vec<u8>) {
+    let n = buf.len();
+    buf.resize(n + n / 2 + 64, 0);
 }
 
 #[cfg(test)]
@@ -66,7 +84,7 @@ mod tests {
     #[test]
     fn bits_are_lsb_first() {
         let mut v = Vec::new();
-        let mut w = BitWriter::new(&mut v);
+        let mut w = BitWriter::new(&mut v, 0);
         w.add(0b101, 3);
         w.add(0xFF, 8);
         w.add(0x1234_5678, 32);

@@ -242,7 +242,7 @@ pub(crate) fn normalize(counts: &[u32], total: u32, log: u32, norm: &mut [i16]) 
 /// non-zero), returning its length in bytes.
 pub(crate) fn write_ncount(norm: &[i16], log: u32, out: &mut Vec<u8>) -> usize {
     let start = out.len();
-    let mut w = BitWriter::new(out);
+    let mut w = BitWriter::new(out, 2 * MAX_SYMS);
     w.add(u64::from(log - 5), 4);
     let size = 1i32 << log;
     let mut remaining = size + 1;

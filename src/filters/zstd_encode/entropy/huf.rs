@@ -117,7 +117,7 @@ impl HufTable {
 
     /// Append one stream coding `lits` (decoded first to last).
     pub(crate) fn write_stream(&self, lits: &[u8], out: &mut Vec<u8>) {
-        let mut w = BitWriter::new(out);
+        let mut w = BitWriter::new(out, lits.len());
         // Codes of at most 11 bits: 4 per flush keeps ≤ 7 + 44 pending bits.
         for chunk in lits.rchunks(4) {
             for &b in chunk.iter().rev() {
@@ -166,7 +166,7 @@ fn compress_weights(weights: &[u8], out: &mut Vec<u8>) -> bool {
         return false;
     }
     fse::write_ncount(&norm[..=top], log, out);
-    let mut w = BitWriter::new(out);
+    let mut w = BitWriter::new(out, n);
     let mut st = [0u32; 2];
     st[(n - 1) & 1] = table.init(weights[n - 1]);
     st[(n - 2) & 1] = table.init(weights[n - 2]);

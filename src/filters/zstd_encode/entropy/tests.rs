@@ -324,6 +324,110 @@ proptest! {
             }
             _ => vec![(seed >> 8) as u8; n],
         };
-        check(&src, block.min(BLOCK_MAX), 20, false);
+        check(&src, block.min(BLOCK_MAX), 20, true);
     }
+}
+
+#[test]
+fn repeated_block_reuses_tables() {
+    let src = text(4000, 51);
+    let mut rep = [1u32, 4, 8];
+    let (mut lits, mut seqs) = (Vec::new(), Vec::new());
+    greedy(&src, 0, src.len(), 1 << 20, &mut rep, &mut lits, &mut seqs);
+    let mut enc = BlockEncoder::new();
+    let mut a = Vec::new();
+    assert_eq!(
+        enc.encode_block(&src, &lits, &seqs, false, &mut a),
+        BlockKind::Compressed
+    );
+    let mut b = Vec::new();
+    assert_eq!(
+        enc.encode_block(&src, &lits, &seqs, false, &mut b),
+        BlockKind::Compressed
+    );
+    // Treeless literals (type 3) and Repeat modes for all three streams.
+    assert_eq!(b[3] & 3, 3, "literals type");
+    assert!(b.len() < a.len());
+}
+
+/// `cargo test --release --lib zstd_encode::entropy::tests::speed -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn speed() {
+    let mut src = text(BLOCK_MAX, 61);
+    for (i, b) in noise(BLOCK_MAX, 62, 0x3).iter().enumerate() {
+        if i % 3 == 0 {
+            src[i] ^= b;
+        }
+    }
+    let mut rep = [1u32, 4, 8];
+    let (mut lits, mut seqs) = (Vec::new(), Vec::new());
+    greedy(&src, 0, src.len(), 1 << 20, &mut rep, &mut lits, &mut seqs);
+    let mut out = Vec::with_capacity(1 << 18);
+    let t = std::time::Instant::now();
+    let rounds: u32 = std::env::var("ZENC_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let mut size = 0;
+    for _ in 0..rounds {
+        out.clear();
+        let mut enc = BlockEncoder::new();
+        enc.encode_block(&src, &lits, &seqs, true, &mut out);
+        size = out.len();
+    }
+    let s = t.elapsed().as_secs_f64() / f64::from(rounds);
+    eprintln!(
+        "block {} B, {} literals, {} seqs -> {} B; {:.3} ms/block, {:.0} MB/s",
+        src.len(),
+        lits.len(),
+        seqs.len(),
+        size,
+        s * 1e3,
+        src.len() as f64 / s / 1e6
+    );
+}
+
+/// Literal-only skewed data, ours (no sequences) against `zstd --ultra -22`:
+/// `cargo test --release --lib zstd_encode::entropy::tests::literals_vs_libzstd -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn literals_vs_libzstd() {
+    use std::process::Command;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut src = Vec::with_capacity(1 << 20);
+    while src.len() < 1 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Roughly geometric symbols: few matches of length ≥ 3 survive.
+        let v = (x >> 40).trailing_zeros() * 9 + ((x >> 8) & 7) as u32;
+        src.push(v as u8);
+    }
+    let mut out = Vec::new();
+    write_frame_header(src.len() as u64, 20, &mut out);
+    let mut enc = BlockEncoder::new();
+    let blocks: Vec<&[u8]> = src.chunks(BLOCK_MAX).collect();
+    for (i, b) in blocks.iter().enumerate() {
+        enc.encode_block(b, b, &[], i + 1 == blocks.len(), &mut out);
+    }
+    assert!(decode_bounded(&out, src.len(), "zstd").expect("decode") == src);
+    let dir = std::env::temp_dir().join(format!("zenc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let p = dir.join("in");
+    std::fs::write(&p, &src).expect("write");
+    let ok = Command::new("/usr/bin/zstd")
+        .args(["-q", "-f", "--ultra", "-22", "-o"])
+        .arg(dir.join("out"))
+        .arg(&p)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if ok {
+        let c = std::fs::metadata(dir.join("out")).expect("out").len();
+        eprintln!("literals only: ours {} B, libzstd -22 {} B", out.len(), c);
+    } else {
+        eprintln!("skipped: /usr/bin/zstd absent");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
