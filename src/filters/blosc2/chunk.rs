@@ -431,18 +431,20 @@ impl ChunkDecoder {
         Ok(kinds)
     }
 
-    /// For block `k` stored as byte-shuffled split streams (the usual Blosc2
-    /// layout with byte shuffle), decode its streams and return the byte
-    /// planes (raw streams borrowed from the chunk), so the caller can
-    /// interleave them straight into their destination. `None` for any other
-    /// layout (use [`ChunkDecoder::decode_single_block`]).
-    pub fn block_planes<'s>(
-        &'s mut self,
+    /// The common start of [`ChunkDecoder::block_planes`] and
+    /// [`ChunkDecoder::block_bytes`]: the header, the chunk cut to its
+    /// `cbytes`, the nominal block size and block `k`'s size; `None` for
+    /// chunks those fast paths do not handle (memcpyed, special values,
+    /// lazy or dictionary chunks).
+    fn plain_block<'s>(
+        &self,
         chunk: &'s [u8],
         k: usize,
-    ) -> Result<Option<Vec<&'s [u8]>>> {
+    ) -> Result<Option<(Header, &'s [u8], usize, usize)>> {
         let h = Header::parse(chunk)?;
-        let chunk = &chunk[..h.cbytes];
+        let chunk = chunk
+            .get(..h.cbytes)
+            .ok_or_else(|| bad("chunk shorter than its cbytes"))?;
         if h.memcpyed() || (h.extended && h.special() != 0) || h.blosc2_flags & 0x81 != 0 {
             return Ok(None);
         }
@@ -455,6 +457,22 @@ impl ChunkDecoder {
             h.nbytes - k * bs
         } else {
             bs
+        };
+        Ok(Some((h, chunk, bs, bsize)))
+    }
+
+    /// For block `k` stored as byte-shuffled split streams (the usual Blosc2
+    /// layout with byte shuffle), decode its streams and return the byte
+    /// planes (raw streams borrowed from the chunk), so the caller can
+    /// interleave them straight into their destination. `None` for any other
+    /// layout (use [`ChunkDecoder::decode_single_block`]).
+    pub fn block_planes<'s>(
+        &'s mut self,
+        chunk: &'s [u8],
+        k: usize,
+    ) -> Result<Option<Vec<&'s [u8]>>> {
+        let Some((h, chunk, bs, bsize)) = self.plain_block(chunk, k)? else {
+            return Ok(None);
         };
         let nstreams = if h.split(bsize, bs) { h.typesize } else { 1 };
         let mut active = h
@@ -488,22 +506,8 @@ impl ChunkDecoder {
     /// [`ChunkDecoder::decode_single_block`]); the errors are the ones
     /// `decode_single_block` gives.
     pub fn block_bytes<'s>(&'s mut self, chunk: &'s [u8], k: usize) -> Result<Option<Block<'s>>> {
-        let h = Header::parse(chunk)?;
-        let chunk = chunk
-            .get(..h.cbytes)
-            .ok_or_else(|| bad("chunk shorter than its cbytes"))?;
-        if h.memcpyed() || (h.extended && h.special() != 0) || h.blosc2_flags & 0x81 != 0 {
+        let Some((h, chunk, bs, bsize)) = self.plain_block(chunk, k)? else {
             return Ok(None);
-        }
-        self.check_codec_and_filters(&h)?;
-        let (bs, nblocks) = block_layout(&h)?;
-        if k >= nblocks {
-            return Err(Error::InvalidArgument(format!("block {k} of {nblocks}")));
-        }
-        let bsize = if k + 1 == nblocks {
-            h.nbytes - k * bs
-        } else {
-            bs
         };
         // Byte shuffle of 1-byte elements moves nothing: it counts as no filter.
         let filtered = h.filters.iter().zip(&h.filters_meta).any(|(&f, &m)| {

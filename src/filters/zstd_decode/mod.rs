@@ -21,6 +21,8 @@ mod tests;
 
 use crate::error::{Error, Result};
 use frame::{Output, SliceOut, VecOut};
+/// The predefined FSE distributions (RFC 8878 §3.1.1.3.2.2), shared with the encoder.
+pub(crate) use sequences::{LL_DEFAULT, ML_DEFAULT, OF_DEFAULT};
 
 /// RFC 8878 §3.1.1.2.3: a block never holds more than 128 KiB.
 pub(crate) const BLOCK_MAX: usize = 128 << 10;

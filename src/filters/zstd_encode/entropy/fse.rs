@@ -313,20 +313,8 @@ pub(crate) fn data_cost256(counts: &[u32], norm: &[i16], log: u32) -> u64 {
         .sum()
 }
 
-/// RFC 8878 §3.1.1.3.2.2 predefined distributions.
-pub(crate) const LL_DEFAULT: [i16; 36] = [
-    4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
-    -1, -1, -1, -1,
-];
-/// Predefined match-length distribution (accuracy log 6).
-pub(crate) const ML_DEFAULT: [i16; 53] = [
-    1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1,
-];
-/// Predefined offset-code distribution (accuracy log 5).
-pub(crate) const OF_DEFAULT: [i16; 29] = [
-    1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1,
-];
+/// RFC 8878 §3.1.1.3.2.2 predefined distributions: the decoder's one definition.
+pub(crate) use crate::filters::zstd_decode::{LL_DEFAULT, ML_DEFAULT, OF_DEFAULT};
 
 #[cfg(test)]
 mod tests {

@@ -74,6 +74,81 @@ fn hash3(src: &[u8], p: usize, log: u32) -> usize {
 
 const DUMMY: usize = usize::MAX;
 
+/// The two open links of one descent of the binary tree: where the next
+/// candidate smaller (larger) than the current position will be hung, and
+/// how many leading bytes every candidate on that side shares with it.
+struct Descent {
+    smaller: usize,
+    larger: usize,
+    common_s: usize,
+    common_l: usize,
+}
+
+impl Descent {
+    /// A descent for the position whose two tree slots start at `slot`.
+    #[inline(always)]
+    fn new(slot: usize) -> Self {
+        Descent {
+            smaller: slot,
+            larger: slot + 1,
+            common_s: 0,
+            common_l: 0,
+        }
+    }
+
+    /// Bytes every remaining candidate is known to share with the position.
+    #[inline(always)]
+    fn common(&self) -> usize {
+        self.common_s.min(self.common_l)
+    }
+
+    /// Hang candidate `m` (equal for `len` bytes, its slots at `next`) on
+    /// the side its next byte puts it, and follow its child on the other
+    /// side: the next candidate, or `None` when the tree ends (`m` at or
+    /// below `bt_low`).
+    #[inline(always)]
+    fn step(
+        &mut self,
+        bt: &mut [u32],
+        m: u32,
+        next: usize,
+        len: usize,
+        smaller_side: bool,
+        bt_low: u32,
+    ) -> Option<u32> {
+        if smaller_side {
+            bt[self.smaller] = m;
+            self.common_s = len;
+            if m <= bt_low {
+                self.smaller = DUMMY;
+                return None;
+            }
+            self.smaller = next + 1;
+            Some(bt[next + 1])
+        } else {
+            bt[self.larger] = m;
+            self.common_l = len;
+            if m <= bt_low {
+                self.larger = DUMMY;
+                return None;
+            }
+            self.larger = next;
+            Some(bt[next])
+        }
+    }
+
+    /// End the descent: the links still open point nowhere.
+    #[inline(always)]
+    fn close(&self, bt: &mut [u32]) {
+        if self.smaller != DUMMY {
+            bt[self.smaller] = 0;
+        }
+        if self.larger != DUMMY {
+            bt[self.larger] = 0;
+        }
+    }
+}
+
 /// The tables, sized from the parameters (no larger than the source needs).
 pub(crate) struct MatchFinder {
     p: Params,
@@ -142,20 +217,18 @@ impl MatchFinder {
         let cur = self.index(pos);
         let bt_mask = self.bt_mask;
         let bt_low = cur.saturating_sub(bt_mask);
-        let mut smaller = 2 * (cur & bt_mask) as usize;
-        let mut larger = smaller + 1;
+        let mut d = Descent::new(2 * (cur & bt_mask) as usize);
         let window_low = self.window_low(target);
         let mut match_end = cur + 9;
         let mut best = 8usize;
         let mut compares = 1u32 << self.p.search_log;
-        let (mut common_s, mut common_l) = (0usize, 0usize);
         let mut m = self.hash[h];
         self.hash[h] = cur;
         while compares > 0 && m >= window_low {
             compares -= 1;
             let next = 2 * (m & bt_mask) as usize;
             let mpos = (m - self.base) as usize;
-            let mut len = common_s.min(common_l);
+            let mut len = d.common();
             len += count(src, pos + len, mpos + len, iend);
             if len > best {
                 best = len;
@@ -166,32 +239,13 @@ impl MatchFinder {
             if pos + len == iend {
                 break;
             }
-            if src.get(mpos + len) < src.get(pos + len) {
-                self.bt[smaller] = m;
-                common_s = len;
-                if m <= bt_low {
-                    smaller = DUMMY;
-                    break;
-                }
-                smaller = next + 1;
-                m = self.bt[next + 1];
-            } else {
-                self.bt[larger] = m;
-                common_l = len;
-                if m <= bt_low {
-                    larger = DUMMY;
-                    break;
-                }
-                larger = next;
-                m = self.bt[next];
+            let smaller_side = src.get(mpos + len) < src.get(pos + len);
+            match d.step(&mut self.bt, m, next, len, smaller_side, bt_low) {
+                Some(n) => m = n,
+                None => break,
             }
         }
-        if smaller != DUMMY {
-            self.bt[smaller] = 0;
-        }
-        if larger != DUMMY {
-            self.bt[larger] = 0;
-        }
+        d.close(&mut self.bt);
         let positions = if best > 384 {
             (best as u32 - 384).min(192)
         } else {
@@ -295,18 +349,16 @@ impl MatchFinder {
         let h = hash3(src, pos, self.p.hash_log);
         let bt_mask = self.bt_mask;
         let bt_low = cur.saturating_sub(bt_mask);
-        let mut smaller = 2 * (cur & bt_mask) as usize;
-        let mut larger = smaller + 1;
+        let mut d = Descent::new(2 * (cur & bt_mask) as usize);
         let mut match_end = cur + 9;
         let mut compares = 1u32 << self.p.search_log;
-        let (mut common_s, mut common_l) = (0usize, 0usize);
         let mut m = self.hash[h];
         self.hash[h] = cur;
         while compares > 0 && m >= match_low {
             compares -= 1;
             let next = 2 * (m & bt_mask) as usize;
             let mpos = (m - self.base) as usize;
-            let mut len = common_s.min(common_l);
+            let mut len = d.common();
             len += count(src, pos + len, mpos + len, iend);
             if len > best {
                 if len as u32 > match_end - m {
@@ -321,32 +373,13 @@ impl MatchFinder {
                     break;
                 }
             }
-            if src.get(mpos + len) < src.get(pos + len) {
-                self.bt[smaller] = m;
-                common_s = len;
-                if m <= bt_low {
-                    smaller = DUMMY;
-                    break;
-                }
-                smaller = next + 1;
-                m = self.bt[next + 1];
-            } else {
-                self.bt[larger] = m;
-                common_l = len;
-                if m <= bt_low {
-                    larger = DUMMY;
-                    break;
-                }
-                larger = next;
-                m = self.bt[next];
+            let smaller_side = src.get(mpos + len) < src.get(pos + len);
+            match d.step(&mut self.bt, m, next, len, smaller_side, bt_low) {
+                Some(n) => m = n,
+                None => break,
             }
         }
-        if smaller != DUMMY {
-            self.bt[smaller] = 0;
-        }
-        if larger != DUMMY {
-            self.bt[larger] = 0;
-        }
+        d.close(&mut self.bt);
         self.next_to_update = match_end - 8;
     }
 }
