@@ -30,6 +30,10 @@ pub mod special {
     pub const UNINIT: u8 = 4;
 }
 
+/// A chunk fit for the block fast paths: its header, the chunk cut to its
+/// `cbytes`, the nominal block size and the size of the block asked for.
+type PlainBlock<'s> = (Header, &'s [u8], usize, usize);
+
 /// A parsed Blosc1/Blosc2 chunk header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -436,11 +440,7 @@ impl ChunkDecoder {
     /// `cbytes`, the nominal block size and block `k`'s size; `None` for
     /// chunks those fast paths do not handle (memcpyed, special values,
     /// lazy or dictionary chunks).
-    fn plain_block<'s>(
-        &self,
-        chunk: &'s [u8],
-        k: usize,
-    ) -> Result<Option<(Header, &'s [u8], usize, usize)>> {
+    fn plain_block<'s>(&self, chunk: &'s [u8], k: usize) -> Result<Option<PlainBlock<'s>>> {
         let h = Header::parse(chunk)?;
         let chunk = chunk
             .get(..h.cbytes)
