@@ -32,6 +32,7 @@ const PREZERO_BYTES: usize = 16 << 20;
 
 /// Outputs at least this large ask for transparent huge pages (see
 /// [`advise_huge_pages`]).
+#[cfg(target_os = "linux")]
 const HUGE_OUTPUT_BYTES: usize = 8 << 20;
 
 /// Ask Linux to back the whole 2 MiB pages inside `v`'s allocation with
