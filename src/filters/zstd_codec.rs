@@ -5,7 +5,7 @@
 //! * Encoding: one frame with the content size in its header and no
 //!   checksum, as `ZSTD_compress` writes it. Level 22 on blocks of
 //!   960 KiB–1 MiB (Blosc2 `zstd:9`, the `archive` profile) goes through our
-//!   own encoder ([`super::zstd_encode`], `notes/zenc-opt.md`); every other
+//!   own encoder (`zstd_encode`, `notes/zenc-opt.md`); every other
 //!   level and size through `rusty_zstd` at a real level (−7…22, libzstd's
 //!   strategies).
 //! * Decoding: our own safe decoder ([`super::zstd_decode`], RFC 8878), with
