@@ -28,8 +28,8 @@ pub const DEFAULT_LEVEL: i32 = rusty_zstd::DEFAULT_CLEVEL;
 
 /// Frame magic, little-endian `0xFD2FB528`.
 pub const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
-/// Largest block (RFC 8878 `Block_Maximum_Size`).
-const BLOCK_MAX: usize = 128 << 10;
+// Largest block (RFC 8878 `Block_Maximum_Size`).
+use crate::filters::zstd_decode::BLOCK_MAX;
 
 fn fail(filter: &str, why: impl std::fmt::Display) -> Error {
     Error::filter(0, filter, why)

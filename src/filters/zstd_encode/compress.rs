@@ -5,8 +5,7 @@
 use super::entropy::{write_frame_header, BlockEncoder, BlockKind};
 use super::opt::{params_level22, Parser, INITIAL_REPS};
 
-/// Largest block (RFC 8878 `Block_Maximum_Size`).
-const BLOCK_MAX: usize = 128 << 10;
+use crate::filters::zstd_decode::BLOCK_MAX;
 /// Largest source encoded here: the tables grow with the window (at 8 MiB,
 /// 2 × 32 MiB of tree and hash); larger inputs go to the general encoder.
 const MAX_SRC: usize = 8 << 20;

@@ -10,6 +10,7 @@
 //! * [`compress`]: the frame, tying the two together.
 #![allow(dead_code)]
 
+pub(crate) mod codes;
 pub(crate) mod compress;
 pub(crate) mod entropy;
 pub(crate) mod opt;

@@ -12,79 +12,21 @@ const LIT_ADD: u32 = 2;
 /// Blocks this small are priced from fixed assumptions.
 const PREDEF_THRESHOLD: usize = 8;
 /// Largest block (RFC 8878 `Block_Maximum_Size`).
-const BLOCK_MAX: u32 = 128 << 10;
+const BLOCK_MAX: u32 = crate::filters::zstd_decode::BLOCK_MAX as u32;
 
-/// Extra bits of each literal-length code (RFC 8878 §3.1.1.3.2.1.1).
-pub(crate) const LL_BITS: [u8; 36] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11,
-    12, 13, 14, 15, 16,
-];
-/// Extra bits of each match-length code (RFC 8878 §3.1.1.3.2.1.1).
-pub(crate) const ML_BITS: [u8; 53] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-];
+use crate::filters::zstd_encode::codes;
+pub(crate) use crate::filters::zstd_encode::codes::{highbit, LL_BITS, ML_BITS};
 
-/// Code of each literal length below 64.
-const LL_CODE_SMALL: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut code = 0usize;
-    let mut base = 0u32;
-    while code < 36 {
-        let span = 1u32 << LL_BITS[code];
-        let mut v = base;
-        while v < base + span && v < 64 {
-            t[v as usize] = code as u8;
-            v += 1;
-        }
-        base += span;
-        code += 1;
-    }
-    t
-};
-
-/// Code of each match length minus 3 below 128.
-const ML_CODE_SMALL: [u8; 128] = {
-    let mut t = [0u8; 128];
-    let mut code = 0usize;
-    let mut base = 0u32;
-    while code < 53 {
-        let span = 1u32 << ML_BITS[code];
-        let mut v = base;
-        while v < base + span && v < 128 {
-            t[v as usize] = code as u8;
-            v += 1;
-        }
-        base += span;
-        code += 1;
-    }
-    t
-};
-
-/// Index of the highest set bit (`v > 0`).
-#[inline]
-pub(crate) fn highbit(v: u32) -> u32 {
-    31 - (v | 1).leading_zeros()
-}
-
-/// The literal-length code of `ll` (≤ 128 Ki).
+/// The literal-length code of `ll`, as a table index.
 #[inline]
 pub(crate) fn ll_code(ll: u32) -> usize {
-    if ll < 64 {
-        usize::from(LL_CODE_SMALL[ll as usize])
-    } else {
-        (highbit(ll) + 19) as usize
-    }
+    usize::from(codes::ll_code(ll))
 }
 
-/// The match-length code of `ml_base` = match length − 3.
+/// The match-length code of `ml_base` = match length − 3, as a table index.
 #[inline]
 pub(crate) fn ml_code(ml_base: u32) -> usize {
-    if ml_base < 128 {
-        usize::from(ML_CODE_SMALL[ml_base as usize])
-    } else {
-        (highbit(ml_base) + 36) as usize
-    }
+    usize::from(codes::ml_code(ml_base.saturating_add(3)))
 }
 
 /// Fractional cost weight of a frequency: about `256 * log2(stat + 1)`,
