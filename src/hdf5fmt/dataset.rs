@@ -577,7 +577,7 @@ impl Dataset {
             self.file.source().check()?;
             return r;
         }
-        if !plain_chunked || n == 0 || zeroed {
+        if !plain_chunked || n == 0 {
             let mut out = vec![0u8; n];
             advise_huge_pages(&mut out);
             self.read_raw_cached(selection, &mut out, use_cache)?;
