@@ -52,15 +52,20 @@ if ! "$VENV/bin/python" -c 'import skimage' >/dev/null 2>&1; then
     || log "scikit-image not installed: tests/h5_compare.rs will skip"
 fi
 
-# h5dump (Debian hdf5-tools): a second, independent libhdf5 front end for debugging.
-if ! command -v h5dump >/dev/null 2>&1; then
+# Debian tools the tests use as oracles when present: h5dump (hdf5-tools, a second,
+# independent libhdf5 front end) and the zstd CLI (libzstd, which decodes every
+# frame of our own Zstandard encoder in src/filters/zstd_encode's tests).
+missing=()
+command -v h5dump >/dev/null 2>&1 || missing+=(hdf5-tools)
+command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+if (( ${#missing[@]} )); then
   if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
-    log "installing hdf5-tools (h5dump)"
+    log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
-    apt-get install -y -qq hdf5-tools >/dev/null
+    apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    log "h5dump missing and not root: skipping hdf5-tools (optional)"
+    log "${missing[*]} missing and not root: skipping (their tests say skipped:)"
   fi
 fi
 
