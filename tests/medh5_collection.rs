@@ -305,3 +305,68 @@ fn workers_and_member_order() {
     println!("medh5 collection: --workers 1 and 2 give identical pack, unpack and recompress bytes; ls/tree text equals the reference's");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A shard of more members than one unpack batch: every member comes out
+/// under its key with the content_id `ls` lists for it, with one and two
+/// threads, and nothing else (no temporaries) is left in the directory.
+/// Needs no oracle.
+#[test]
+fn unpack_of_many_members() {
+    let dir = std::env::temp_dir().join(format!("purehdf-collection-many-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut srcs = Vec::new();
+    for (i, profile) in ["training", "balanced"].iter().enumerate() {
+        let p = dir.join(format!("seed{i}.medh5"));
+        let st = Command::new(BIN)
+            .args(["demo", p.to_str().unwrap(), "--profile", profile])
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+        srcs.push(p);
+    }
+    let n = 41;
+    let mut names = Vec::new();
+    for i in 0..n {
+        let p = dir.join(format!("m{i:02}.medh5"));
+        std::fs::copy(&srcs[i % 2], &p).unwrap();
+        names.push(p.to_str().unwrap().to_string());
+    }
+    let shard = dir.join("many.medh5c");
+    let ss = shard.to_str().unwrap();
+    let mut args = vec!["pack"];
+    args.extend(names.iter().map(String::as_str));
+    args.extend(["-o", ss]);
+    let (c, _, t) = run(Path::new(BIN), &args);
+    assert_eq!(c, 0, "{t}");
+    let (c, ls, t) = run(Path::new(BIN), &["ls", ss, "--json"]);
+    assert_eq!(c, 0, "{t}");
+    let members = ls["samples"].as_array().cloned().unwrap_or_default();
+    assert_eq!(members.len(), n, "{ls}");
+    for threads in ["1", "2"] {
+        let out = dir.join(format!("out{threads}"));
+        let st = Command::new(BIN)
+            .args(["unpack", ss, "-o", out.to_str().unwrap()])
+            .env("MEDH5_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        let mut found: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        let want: Vec<String> = (0..n).map(|i| format!("m{i:02}.medh5")).collect();
+        assert_eq!(found, want, "threads {threads}");
+        for m in &members {
+            let key = m["key"].as_str().unwrap();
+            let f = purehdf::hdf5fmt::file::File::open(out.join(format!("{key}.medh5"))).unwrap();
+            let cid = purehdf::medh5::verify::compute_content_id(&f).unwrap();
+            assert_eq!(Some(cid.as_str()), m["content_id"].as_str(), "{key}");
+        }
+    }
+}

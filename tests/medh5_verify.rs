@@ -246,3 +246,45 @@ fn unreadable_file_exits_1_and_usage_exits_2() {
     let (code, _) = run(Path::new(BIN), &["verify", "--bogus"]);
     assert_eq!(code, 2);
 }
+
+/// Many files in one call (verified in parallel batches): the reports come
+/// in the order given, a broken file in the middle is reported in its place
+/// and makes the exit code 1, with one and two threads alike.
+#[test]
+fn many_files_report_in_order() {
+    let good = scratch("many_good.medh5");
+    let gs = good.to_str().unwrap().to_string();
+    let st = Command::new(BIN)
+        .args(["demo", &gs, "--profile", "training"])
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let bad = scratch("many_bad.medh5");
+    std::fs::write(&bad, b"not an HDF5 file").unwrap();
+    let bs = bad.to_str().unwrap().to_string();
+    let mut args: Vec<String> = vec!["verify".into(), "--json".into()];
+    let n = 70; // more than one batch
+    for i in 0..n {
+        args.push(if i == 37 { bs.clone() } else { gs.clone() });
+    }
+    for threads in ["1", "2"] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("MEDH5_THREADS", threads)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "threads {threads}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let arr = v.as_array().unwrap();
+        assert_eq!(arr.len(), n);
+        for (i, e) in arr.iter().enumerate() {
+            if i == 37 {
+                assert_eq!(e["path"], bs.as_str());
+                assert_eq!(e["ok"], false, "{e}");
+            } else {
+                assert_eq!(e["path"], gs.as_str(), "{i}: {e}");
+                assert_eq!(e["ok"], true, "{i}: {e}");
+            }
+        }
+    }
+}

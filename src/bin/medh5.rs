@@ -278,26 +278,23 @@ fn run_verify(o: &Opts) -> ExitCode {
     let partial = (!o.partial.is_empty()).then_some(o.partial.as_slice());
     let mut all_ok = true;
     let mut entries = Vec::new();
-    for p in &o.positional {
-        match verify::verify_path(Path::new(p), p, partial) {
-            Ok(r) => {
-                all_ok &= r.ok;
-                if o.json {
-                    entries.push(r.to_json());
-                } else {
-                    print!("{}", r.to_text(p));
-                }
-            }
-            Err(e) => {
-                all_ok = false;
-                eprintln!("medh5: {p}: {e}");
-                if o.json {
-                    entries
-                        .push(serde_json::json!({"path": p, "ok": false, "error": e.to_string()}));
-                }
+    verify::verify_paths(&o.positional, partial, |p, r| match r {
+        Ok(r) => {
+            all_ok &= r.ok;
+            if o.json {
+                entries.push(r.to_json());
+            } else {
+                print!("{}", r.to_text(p));
             }
         }
-    }
+        Err(e) => {
+            all_ok = false;
+            eprintln!("medh5: {p}: {e}");
+            if o.json {
+                entries.push(serde_json::json!({"path": p, "ok": false, "error": e.to_string()}));
+            }
+        }
+    });
     if o.json {
         print_json(&serde_json::Value::Array(entries));
     }

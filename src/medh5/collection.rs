@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::amend::{keep_mode_from, Staged};
+use super::amend::Staged;
 use super::canonical_json::Json;
 use super::recompress::{human_bytes, table};
 use super::sample::{attrs_json, read_scalar_string};
@@ -19,7 +19,7 @@ use super::verify::compute_content_id;
 use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::file::{File, Object};
 use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::write::{AttrValue as WAttr, FileWriter};
+use crate::hdf5fmt::write::{sync_dir, AttrValue as WAttr, FileWriter, Synced, Unsynced};
 use crate::medh5::error::{Error, Result};
 
 /// Most members one collection operation handles.
@@ -366,43 +366,135 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("mkdir {}", dir.display()), e))?;
     let mut written = Vec::new();
-    for (key, addr) in chosen {
-        let member = f.rerooted(addr);
-        let cid = compute_content_id(&member)?;
-        let target = dir.join(format!("{key}.medh5"));
-        let staged = Staged::new(&target)?;
-        let mut w = FileWriter::create(staged.path())?;
-        let root = w.root();
-        let policy = Rebase {
-            from: format!("/samples/{key}"),
-            to: String::new(),
-        };
-        let src_root = match f.object_at(addr, format!("/samples/{key}"))? {
-            Object::Group(g) => g,
-            _ => return Err(refused("E008", format!("/samples/{key} is not a group"))),
-        };
-        let rep = copy_group_into(&f, src_root, &mut w, root, &CopyOptions::default(), &policy)?;
-        if let Some(s) = rep.skipped.first() {
-            return Err(Error::invalid(format!("{key}: could not copy {s}")));
+    // Members go in batches: each batch is copied and checked in parallel,
+    // its fsyncs run side by side, then its files are renamed in key order
+    // and the directory is flushed once. As with one member at a time, the
+    // outputs before the first failing member are published and none after.
+    for batch in chosen.chunks(UNPACK_BATCH) {
+        let prepared = map_members(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
+        let mut ok = Vec::with_capacity(prepared.len());
+        let mut failed = None;
+        for r in prepared {
+            match r {
+                Ok(u) if failed.is_none() => ok.push(u),
+                Ok(_) => {}
+                Err(e) => {
+                    if failed.is_none() {
+                        failed = Some(e);
+                    }
+                }
+            }
         }
-        if str_attr(&member, "medh5_version").is_none() {
-            w.set_attr(root, "medh5_version", WAttr::string("1.0"))?;
+        let synced = sync_all_side_by_side(ok);
+        let mut sync_err = None;
+        for (r, key) in synced.into_iter().zip(batch) {
+            match r {
+                Ok(s) if sync_err.is_none() => {
+                    s.publish()?;
+                    written.push(format!("{}/{}.medh5", dir.display(), key.0));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if sync_err.is_none() {
+                        sync_err = Some(e);
+                    }
+                }
+            }
         }
-        w.commit()?;
-        let got = compute_content_id(&File::open(staged.path())?)?;
-        if got != cid {
-            return Err(refused(
-                "E702",
-                format!("{key}: content_id {got} after the copy differs from {cid}"),
-            ));
+        sync_dir(dir);
+        if let Some(e) = sync_err.or(failed) {
+            return Err(e);
         }
-        if target.exists() {
-            keep_mode_from(&target, staged.path())?;
-        }
-        staged.publish()?;
-        written.push(format!("{}/{key}.medh5", dir.display()));
     }
     Ok(written)
+}
+
+/// Members unpacked (copied, checked, fsynced) together before their renames;
+/// bounds the open temporaries.
+const UNPACK_BATCH: usize = 32;
+
+/// `f` over `items`, in parallel when the pool is on, results in order.
+fn map_members<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    #[cfg(feature = "parallel")]
+    if crate::threads::parallel() {
+        use rayon::prelude::*;
+        return items.par_iter().map(f).collect();
+    }
+    items.iter().map(f).collect()
+}
+
+/// fsync every file, on threads of their own (fsync mostly waits on the
+/// disk, and the file system joins concurrent flushes into one journal
+/// commit); falls back to one after another where threads cannot start.
+fn sync_all_side_by_side(files: Vec<Unsynced>) -> Vec<Result<Synced>> {
+    let n = files.len();
+    if n <= 1 {
+        return files
+            .into_iter()
+            .map(|u| u.sync().map_err(Error::from))
+            .collect();
+    }
+    let mut slots: Vec<Option<Unsynced>> = files.into_iter().map(Some).collect();
+    let mut out: Vec<Option<Result<Synced>>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|sc| {
+        let mut handles = Vec::with_capacity(n);
+        for slot in slots.iter_mut() {
+            let Some(u) = slot.take() else { continue };
+            let started = std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn_scoped(sc, move || u.sync().map_err(Error::from));
+            handles.push(started.ok());
+        }
+        for (h, o) in handles.into_iter().zip(out.iter_mut()) {
+            *o = h.and_then(|h| h.join().ok());
+        }
+    });
+    // A thread that could not start (or died) left its file untouched in no
+    // slot: report it as an I/O failure rather than lose it silently.
+    out.into_iter()
+        .map(|o| {
+            o.unwrap_or_else(|| {
+                Err(Error::invalid(
+                    "could not flush an unpacked file (no thread)".to_string(),
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Copy member `key` (at `addr`) to `DIR/<key>.medh5`'s temporary and check
+/// its `content_id`; the returned file is complete but neither flushed nor
+/// renamed.
+fn unpack_one(f: &File, dir: &Path, key: &str, addr: u64) -> Result<Unsynced> {
+    let member = f.rerooted(addr);
+    let cid = compute_content_id(&member)?;
+    let target = dir.join(format!("{key}.medh5"));
+    let mut w = FileWriter::create(&target)?;
+    let root = w.root();
+    let policy = Rebase {
+        from: format!("/samples/{key}"),
+        to: String::new(),
+    };
+    let src_root = match f.object_at(addr, format!("/samples/{key}"))? {
+        Object::Group(g) => g,
+        _ => return Err(refused("E008", format!("/samples/{key} is not a group"))),
+    };
+    let rep = copy_group_into(f, src_root, &mut w, root, &CopyOptions::default(), &policy)?;
+    if let Some(s) = rep.skipped.first() {
+        return Err(Error::invalid(format!("{key}: could not copy {s}")));
+    }
+    if str_attr(&member, "medh5_version").is_none() {
+        w.set_attr(root, "medh5_version", WAttr::string("1.0"))?;
+    }
+    let out = w.prepare()?;
+    let got = compute_content_id(&File::open(out.path())?)?;
+    if got != cid {
+        return Err(refused(
+            "E702",
+            format!("{key}: content_id {got} after the copy differs from {cid}"),
+        ));
+    }
+    Ok(out)
 }
 
 fn meta_json(file: &File) -> Value {

@@ -352,6 +352,35 @@ pub fn verify_path(path: &Path, display: &str, partial: Option<&[String]>) -> Re
     verify_file(&file, display, partial)
 }
 
+/// Files verified together by [`verify_paths`] before their reports are handed on.
+const VERIFY_BATCH: usize = 64;
+
+/// Verify many files, in parallel when the thread pool is on (each file
+/// with [`verify_path`], `display` = its path as given), handing each
+/// report to `each` in the order of `paths`. Files go in batches, so the
+/// first reports arrive while later files are still to be read.
+pub fn verify_paths(
+    paths: &[String],
+    partial: Option<&[String]>,
+    mut each: impl FnMut(&str, Result<VerifyReport>),
+) {
+    for batch in paths.chunks(VERIFY_BATCH) {
+        let one = |p: &String| verify_path(Path::new(p), p, partial);
+        #[cfg(feature = "parallel")]
+        let reports: Vec<Result<VerifyReport>> = if crate::threads::parallel() && batch.len() > 1 {
+            use rayon::prelude::*;
+            batch.par_iter().map(one).collect()
+        } else {
+            batch.iter().map(one).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let reports: Vec<Result<VerifyReport>> = batch.iter().map(one).collect();
+        for (p, r) in batch.iter().zip(reports) {
+            each(p, r);
+        }
+    }
+}
+
 /// Verify an open sample file (§5.7). `partial`: only these dataset paths are
 /// recomputed and `content_id` is not judged.
 pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {

@@ -177,26 +177,94 @@ impl TempFile {
 
     /// fsync `file`, give it the old target's mode (and owner), rename it over
     /// the target and fsync the directory.
-    pub fn commit(mut self, file: File) -> Result<()> {
-        if let Ok(old) = std::fs::metadata(&self.target) {
+    pub fn commit(self, file: File) -> Result<()> {
+        let dir = parent_dir(&self.target);
+        Unsynced { temp: self, file }.sync()?.publish()?;
+        sync_dir(&dir);
+        Ok(())
+    }
+}
+
+/// A complete temporary file not yet flushed to disk: [`Unsynced::sync`]
+/// flushes it, [`Synced::publish`] renames it over the target. Splitting the
+/// commit lets a caller writing many files check each one first, run the
+/// fsyncs side by side and flush their directory once ([`sync_dir`]).
+/// Dropping either stage removes the temporary.
+pub struct Unsynced {
+    temp: TempFile,
+    file: File,
+}
+
+/// A temporary file flushed to disk with the old target's mode, not yet renamed.
+pub struct Synced {
+    temp: TempFile,
+}
+
+impl Unsynced {
+    /// The temporary file's path (complete: it can be opened and checked).
+    pub fn path(&self) -> &Path {
+        &self.temp.tmp
+    }
+
+    /// The file the rename will replace.
+    pub fn target(&self) -> &Path {
+        &self.temp.target
+    }
+
+    /// Give the temporary the old target's mode (and owner) and fsync it.
+    pub fn sync(self) -> Result<Synced> {
+        let Unsynced { temp, file } = self;
+        if let Ok(old) = std::fs::metadata(&temp.target) {
             keep_permissions(&file, &old)
-                .map_err(|e| Error::io(format!("set mode of {}", self.tmp.display()), e))?;
+                .map_err(|e| Error::io(format!("set mode of {}", temp.tmp.display()), e))?;
         }
         file.sync_all()
-            .map_err(|e| Error::io(format!("fsync {}", self.tmp.display()), e))?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.target).map_err(|e| {
+            .map_err(|e| Error::io(format!("fsync {}", temp.tmp.display()), e))?;
+        Ok(Synced { temp })
+    }
+}
+
+impl Synced {
+    /// Rename the temporary over the target. The rename is durable once the
+    /// target's directory is flushed ([`sync_dir`]).
+    pub fn publish(mut self) -> Result<()> {
+        std::fs::rename(&self.temp.tmp, &self.temp.target).map_err(|e| {
             Error::io(
-                format!("rename {} -> {}", self.tmp.display(), self.target.display()),
+                format!(
+                    "rename {} -> {}",
+                    self.temp.tmp.display(),
+                    self.temp.target.display()
+                ),
                 e,
             )
         })?;
-        self.done = true;
-        // Directory fsync makes the rename durable; not every platform allows it.
-        if let Ok(d) = File::open(parent_dir(&self.target)) {
-            let _ = d.sync_all();
-        }
+        self.temp.done = true;
         Ok(())
+    }
+
+    /// The file the rename replaces.
+    pub fn target(&self) -> &Path {
+        &self.temp.target
+    }
+}
+
+/// fsync a directory, making the renames in it durable (best effort: not
+/// every platform allows opening a directory).
+pub fn sync_dir(dir: &Path) {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+impl TempFile {
+    /// Pair the temporary with its open, complete `file` for a split commit.
+    pub fn unsynced(self, file: File) -> Unsynced {
+        Unsynced { temp: self, file }
     }
 }
 
@@ -250,6 +318,43 @@ mod tests {
         assert_eq!(temp_owner(&name, &base), Some(std::process::id()), "{name}");
         f.write_all(bytes).unwrap();
         t.commit(f).unwrap();
+    }
+
+    #[test]
+    fn split_commit_checks_then_publishes_and_drops_clean_up() {
+        let d = scratch("split");
+        let p = d.join("a.h5");
+        write(&p, b"old");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o604)).unwrap();
+        // Unsynced: complete and readable at its path, target untouched.
+        let (t, mut f) = TempFile::create(&p).unwrap();
+        f.write_all(b"new").unwrap();
+        let u = t.unsynced(f);
+        assert_eq!(std::fs::read(u.path()).unwrap(), b"new");
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        let tmp = u.path().to_path_buf();
+        // Dropped before publishing (at either stage): the temporary goes.
+        drop(u);
+        assert!(!tmp.exists());
+        let (t, mut f) = TempFile::create(&p).unwrap();
+        f.write_all(b"new").unwrap();
+        let s = t.unsynced(f).sync().unwrap();
+        let tmp = s.temp.tmp.clone();
+        drop(s);
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        // Published: new bytes under the old mode, nothing else in the directory.
+        let (t, mut f) = TempFile::create(&p).unwrap();
+        f.write_all(b"new").unwrap();
+        t.unsynced(f).sync().unwrap().publish().unwrap();
+        sync_dir(&d);
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o604
+        );
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

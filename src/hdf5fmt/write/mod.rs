@@ -55,6 +55,7 @@ use crate::error::{Error, Result};
 use crate::filters::FilterSpec;
 use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
 use atomic::TempFile;
+pub use atomic::{sync_dir, Synced, Unsynced};
 use chunks::RawChunks;
 use file_writer::Sink;
 use std::collections::HashSet;
@@ -819,6 +820,21 @@ impl FileWriter {
         self.serialize()?;
         let file = self.sink.into_file()?;
         temp.commit(file)
+    }
+
+    /// Serialise to the temporary file without flushing or renaming it:
+    /// the caller checks the file at [`Unsynced::path`], then
+    /// [`Unsynced::sync`] and [`Synced::publish`] it (and [`sync_dir`] its
+    /// directory). [`FileWriter::commit`] is these steps in one.
+    pub fn prepare(mut self) -> Result<Unsynced> {
+        let Some(temp) = self.temp.take() else {
+            return Err(Error::InvalidArgument(
+                "in-memory writer: use finish()".into(),
+            ));
+        };
+        self.serialize()?;
+        let file = self.sink.into_file()?;
+        Ok(temp.unsynced(file))
     }
 
     fn serialize(&mut self) -> Result<()> {
