@@ -125,6 +125,16 @@ pub fn join<A: Send, B: Send>(
     (a(), b())
 }
 
+/// `job` over every item, results in order, on the pool when [`parallel`].
+pub fn map<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    #[cfg(feature = "parallel")]
+    if parallel() {
+        use rayon::prelude::*;
+        return items.par_iter().map(job).collect();
+    }
+    items.iter().map(job).collect()
+}
+
 /// `job` over every item, in order, on the pool when [`parallel`]; the first
 /// error (in item order when sequential) ends the run.
 pub fn try_map<T: Sync, R: Send, E: Send>(

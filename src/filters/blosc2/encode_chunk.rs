@@ -163,6 +163,8 @@ pub struct ChunkEncoder {
     gather: Vec<u8>,
     block0: Vec<u8>,
     coded: Vec<u8>,
+    /// Never compress one chunk's streams in parallel (tests of the two paths).
+    serial: bool,
 }
 
 fn header_into(out: &mut Vec<u8>, s: &Settings, flags: u8, nbytes: usize, bs: usize, b2: u8) {
@@ -281,16 +283,13 @@ impl ChunkEncoder {
             return Ok(());
         }
         let nblocks = nbytes.div_ceil(bs);
-        // Exactly one filter, a byte shuffle by the type size?
-        let mut set = s
-            .filters
-            .iter()
-            .zip(&s.filters_meta)
-            .filter(|(&f, _)| f != filter::NONE);
-        let shuffle_only = matches!(
-            (set.next(), set.next()),
-            (Some((&filter::SHUFFLE, &m)), None) if m == 0 || usize::from(m) == ts
-        );
+        if nblocks >= 2
+            && !self.serial
+            && blocks_in_parallel(s.codec, s.clevel, bs)
+            && crate::threads::parallel()
+        {
+            return self.encode_blocks_parallel(src, nbytes, s, out, gather, (bs, split, flags));
+        }
         header_into(out, s, flags, nbytes, bs, 0);
         out.resize(base + 32 + 4 * nblocks, 0);
         let mut all_zero = true;
@@ -299,28 +298,12 @@ impl ChunkEncoder {
             let start = (out.len() - base) as i32;
             out[base + 32 + 4 * k..base + 36 + 4 * k].copy_from_slice(&start.to_le_bytes());
             let part_len = len / if split && len == bs { ts } else { 1 };
-            // The source may shuffle while it gathers (one pass less).
-            let mut a = std::mem::take(&mut self.a);
-            if shuffle_only && src.block_shuffled(k, ts, scratch_of(&mut a, len)) {
-                for part in a[..len].chunks(part_len) {
-                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
-                }
-                self.a = a;
-            } else {
-                self.a = a;
-                let blk = src.block(k, bs, len, gather);
-                if k == 0 && has(filter::DELTA) {
-                    self.block0.clear();
-                    self.block0.extend_from_slice(blk);
-                }
-                let filtered = self.filter_block(blk, k, s, ts)?;
-                let a = std::mem::take(&mut self.a);
-                let data = if filtered { &a[..len] } else { blk };
-                for part in data.chunks(part_len) {
-                    all_zero &= self.push_compressed(out, s.codec, s.clevel, part);
-                }
-                self.a = a;
-            }
+            let mut coded = std::mem::take(&mut self.coded);
+            let r = self.block_streams(src, k, (bs, len, part_len), s, gather, &mut |part| {
+                all_zero &= push_compressed(&mut coded, out, s.codec, s.clevel, part);
+            });
+            self.coded = coded;
+            r?;
             if out.len() - base > nbytes + 32 {
                 out.truncate(base);
                 memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);
@@ -335,24 +318,110 @@ impl ChunkEncoder {
         Ok(())
     }
 
-    /// Compress one stream (§3.8.3 step 3, run encodings on) and append it
-    /// with its `csize` prefix; true if the stream is all zeros.
-    fn push_compressed(&mut self, out: &mut Vec<u8>, codec: u8, clevel: u8, part: &[u8]) -> bool {
-        if matches!(codec, code::LZ4 | code::LZ4HC) && !is_run(part) {
-            let max = lz4_flex::block::get_maximum_output_size(part.len());
-            let dst = scratch_of(&mut self.coded, max);
-            match lz4_flex::block::compress_into(part, dst) {
-                Ok(n) if n > 0 && n < part.len() => {
-                    out.extend_from_slice(&(n as i32).to_le_bytes());
-                    out.extend_from_slice(&dst[..n]);
-                }
-                _ => push_stream(out, &StreamOut::Raw, part),
-            }
-            return false;
+    /// Block `k` (`len` bytes at `k * bs`) filtered as `s` says, handed to
+    /// `each` as its streams of `part_len` bytes.
+    fn block_streams(
+        &mut self,
+        src: &mut dyn BlockSource,
+        k: usize,
+        (bs, len, part_len): (usize, usize, usize),
+        s: &Settings,
+        gather: &mut Vec<u8>,
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let ts = if s.typesize > 255 {
+            1
+        } else {
+            s.typesize.max(1)
+        };
+        // Exactly one filter, a byte shuffle by the type size?
+        let mut set = s
+            .filters
+            .iter()
+            .zip(&s.filters_meta)
+            .filter(|(&f, _)| f != filter::NONE);
+        let shuffle_only = matches!(
+            (set.next(), set.next()),
+            (Some((&filter::SHUFFLE, &m)), None) if m == 0 || usize::from(m) == ts
+        );
+        // The source may shuffle while it gathers (one pass less).
+        let mut a = std::mem::take(&mut self.a);
+        if shuffle_only && src.block_shuffled(k, ts, scratch_of(&mut a, len)) {
+            a[..len].chunks(part_len).for_each(&mut *each);
+            self.a = a;
+            return Ok(());
         }
-        let so = compress_stream(codec, clevel, part, true);
-        push_stream(out, &so, part);
-        matches!(so, StreamOut::Zero)
+        self.a = a;
+        let blk = src.block(k, bs, len, gather);
+        if k == 0 && s.filters.contains(&filter::DELTA) {
+            self.block0.clear();
+            self.block0.extend_from_slice(blk);
+        }
+        let filtered = self.filter_block(blk, k, s, ts)?;
+        let data = if filtered { &self.a[..len] } else { blk };
+        data.chunks(part_len).for_each(each);
+        Ok(())
+    }
+
+    /// [`Self::encode_inner`] for codecs slow enough that one chunk's
+    /// streams are worth compressing on several threads: the blocks are
+    /// filtered one after another (cheap), their streams compressed in
+    /// parallel, and the chunk assembled in order — the same bytes as the
+    /// one-thread path, with idle threads picking up streams of a chunk
+    /// another thread is still on.
+    fn encode_blocks_parallel(
+        &mut self,
+        src: &mut dyn BlockSource,
+        nbytes: usize,
+        s: &Settings,
+        out: &mut Vec<u8>,
+        gather: &mut Vec<u8>,
+        (bs, split, flags): (usize, bool, u8),
+    ) -> Result<()> {
+        let ts = if s.typesize > 255 {
+            1
+        } else {
+            s.typesize.max(1)
+        };
+        let nblocks = nbytes.div_ceil(bs);
+        let mut streams: Vec<Vec<u8>> = Vec::new();
+        let mut per_block = Vec::with_capacity(nblocks);
+        for k in 0..nblocks {
+            let len = bs.min(nbytes - k * bs);
+            let part_len = len / if split && len == bs { ts } else { 1 };
+            let before = streams.len();
+            self.block_streams(src, k, (bs, len, part_len), s, gather, &mut |part| {
+                streams.push(part.to_vec())
+            })?;
+            per_block.push(streams.len() - before);
+        }
+        let coded = crate::threads::map(&streams, |part| {
+            compress_stream(s.codec, s.clevel, part, true)
+        });
+        let base = out.len();
+        header_into(out, s, flags, nbytes, bs, 0);
+        out.resize(base + 32 + 4 * nblocks, 0);
+        let mut all_zero = true;
+        let mut next = streams.iter().zip(&coded);
+        for (k, &n) in per_block.iter().enumerate() {
+            let start = (out.len() - base) as i32;
+            out[base + 32 + 4 * k..base + 36 + 4 * k].copy_from_slice(&start.to_le_bytes());
+            for (raw, so) in next.by_ref().take(n) {
+                push_stream(out, so, raw);
+                all_zero &= matches!(so, StreamOut::Zero);
+            }
+            if out.len() - base > nbytes + 32 {
+                out.truncate(base);
+                memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);
+                return Ok(());
+            }
+        }
+        if all_zero {
+            out.truncate(base);
+            header_into(out, s, flags, nbytes, bs, 0x10);
+        }
+        set_cbytes(&mut out[base..]);
+        Ok(())
     }
 
     /// Apply the filters of slots 0…5 to block `k`, leaving the result in
@@ -398,6 +467,39 @@ impl ChunkEncoder {
         }
         Ok(any)
     }
+}
+
+/// Streams of one chunk are compressed in parallel ([`ChunkEncoder`]) for
+/// codecs where one stream costs far more than handing it to a thread:
+/// Zstd and zlib from Blosc2 clevel 6 on 128 KiB blocks or larger.
+fn blocks_in_parallel(codec: u8, clevel: u8, bs: usize) -> bool {
+    matches!(codec, code::ZSTD | code::ZLIB) && clevel >= 6 && bs >= 128 * 1024
+}
+
+/// Compress one stream (§3.8.3 step 3, run encodings on) and append it
+/// with its `csize` prefix (`coded`: LZ4 scratch); true if the stream is all zeros.
+fn push_compressed(
+    coded: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    codec: u8,
+    clevel: u8,
+    part: &[u8],
+) -> bool {
+    if matches!(codec, code::LZ4 | code::LZ4HC) && !is_run(part) {
+        let max = lz4_flex::block::get_maximum_output_size(part.len());
+        let dst = scratch_of(coded, max);
+        match lz4_flex::block::compress_into(part, dst) {
+            Ok(n) if n > 0 && n < part.len() => {
+                out.extend_from_slice(&(n as i32).to_le_bytes());
+                out.extend_from_slice(&dst[..n]);
+            }
+            _ => push_stream(out, &StreamOut::Raw, part),
+        }
+        return false;
+    }
+    let so = compress_stream(codec, clevel, part, true);
+    push_stream(out, &so, part);
+    matches!(so, StreamOut::Zero)
 }
 
 /// Is `src` one repeated byte (a run stream)? Checked 64 bytes at a time (a
@@ -507,6 +609,54 @@ mod tests {
             }
             let want = v.split_first().is_some_and(|(f, r)| r.iter().all(|y| y == f));
             proptest::prop_assert_eq!(is_run(&v), want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+        /// Streams compressed in parallel make the same chunk as the
+        /// one-stream-at-a-time path: zero, run, noisy and smooth blocks,
+        /// every filter setting, a short last block, zstd and zlib.
+        #[test]
+        fn parallel_streams_equal_serial(
+            kind in 0u8..4, filt in 0u8..4, zlib in proptest::bool::ANY,
+            extra in 0usize..5000, seed in 0u64..1000,
+        ) {
+            let n = 3 * 128 * 1024 + extra * 2;
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let src: Vec<u8> = (0..n).map(|i| {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                match kind {
+                    0 => 0,
+                    1 => if i < n / 2 { 7 } else { 0 },
+                    2 => x as u8,
+                    _ => ((i / 2) as u16 % 300 + (x as u16 & 3)).to_le_bytes()[i % 2],
+                }
+            }).collect();
+            let (f, m) = match filt {
+                0 => (filter::NONE, 0),
+                1 => (filter::SHUFFLE, 0),
+                2 => (filter::BITSHUFFLE, 0),
+                _ => (filter::DELTA, 0),
+            };
+            let s = Settings {
+                typesize: 2,
+                clevel: 6,
+                codec: if zlib { code::ZLIB } else { code::ZSTD },
+                filters: [0, 0, 0, 0, 0, f],
+                filters_meta: [0, 0, 0, 0, 0, m],
+                blocksize: 128 * 1024,
+            };
+            let mut serial = ChunkEncoder { serial: true, ..ChunkEncoder::default() };
+            let want = serial.encode(&src, &s).unwrap();
+            let mut par = ChunkEncoder::default();
+            let mut got = Vec::new();
+            par.encode_blocks_parallel(
+                &mut SliceSource(&src), n, &s, &mut got, &mut Vec::new(),
+                (128 * 1024, split_rule(s.codec, s.clevel, f == filter::SHUFFLE, 2, 128 * 1024),
+                 want[2]),
+            ).unwrap();
+            proptest::prop_assert!(got == want, "kind {} filt {} zlib {}", kind, filt, zlib);
         }
     }
 
