@@ -371,7 +371,7 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
     // and the directory is flushed once. As with one member at a time, the
     // outputs before the first failing member are published and none after.
     for batch in chosen.chunks(UNPACK_BATCH) {
-        let prepared = map_members(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
+        let prepared = crate::threads::map(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
         let mut ok = Vec::with_capacity(prepared.len());
         let mut failed = None;
         for r in prepared {
@@ -412,16 +412,6 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
 /// Members unpacked (copied, checked, fsynced) together before their renames;
 /// bounds the open temporaries.
 const UNPACK_BATCH: usize = 32;
-
-/// `f` over `items`, in parallel when the pool is on, results in order.
-fn map_members<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
-    #[cfg(feature = "parallel")]
-    if crate::threads::parallel() {
-        use rayon::prelude::*;
-        return items.par_iter().map(f).collect();
-    }
-    items.iter().map(f).collect()
-}
 
 /// fsync every file, on threads of their own (fsync mostly waits on the
 /// disk, and the file system joins concurrent flushes into one journal
