@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use flate2::{Compression, Decompress, FlushDecompress, Status};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use crate::error::{Error, Result};
 use crate::filters::ChunkContext;
@@ -20,6 +20,46 @@ fn err(reason: impl std::fmt::Display) -> Error {
 /// Undo the filter: inflate one zlib stream, at most `ctx.max_output` bytes.
 pub fn decode(input: &[u8], _cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
     inflate_bounded(input, ctx.chunk_bytes, ctx.max_output)
+}
+
+/// Inflate one zlib stream into `dst` with `z` (reset first, so one
+/// decompressor serves chunk after chunk without reallocating its window).
+///
+/// `Ok(Some(n))`: the stream ended (Adler-32 checked) after `n` bytes, which
+/// are `dst[..n]`. `Ok(None)`: `dst` filled up before the stream ended — it
+/// holds more than `dst.len()` bytes, or is cut right after them; the caller
+/// decides (decoding with a larger bound, as [`decode`] does, tells the two
+/// apart). A corrupt stream, or one cut before `dst` is full, is an error.
+pub fn decode_into(input: &[u8], z: &mut Decompress, dst: &mut [u8]) -> Result<Option<usize>> {
+    z.reset(true);
+    let (mut read, mut written) = (0usize, 0usize);
+    loop {
+        let (in0, out0) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress(
+                input.get(read..).unwrap_or(&[]),
+                dst.get_mut(written..).unwrap_or(&mut []),
+                FlushDecompress::None,
+            )
+            .map_err(|e| err(format!("corrupt zlib stream: {e}")))?;
+        let used = usize::try_from(z.total_in().saturating_sub(in0))
+            .map_err(|_| err("input position overflow"))?;
+        let made = usize::try_from(z.total_out().saturating_sub(out0))
+            .map_err(|_| err("output position overflow"))?;
+        read = read.saturating_add(used).min(input.len());
+        written = written.saturating_add(made).min(dst.len());
+        match status {
+            Status::StreamEnd => return Ok(Some(written)),
+            Status::Ok | Status::BufError => {
+                if used == 0 && made == 0 {
+                    if written == dst.len() {
+                        return Ok(None);
+                    }
+                    return Err(err("truncated zlib stream"));
+                }
+            }
+        }
+    }
 }
 
 /// Inflate a zlib stream into at most `cap` bytes, starting with room for `hint`.
@@ -73,6 +113,78 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
     );
     enc.write_all(input).map_err(err)?;
     enc.finish().map_err(err)
+}
+
+/// The level of a valid `cd_values` (exactly one value, at most 9).
+pub fn level_of(cd_values: &[u32]) -> Option<u32> {
+    match cd_values {
+        [level] if *level <= 9 => Some(*level),
+        _ => None,
+    }
+}
+
+/// A compressor kept from chunk to chunk: [`encode_into`] resets it instead of
+/// allocating (and faulting in) a fresh deflate state for every chunk.
+pub struct Encoder {
+    level: u32,
+    z: Compress,
+}
+
+impl Encoder {
+    /// A zlib-stream compressor at `level` (0–9).
+    pub fn new(level: u32) -> Self {
+        Encoder {
+            level,
+            z: Compress::new(Compression::new(level.min(9)), true),
+        }
+    }
+
+    /// The level this encoder compresses at.
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+}
+
+/// [`encode`] at the encoder's level into `out` (cleared first; its capacity
+/// is reused): the same zlib stream, without a new compressor or a copy.
+pub fn encode_into(input: &[u8], enc: &mut Encoder, out: &mut Vec<u8>) -> Result<()> {
+    let z = &mut enc.z;
+    z.reset();
+    out.clear();
+    // zlib's compressBound for the first try; a stream that still does not fit grows.
+    let bound = input
+        .len()
+        .saturating_add(input.len() >> 12)
+        .saturating_add(input.len() >> 14)
+        .saturating_add(64);
+    out.reserve(bound);
+    let mut read = 0usize;
+    loop {
+        let (in0, out0) = (z.total_in(), out.len());
+        // All input first, then the end of the stream, as the streaming
+        // encoder of [`encode`] does (so the blocks come out the same).
+        let flush = if read < input.len() {
+            FlushCompress::None
+        } else {
+            FlushCompress::Finish
+        };
+        let status = z
+            .compress_vec(input.get(read..).unwrap_or(&[]), out, flush)
+            .map_err(err)?;
+        let used = usize::try_from(z.total_in().saturating_sub(in0))
+            .map_err(|_| err("input position overflow"))?;
+        read = read.saturating_add(used).min(input.len());
+        match status {
+            Status::StreamEnd => return Ok(()),
+            Status::Ok | Status::BufError => {
+                if out.len() == out.capacity() {
+                    out.reserve(out.len().max(4096));
+                } else if used == 0 && out.len() == out0 {
+                    return Err(err("deflate made no progress"));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -146,7 +258,101 @@ mod tests {
         assert_eq!(decode(&empty, &[1], &zero).unwrap(), Vec::<u8>::new());
     }
 
+    #[test]
+    fn decode_into_fits_overflows_and_truncates() {
+        let data: Vec<u8> = (0..50_000u32)
+            .map(|i| ((i % 251) ^ (i >> 9)) as u8)
+            .collect();
+        let enc = encode(&data, &[5], &ctx(data.len())).unwrap();
+        let mut z = Decompress::new(true);
+        // Exact and larger destinations (the decompressor is reused throughout).
+        for extra in [0usize, 1, 1000] {
+            let mut dst = vec![0xEEu8; data.len() + extra];
+            assert_eq!(
+                decode_into(&enc, &mut z, &mut dst).unwrap(),
+                Some(data.len())
+            );
+            assert_eq!(&dst[..data.len()], &data[..]);
+        }
+        // Too small: the stream does not fit.
+        for short in [1usize, 2, 4096, data.len() - 1] {
+            let mut dst = vec![0u8; short];
+            assert_eq!(
+                decode_into(&enc, &mut z, &mut dst).unwrap(),
+                None,
+                "{short}"
+            );
+        }
+        let mut none: [u8; 0] = [];
+        assert_eq!(decode_into(&enc, &mut z, &mut none).unwrap(), None);
+        // Cut streams: an error, or "did not end" once the output is full
+        // (a stream missing only its Adler-32 trailer).
+        let mut dst = vec![0u8; data.len()];
+        for cut in 0..enc.len() {
+            match decode_into(&enc[..cut], &mut z, &mut dst) {
+                Err(_) => {}
+                Ok(None) => assert!(cut + 16 >= enc.len(), "cut {cut} accepted"),
+                Ok(Some(n)) => panic!("cut {cut} decoded {n} bytes"),
+            }
+        }
+        // A corrupt checksum is an error, not data.
+        let mut bad = enc.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert!(decode_into(&bad, &mut z, &mut dst).is_err());
+        assert_eq!(
+            decode_into(&enc, &mut z, &mut dst).unwrap(),
+            Some(data.len())
+        );
+    }
+
     proptest::proptest! {
+        #[test]
+        fn prop_encode_into_equals_encode(
+            data in proptest::collection::vec(0u8..8, 0..20_000),
+            level in 0u32..=9,
+            again in proptest::collection::vec(0u8..=255, 0..5000),
+        ) {
+            let c = ctx(data.len());
+            let mut enc = Encoder::new(level);
+            let mut out = vec![1, 2, 3];
+            // A used encoder and a used buffer give the same stream as a fresh one.
+            encode_into(&again, &mut enc, &mut out).unwrap();
+            encode_into(&data, &mut enc, &mut out).unwrap();
+            if level > 0 {
+                // Stored blocks (level 0) follow the output buffer sizes; every
+                // other level gives the same stream however the output is cut.
+                proptest::prop_assert_eq!(&out, &encode(&data, &[level], &c).unwrap());
+            }
+            proptest::prop_assert_eq!(decode(&out, &[level], &c).unwrap(), data);
+        }
+
+        #[test]
+        fn prop_decode_into_equals_decode(
+            data in proptest::collection::vec(0u8..4, 0..6000),
+            garble in proptest::option::of((0usize..3000, 1u8..=255)),
+            slack in 0usize..3,
+        ) {
+            let c = ctx(data.len());
+            let mut enc = encode(&data, &[3], &c).unwrap();
+            if let Some((at, x)) = garble {
+                if let Some(b) = enc.get_mut(at) {
+                    *b ^= x;
+                }
+            }
+            let mut z = Decompress::new(true);
+            let mut dst = vec![0u8; data.len() + slack];
+            let fast = decode_into(&enc, &mut z, &mut dst);
+            let slow = inflate_bounded(&enc, 0, usize::MAX >> 1);
+            match (fast, slow) {
+                (Ok(Some(n)), Ok(v)) => proptest::prop_assert_eq!(&dst[..n], &v[..]),
+                (Ok(None), Ok(v)) => proptest::prop_assert!(v.len() > dst.len()),
+                (Ok(None), Err(_)) | (Err(_), Err(_)) => {}
+                (Err(e), Ok(v)) => proptest::prop_assert!(false, "{e} but slow path gave {} bytes", v.len()),
+                (Ok(Some(n)), Err(e)) => proptest::prop_assert!(false, "{n} bytes but slow path: {e}"),
+            }
+        }
+
         #[test]
         fn prop_round_trip(data in proptest::collection::vec(0u8..4, 0..3000), level in 0u32..=9) {
             let c = ctx(data.len());

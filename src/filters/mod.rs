@@ -220,6 +220,10 @@ pub struct DecodeScratch {
     pub out: Vec<u8>,
     blosc2: blosc2::chunk::ChunkDecoder,
     block: Vec<u8>,
+    /// The last stage's output when a shuffle stage follows it.
+    stage: Vec<u8>,
+    /// One inflate state (and its window) for every deflate chunk.
+    inflate: Option<flate2::Decompress>,
 }
 
 impl DecodeScratch {
@@ -228,12 +232,59 @@ impl DecodeScratch {
     pub fn blosc2_parts(&mut self) -> (&mut blosc2::chunk::ChunkDecoder, &mut Vec<u8>) {
         (&mut self.blosc2, &mut self.block)
     }
+
+    /// Bytes of buffer this scratch holds on to.
+    pub fn retained_bytes(&self) -> usize {
+        self.out
+            .capacity()
+            .saturating_add(self.block.capacity())
+            .saturating_add(self.stage.capacity())
+    }
+}
+
+/// Decode one deflate or Zstd stage of a chunk expected to be exactly
+/// `ctx.chunk_bytes` long into `buf` (resized to that length; memory kept
+/// from call to call, so nothing is allocated or zeroed again). `Ok(false)`
+/// when the stream is not exactly one chunk long, or the stage is another
+/// codec: the caller then decodes through [`decode`], which gives the same
+/// bytes or the same error as if this fast path did not exist.
+fn decode_stage_exact(
+    spec: &FilterSpec,
+    ctx: &ChunkContext,
+    input: &[u8],
+    buf: &mut Vec<u8>,
+    inflate: &mut Option<flate2::Decompress>,
+) -> Result<bool> {
+    let n = ctx.chunk_bytes;
+    if n == 0 || n > ctx.max_output || input.is_empty() {
+        return Ok(false);
+    }
+    match spec.id {
+        ids::DEFLATE => {
+            buf.resize(n, 0);
+            let z = inflate.get_or_insert_with(|| flate2::Decompress::new(true));
+            match deflate::decode_into(input, z, buf) {
+                Ok(Some(m)) if m == n => Ok(true),
+                Ok(_) => Ok(false),
+                Err(e) => Err(tag(e, spec)),
+            }
+        }
+        ids::ZSTD => {
+            buf.resize(n, 0);
+            // A size mismatch is an error here but may be valid in the
+            // general path (a chunk decoding to more than its size): retry.
+            Ok(zstd_decode::decompress_exact(input, buf).is_ok())
+        }
+        _ => Ok(false),
+    }
 }
 
 /// [`decode_pipeline`] into `scratch.out`, reusing its allocation (and the
 /// Blosc2 decoder's buffers) from call to call, so a reader decoding many
 /// chunks does not fault in fresh pages for each one. A lone Blosc2 stage
-/// decodes in place; other pipelines fall back to [`decode_pipeline`].
+/// decodes in place; deflate or Zstd, alone or under shuffle, decode into the
+/// kept buffers (and the kept inflate state) when the chunk decodes to
+/// exactly `ctx.chunk_bytes`; other pipelines fall back to [`decode_pipeline`].
 pub fn decode_pipeline_reusing(
     pipeline: &[FilterSpec],
     mask: u32,
@@ -244,9 +295,11 @@ pub fn decode_pipeline_reusing(
     let mut active = pipeline
         .iter()
         .enumerate()
-        .filter(|(i, _)| *i >= 32 || mask & (1 << i) == 0);
-    if let (Some((_, spec)), None) = (active.next(), active.next()) {
-        if spec.id == ids::BLOSC2 {
+        .filter(|(i, _)| *i >= 32 || mask & (1 << i) == 0)
+        .map(|(_, s)| s);
+    let stages = (active.next(), active.next(), active.next());
+    match stages {
+        (Some(spec), None, None) if spec.id == ids::BLOSC2 => {
             let n = blosc2::decoded_len(input, ctx.max_output).map_err(|e| tag(e, spec))?;
             if n > ctx.max_output {
                 return Err(Error::filter(
@@ -264,6 +317,27 @@ pub fn decode_pipeline_reusing(
             )
             .map_err(|e| tag(e, spec));
         }
+        (Some(spec), None, None)
+            if decode_stage_exact(spec, ctx, input, &mut scratch.out, &mut scratch.inflate)? =>
+        {
+            return Ok(());
+        }
+        (Some(sh), Some(spec), None) if sh.id == ids::SHUFFLE => {
+            // Element size as the shuffle filter takes it (cd_values[0], else
+            // the datatype's); without one the general path reports the error.
+            let ts = match sh.cd_values.first() {
+                Some(&v) => usize::try_from(v).ok(),
+                None => Some(ctx.element_size).filter(|&e| e > 0),
+            };
+            if let Some(ts) = ts {
+                if decode_stage_exact(spec, ctx, input, &mut scratch.stage, &mut scratch.inflate)? {
+                    scratch.out.resize(scratch.stage.len(), 0);
+                    shuffle::unshuffle(&scratch.stage, &mut scratch.out, ts);
+                    return Ok(());
+                }
+            }
+        }
+        _ => {}
     }
     scratch.out = decode_pipeline(pipeline, mask, ctx, input)?;
     Ok(())
@@ -281,4 +355,176 @@ pub fn encode_pipeline(
         buf = Some(encode(spec, ctx, cur)?);
     }
     Ok(buf.unwrap_or_else(|| input.to_vec()))
+}
+
+#[cfg(test)]
+mod reuse_tests {
+    //! [`decode_pipeline_reusing`]'s fast paths against the general
+    //! [`decode_pipeline`] (the reference): equal bytes, equal errors.
+    use super::*;
+
+    fn spec(id: u32, cd: &[u32]) -> FilterSpec {
+        FilterSpec {
+            id,
+            flags: 0,
+            cd_values: cd.to_vec(),
+            name: None,
+        }
+    }
+
+    /// The pipelines with a fast path, and a few without, for `elem`-byte elements.
+    fn pipelines(elem: u32) -> Vec<Vec<FilterSpec>> {
+        vec![
+            vec![spec(ids::DEFLATE, &[4])],
+            vec![spec(ids::SHUFFLE, &[elem]), spec(ids::DEFLATE, &[1])],
+            vec![spec(ids::ZSTD, &[3])],
+            vec![spec(ids::SHUFFLE, &[elem]), spec(ids::ZSTD, &[1])],
+            vec![spec(ids::SHUFFLE, &[]), spec(ids::DEFLATE, &[6])],
+            vec![spec(ids::FLETCHER32, &[]), spec(ids::DEFLATE, &[6])],
+            vec![
+                spec(ids::SHUFFLE, &[elem]),
+                spec(ids::DEFLATE, &[6]),
+                spec(ids::FLETCHER32, &[]),
+            ],
+        ]
+    }
+
+    /// Decode `stored` both ways (the reused scratch already holds an earlier
+    /// chunk) and require the same bytes or the same error.
+    fn same(p: &[FilterSpec], mask: u32, ctx: &ChunkContext, stored: &[u8], s: &mut DecodeScratch) {
+        let want = decode_pipeline(p, mask, ctx, stored);
+        let got = decode_pipeline_reusing(p, mask, ctx, stored, s).map(|()| s.out.clone());
+        match (&want, &got) {
+            (Ok(a), Ok(b)) => assert!(a == b, "pipeline {p:?} mask {mask}: bytes differ"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "pipeline {p:?}"),
+            _ => panic!("pipeline {p:?} mask {mask}: {want:?} vs {got:?}"),
+        }
+    }
+
+    fn data(len: usize, seed: u32) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..len)
+            .map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                ((x >> 28) as u8).wrapping_add((i / 64) as u8)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fast_paths_equal_the_general_path() {
+        let mut s = DecodeScratch::default();
+        for elem in [1u32, 2, 4, 8] {
+            for p in pipelines(elem) {
+                for (k, len) in [4096usize, 4096, 1000, 8, 0].into_iter().enumerate() {
+                    let raw = data(len, k as u32 + elem);
+                    let ctx = ChunkContext::new(elem as usize, len);
+                    let stored = encode_pipeline(&p, &ctx, &raw).unwrap();
+                    same(&p, 0, &ctx, &stored, &mut s);
+                    if len > 0 {
+                        assert_eq!(s.out, raw, "pipeline {p:?} len {len}");
+                    }
+                    // Every stage skipped by the mask but the last one.
+                    let last = p.len() - 1;
+                    let only = encode_pipeline(&p[last..], &ctx, &raw).unwrap();
+                    same(
+                        &p,
+                        !(1u32 << last) & ((1 << p.len()) - 1),
+                        &ctx,
+                        &only,
+                        &mut s,
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_and_truncated_streams_give_the_same_errors() {
+        let mut s = DecodeScratch::default();
+        for p in pipelines(2) {
+            let raw = data(8192, 9);
+            let ctx = ChunkContext::new(2, raw.len());
+            let stored = encode_pipeline(&p, &ctx, &raw).unwrap();
+            for cut in [
+                0,
+                1,
+                2,
+                7,
+                stored.len() / 2,
+                stored.len() - 4,
+                stored.len() - 1,
+            ] {
+                same(&p, 0, &ctx, &stored[..cut], &mut s);
+                assert!(decode_pipeline_reusing(&p, 0, &ctx, &stored[..cut], &mut s).is_err());
+            }
+            for at in [
+                0,
+                1,
+                3,
+                stored.len() / 3,
+                stored.len() / 2,
+                stored.len() - 2,
+            ] {
+                let mut bad = stored.clone();
+                bad[at] ^= 0x5A;
+                same(&p, 0, &ctx, &bad, &mut s);
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_of_another_size_take_the_general_path() {
+        let mut s = DecodeScratch::default();
+        for p in pipelines(2) {
+            for len in [
+                4094usize,
+                4098,
+                4096 + 600,
+                2 * 4096 + 65_536,
+                2 * 4096 + 65_538,
+            ] {
+                let raw = data(len, 3);
+                let ctx = ChunkContext::new(2, 4096);
+                let stored = encode_pipeline(&p, &ChunkContext::new(2, len), &raw).unwrap();
+                same(&p, 0, &ctx, &stored, &mut s);
+                if p.iter().any(|f| f.id == ids::FLETCHER32) {
+                    continue; // its checksum makes the deflate stage 4 bytes longer
+                }
+                let r = decode_pipeline_reusing(&p, 0, &ctx, &stored, &mut s);
+                if len > ctx.max_output {
+                    assert!(r.is_err(), "pipeline {p:?}: {len} bytes accepted");
+                } else {
+                    assert!(r.is_ok() && s.out == raw, "pipeline {p:?} len {len}");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prop_reused_scratch_equals_fresh_decode(
+            chunks in proptest::collection::vec(
+                proptest::collection::vec(0u8..6, 0..3000), 1..5),
+            which in 0usize..7,
+            elem in proptest::sample::select(vec![1u32, 2, 4, 8]),
+            garble in proptest::option::of((0usize..4000, 1u8..=255)),
+        ) {
+            let p = &pipelines(elem)[which];
+            let mut s = DecodeScratch::default();
+            let len = chunks[0].len();
+            for c in &chunks {
+                let mut raw = c.clone();
+                raw.resize(len, 7);
+                let ctx = ChunkContext::new(elem as usize, len);
+                let mut stored = encode_pipeline(p, &ctx, &raw).unwrap();
+                if let Some((at, x)) = garble {
+                    if let Some(b) = stored.get_mut(at) {
+                        *b ^= x;
+                    }
+                }
+                same(p, 0, &ctx, &stored, &mut s);
+            }
+        }
+    }
 }

@@ -230,9 +230,21 @@ pub struct MmapSource {
     #[cfg(target_os = "linux")]
     guard: crate::hdf5fmt::mapguard::Guard,
     map: memmap2::Mmap,
+    /// The descriptor the map was made from: large extents are `pread` from
+    /// it rather than copied out of the map (see [`PREAD_MIN_BYTES`]).
+    #[cfg(unix)]
+    file: std::fs::File,
     identity: Identity,
     path: String,
 }
+
+/// Extents at least this long are read with `pread` into the caller's buffer
+/// instead of copied from the map: the kernel copies straight from the page
+/// cache, where copying out of the map first faults in and later tears down
+/// a page-table entry for every 4 KiB page (the whole-volume read of a 32 MiB
+/// contiguous dataset: see `notes/bench-peers.md`).
+#[cfg(all(feature = "mmap", unix))]
+const PREAD_MIN_BYTES: usize = 1 << 20;
 
 #[cfg(feature = "mmap")]
 impl MmapSource {
@@ -252,6 +264,8 @@ impl MmapSource {
             #[cfg(target_os = "linux")]
             guard,
             map,
+            #[cfg(unix)]
+            file,
             identity: Identity::of(&meta),
             path: path.display().to_string(),
         })
@@ -268,6 +282,22 @@ impl Source for MmapSource {
     }
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         copy_from_slice(&self.map, offset, buf)
+    }
+    fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
+        #[cfg(unix)]
+        if out.len() >= PREAD_MIN_BYTES {
+            use std::os::unix::fs::FileExt;
+            // Bounds as the map has them: a file that grew since is not read
+            // past the mapped length; one that shrank fails the read (EOF).
+            in_bounds(structure, offset, out.len() as u64, self.len())?;
+            return self
+                .file
+                .read_exact_at(out, offset)
+                .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e));
+        }
+        let b = self.read(structure, offset, out.len() as u64)?;
+        out.copy_from_slice(&b);
+        self.check()
     }
     fn check(&self) -> Result<()> {
         #[cfg(target_os = "linux")]

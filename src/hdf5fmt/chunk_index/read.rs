@@ -547,26 +547,44 @@ fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
     true
 }
 
+thread_local! {
+    /// Each thread's decode buffers and inflate state, kept from chunk to
+    /// chunk and from read to read (see [`with_scratch`]).
+    static SCRATCH: std::cell::RefCell<DecodeScratch> = std::cell::RefCell::default();
+}
+
+/// A thread keeps its decode scratch after a read only while it holds at
+/// most this many bytes (a few chunks of the usual sizes).
+const KEEP_SCRATCH_BYTES: usize = 16 << 20;
+
+/// Run `f` with this thread's decode scratch: chunk buffers and the inflate
+/// window are allocated (and their pages faulted in) once per thread, not once
+/// per chunk or per read. The scratch is taken out of the thread-local while
+/// `f` runs, so a nested use on the same thread simply starts empty.
+fn with_scratch<R>(f: impl FnOnce(&mut DecodeScratch) -> R) -> R {
+    let mut s = SCRATCH.try_with(|c| c.take()).unwrap_or_default();
+    let r = f(&mut s);
+    if s.retained_bytes() <= KEEP_SCRATCH_BYTES {
+        let _ = SCRATCH.try_with(|c| c.replace(s));
+    }
+    r
+}
+
 #[cfg(feature = "parallel")]
 fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     use rayon::prelude::*;
     if jobs.len() < 2 || !crate::threads::parallel() {
-        let mut scratch = DecodeScratch::default();
-        return jobs
-            .iter()
-            .try_for_each(|j| plan.run(src, j, out, &mut scratch));
+        return with_scratch(|scratch| {
+            jobs.iter().try_for_each(|j| plan.run(src, j, out, scratch))
+        });
     }
     jobs.par_iter()
-        .try_for_each_init(DecodeScratch::default, |scratch, j| {
-            plan.run(src, j, out, scratch)
-        })
+        .try_for_each(|j| with_scratch(|scratch| plan.run(src, j, out, scratch)))
 }
 
 #[cfg(not(feature = "parallel"))]
 fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
-    let mut scratch = DecodeScratch::default();
-    jobs.iter()
-        .try_for_each(|j| plan.run(src, j, out, &mut scratch))
+    with_scratch(|scratch| jobs.iter().try_for_each(|j| plan.run(src, j, out, scratch)))
 }
 
 /// Read `selection` through a prebuilt [`ChunkMap`] (see [`super::read_chunked`]),

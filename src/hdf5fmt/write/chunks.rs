@@ -203,6 +203,44 @@ pub fn run_pipeline(
 struct Scratch {
     chunk: Vec<u8>,
     blosc2: filters::blosc2::encode_chunk::ChunkEncoder,
+    /// The shuffled chunk ahead of deflate.
+    shuffled: Vec<u8>,
+    /// This thread's deflate state, reset per chunk (see [`deflate_fast`]).
+    deflate: Option<filters::deflate::Encoder>,
+}
+
+/// Deflate, or shuffle then deflate, of `scratch.chunk` straight into `out`
+/// with this thread's kept buffers and compressor: the same bytes as
+/// [`run_pipeline`] (whose stages cannot fail for these parameters, so the
+/// filter mask is 0). `Ok(false)` for any other pipeline.
+fn deflate_fast(filters: &[FilterSpec], scratch: &mut Scratch, out: &mut Vec<u8>) -> Result<bool> {
+    let (ts, level) = match filters {
+        [d] if d.id == filters::ids::DEFLATE => (None, d),
+        [sh, d] if sh.id == filters::ids::SHUFFLE && d.id == filters::ids::DEFLATE => {
+            match sh.cd_values.first().and_then(|&t| usize::try_from(t).ok()) {
+                Some(t) if t > 0 => (Some(t), d),
+                _ => return Ok(false),
+            }
+        }
+        _ => return Ok(false),
+    };
+    let Some(level) = filters::deflate::level_of(&level.cd_values) else {
+        return Ok(false);
+    };
+    let src: &[u8] = match ts {
+        Some(ts) => {
+            scratch.shuffled.resize(scratch.chunk.len(), 0);
+            filters::shuffle::shuffle(&scratch.chunk, &mut scratch.shuffled, ts);
+            &scratch.shuffled
+        }
+        None => &scratch.chunk,
+    };
+    let enc = match &mut scratch.deflate {
+        Some(e) if e.level() == level => e,
+        slot => slot.insert(filters::deflate::Encoder::new(level)),
+    };
+    filters::deflate::encode_into(src, enc, out)?;
+    Ok(true)
 }
 
 thread_local! {
@@ -234,6 +272,9 @@ fn encode_one(
         fill,
         &mut scratch.chunk,
     );
+    if deflate_fast(input.filters, scratch, out)? {
+        return Ok(0);
+    }
     // A lone Blosc2 stage encodes in place, reusing this thread's buffers.
     if let [spec] = input.filters {
         if spec.id == filters::ids::BLOSC2 {
