@@ -524,43 +524,46 @@ mod x86 {
         g: &super::Rows3,
         dst: *mut u8,
     ) {
-        let (s0, s1) = (p0.as_ptr(), p1.as_ptr());
-        let row_bytes = 2 * g.n;
-        // Rows ahead (at least one) and the row (pa, pb) that is prefetched next.
-        let ahead = (PREFETCH_AHEAD / row_bytes.max(1)).clamp(1, 256);
-        let (mut pa, mut pb) = (0usize, 0usize);
-        let dst_row = |a: usize, b: usize| 2 * (g.dst0 + a * g.ds[0] + b * g.ds[1]);
-        let prefetch_next = |pa: &mut usize, pb: &mut usize| {
-            if *pa >= g.outer {
-                return;
-            }
-            // A hint only: the address is computed with wrapping arithmetic and
-            // lies inside the rows the caller vouches for.
-            let p = dst.wrapping_add(dst_row(*pa, *pb)) as *const i8;
-            let mut k = 0;
-            while k < row_bytes {
-                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(k));
-                k += 64;
-            }
-            _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(row_bytes - 1));
-            *pb += 1;
-            if *pb == g.inner {
-                *pb = 0;
-                *pa += 1;
-            }
-        };
-        for _ in 0..ahead {
-            prefetch_next(&mut pa, &mut pb);
+        if g.n == 0 || g.outer == 0 || g.inner == 0 {
+            return;
         }
+        let row_bytes = 2 * g.n;
+        // Rows ahead (at least one) of the prefetch cursor.
+        let ahead = (PREFETCH_AHEAD / row_bytes).clamp(1, 256);
+        let mut pf = PrefetchCursor::new(g, dst);
+        for _ in 0..ahead {
+            pf.next(row_bytes);
+        }
+        // Byte strides of the destination rows, and of the source rows.
+        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
         for a in 0..g.outer {
-            for b in 0..g.inner {
-                prefetch_next(&mut pa, &mut pb);
-                let s = g.src0 + a * g.ss[0] + b * g.ss[1];
-                let d = dst.add(dst_row(a, b));
+            let mut s = g.src0 + a * g.ss[0];
+            // SAFETY: every row start is inside the rows the caller vouches for.
+            let mut d = dst.add(2 * g.dst0 + a * d0);
+            if g.n == 32 {
+                // 64-byte rows (a 32-element B2ND block row of int16): one
+                // load per plane, two stores, no inner loop.
+                for _ in 0..g.inner {
+                    pf.next(row_bytes);
+                    let x = _mm256_loadu_si256(p0.as_ptr().add(s) as *const __m256i);
+                    let y = _mm256_loadu_si256(p1.as_ptr().add(s) as *const __m256i);
+                    let lo = _mm256_unpacklo_epi8(x, y);
+                    let hi = _mm256_unpackhi_epi8(x, y);
+                    let o = d as *mut __m256i;
+                    _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+                    _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                    s += g.ss[1];
+                    d = d.wrapping_add(d1);
+                }
+                continue;
+            }
+            for _ in 0..g.inner {
+                pf.next(row_bytes);
+                let (r0, r1) = (p0.as_ptr().add(s), p1.as_ptr().add(s));
                 let mut i = 0;
                 while i + 32 <= g.n {
-                    let x = _mm256_loadu_si256(s0.add(s + i) as *const __m256i);
-                    let y = _mm256_loadu_si256(s1.add(s + i) as *const __m256i);
+                    let x = _mm256_loadu_si256(r0.add(i) as *const __m256i);
+                    let y = _mm256_loadu_si256(r1.add(i) as *const __m256i);
                     let lo = _mm256_unpacklo_epi8(x, y);
                     let hi = _mm256_unpackhi_epi8(x, y);
                     let o = d.add(2 * i) as *mut __m256i;
@@ -569,10 +572,70 @@ mod x86 {
                     i += 32;
                 }
                 while i < g.n {
-                    d.add(2 * i).write(*s0.add(s + i));
-                    d.add(2 * i + 1).write(*s1.add(s + i));
+                    d.add(2 * i).write(*r0.add(i));
+                    d.add(2 * i + 1).write(*r1.add(i));
                     i += 1;
                 }
+                s += g.ss[1];
+                d = d.wrapping_add(d1);
+            }
+        }
+    }
+
+    /// The destination row the rows kernel prefetches next, walked in the
+    /// kernel's row order with increments (no multiplications per row).
+    struct PrefetchCursor {
+        /// Rows left to prefetch.
+        left: usize,
+        /// Rows left in the current outer step.
+        in_outer: usize,
+        inner: usize,
+        /// Byte address of the next row (wrapping arithmetic: a hint only).
+        p: *const i8,
+        d1: usize,
+        /// From one past the last row of an outer step to the first of the next.
+        wrap: usize,
+    }
+
+    impl PrefetchCursor {
+        fn new(g: &super::Rows3, dst: *mut u8) -> Self {
+            let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
+            Self {
+                left: g.outer * g.inner,
+                in_outer: g.inner,
+                inner: g.inner,
+                p: dst.wrapping_add(2 * g.dst0) as *const i8,
+                d1,
+                wrap: d0.wrapping_sub(g.inner.wrapping_mul(d1)),
+            }
+        }
+
+        /// Request the next row's lines (`row_bytes` > 0) into L2, then step on.
+        #[inline(always)]
+        fn next(&mut self, row_bytes: usize) {
+            if self.left == 0 {
+                return;
+            }
+            // SAFETY (of the hint): prefetches never fault; the addresses are
+            // rows the caller vouches for.
+            unsafe {
+                if row_bytes <= 64 {
+                    _mm_prefetch::<_MM_HINT_T1>(self.p);
+                } else {
+                    let mut k = 0;
+                    while k < row_bytes {
+                        _mm_prefetch::<_MM_HINT_T1>(self.p.wrapping_add(k));
+                        k += 64;
+                    }
+                }
+                _mm_prefetch::<_MM_HINT_T1>(self.p.wrapping_add(row_bytes - 1));
+            }
+            self.left -= 1;
+            self.p = self.p.wrapping_add(self.d1);
+            self.in_outer -= 1;
+            if self.in_outer == 0 {
+                self.in_outer = self.inner;
+                self.p = self.p.wrapping_add(self.wrap);
             }
         }
     }

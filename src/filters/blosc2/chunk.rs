@@ -178,6 +178,43 @@ pub struct ChunkDecoder {
     a: Vec<u8>,
     b: Vec<u8>,
     bits: Vec<u8>,
+    runs: RunPlanes,
+}
+
+/// Constant (zero or run) streams of byte-plane blocks, kept filled between
+/// blocks: consecutive blocks usually repeat the same constant planes (the
+/// high bytes of small int16 values), which then cost no fill at all.
+#[derive(Default)]
+struct RunPlanes {
+    /// `nstreams` planes of `neblock` bytes.
+    bytes: Vec<u8>,
+    /// The byte plane `j` holds throughout, if it holds one.
+    vals: Vec<Option<u8>>,
+    neblock: usize,
+}
+
+impl RunPlanes {
+    /// Make plane `j` (of `nstreams` planes of `neblock` bytes, `j < nstreams`)
+    /// all `v`.
+    fn set(&mut self, j: usize, nstreams: usize, neblock: usize, v: u8) {
+        if self.neblock != neblock || self.vals.len() != nstreams {
+            self.bytes.clear();
+            self.bytes.resize(neblock * nstreams, v);
+            self.vals.clear();
+            self.vals.resize(nstreams, None);
+            self.neblock = neblock;
+        }
+        // `j < nstreams` (the callers' block sizes are multiples of nstreams).
+        if let (Some(slot), Some(plane)) = (
+            self.vals.get_mut(j),
+            self.bytes.get_mut(j * neblock..(j + 1) * neblock),
+        ) {
+            if *slot != Some(v) {
+                plane.fill(v);
+                *slot = Some(v);
+            }
+        }
+    }
 }
 
 /// Where one stream's bytes live after decoding.
@@ -186,6 +223,8 @@ enum Stream {
     Raw(usize, usize),
     /// Decoded into the scratch buffer.
     Scratch,
+    /// A constant stream: plane `j` of [`RunPlanes`].
+    Run(usize),
 }
 
 impl ChunkDecoder {
@@ -391,7 +430,13 @@ impl ChunkDecoder {
         out: &mut [u8],
     ) -> Result<()> {
         let kinds = self.decode_streams(h, chunk, start, nstreams, out.len())?;
-        let planes = plane_refs(&kinds, &self.a, chunk, out.len() / nstreams);
+        let planes = plane_refs(
+            &kinds,
+            &self.a,
+            &self.runs.bytes,
+            chunk,
+            out.len() / nstreams,
+        );
         shuffle::unshuffle_planes(&planes, out);
         Ok(())
     }
@@ -411,8 +456,22 @@ impl ChunkDecoder {
         a.resize(bsize, 0);
         let mut kinds = Vec::with_capacity(nstreams);
         let mut pos = start;
-        for part in a.chunks_mut(neblock) {
+        for (j, part) in a.chunks_mut(neblock).enumerate() {
             let csize = le_i32(chunk, pos)?;
+            if csize <= 0 && h.extended {
+                match run_byte(chunk, pos, csize) {
+                    Ok((v, p)) => {
+                        self.runs.set(j, nstreams, neblock, v);
+                        kinds.push(Stream::Run(j));
+                        pos = p;
+                        continue;
+                    }
+                    Err(e) => {
+                        self.a = a;
+                        return Err(e);
+                    }
+                }
+            }
             if usize::try_from(csize).ok() == Some(neblock) {
                 let p = pos + 4;
                 chunk
@@ -495,7 +554,13 @@ impl ChunkDecoder {
         }
         let start = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
         let kinds = self.decode_streams(&h, chunk, start, nstreams, bsize)?;
-        Ok(Some(plane_refs(&kinds, &self.a, chunk, bsize / nstreams)))
+        Ok(Some(plane_refs(
+            &kinds,
+            &self.a,
+            &self.runs.bytes,
+            chunk,
+            bsize / nstreams,
+        )))
     }
 
     /// For block `k` stored as one unfiltered stream (the usual layout of
@@ -573,22 +638,13 @@ impl ChunkDecoder {
         out: &mut [u8],
     ) -> Result<usize> {
         let csize = le_i32(chunk, pos)?;
-        let mut p = pos + 4;
+        let p = pos + 4;
         if csize <= 0 {
             if !h.extended {
                 return Err(bad("non-positive stream size in a Blosc1 chunk"));
             }
-            if csize == 0 {
-                out.fill(0);
-                return Ok(p);
-            }
-            let token = *chunk.get(p).ok_or_else(|| bad("run token truncated"))?;
-            p += 1;
-            if token & 1 == 0 {
-                return Err(bad(format!("unknown stream token {token}")));
-            }
-            let v = csize.unsigned_abs();
-            out.fill(u8::try_from(v).map_err(|_| bad("run byte out of range"))?);
+            let (v, p) = run_byte(chunk, pos, csize)?;
+            out.fill(v);
             return Ok(p);
         }
         let c = csize as usize;
@@ -612,10 +668,28 @@ pub enum Block<'s> {
     Bytes(&'s [u8]),
 }
 
-/// The byte planes of a decoded block: raw streams from the chunk, others from scratch.
+/// The byte and the end of the constant stream at `pos` of an extended
+/// chunk, whose size field `csize` (≤ 0) was read there: 0 is a zero stream,
+/// `-v` with a run token a stream of byte `v`.
+fn run_byte(chunk: &[u8], pos: usize, csize: i32) -> Result<(u8, usize)> {
+    let p = pos + 4;
+    if csize == 0 {
+        return Ok((0, p));
+    }
+    let token = *chunk.get(p).ok_or_else(|| bad("run token truncated"))?;
+    if token & 1 == 0 {
+        return Err(bad(format!("unknown stream token {token}")));
+    }
+    let v = u8::try_from(csize.unsigned_abs()).map_err(|_| bad("run byte out of range"))?;
+    Ok((v, p + 1))
+}
+
+/// The byte planes of a decoded block: raw streams from the chunk, constant
+/// ones from `runs`, others from scratch.
 fn plane_refs<'s>(
     kinds: &[Stream],
     scratch: &'s [u8],
+    runs: &'s [u8],
     chunk: &'s [u8],
     neblock: usize,
 ) -> Vec<&'s [u8]> {
@@ -625,6 +699,9 @@ fn plane_refs<'s>(
         .map(|(k, s)| match k {
             Stream::Raw(x, y) => &chunk[*x..*y],
             Stream::Scratch => s,
+            // Always in range (see `RunPlanes::set`); an empty plane would be
+            // refused by the callers' length checks.
+            Stream::Run(j) => runs.get(j * neblock..(j + 1) * neblock).unwrap_or(&[]),
         })
         .collect()
 }
@@ -771,6 +848,47 @@ mod block_bytes_tests {
             // 1-byte items without bit shuffle are always served.
             if ts == 1 && shuffle != 2 {
                 prop_assert_eq!(served, nb);
+            }
+        }
+
+        /// `block_planes` with one decoder over blocks in any order (constant
+        /// planes of changing bytes, kept between blocks, next to LZ4 and
+        /// raw planes), interleaved, equals `decode_single_block`.
+        #[test]
+        fn block_planes_equal_single_block(
+            blocks in proptest::collection::vec((0u8..4, any::<u8>(), any::<u8>()), 1..12),
+            order in proptest::collection::vec(any::<usize>(), 1..30),
+            codec in prop_oneof![Just(0u8), Just(1)],
+        ) {
+            // 128 int16 per block; kind: 0 both bytes constant, 1 low varies,
+            // 2 high varies, 3 both vary.
+            let mut data = Vec::new();
+            for &(kind, lo, hi) in &blocks {
+                for i in 0..128u8 {
+                    let l = if kind & 1 != 0 { lo.wrapping_add(i % 5) } else { lo };
+                    let h = if kind & 2 != 0 { hi ^ (i / 9) } else { hi };
+                    data.extend_from_slice(&[l, h]);
+                }
+            }
+            let c = chunk_of(&data, 2, codec, 1, 256);
+            let h = Header::parse(&c).unwrap();
+            prop_assume!(!h.memcpyed() && h.special() == 0);
+            let (bsz, nb) = block_layout(&h).unwrap();
+            prop_assert_eq!(bsz, 256);
+            let mut dec = ChunkDecoder::new();
+            for o in order {
+                let k = o % nb;
+                let mut want = vec![0u8; bsz];
+                dec.decode_single_block(&c, k, &mut want).unwrap();
+                prop_assert_eq!(&want[..], &data[k * bsz..(k + 1) * bsz]);
+                let planes = dec.block_planes(&c, k).unwrap().unwrap();
+                prop_assert_eq!(planes.len(), 2);
+                let got: Vec<u8> = planes[0]
+                    .iter()
+                    .zip(planes[1])
+                    .flat_map(|(&a, &b)| [a, b])
+                    .collect();
+                prop_assert_eq!(got, want);
             }
         }
 
