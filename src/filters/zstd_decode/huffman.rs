@@ -129,6 +129,24 @@ impl HufTable {
 
     /// Decode the 4-stream layout (6-byte jump table then 4 streams) into `out`.
     pub(crate) fn decode_4(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if super::use_bmi2() {
+            // SAFETY: the CPU supports BMI1, BMI2 and LZCNT (checked by use_bmi2).
+            return unsafe { self.decode_4_bmi2(src, out, offset) };
+        }
+        self.decode_4_body(src, out, offset)
+    }
+
+    /// [`HufTable::decode_4`] compiled with BMI1/BMI2/LZCNT (`shrx`/`shlx`
+    /// take the shift count in any register; `tzcnt`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2,lzcnt")]
+    fn decode_4_bmi2(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
+        self.decode_4_body(src, out, offset)
+    }
+
+    #[inline(always)]
+    fn decode_4_body(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
         let jump = src
             .get(..6)
             .ok_or_else(|| corrupt(offset, "truncated Huffman jump table"))?;
@@ -221,6 +239,7 @@ impl HufTable {
     /// (its trailing-zero count is the bits consumed since the load). Returns
     /// the symbols decoded per stream (a multiple of 10); the readers are
     /// left positioned after them.
+    #[inline(always)]
     fn decode_4_fast(
         &self,
         body: &[u8],
@@ -254,7 +273,7 @@ impl HufTable {
             ($p:ident, $b:ident) => {
                 let c = $b.trailing_zeros();
                 $p -= (c >> 3) as usize;
-                $b = (load(body, $p) | 1) << (c & 7);
+                $b = (load_in_window(body, $p) | 1) << (c & 7);
             };
         }
         // Decode one symbol of one stream into `$w[$j]`.
@@ -292,18 +311,24 @@ impl HufTable {
                 }
             }
             budget -= 1;
-            for half in [0usize, PER_REFILL] {
-                refill!(p0, b0);
-                refill!(p1, b1);
-                refill!(p2, b2);
-                refill!(p3, b3);
-                for j in half..half + PER_REFILL {
-                    sym!(b0, w0, j);
-                    sym!(b1, w1, j);
-                    sym!(b2, w2, j);
-                    sym!(b3, w3, j);
-                }
+            // Two halves of PER_REFILL (5) symbols per stream, written out
+            // so every output index is a constant (no bounds checks).
+            macro_rules! half {
+                ($($j:expr),*) => {
+                    refill!(p0, b0);
+                    refill!(p1, b1);
+                    refill!(p2, b2);
+                    refill!(p3, b3);
+                    $(
+                        sym!(b0, w0, $j);
+                        sym!(b1, w1, $j);
+                        sym!(b2, w2, $j);
+                        sym!(b3, w3, $j);
+                    )*
+                };
             }
+            half!(0, 1, 2, 3, 4);
+            half!(5, 6, 7, 8, 9);
             i += ROUND;
         }
         if i > 0 {
@@ -314,6 +339,23 @@ impl HufTable {
             }
         }
         i
+    }
+}
+
+/// The 8 bytes at `at` of the fast loop's input, which lie inside `body`:
+/// every stream's window starts at most 8 bytes before that stream's end
+/// (which is at or before `body`'s end) and only moves down, and the round
+/// budget keeps it at or after the stream's start.
+#[inline(always)]
+fn load_in_window(body: &[u8], at: usize) -> u64 {
+    debug_assert!(at.checked_add(8).is_some_and(|e| e <= body.len()));
+    // SAFETY: `at + 8 <= body.len()` by the fast loop's invariants above
+    // (windows stay within their streams; checked in debug builds); the read
+    // is unaligned-safe. Measured: see notes/perf-zstd.md "zdec2".
+    unsafe {
+        u64::from_le(std::ptr::read_unaligned(
+            body.as_ptr().add(at).cast::<u64>(),
+        ))
     }
 }
 

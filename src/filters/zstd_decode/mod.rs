@@ -29,6 +29,33 @@ pub(crate) const BLOCK_MAX: usize = 128 << 10;
 /// Writable bytes kept past the end of growable output, for wide copies.
 pub(crate) const SLACK: usize = 32;
 
+/// True when the hot loops (Huffman 4-stream, sequence execution) may run
+/// their copies compiled with BMI1/BMI2/LZCNT (variable shifts without the
+/// `cl` register, `tzcnt`): checked at run time, cached by std.
+#[inline(always)]
+pub(crate) fn use_bmi2() -> bool {
+    #[cfg(test)]
+    if FORCE_PORTABLE.with(|f| f.get()) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to run the portable copies of the hot loops.
+    pub(crate) static FORCE_PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// A corrupt-input error naming what was wrong and where (input byte offset).
 pub(crate) fn corrupt(offset: usize, what: impl std::fmt::Display) -> Error {
     Error::filter(0, "zstd", format!("{what} (input byte {offset})"))

@@ -122,7 +122,21 @@ impl Code {
             (t.cells[..1 << c.log].to_vec(), c.log)
         })
     }
+    /// Value baseline and extra bits of every code byte (codes past the
+    /// code's largest read as (0, 0)), computed at compile time.
+    fn values(self) -> &'static [(u32, u8); 256] {
+        static LL: [(u32, u8); 256] = value_table(Code::LiteralLength);
+        static OF: [(u32, u8); 256] = value_table(Code::Offset);
+        static ML: [(u32, u8); 256] = value_table(Code::MatchLength);
+        match self {
+            Code::LiteralLength => &LL,
+            Code::Offset => &OF,
+            Code::MatchLength => &ML,
+        }
+    }
+
     /// Value baseline and extra bits of a code.
+    #[cfg(test)]
     fn value(self, code: u8) -> (u32, u8) {
         let c = code as usize;
         match self {
@@ -137,6 +151,39 @@ impl Code {
             Code::Offset => (1u32 << (c & 31), c as u8 & 31),
         }
     }
+}
+
+/// [`Code::values`]: RFC 8878 §3.1.1.3.2.1.1 (literal and match length
+/// codes; offset code c: baseline 1 << c, c extra bits). Codes above a
+/// code's largest are refused when tables are read.
+const fn value_table(code: Code) -> [(u32, u8); 256] {
+    let mut t = [(0u32, 0u8); 256];
+    let mut c = 0usize;
+    while c < 256 {
+        t[c] = match code {
+            Code::LiteralLength => {
+                if c < 16 {
+                    (c as u32, 0)
+                } else if c < 36 {
+                    LL_CODES[c - 16]
+                } else {
+                    (0, 0)
+                }
+            }
+            Code::MatchLength => {
+                if c < 32 {
+                    (c as u32 + 3, 0)
+                } else if c < 53 {
+                    ML_CODES[c - 32]
+                } else {
+                    (0, 0)
+                }
+            }
+            Code::Offset => (1u32 << (c & 31), (c & 31) as u8),
+        };
+        c += 1;
+    }
+    t
 }
 
 /// A sequence decoding cell: value baseline and extra bits of the symbol, plus
@@ -180,8 +227,9 @@ impl SeqTable {
     }
 
     fn fill(&mut self, fse_cells: &[Cell], log: u32) {
+        let values = self.code.values();
         for (dst, c) in self.cells.iter_mut().zip(fse_cells) {
-            let (base, extra) = self.code.value(c.symbol);
+            let (base, extra) = values[usize::from(c.symbol)];
             *dst = SeqCell {
                 base,
                 extra,
@@ -385,6 +433,42 @@ fn execute(
     t: &mut Target,
     offset: usize,
 ) -> Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    if super::use_bmi2() {
+        // SAFETY: the CPU supports BMI1, BMI2 and LZCNT (checked by use_bmi2).
+        return unsafe { execute_bmi2(stream, st, nb_seq, lits, lit_len, t, offset) };
+    }
+    execute_body(stream, st, nb_seq, lits, lit_len, t, offset)
+}
+
+/// [`execute`] compiled with BMI1/BMI2/LZCNT (the bit reads are variable
+/// shifts: `shlx`/`shrx` need no `cl` register).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2,lzcnt")]
+#[allow(clippy::too_many_arguments)]
+fn execute_bmi2(
+    stream: &[u8],
+    st: &mut SeqState,
+    nb_seq: usize,
+    lits: &[u8],
+    lit_len: usize,
+    t: &mut Target,
+    offset: usize,
+) -> Result<()> {
+    execute_body(stream, st, nb_seq, lits, lit_len, t, offset)
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn execute_body(
+    stream: &[u8],
+    st: &mut SeqState,
+    nb_seq: usize,
+    lits: &[u8],
+    lit_len: usize,
+    t: &mut Target,
+    offset: usize,
+) -> Result<()> {
     let mut r = BackBits::new(stream, offset)?;
     let (ll_t, of_t, ml_t) = (&*st.ll.cells, &*st.of.cells, &*st.ml.cells);
     let mut ll_s = r.read(st.ll.log) as usize;
@@ -483,6 +567,19 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compile-time value tables equal the per-code definition.
+    #[test]
+    fn value_tables_match_the_definition() {
+        for code in [Code::LiteralLength, Code::Offset, Code::MatchLength] {
+            let t = code.values();
+            for (c, &v) in t.iter().enumerate().take(code.max_symbol() + 1) {
+                assert_eq!(v, code.value(c as u8), "{code:?} {c}");
+            }
+        }
+        assert_eq!(Code::LiteralLength.values()[36], (0, 0));
+        assert_eq!(Code::MatchLength.values()[53], (0, 0));
+    }
 
     #[test]
     fn code_values() {
