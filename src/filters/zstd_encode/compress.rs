@@ -3,20 +3,70 @@
 //! and written by [`super::entropy`], no checksum. Level 22 only.
 
 use super::entropy::{write_frame_header, BlockEncoder, BlockKind};
-use super::opt::{params_level22, Parser, INITIAL_REPS};
+use super::opt::{params_level22, MatchFinder, Params, Parser, INITIAL_REPS};
+use std::cell::RefCell;
 
 use crate::filters::zstd_decode::BLOCK_MAX;
 /// Largest source encoded here: the tables grow with the window (at 8 MiB,
 /// 2 × 32 MiB of tree and hash); larger inputs go to the general encoder.
 const MAX_SRC: usize = 8 << 20;
 
+/// Match-finder tables kept per thread between inputs (at most this many,
+/// the most recently used last): a 1 MiB input needs 16.5 MiB of them.
+const CACHED_FINDERS: usize = 2;
+/// Tables for windows above this are not kept (they are larger than the
+/// 1 MiB blocks' 16.5 MiB).
+const CACHED_WINDOW_LOG_MAX: u32 = 20;
+
+thread_local! {
+    static FINDERS: RefCell<Vec<MatchFinder>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Tables for `p`: this thread's cached ones if it has some, else new.
+fn take_finder(p: Params) -> MatchFinder {
+    FINDERS
+        .try_with(|c| {
+            let mut v = c.try_borrow_mut().ok()?;
+            let i = v.iter().position(|f| f.params() == p)?;
+            Some(v.remove(i))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| MatchFinder::new(p))
+}
+
+/// Keep `mf` for this thread's next input with the same parameters.
+fn give_back(mf: MatchFinder) {
+    if mf.params().window_log > CACHED_WINDOW_LOG_MAX {
+        return;
+    }
+    let _ = FINDERS.try_with(|c| {
+        if let Ok(mut v) = c.try_borrow_mut() {
+            if v.len() >= CACHED_FINDERS {
+                v.remove(0);
+            }
+            v.push(mf);
+        }
+    });
+}
+
 /// `src` as one frame at `level`, or `None` for the levels (and sizes) this
 /// encoder does not implement.
 pub(crate) fn compress(src: &[u8], level: i32) -> Option<Vec<u8>> {
+    compress_with(src, level, true)
+}
+
+/// [`compress`], with this thread's cached tables (`reuse`) or fresh ones.
+fn compress_with(src: &[u8], level: i32, reuse: bool) -> Option<Vec<u8>> {
     if level != 22 || src.len() > MAX_SRC {
         return None;
     }
-    let p = params_level22(src.len());
+    #[allow(unused_mut)]
+    let mut p = params_level22(src.len());
+    #[cfg(test)]
+    if let Some(h) = std::env::var("ZENC_HLOG").ok().and_then(|v| v.parse().ok()) {
+        p.hash_log = h;
+    }
     let mut out = Vec::with_capacity(src.len() / 2 + 64);
     write_frame_header(src.len() as u64, p.window_log, &mut out);
     if src.is_empty() {
@@ -24,7 +74,13 @@ pub(crate) fn compress(src: &[u8], level: i32) -> Option<Vec<u8>> {
         out.extend_from_slice(&[1, 0, 0]);
         return Some(out);
     }
-    let mut parser = Parser::new(p);
+    let mut mf = if reuse {
+        take_finder(p)
+    } else {
+        MatchFinder::new(p)
+    };
+    mf.start_input(src.len());
+    let mut parser = Parser::with_finder(mf);
     let mut enc = BlockEncoder::new();
     let mut rep = INITIAL_REPS;
     let (mut lits, mut seqs) = (Vec::new(), Vec::new());
@@ -41,6 +97,9 @@ pub(crate) fn compress(src: &[u8], level: i32) -> Option<Vec<u8>> {
             rep = before;
         }
         start = end;
+    }
+    if reuse {
+        give_back(parser.into_finder());
     }
     Some(out)
 }
@@ -114,6 +173,50 @@ mod tests {
             let z = check(&src);
             check_cli(&z, &src);
         }
+    }
+
+    /// Tables reused across inputs of different sizes and contents (and
+    /// through the zeroing path) give the frames fresh tables give.
+    #[test]
+    fn reused_tables_give_fresh_tables_output() {
+        let text: Vec<u8> = b"reuse the tables, not the output; "
+            .iter()
+            .cycle()
+            .take(70_000)
+            .copied()
+            .collect();
+        let inputs = [
+            lcg_data(1 << 20, 3),
+            lcg_data(1 << 20, 4),
+            lcg_data(300_000, 5),
+            lcg_data(1 << 20, 3),
+            vec![0u8; 1 << 20],
+            text.clone(),
+            lcg_data(1000, 6),
+            lcg_data((1 << 20) - 4096, 7),
+            lcg_data(1 << 20, 8),
+        ];
+        for (i, src) in inputs.iter().enumerate() {
+            let fresh = compress_with(src, 22, false).expect("22");
+            let reused = compress(src, 22).expect("22");
+            assert!(
+                fresh == reused,
+                "input {i}: reused tables changed the frame"
+            );
+            let back = decode_bounded(&reused, src.len(), "zstd").expect("decode");
+            assert_eq!(&back, src);
+        }
+        // Indices near the limit: the next input must zero the tables.
+        let p = params_level22(1 << 20);
+        let mut mf = take_finder(p);
+        mf.push_base_near_limit(1 << 20);
+        give_back(mf);
+        for src in [lcg_data(1 << 20, 9), lcg_data(1 << 20, 10)] {
+            let fresh = compress_with(&src, 22, false).expect("22");
+            assert!(fresh == compress(&src, 22).expect("22"));
+        }
+        let fresh = compress_with(&text, 22, false).expect("22");
+        check_cli(&fresh, &text);
     }
 
     #[test]

@@ -9,8 +9,9 @@
 mod matcher;
 mod price;
 
+pub(crate) use matcher::MatchFinder;
 pub(crate) use matcher::Params;
-use matcher::{Match, MatchFinder, OPT_NUM};
+use matcher::{Match, OPT_NUM};
 use price::{Stats, MAX_PRICE};
 
 use super::Seq;
@@ -95,8 +96,14 @@ pub(crate) struct Parser {
 impl Parser {
     /// A parser with tables for `p`.
     pub(crate) fn new(p: Params) -> Parser {
+        Parser::with_finder(MatchFinder::new(p))
+    }
+
+    /// A parser around match-finder tables made ready for this input
+    /// ([`MatchFinder::start_input`]), e.g. reused from an earlier input.
+    pub(crate) fn with_finder(mf: MatchFinder) -> Parser {
         Parser {
-            mf: MatchFinder::new(p),
+            mf,
             stats: Stats::new(),
             opt: vec![Node::default(); OPT_NUM as usize + 4],
             matches: Vec::with_capacity(1024),
@@ -104,6 +111,11 @@ impl Parser {
             scratch_lits: Vec::new(),
             scratch_seqs: Vec::new(),
         }
+    }
+
+    /// The match-finder tables, for reuse on a later input.
+    pub(crate) fn into_finder(self) -> MatchFinder {
+        self.mf
     }
 
     /// Parse `src[start..end]` (one block; earlier bytes of `src` are the

@@ -10,6 +10,11 @@ pub(crate) const OPT_NUM: u32 = 1 << 12;
 const HASH3_MAX_DIST: u32 = 1 << 18;
 /// Index of the first byte of the source (0 means "no entry").
 const START_INDEX: u32 = 2;
+/// Reused tables are zeroed (and indices restart) once an input's indices
+/// could pass this; below it, a new input simply starts above every index
+/// already in the tables, so stale entries fall below `low` and are never
+/// followed.
+const INDEX_LIMIT: u32 = 1 << 31;
 
 /// One candidate: `off_value` as the RFC's `Offset_Value`, `len` ≥ 3.
 #[derive(Clone, Copy, Debug, Default)]
@@ -48,21 +53,55 @@ fn rd64(src: &[u8], p: usize) -> u64 {
 }
 
 /// Number of equal bytes at `a` and `b` (`b < a`), not reading at or past `limit`.
+///
+/// One bounds check up front (both stretches as slices of the same length),
+/// then word compares the compiler can run without further checks.
 #[inline(always)]
 fn count(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
-    let mut i = 0usize;
+    let limit = limit.min(src.len());
     let len = limit.saturating_sub(a);
-    while i + 8 <= len {
-        let x = rd64(src, a + i) ^ rd64(src, b + i);
-        if x != 0 {
-            return i + (x.trailing_zeros() / 8) as usize;
+    let (Some(sa), Some(sb)) = (src.get(a..a + len), src.get(b..b + len)) else {
+        return 0;
+    };
+    let mut i = 0usize;
+    let mut wa = sa.chunks_exact(8);
+    let mut wb = sb.chunks_exact(8);
+    for (x, y) in (&mut wa).zip(&mut wb) {
+        let mut u = [0u8; 8];
+        let mut v = [0u8; 8];
+        u.copy_from_slice(x);
+        v.copy_from_slice(y);
+        let d = u64::from_le_bytes(u) ^ u64::from_le_bytes(v);
+        if d != 0 {
+            return i + (d.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < len && src.get(a + i) == src.get(b + i) {
+    for (x, y) in wa.remainder().iter().zip(wb.remainder()) {
+        if x != y {
+            break;
+        }
         i += 1;
     }
     i
+}
+
+/// Ask the cache for `t[slot]` (a tree node's two slots, a hash entry);
+/// a hint only, no effect on results.
+#[inline(always)]
+fn prefetch_node(t: &[u32], slot: usize) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    if let Some(r) = t.get(slot) {
+        // SAFETY: `_mm_prefetch` only hints the cache; the pointer comes
+        // from a valid reference into `bt` and is never dereferenced.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (r as *const u32).cast::<i8>(),
+            );
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    let _ = (t, slot);
 }
 
 /// Hash of the 3 bytes at `p` to `log` bits.
@@ -163,6 +202,9 @@ pub(crate) struct MatchFinder {
     low: u32,
     /// Next index the tree has not seen.
     pub(crate) next_to_update: u32,
+    /// Length of the current input: every index in the tables is below
+    /// `base + span`.
+    span: u32,
 }
 
 impl MatchFinder {
@@ -179,7 +221,56 @@ impl MatchFinder {
             base: START_INDEX,
             low: START_INDEX,
             next_to_update: START_INDEX,
+            span: 0,
         }
+    }
+
+    /// The parameters the tables were sized for.
+    pub(crate) fn params(&self) -> Params {
+        self.p
+    }
+
+    /// Make the tables ready for a new input of `src_len` bytes (with
+    /// room for the seeding pass's [`Self::forget`]): the input's indices
+    /// start above every index already stored, so nothing stale is ever
+    /// followed; only when indices would pass [`INDEX_LIMIT`] are the
+    /// tables zeroed. Results are those of fresh tables.
+    pub(crate) fn start_input(&mut self, src_len: usize) {
+        let len = u32::try_from(src_len).unwrap_or(u32::MAX);
+        let next = if self.span == 0 && self.base == START_INDEX {
+            Some(START_INDEX)
+        } else {
+            self.base
+                .checked_add(self.span)
+                .and_then(|b| b.checked_add(8))
+        };
+        let fits = |b: u32| {
+            len.checked_mul(2)
+                .and_then(|l| l.checked_add(b))
+                .and_then(|e| e.checked_add(64))
+                .is_some_and(|e| e < INDEX_LIMIT)
+        };
+        let base = match next {
+            Some(b) if fits(b) => b,
+            _ => {
+                self.hash.fill(0);
+                self.bt.fill(0);
+                self.hash3.fill(0);
+                START_INDEX
+            }
+        };
+        self.base = base;
+        self.low = base;
+        self.next_to_update = base;
+        self.span = len;
+    }
+
+    /// Move the next input's indices to just below [`INDEX_LIMIT`] (tests
+    /// of the zeroing path).
+    #[cfg(test)]
+    pub(crate) fn push_base_near_limit(&mut self, src_len: usize) {
+        self.base = INDEX_LIMIT - 2 * src_len as u32 - 80;
+        self.span = 0;
     }
 
     /// Index of source position `pos`.
@@ -199,6 +290,17 @@ impl MatchFinder {
         self.base += len as u32;
         self.low = self.base;
         self.next_to_update = self.base;
+    }
+
+    /// Prefetch the nodes of both children of the node at `slot`: the walk
+    /// follows one of them next, after comparing the current candidate.
+    #[inline(always)]
+    fn prefetch_children(&self, slot: usize) {
+        let mask = self.bt_mask;
+        if let Some(&[c0, c1]) = self.bt.get(slot..slot + 2) {
+            prefetch_node(&self.bt, 2 * (c0 & mask) as usize);
+            prefetch_node(&self.bt, 2 * (c1 & mask) as usize);
+        }
     }
 
     #[inline(always)]
@@ -222,11 +324,14 @@ impl MatchFinder {
         let mut match_end = cur + 9;
         let mut best = 8usize;
         let mut compares = 1u32 << self.p.search_log;
+        // The next position's root, looked up next (a hint).
+        prefetch_node(&self.hash, hash3(src, pos + 1, self.p.hash_log));
         let mut m = self.hash[h];
         self.hash[h] = cur;
         while compares > 0 && m >= window_low {
             compares -= 1;
             let next = 2 * (m & bt_mask) as usize;
+            self.prefetch_children(next);
             let mpos = (m - self.base) as usize;
             let mut len = d.common();
             len += count(src, pos + len, mpos + len, iend);
@@ -352,11 +457,14 @@ impl MatchFinder {
         let mut d = Descent::new(2 * (cur & bt_mask) as usize);
         let mut match_end = cur + 9;
         let mut compares = 1u32 << self.p.search_log;
+        // The next position's root, looked up next (a hint).
+        prefetch_node(&self.hash, hash3(src, pos + 1, self.p.hash_log));
         let mut m = self.hash[h];
         self.hash[h] = cur;
         while compares > 0 && m >= match_low {
             compares -= 1;
             let next = 2 * (m & bt_mask) as usize;
+            self.prefetch_children(next);
             let mpos = (m - self.base) as usize;
             let mut len = d.common();
             len += count(src, pos + len, mpos + len, iend);
