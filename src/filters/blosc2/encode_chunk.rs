@@ -305,16 +305,13 @@ impl ChunkEncoder {
             self.coded = coded;
             r?;
             if out.len() - base > nbytes + 32 {
+                // Coding does not pay: store the chunk as it is.
                 out.truncate(base);
                 memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);
                 return Ok(());
             }
         }
-        if all_zero {
-            out.truncate(base);
-            header_into(out, s, flags, nbytes, bs, 0x10);
-        }
-        set_cbytes(&mut out[base..]);
+        close_chunk(out, base, all_zero, s, (flags, nbytes, bs));
         Ok(())
     }
 
@@ -411,16 +408,13 @@ impl ChunkEncoder {
                 all_zero &= matches!(so, StreamOut::Zero);
             }
             if out.len() - base > nbytes + 32 {
+                // Coding does not pay: store the chunk as it is.
                 out.truncate(base);
                 memcpyed(out, s, flags | 0x02, nbytes, bs, src, gather);
                 return Ok(());
             }
         }
-        if all_zero {
-            out.truncate(base);
-            header_into(out, s, flags, nbytes, bs, 0x10);
-        }
-        set_cbytes(&mut out[base..]);
+        close_chunk(out, base, all_zero, s, (flags, nbytes, bs));
         Ok(())
     }
 
@@ -467,6 +461,22 @@ impl ChunkEncoder {
         }
         Ok(any)
     }
+}
+
+/// End the chunk that starts at `out[base]`: a chunk of zero streams only
+/// becomes a header flagged all-zero; either way `cbytes` is set.
+fn close_chunk(
+    out: &mut Vec<u8>,
+    base: usize,
+    all_zero: bool,
+    s: &Settings,
+    (flags, nbytes, bs): (u8, usize, usize),
+) {
+    if all_zero {
+        out.truncate(base);
+        header_into(out, s, flags, nbytes, bs, 0x10);
+    }
+    set_cbytes(&mut out[base..]);
 }
 
 /// Streams of one chunk are compressed in parallel ([`ChunkEncoder`]) for
