@@ -88,6 +88,61 @@ fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
     false
 }
 
+/// Whether [`bitunshuffle2_rows`] takes a block of `len` bytes into the rows
+/// `g` (the geometry it needs, on a CPU with its kernel), so a caller can ask
+/// before decoding the block.
+pub fn bitunshuffle2_rows_fits(len: usize, g: &shuffle::Rows3) -> bool {
+    let box_elems = g.outer.checked_mul(g.ss[0]);
+    let whole = len % 512 == 0
+        && g.n > 0
+        && g.n % 16 == 0
+        && g.inner > 0
+        && g.src0 == 0
+        && g.ss[1] == g.n
+        && g.inner.checked_mul(g.n) == Some(g.ss[0])
+        && box_elems.is_some_and(|e| e > 0 && e % 256 == 0 && e <= len / 2)
+        && g.dst_end().is_some();
+    #[cfg(target_arch = "x86_64")]
+    {
+        whole && is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = whole;
+        false
+    }
+}
+
+/// Undo the bit transpose of one whole block of 2-byte elements straight
+/// into the rows of a box (as [`shuffle::Rows3`] places them), without an
+/// intermediate copy of the elements. `rows` is the bitshuffled block (a
+/// multiple of 256 elements); the box must take its first elements in order
+/// (source rows contiguous from element 0, e.g. the block's first planes),
+/// a multiple of 256 of them, and each row a multiple of 16 elements. Returns `false`, writing nothing, for any other geometry or
+/// without AVX2: the caller then unshuffles into scratch and copies.
+///
+/// # Safety
+/// `dst` must be valid for writes of `2 · g.dst_end()` bytes, and no other
+/// reference may access the bytes of the rows written while this runs.
+pub unsafe fn bitunshuffle2_rows(rows: &[u8], g: &shuffle::Rows3, dst: *mut u8) -> bool {
+    if !bitunshuffle2_rows_fits(rows.len(), g) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: AVX2 detected (by the check above); `rows` holds 16·nb
+        // bytes with nb a multiple of 32; the stores are the box rows of `g`,
+        // which the caller vouches for.
+        unsafe { x86::rows_to_elems2_rows_avx2(rows, rows.len() / 16, g.elements() / 8, g, dst) };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = dst;
+        false
+    }
+}
+
 /// Portable bitshuffle (reference for the SIMD path).
 pub fn bitshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
     let len = src.len().min(dst.len());
@@ -224,6 +279,7 @@ fn rows_to_planes_scalar(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize, s
 mod x86 {
     //! SIMD bit-transpose kernels; each returns the number of columns (bytes
     //! per bit row) it handled, the scalar code finishes the rest.
+    use crate::filters::shuffle::Rows3;
     use std::arch::x86_64::*;
 
     /// Forward: movemask collects bit 7 of 16 element bytes at a time.
@@ -445,6 +501,109 @@ mod x86 {
             g += 32;
         }
     }
+    /// Where the next 16-element store of [`rows_to_elems2_rows_avx2`] goes:
+    /// a cursor over the rows of a [`Rows3`] box, in element order, moved by
+    /// additions only. Addresses use `wrapping_add` because the cursor steps
+    /// one row past the last before the loop ends (never stored to).
+    #[derive(Clone, Copy)]
+    struct RowCursor {
+        /// Next store.
+        ptr: *mut u8,
+        /// Start of the current row and of row 0 of the current plane.
+        row: *mut u8,
+        plane: *mut u8,
+        /// Elements left in the row; rows left in the plane.
+        left: usize,
+        rows_left: usize,
+        /// Row length and row and plane strides, in bytes / elements.
+        n: usize,
+        inner: usize,
+        row_step: usize,
+        plane_step: usize,
+    }
+
+    impl RowCursor {
+        fn new(g: &Rows3, dst: *mut u8) -> Self {
+            let first = dst.wrapping_add(g.dst0.wrapping_mul(2));
+            RowCursor {
+                ptr: first,
+                row: first,
+                plane: first,
+                left: g.n,
+                rows_left: g.inner,
+                n: g.n,
+                inner: g.inner,
+                row_step: g.ds[1].wrapping_mul(2),
+                plane_step: g.ds[0].wrapping_mul(2),
+            }
+        }
+
+        #[inline(always)]
+        fn step16(&mut self) {
+            self.ptr = self.ptr.wrapping_add(32);
+            self.left -= 16;
+            if self.left == 0 {
+                self.left = self.n;
+                self.rows_left -= 1;
+                if self.rows_left == 0 {
+                    self.rows_left = self.inner;
+                    self.plane = self.plane.wrapping_add(self.plane_step);
+                    self.row = self.plane;
+                } else {
+                    self.row = self.row.wrapping_add(self.row_step);
+                }
+                self.ptr = self.row;
+            }
+        }
+    }
+
+    /// [`rows_to_elems2_avx2`] with every 32-byte store sent to its row of a
+    /// box: the first `cols` columns of the 16 bit rows of `nb` bytes (the
+    /// block's first `8·cols` elements). Requires `cols % 32 == 0`,
+    /// `cols <= nb`, `rows.len() == 16·nb`, `g.n % 16 == 0` and `g` covering
+    /// exactly those elements in order; `dst` valid for the box's rows (see
+    /// [`super::bitunshuffle2_rows`]).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rows_to_elems2_rows_avx2(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        debug_assert!(cols % 32 == 0 && cols <= nb && rows.len() == 16 * nb && g.n % 16 == 0);
+        debug_assert_eq!(g.elements(), 8 * cols);
+        let src = rows.as_ptr();
+        let mut at = RowCursor::new(g, dst);
+        let mut g0 = 0;
+        while g0 < cols {
+            let lo_planes = plane_bytes32(src, nb, g0);
+            let hi_planes = plane_bytes32(src.add(8 * nb), nb, g0);
+            // Elements 8·g0 + 16i now, 8·g0 + 128 + 16i after them: every
+            // store goes to the cursor, in element order.
+            let mut upper = [_mm256_setzero_si256(); 8];
+            for i in 0..8 {
+                let (a, b) = (lo_planes[i], hi_planes[i]);
+                let l = _mm256_unpacklo_epi8(a, b);
+                let h = _mm256_unpackhi_epi8(a, b);
+                // SAFETY: the cursor points at 16 elements of a box row,
+                // inside what the caller vouches for (the rows cover the
+                // elements exactly, so no store goes past the last row).
+                _mm256_storeu_si256(
+                    at.ptr as *mut __m256i,
+                    _mm256_permute2x128_si256(l, h, 0x20),
+                );
+                at.step16();
+                upper[i] = _mm256_permute2x128_si256(l, h, 0x31);
+            }
+            for v in upper {
+                // SAFETY: as above.
+                _mm256_storeu_si256(at.ptr as *mut __m256i, v);
+                at.step16();
+            }
+            g0 += 32;
+        }
+    }
 }
 
 // ---------------------------------------------------------------- filter 32008
@@ -636,6 +795,14 @@ mod tests {
         out
     }
 
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+
     #[test]
     fn transpose8_is_transpose() {
         let x = 0x0123_4567_89ab_cdefu64;
@@ -687,6 +854,65 @@ mod tests {
             bitunshuffle_scalar(&a, &mut d, 2);
             prop_assert_eq!(&c, &d);
             prop_assert_eq!(&c[..], data);
+        }
+
+        /// The rows kernel writes exactly what the two-step definition
+        /// (unshuffle the block, then copy its rows into the box) writes, and
+        /// nothing outside the box, for boxes taking the whole block or its
+        /// first planes; other geometries are refused, writing nothing.
+        #[test]
+        fn rows_kernel_equals_unshuffle_then_copy(
+            n16 in 1usize..6, inner in 1usize..9, k in 1usize..5, cut in 0usize..3,
+            pad in 0usize..40, gap in 0usize..3, off in 0usize..17, seed in any::<u64>(),
+        ) {
+            let n = 16 * n16;
+            // outer · inner · n a multiple of 256 elements.
+            let row_elems = inner * n;
+            let outer = (256 * k / gcd(256 * k, row_elems)).max(1);
+            let elems = outer * row_elems;
+            prop_assume!(elems % 256 == 0 && elems <= 1 << 16);
+            let mut x = seed | 1;
+            let block: Vec<u8> = (0..2 * elems)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut elemsbuf = vec![0u8; 2 * elems];
+            bitunshuffle_scalar(&block, &mut elemsbuf, 2);
+            let ds1 = n + pad;
+            let ds0 = ds1 * (inner + gap);
+            let whole = shuffle::Rows3 { n, outer, inner, src0: 0, ss: [n * inner, n], dst0: off, ds: [ds0, ds1] };
+            // The whole block, its first planes, rows not a multiple of 16.
+            let first = shuffle::Rows3 { outer: outer.saturating_sub(cut).max(1), ..whole };
+            let odd = shuffle::Rows3 { n: n - 8, ss: [(n - 8) * inner, n - 8], ..whole };
+            for g in [whole, first, odd] {
+                let end = g.dst_end().unwrap();
+                let mut want = vec![0xA5u8; 2 * end + 7];
+                for a in 0..g.outer {
+                    for b in 0..g.inner {
+                        let s = 2 * (a * g.ss[0] + b * g.ss[1]);
+                        let d = 2 * (off + a * ds0 + b * ds1);
+                        want[d..d + 2 * g.n].copy_from_slice(&elemsbuf[s..s + 2 * g.n]);
+                    }
+                }
+                let mut got = vec![0xA5u8; 2 * end + 7];
+                let fits = bitunshuffle2_rows_fits(block.len(), &g);
+                // SAFETY: `got` holds more than 2 · dst_end bytes and is not shared.
+                let done = unsafe { bitunshuffle2_rows(&block, &g, got.as_mut_ptr()) };
+                prop_assert_eq!(done, fits);
+                let takes = g.n % 16 == 0 && g.elements() % 256 == 0;
+                if is_x86_feature_detected!("avx2") {
+                    prop_assert_eq!(done, takes);
+                }
+                if done {
+                    prop_assert_eq!(&got, &want);
+                } else {
+                    prop_assert!(got.iter().all(|&b| b == 0xA5));
+                }
+            }
         }
 
         #[test]

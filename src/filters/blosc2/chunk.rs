@@ -629,6 +629,41 @@ impl ChunkDecoder {
         Ok(Some(Block::Bytes(&self.a[..bsize])))
     }
 
+    /// For block `k` of 2-byte items stored as one stream under bitshuffle
+    /// alone (the medh5 `archive` layout), the codec's output (the block
+    /// still bit-transposed, in scratch), so the caller can undo the transpose
+    /// straight into its destination ([`crate::filters::bitshuffle::bitunshuffle2_rows`]).
+    /// `None` for any other layout or item size (use
+    /// [`ChunkDecoder::decode_single_block`]); the errors are the ones
+    /// `decode_single_block` gives.
+    pub fn block_bitshuffled2<'s>(
+        &'s mut self,
+        chunk: &'s [u8],
+        k: usize,
+    ) -> Result<Option<&'s [u8]>> {
+        let Some((h, chunk, bs, bsize)) = self.plain_block(chunk, k)? else {
+            return Ok(None);
+        };
+        let mut active = h
+            .filters
+            .iter()
+            .filter(|&&f| f != filter::NONE && f != filter::TRUNC_PREC);
+        let only_bits = matches!(
+            (active.next(), active.next()),
+            (Some(&filter::BITSHUFFLE), None)
+        );
+        if !only_bits || h.typesize != 2 || h.version <= 2 || h.split(bsize, bs) {
+            return Ok(None);
+        }
+        let start = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
+        let mut a = std::mem::take(&mut self.a);
+        a.resize(bsize, 0);
+        let r = self.stream_into(&h, chunk, start, &mut a);
+        self.a = a;
+        r?;
+        Ok(Some(&self.a[..bsize]))
+    }
+
     /// Decode one stream starting at `pos` into `out`; returns the next position.
     fn stream_into(
         &mut self,

@@ -9,6 +9,7 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
+use crate::filters::bitshuffle::{bitunshuffle2_rows, bitunshuffle2_rows_fits};
 use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
@@ -159,6 +160,21 @@ pub(super) fn read_window(
             }
             _ => {}
         }
+        // The whole block in the box: undo its bit transpose straight into
+        // the rows (the geometry is checked before decoding, so no block is
+        // decoded twice).
+        if w.elem == 2 {
+            let fits = rows3(bp, w.dst, &lo, &hi)
+                .is_some_and(|g| bitunshuffle2_rows_fits(block_bytes, &g));
+            if fits {
+                if let Some(bits) = dec.block_bitshuffled2(b.chunk, k)? {
+                    if bits.len() == block_bytes && out.bitunshuffle2_box(bits, bp, w.dst, &lo, &hi)
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+        }
         scratch.resize(block_bytes, 0);
         dec.decode_single_block(b.chunk, k, scratch)?;
         out.copy_box(scratch, bp, w.dst, &lo, &hi, w.elem)
@@ -227,6 +243,38 @@ impl OutBuf {
             unshuffle_planes_uninit(&sub, run);
             Some(())
         })
+    }
+}
+
+impl OutBuf {
+    /// Undo the bit transpose of a whole bitshuffled block of 2-byte items
+    /// (placed at `bp`) straight into the box `lo .. hi` of the buffer placed
+    /// at `dp`. `false`, writing nothing, when the box does not cover the
+    /// block or the geometry does not suit the kernel: the caller decodes the
+    /// block into scratch and copies instead.
+    fn bitunshuffle2_box(
+        &self,
+        bits: &[u8],
+        bp: Placement<'_>,
+        dp: Placement<'_>,
+        lo: &[u64],
+        hi: &[u64],
+    ) -> bool {
+        let Some(g) = rows3(bp, dp, lo, hi) else {
+            return false;
+        };
+        let fits = g
+            .dst_end()
+            .and_then(|e| e.checked_mul(2))
+            .is_some_and(|e| e <= self.len);
+        // SAFETY: the rows end inside the buffer (`fits`); they are the box of
+        // this block within this job's chunk box, which no other job writes
+        // (see `OutBuf`).
+        if fits && unsafe { bitunshuffle2_rows(bits, &g, self.ptr.cast::<u8>()) } {
+            self.add_written(g.elements() * 2);
+            return true;
+        }
+        false
     }
 }
 
