@@ -64,7 +64,15 @@ pub fn compress(src: &[u8], level: i32) -> Vec<u8> {
     let coded = if let Some(frame) = own {
         Ok(frame)
     } else if level == 5 && src.len() <= LEVEL5_TUNED_MAX {
-        compress_level5_block(src)
+        let own = if mostly_repeats(src) {
+            crate::filters::zstd_encode::greedy::compress(src, level5_params(src.len()))
+        } else {
+            None
+        };
+        match own {
+            Some(frame) => Ok(frame),
+            None => compress_level5_block(src),
+        }
     } else {
         rusty_zstd::compress_with(
             src,
@@ -109,6 +117,49 @@ pub unsafe fn tune_process_env() {
 /// Largest input [`compress_level5_block`] is used for: Blosc blocks (and
 /// their split streams), where it was measured (`notes/perf-zstd.md`).
 const LEVEL5_TUNED_MAX: usize = 256 << 10;
+
+/// Do at least 3/4 of `src`'s 8-byte words equal the word before them?
+///
+/// Run-heavy streams (bit-shuffled labels, the zero high-byte planes of
+/// shuffled images) are where our greedy encoder (`zstd_encode::greedy`)
+/// is 3× as fast as `rusty_zstd` and smaller; on literal-heavy planes it is
+/// ~1.4× slower (`notes/perf-zstd.md`, zenc3), so those keep rusty_zstd's
+/// double-hash finder. One pass over `n / 8` words.
+fn mostly_repeats(src: &[u8]) -> bool {
+    let mut words = src.chunks_exact(8).map(|w| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        u64::from_le_bytes(b)
+    });
+    let Some(mut prev) = words.next() else {
+        return false;
+    };
+    let (mut eq, mut total) = (0usize, 0usize);
+    for w in words {
+        eq += usize::from(w == prev);
+        total += 1;
+        prev = w;
+    }
+    eq * 4 >= total * 3
+}
+
+/// Our greedy encoder's settings for level 5 on `len` bytes: libzstd's
+/// hash, chain and search sizes for the level and source size, a minimum
+/// match of 6 (smaller frames than 4 on shuffled image planes and on
+/// bit-shuffled labels, `notes/perf-zstd.md`).
+fn level5_params(len: usize) -> crate::filters::zstd_encode::greedy::GreedyParams {
+    let (hash_log, chain_log, search_log) =
+        match rusty_zstd::compression_params(5, Some(len as u64)) {
+            Ok(p) => (p.hash_log, p.chain_log, p.search_log),
+            Err(_) => (16, 15, 3),
+        };
+    crate::filters::zstd_encode::greedy::GreedyParams {
+        hash_log: hash_log.clamp(10, 17),
+        chain_log: chain_log.clamp(10, 17),
+        search_log: search_log.min(4),
+        min_match: 6,
+    }
+}
 
 /// Level 5 (Blosc2 clevel 3, the `balanced` profile) on a block-sized input.
 ///
@@ -421,6 +472,159 @@ mod tests {
         assert!(Decoder::new().decode_exact(&f, &mut dst, "t").is_err());
         let theirs = rusty_zstd::decompress(&f).unwrap();
         assert_eq!(theirs.len(), 8 + 8 * 65_539);
+    }
+
+    /// Level-5 variants on real Blosc2 streams (scratch A/B, not a check):
+    /// `ZL5_VOL=DIR/volume.raw ZL5_BS=32768 ZL5_TS=1 ZL5_BIT=1 cargo test
+    /// --release --lib level5_variants -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn level5_variants() {
+        let Ok(vol) = std::env::var("ZL5_VOL") else {
+            println!("skipped: ZL5_VOL unset");
+            return;
+        };
+        let env = |k: &str, d: usize| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        let (bs, ts, bit) = (
+            env("ZL5_BS", 32768),
+            env("ZL5_TS", 1),
+            env("ZL5_BIT", 0) == 1,
+        );
+        let data = std::fs::read(vol).expect("volume");
+        let mut streams: Vec<Vec<u8>> = Vec::new();
+        let mut scratch = Vec::new();
+        for blk in data.chunks(bs) {
+            let mut f = vec![0u8; blk.len()];
+            if bit {
+                crate::filters::bitshuffle::bitshuffle(blk, &mut f, ts, &mut scratch);
+            } else {
+                crate::filters::shuffle::shuffle(blk, &mut f, ts);
+            }
+            let parts = if !bit && ts > 1 { ts } else { 1 };
+            for part in f.chunks(blk.len() / parts) {
+                if !crate::filters::blosc2::encode_chunk::is_run(part) {
+                    streams.push(part.to_vec());
+                }
+            }
+        }
+        let total: usize = streams.iter().map(Vec::len).sum();
+        println!("{} streams, {} bytes", streams.len(), total);
+        type Variant = (&'static str, Box<dyn Fn(&[u8]) -> Vec<u8>>);
+        let with = |f: fn(&mut rusty_zstd::CompressionParameters)| {
+            move |s: &[u8]| {
+                let mut p = rusty_zstd::compression_params(5, Some(s.len() as u64)).unwrap();
+                f(&mut p);
+                rusty_zstd::compress_with_params(s, p, false).unwrap()
+            }
+        };
+        use crate::filters::zstd_encode::greedy;
+        let own = |h: u32, c: u32, sl: u32, mm: u32| {
+            move |s: &[u8]| {
+                greedy::compress(
+                    s,
+                    greedy::GreedyParams {
+                        hash_log: h,
+                        chain_log: c,
+                        search_log: sl,
+                        min_match: mm,
+                    },
+                )
+                .unwrap()
+            }
+        };
+        let variants: Vec<Variant> = vec![
+            ("current", Box::new(|s: &[u8]| compress(s, 5))),
+            (
+                "own all",
+                Box::new(|s: &[u8]| greedy::compress(s, level5_params(s.len())).unwrap()),
+            ),
+            (
+                "rusty pair",
+                Box::new(|s: &[u8]| compress_level5_block(s).unwrap()),
+            ),
+            ("own h16c15s3m4", Box::new(own(16, 15, 3, 4))),
+            ("own h16c15s3m5", Box::new(own(16, 15, 3, 5))),
+            ("own h16c15s3m6", Box::new(own(16, 15, 3, 6))),
+            ("own h16c15s3m7", Box::new(own(16, 15, 3, 7))),
+            ("own h14c14s3m6", Box::new(own(14, 14, 3, 6))),
+            ("own h13c13s3m6", Box::new(own(13, 13, 3, 6))),
+            ("own h16c15s2m6", Box::new(own(16, 15, 2, 6))),
+            ("own h16c15s4m6", Box::new(own(16, 15, 4, 6))),
+            ("own h16c15s4m5", Box::new(own(16, 15, 4, 5))),
+            ("greedy5", Box::new(with(|_| {}))),
+            ("greedy mm6", Box::new(with(|p| p.min_match = 6))),
+            (
+                "greedy mm6 h12c12",
+                Box::new(with(|p| {
+                    p.min_match = 6;
+                    p.hash_log = 12;
+                    p.chain_log = 12;
+                })),
+            ),
+            (
+                "greedy mm6 h13c13",
+                Box::new(with(|p| {
+                    p.min_match = 6;
+                    p.hash_log = 13;
+                    p.chain_log = 13;
+                })),
+            ),
+            (
+                "dfast mm6",
+                Box::new(with(|p| {
+                    p.strategy = rusty_zstd::Strategy::DFast;
+                    p.min_match = 6;
+                })),
+            ),
+            (
+                "dfast mm6 h13",
+                Box::new(with(|p| {
+                    p.strategy = rusty_zstd::Strategy::DFast;
+                    p.min_match = 6;
+                    p.hash_log = 13;
+                    p.chain_log = 13;
+                })),
+            ),
+            (
+                "dfast mm6 h14",
+                Box::new(with(|p| {
+                    p.strategy = rusty_zstd::Strategy::DFast;
+                    p.min_match = 6;
+                    p.hash_log = 14;
+                    p.chain_log = 14;
+                })),
+            ),
+        ];
+        let only = std::env::var("ZL5_ONLY").unwrap_or_default();
+        let cpu = crate::filters::zstd_encode::opt::thread_cpu_ns;
+        for (name, f) in &variants {
+            if !only.is_empty() && !only.split(',').any(|o| o == *name) {
+                continue;
+            }
+            let mut best = u64::MAX;
+            let mut size = 0;
+            for _ in 0..env("ZL5_REPS", 5) {
+                let inner = env("ZL5_INNER", 20);
+                let t = cpu();
+                for _ in 0..inner {
+                    size = streams.iter().map(|s| f(s).len()).sum::<usize>();
+                }
+                best = best.min((cpu() - t) / inner as u64);
+            }
+            for s in streams.iter().take(50) {
+                assert_eq!(decode_bounded(&f(s), s.len(), "t").unwrap(), *s);
+            }
+            println!(
+                "{name:24} size {size:10} cpu {:8.2} ms  {:7.1} MB/s",
+                best as f64 * 1e-6,
+                total as f64 / best as f64 * 1e3
+            );
+        }
     }
 
     proptest::proptest! {

@@ -13,6 +13,7 @@
 pub(crate) mod codes;
 pub(crate) mod compress;
 pub(crate) mod entropy;
+pub(crate) mod greedy;
 pub(crate) mod opt;
 
 /// One Zstandard sequence (RFC 8878 §3.1.1.3.2): `lit_len` literals copied
