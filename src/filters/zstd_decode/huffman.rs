@@ -90,8 +90,26 @@ impl HufTable {
             let code_len = max_bits + 1 - w as u32;
             let v = ((s as u16) << 8) | code_len as u16;
             let at = start[w];
-            if let Some(run) = self.cells.get_mut(at..at + len) {
-                run.fill(v);
+            // Runs are powers of two: one store for the short ones (most
+            // symbols of a flat literal alphabet), 8-cell stores otherwise.
+            match len {
+                1 => {
+                    if let Some(c) = self.cells.get_mut(at) {
+                        *c = v;
+                    }
+                }
+                2 | 4 => {
+                    if let Some(run) = self.cells.get_mut(at..at + len) {
+                        run.copy_from_slice(&[v; 4][..len]);
+                    }
+                }
+                _ => {
+                    if let Some(run) = self.cells.get_mut(at..at + len) {
+                        for c in run.chunks_exact_mut(8) {
+                            c.copy_from_slice(&[v; 8]);
+                        }
+                    }
+                }
             }
             start[w] = at + len;
         }

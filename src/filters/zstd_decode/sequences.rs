@@ -272,9 +272,18 @@ impl SeqTable {
                 self.kind = Kind::None;
                 let (c, used) =
                     fse::read_counts(src, self.code.max_log(), self.code.max_symbol(), offset)?;
-                let mut cells = [Cell::default(); 512];
-                fse::build(&c, &mut cells, offset)?;
-                self.fill(&cells, c.log);
+                let values = self.code.values();
+                let cells = &mut *self.cells;
+                fse::build_with(&c, offset, |i, symbol, nb_bits, next| {
+                    let (base, extra) = values[usize::from(symbol)];
+                    cells[i & 511] = SeqCell {
+                        base,
+                        extra,
+                        nb_bits,
+                        next,
+                    };
+                })?;
+                self.log = c.log;
                 self.kind = Kind::Other;
                 Ok(used)
             }
