@@ -592,6 +592,11 @@ fn execute_body(
     let limit = t.limit;
     let frame_start = t.frame_start;
     let buf = &mut *t.buf;
+    // A sequence end / literal end below these leaves WILD bytes of room
+    // (`x < len + 1 - WILD` is `x + WILD <= len`; 0 when len < WILD, which no
+    // end is below).
+    let wild_out = (buf.len() + 1).saturating_sub(WILD);
+    let wild_lits = (lits.len() + 1).saturating_sub(WILD);
     // Extra bits a sequence may read after one refill (56 bits) and still leave
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
@@ -664,7 +669,7 @@ fn execute_body(
                 format!("sequence {i}: offset {dist} reaches before the frame"),
             ));
         }
-        if end + WILD <= buf.len() && lit_end + WILD <= lits.len() {
+        if end < wild_out && lit_end < wild_lits {
             // SAFETY: checked just above: the sequence's literal reads lie in
             // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
             // (wild_sequence's contract), both inside their slices; the match
