@@ -53,6 +53,9 @@ pub(crate) struct BackBits<'a> {
     ptr: usize,
     container: u64,
     consumed: u32,
+    /// `data.len() - 8` (0 for streams shorter than 8 bytes): the largest
+    /// window start.
+    lim: usize,
 }
 
 fn le64(data: &[u8], at: usize) -> u64 {
@@ -83,6 +86,7 @@ impl<'a> BackBits<'a> {
                 ptr,
                 container: le64(data, ptr),
                 consumed: pad,
+                lim: ptr,
             })
         } else {
             let mut v: u64 = 0;
@@ -94,6 +98,7 @@ impl<'a> BackBits<'a> {
                 ptr: 0,
                 container: v,
                 consumed: pad + 8 * (8 - data.len() as u32),
+                lim: 0,
             })
         }
     }
@@ -124,8 +129,23 @@ impl<'a> BackBits<'a> {
         if step > 0 {
             self.ptr -= step;
             self.consumed -= 8 * step as u32;
-            self.container = le64(self.data, self.ptr);
+            self.container = self.window(self.ptr);
         }
+    }
+
+    /// The 8 bytes at `at`, clamped to the last window of the stream (a
+    /// compare and a conditional move; the slice `get` of `le64` costs two
+    /// compares and a branch). Streams shorter than 8 bytes never get here
+    /// with a read (their `ptr` is 0, so `refill` steps 0), and read 0.
+    #[inline(always)]
+    fn window(&self, at: usize) -> u64 {
+        if self.lim + 8 != self.data.len() {
+            return 0;
+        }
+        let at = at.min(self.lim);
+        // SAFETY: at <= lim = data.len() - 8, so at..at + 8 is in bounds.
+        let v = unsafe { self.data.as_ptr().add(at).cast::<u64>().read_unaligned() };
+        u64::from_le(v)
     }
 
     /// Window position (index of its first byte in the stream) and bits consumed.
@@ -184,6 +204,26 @@ mod tests {
             assert_eq!(r.read(8) as u8, i);
         }
         assert!(r.finished());
+    }
+
+    /// Streams of every length around the 8-byte window (the clamped
+    /// refill load) read back every byte, then are exactly finished.
+    #[test]
+    fn backward_every_length_reads_back_its_bytes() {
+        for n in 1..=24usize {
+            let mut data: Vec<u8> = (0..n as u8).map(|b| b.wrapping_mul(29) ^ 0x5A).collect();
+            data.push(1);
+            let mut r = BackBits::new(&data, 0).unwrap();
+            for i in (0..n).rev() {
+                r.refill();
+                assert_eq!(r.read(8) as u8, data[i], "len {n} byte {i}");
+            }
+            r.refill();
+            assert!(r.finished(), "len {n}");
+            r.read(1);
+            r.refill();
+            assert!(r.overflowed(), "len {n}");
+        }
     }
 
     #[test]

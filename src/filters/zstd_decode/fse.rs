@@ -106,6 +106,31 @@ pub(crate) fn build(c: &Counts, table: &mut [Cell], offset: usize) -> Result<()>
     let Some(table) = table.get_mut(..size) else {
         return Err(corrupt(offset, "FSE table too large"));
     };
+    build_with(c, offset, |i, symbol, nb_bits, base| {
+        if let Some(cell) = table.get_mut(i) {
+            *cell = Cell {
+                symbol,
+                nb_bits,
+                base,
+            };
+        }
+    })
+}
+
+/// Build the decoding table of `c` (accuracy log <= 9), handing every cell
+/// `i < 1 << c.log` to `emit(i, symbol, nb_bits, base)` in order, so callers
+/// can fill their own cell layout in one pass.
+#[inline(always)]
+pub(crate) fn build_with(
+    c: &Counts,
+    offset: usize,
+    mut emit: impl FnMut(usize, u8, u8, u16),
+) -> Result<()> {
+    let size = 1usize << c.log;
+    let mut syms = [0u8; 512];
+    let Some(syms) = syms.get_mut(..size) else {
+        return Err(corrupt(offset, "FSE table too large"));
+    };
     let mut next = [0u16; 256];
     let mut high = size;
     for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
@@ -113,7 +138,7 @@ pub(crate) fn build(c: &Counts, table: &mut [Cell], offset: usize) -> Result<()>
             high = high
                 .checked_sub(1)
                 .ok_or_else(|| corrupt(offset, "FSE table overfull"))?;
-            table[high].symbol = s as u8;
+            syms[high] = s as u8;
             next[s] = 1;
         } else {
             next[s] = cnt.max(0) as u16;
@@ -127,7 +152,7 @@ pub(crate) fn build(c: &Counts, table: &mut [Cell], offset: usize) -> Result<()>
             if pos >= high {
                 return Err(corrupt(offset, "FSE table overfull"));
             }
-            table[pos].symbol = s as u8;
+            syms[pos] = s as u8;
             pos = (pos + step) & mask;
             while pos >= high {
                 pos = (pos + step) & mask;
@@ -137,16 +162,20 @@ pub(crate) fn build(c: &Counts, table: &mut [Cell], offset: usize) -> Result<()>
     if pos != 0 {
         return Err(corrupt(offset, "FSE symbol spread did not close"));
     }
-    for cell in table.iter_mut() {
-        let s = cell.symbol as usize;
+    for (i, &sym) in syms.iter().enumerate() {
+        let s = usize::from(sym);
         let state = next[s];
         next[s] = state.wrapping_add(1);
         if state == 0 {
             return Err(corrupt(offset, "FSE state of a zero-count symbol"));
         }
         let nb = c.log - (15 - state.leading_zeros());
-        cell.nb_bits = nb as u8;
-        cell.base = ((u32::from(state) << nb) - size as u32) as u16;
+        emit(
+            i,
+            sym,
+            nb as u8,
+            ((u32::from(state) << nb) - size as u32) as u16,
+        );
     }
     Ok(())
 }

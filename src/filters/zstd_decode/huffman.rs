@@ -90,8 +90,26 @@ impl HufTable {
             let code_len = max_bits + 1 - w as u32;
             let v = ((s as u16) << 8) | code_len as u16;
             let at = start[w];
-            if let Some(run) = self.cells.get_mut(at..at + len) {
-                run.fill(v);
+            // Runs are powers of two: one store for the short ones (most
+            // symbols of a flat literal alphabet), 8-cell stores otherwise.
+            match len {
+                1 => {
+                    if let Some(c) = self.cells.get_mut(at) {
+                        *c = v;
+                    }
+                }
+                2 | 4 => {
+                    if let Some(run) = self.cells.get_mut(at..at + len) {
+                        run.copy_from_slice(&[v; 4][..len]);
+                    }
+                }
+                _ => {
+                    if let Some(run) = self.cells.get_mut(at..at + len) {
+                        for c in run.chunks_exact_mut(8) {
+                            c.copy_from_slice(&[v; 8]);
+                        }
+                    }
+                }
             }
             start[w] = at + len;
         }
@@ -247,6 +265,10 @@ impl HufTable {
         readers: [&mut BackBits; 4],
         outs: [&mut [u8]; 4],
     ) -> usize {
+        // Largest start of an 8-byte window in `body` (none: no fast loop).
+        let Some(lim) = body.len().checked_sub(8) else {
+            return 0;
+        };
         let mut ptr = [0usize; 4];
         let mut used = [0u32; 4];
         for k in 0..4 {
@@ -273,7 +295,7 @@ impl HufTable {
             ($p:ident, $b:ident) => {
                 let c = $b.trailing_zeros();
                 $p -= (c >> 3) as usize;
-                $b = (load_in_window(body, $p) | 1) << (c & 7);
+                $b = (load_in_window(body, lim, $p) | 1) << (c & 7);
             };
         }
         // Decode one symbol of one stream into `$w[$j]`.
@@ -345,13 +367,20 @@ impl HufTable {
 /// The 8 bytes at `at` of the fast loop's input, which lie inside `body`:
 /// every stream's window starts at most 8 bytes before that stream's end
 /// (which is at or before `body`'s end) and only moves down, and the round
-/// budget keeps it at or after the stream's start. The read stays checked
-/// all the same (a well-predicted branch): a file's bytes never reach an
-/// unchecked load.
+/// budget keeps it at or after the stream's start. The read does not rest on
+/// that: the position is clamped to `lim = body.len() - 8` (a compare and a
+/// conditional move instead of the two compares and a branch of a slice
+/// `get`), so no file byte is ever read out of bounds.
 #[inline(always)]
-fn load_in_window(body: &[u8], at: usize) -> u64 {
-    debug_assert!(at.checked_add(8).is_some_and(|e| e <= body.len()));
-    load(body, at)
+fn load_in_window(body: &[u8], lim: usize, at: usize) -> u64 {
+    debug_assert!(at <= lim && lim + 8 == body.len());
+    let at = at.min(lim);
+    if lim + 8 > body.len() {
+        return 0; // never taken (lim = body.len() - 8), kept for the proof
+    }
+    // SAFETY: at <= lim and lim + 8 <= body.len(), so at..at + 8 is in bounds.
+    let v = unsafe { body.as_ptr().add(at).cast::<u64>().read_unaligned() };
+    u64::from_le(v)
 }
 
 #[inline(always)]

@@ -272,9 +272,18 @@ impl SeqTable {
                 self.kind = Kind::None;
                 let (c, used) =
                     fse::read_counts(src, self.code.max_log(), self.code.max_symbol(), offset)?;
-                let mut cells = [Cell::default(); 512];
-                fse::build(&c, &mut cells, offset)?;
-                self.fill(&cells, c.log);
+                let values = self.code.values();
+                let cells = &mut *self.cells;
+                fse::build_with(&c, offset, |i, symbol, nb_bits, next| {
+                    let (base, extra) = values[usize::from(symbol)];
+                    cells[i & 511] = SeqCell {
+                        base,
+                        extra,
+                        nb_bits,
+                        next,
+                    };
+                })?;
+                self.log = c.log;
                 self.kind = Kind::Other;
                 Ok(used)
             }
@@ -423,6 +432,109 @@ fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
     }
 }
 
+/// Room a sequence's wide copies need past its end (in the output) and past
+/// its last literal (in the literals): they round every run up to 16 bytes.
+const WILD: usize = 32;
+
+/// Effective distance used after the 8-byte prologue of a match with offset
+/// `d` < 8: the smallest multiple of `d` that is >= 8 (the pattern repeats
+/// with it, and 8-byte copies at that distance never read unwritten bytes).
+const SHORT_STEP: [usize; 8] = [0, 8, 8, 9, 8, 10, 12, 14];
+
+/// 16 bytes from `src` to `dst` (regions may not overlap within the 16 bytes).
+///
+/// # Safety
+/// `src..src + 16` readable, `dst..dst + 16` writable.
+#[inline(always)]
+unsafe fn copy16(dst: *mut u8, src: *const u8) {
+    // SAFETY: the caller guarantees both 16-byte ranges.
+    unsafe {
+        dst.cast::<[u8; 16]>()
+            .write_unaligned(src.cast::<[u8; 16]>().read_unaligned())
+    }
+}
+
+/// 8 bytes from `src` to `dst` (regions may not overlap within the 8 bytes).
+///
+/// # Safety
+/// `src..src + 8` readable, `dst..dst + 8` writable.
+#[inline(always)]
+unsafe fn copy8(dst: *mut u8, src: *const u8) {
+    // SAFETY: the caller guarantees both 8-byte ranges.
+    unsafe {
+        dst.cast::<[u8; 8]>()
+            .write_unaligned(src.cast::<[u8; 8]>().read_unaligned())
+    }
+}
+
+/// Execute one sequence with wide copies: `ll` literals from `lits[lit_pos..]`
+/// to `buf[pos..]`, then `ml` bytes from `dist` back. Bytes of `buf` up to 32
+/// past the sequence's end may be overwritten with garbage (later writes or
+/// the caller's truncation replace them).
+///
+/// # Safety
+/// `lit_pos + ll + 32 <= lits.len()`, `pos + ll + ml + 32 <= buf.len()`,
+/// `1 <= dist <= pos + ll`.
+#[inline(always)]
+unsafe fn wild_sequence(
+    buf: &mut [u8],
+    pos: usize,
+    lits: &[u8],
+    lit_pos: usize,
+    ll: usize,
+    dist: usize,
+    ml: usize,
+) {
+    let base = buf.as_mut_ptr();
+    // SAFETY (whole body): literal copies read lits[lit_pos + 16k..+16] for
+    // 16k < max(ll, 32), all below lit_pos + ll + 32; they write the same
+    // span at pos. Match copies write 16- or 8-byte pieces starting below
+    // pos + ll + max(ml, 32), so they end below pos + ll + ml + 32; they
+    // read at most `dist` back (>= buf start by the contract), each piece
+    // after the bytes it reads were written (distance >= the piece size) or
+    // byte by byte.
+    unsafe {
+        let lp = lits.as_ptr().add(lit_pos);
+        let d = base.add(pos);
+        copy16(d, lp);
+        copy16(d.add(16), lp.add(16));
+        let mut k = 32;
+        while k < ll {
+            copy16(d.add(k), lp.add(k));
+            k += 16;
+        }
+        let m = base.add(pos + ll);
+        if dist >= 16 {
+            // Sequential 16-byte pieces: each reads at least 16 bytes back,
+            // so it only reads bytes written before it.
+            let s = m.sub(dist);
+            copy16(m, s);
+            copy16(m.add(16), s.add(16));
+            let mut k = 32;
+            while k < ml {
+                copy16(m.add(k), s.add(k));
+                k += 16;
+            }
+        } else {
+            let step = if dist >= 8 {
+                dist
+            } else {
+                // Byte by byte until 8 bytes of the pattern are out.
+                let s = m.sub(dist);
+                for j in 0..8 {
+                    *m.add(j) = *s.add(j);
+                }
+                SHORT_STEP[dist]
+            };
+            let mut k = if dist >= 8 { 0 } else { 8 };
+            while k < ml {
+                copy8(m.add(k), m.add(k).sub(step));
+                k += 8;
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn execute(
     stream: &[u8],
@@ -474,12 +586,17 @@ fn execute_body(
     let mut ll_s = r.read(st.ll.log) as usize;
     let mut of_s = r.read(st.of.log) as usize;
     let mut ml_s = r.read(st.ml.log) as usize;
-    let mut rep = st.rep;
+    let [mut r0, mut r1, mut r2] = st.rep;
     let mut lit_pos = 0usize;
     let mut pos = t.pos;
     let limit = t.limit;
     let frame_start = t.frame_start;
     let buf = &mut *t.buf;
+    // A sequence end / literal end below these leaves WILD bytes of room
+    // (`x < len + 1 - WILD` is `x + WILD <= len`; 0 when len < WILD, which no
+    // end is below).
+    let wild_out = (buf.len() + 1).saturating_sub(WILD);
+    let wild_lits = (lits.len() + 1).saturating_sub(WILD);
     // Extra bits a sequence may read after one refill (56 bits) and still leave
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
@@ -502,29 +619,35 @@ fn execute_body(
             ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
             of_s = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
         }
+        // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
         let dist = if off_val > 3 {
-            let o = off_val - 3;
-            rep = [o, rep[0], rep[1]];
-            o
+            r2 = r1;
+            r1 = r0;
+            r0 = off_val - 3;
+            r0
         } else {
-            let idx = off_val as usize - 1 + usize::from(ll_v == 0);
-            if idx == 0 {
-                rep[0]
-            } else {
-                let o = if idx == 3 {
-                    rep[0].wrapping_sub(1)
-                } else {
-                    rep[idx.min(2)]
-                };
-                if idx != 1 {
-                    rep[2] = rep[1];
+            match off_val - 1 + u32::from(ll_v == 0) {
+                0 => r0,
+                1 => {
+                    std::mem::swap(&mut r0, &mut r1);
+                    r0
                 }
-                rep[1] = rep[0];
-                rep[0] = o;
-                o
+                2 => {
+                    let o = r2;
+                    r2 = r1;
+                    r1 = r0;
+                    r0 = o;
+                    o
+                }
+                _ => {
+                    let o = r0.wrapping_sub(1);
+                    r2 = r1;
+                    r1 = r0;
+                    r0 = o;
+                    o
+                }
             }
         } as usize;
-        // Literals.
         let lit_end = lit_pos + ll_v;
         if lit_end > lit_len {
             return Err(corrupt(
@@ -539,27 +662,31 @@ fn execute_body(
                 format!("sequence {i} writes past the block maximum"),
             ));
         }
-        if ll_v <= 16 && lit_pos + 16 <= lits.len() && pos + 16 <= buf.len() {
-            buf[pos..pos + 16].copy_from_slice(&lits[lit_pos..lit_pos + 16]);
-        } else {
-            buf[pos..pos + ll_v].copy_from_slice(&lits[lit_pos..lit_end]);
-        }
-        lit_pos = lit_end;
-        pos += ll_v;
-        if dist == 0 || dist > pos - frame_start {
+        let m_pos = pos + ll_v;
+        if dist == 0 || dist > m_pos - frame_start {
             return Err(corrupt(
                 offset,
                 format!("sequence {i}: offset {dist} reaches before the frame"),
             ));
         }
-        copy_match(buf, pos, dist, ml_v);
-        pos += ml_v;
+        if end < wild_out && lit_end < wild_lits {
+            // SAFETY: checked just above: the sequence's literal reads lie in
+            // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
+            // (wild_sequence's contract), both inside their slices; the match
+            // source starts at m_pos - dist >= frame_start.
+            unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
+        } else {
+            buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
+            copy_match(buf, m_pos, dist, ml_v);
+        }
+        lit_pos = lit_end;
+        pos = end;
     }
     r.refill();
     if !r.finished() {
         return Err(corrupt(offset, "sequence bitstream not consumed exactly"));
     }
-    st.rep = rep;
+    st.rep = [r0, r1, r2];
     t.pos = pos;
     copy_literals(t, lits, lit_pos, lit_len, offset)
 }
@@ -611,6 +738,62 @@ mod tests {
             }
             copy_match(&mut buf, pos, dist, len);
             proptest::prop_assert_eq!(&buf[..pos + len], &want[..pos + len]);
+        }
+    }
+
+    proptest::proptest! {
+        /// The wide-copy sequence (literals then match, every offset class:
+        /// 1..=7 with the byte prologue, 8..=15 in 8-byte steps, >= 16 in
+        /// 16-byte steps) equals the byte-by-byte definition, with the output
+        /// and the literals sized to the least room its contract allows.
+        #[test]
+        fn wild_sequence_equals_bytewise(
+            head in proptest::collection::vec(proptest::num::u8::ANY, 0..120),
+            lits in proptest::collection::vec(proptest::num::u8::ANY, 0..100),
+            lit_pick in 0usize..100,
+            ll_pick in 0usize..100,
+            dist_pick in 0usize..40,
+            ml in 3usize..200,
+        ) {
+            let lit_pos = lit_pick % (lits.len() + 1);
+            let ll = ll_pick % (lits.len() - lit_pos + 1);
+            let pos = head.len();
+            let dist = 1 + dist_pick % (pos + ll).max(1);
+            proptest::prop_assume!(dist <= pos + ll);
+            let mut l = lits.clone();
+            l.resize(lit_pos + ll + 32, 0xAB);
+            let mut buf = head.clone();
+            buf.resize(pos + ll + ml + 32, 0xEE);
+            let mut want = head.clone();
+            want.extend_from_slice(&l[lit_pos..lit_pos + ll]);
+            for _ in 0..ml {
+                let b = want[want.len() - dist];
+                want.push(b);
+            }
+            // SAFETY: the buffers are sized to the contract of wild_sequence.
+            unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml) };
+            proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
+        }
+    }
+
+    /// Every offset 1..=40 with match lengths around the copy sizes.
+    #[test]
+    fn wild_sequence_short_offsets_and_lengths() {
+        for dist in 1..=40usize {
+            for ml in 3..=70usize {
+                let head: Vec<u8> = (0..50u8).map(|b| b.wrapping_mul(37)).collect();
+                let mut buf = head.clone();
+                buf.resize(50 + ml + 32, 0);
+                let lits = [0u8; 32];
+                let mut want = head.clone();
+                for _ in 0..ml {
+                    let b = want[want.len() - dist];
+                    want.push(b);
+                }
+                // SAFETY: buf holds pos + ml + 32 bytes, lits 32, dist <= 50.
+                unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml) };
+                assert_eq!(&buf[..want.len()], &want[..], "dist {dist} ml {ml}");
+            }
         }
     }
 
