@@ -333,6 +333,9 @@ chunks = [f.read_bytes() for f in sorted(d.glob("chunk_*"))[:n]]
 out = bytearray(2 * 1024 * 1024)
 if len(sys.argv) > 4:  # encode: the pieces of volume.raw with these cparams
     cp = json.loads(sys.argv[4])
+    cp["codec"] = blosc2.Codec(cp["codec"])
+    cp["filters"] = [blosc2.Filter(f) for f in cp["filters"]]
+    cp["splitmode"] = blosc2.SplitMode(cp["splitmode"])
     vol = (d.parent / "volume.raw").read_bytes()
     sizes = [blosc2.get_cbuffer_sizes(c)[0] for c in chunks]
     pos = 0
@@ -382,8 +385,11 @@ def callgrind(work, name, n):
         r = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True, check=True)
         m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", r.stdout)
         return int(m.group(1).replace(",", "")), r.stdout
-    extra = [json.dumps({k: int(v) for k, v in CPARAMS[cfg].items() if k != "filters"}
-                        | {"filters": [int(f) for f in CPARAMS[cfg]["filters"]]})] if enc else []
+    def plain(v):  # enums (Codec, Filter, SplitMode) and lists of them as JSON numbers
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return int(getattr(v, "value", v))
+    extra = [json.dumps({k: plain(v) for k, v in CPARAMS[cfg].items()})] if enc else []
     c1, c_txt = run([sys.executable, str(script), str(sub / cfg), str(n), "1"] + extra, "c1")
     c0, _ = run([sys.executable, str(script), str(sub / cfg), str(n), "0"] + extra, "c0")
     # Our server decodes every chunk once to check it; the command adds one pass.
