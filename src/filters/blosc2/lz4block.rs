@@ -177,7 +177,108 @@ mod tests {
         assert!(decode(&[], &mut out).is_err());
     }
 
+    /// Extended length bytes of an LZ4 length (after the 15 of the nibble).
+    fn push_len(c: &mut Vec<u8>, mut rest: usize) {
+        while rest >= 255 {
+            c.push(255);
+            rest -= 255;
+        }
+        c.push(rest as u8);
+    }
+
+    /// A block built sequence by sequence (literal count, offset, match
+    /// length, literal seed) with the output it stands for, decoded by the
+    /// plain definition: the reference for hand-made blocks.
+    fn build(seqs: &[(usize, usize, usize, u8)], last: usize) -> (Vec<u8>, Vec<u8>) {
+        let (mut c, mut want) = (Vec::new(), Vec::<u8>::new());
+        for &(lit, off, ml, seed) in seqs {
+            let lit = if want.is_empty() { lit.max(1) } else { lit };
+            let lits: Vec<u8> = (0..lit)
+                .map(|i| seed.wrapping_add((i as u8).wrapping_mul(37)))
+                .collect();
+            let off = off.min(want.len() + lit);
+            c.push(((lit.min(15) as u8) << 4) | (ml - 4).min(15) as u8);
+            if lit >= 15 {
+                push_len(&mut c, lit - 15);
+            }
+            c.extend_from_slice(&lits);
+            want.extend_from_slice(&lits);
+            c.extend_from_slice(&(off as u16).to_le_bytes());
+            if ml - 4 >= 15 {
+                push_len(&mut c, ml - 19);
+            }
+            for _ in 0..ml {
+                want.push(want[want.len() - off]);
+            }
+        }
+        c.push((last.min(15) as u8) << 4);
+        if last >= 15 {
+            push_len(&mut c, last - 15);
+        }
+        let lits: Vec<u8> = (0..last).map(|i| (i as u8) ^ 0x5a).collect();
+        c.extend_from_slice(&lits);
+        want.extend_from_slice(&lits);
+        (c, want)
+    }
+
     proptest! {
+        /// Hand-made blocks of every sequence class the fast loop tells
+        /// apart (literals in the nibble or extended, ≤ 32 or longer;
+        /// matches in the nibble or extended; offsets 1..=64 and far),
+        /// decoded at any byte offset of a larger buffer with any slack
+        /// after the block: equal to the definition and to the scalar decoder.
+        #[test]
+        fn fast_equals_definition_on_sequences(
+            seqs in proptest::collection::vec(
+                (0usize..45, prop_oneof![1usize..=64, 1usize..3000], 4usize..90, any::<u8>()),
+                1..120,
+            ),
+            last in 0usize..40,
+            at in 0usize..64,
+            extra in 0usize..80,
+        ) {
+            let (c, want) = build(&seqs, last);
+            let mut a = vec![0xeeu8; at + want.len() + extra];
+            let mut b = vec![0x11u8; want.len() + extra];
+            prop_assert_eq!(decode(&c, &mut a[at..]), Ok(want.len()));
+            prop_assert_eq!(decode_scalar(&c, &mut b), Ok(want.len()));
+            prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+            prop_assert_eq!(&b[..want.len()], &want[..]);
+            prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+        }
+
+        /// The same blocks damaged (bytes changed, cut short) or decoded into
+        /// a buffer too small: both decoders agree on success and bytes.
+        #[test]
+        fn fast_equals_scalar_on_damaged_sequences(
+            seqs in proptest::collection::vec(
+                (0usize..45, prop_oneof![1usize..=64, 1usize..3000], 4usize..90, any::<u8>()),
+                1..60,
+            ),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+            cut in any::<usize>(),
+            short in 0usize..40,
+        ) {
+            let (mut c, want) = build(&seqs, 5);
+            for (at, v) in flips {
+                let k = at % c.len();
+                c[k] = v;
+            }
+            if cut % 3 == 0 {
+                c.truncate(cut % (c.len() + 1));
+            }
+            let len = want.len().saturating_sub(short % 2 * short);
+            let mut a = vec![0u8; len];
+            let mut b = vec![0u8; len];
+            let ra = decode(&c, &mut a);
+            let rb = decode_scalar(&c, &mut b);
+            prop_assert_eq!(ra.is_ok(), rb.is_ok());
+            if let (Ok(x), Ok(y)) = (ra, rb) {
+                prop_assert_eq!(x, y);
+                prop_assert_eq!(&a[..x], &b[..y]);
+            }
+        }
+
         #[test]
         fn matches_lz4_flex(data in proptest::collection::vec(0u8..3, 0..20000), rep in 1usize..40) {
             let data: Vec<u8> = data.iter().flat_map(|&b| std::iter::repeat_n(b, rep % 7 + 1)).collect();

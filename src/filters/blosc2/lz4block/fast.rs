@@ -52,118 +52,6 @@ pub(super) enum Stop {
     Resume(usize, usize),
 }
 
-/// Decode sequences while the margins hold.
-///
-/// # Safety
-/// The CPU must support AVX2 (which implies SSSE3).
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError> {
-    let (n, on) = (src.len(), out.len());
-    let s = src.as_ptr();
-    let mut d = out.as_mut_ptr();
-    let (mut ip, mut op) = (0usize, 0usize);
-    while ip + IN_MARGIN <= n && op + OUT_MARGIN <= on {
-        // SAFETY: ip < n (loop condition).
-        let token = unsafe { *s.add(ip) };
-        ip += 1;
-        if token < 0xF0 && token & 15 != 15 {
-            // The bulk of a block: both lengths in the token (≤ 14 literals,
-            // a match of ≤ 18 bytes), so the loop margins cover every access
-            // and the match is one 32-byte store whatever its offset.
-            let lit = usize::from(token >> 4);
-            // SAFETY: ip + 47 <= n and op + 64 <= on (loop condition, ip
-            // advanced by one): 16 bytes are readable at ip, writable at op.
-            unsafe { copy16(s.add(ip), d.add(op)) };
-            ip += lit;
-            op += lit;
-            // SAFETY: ip <= token position + 15, so ip + 2 <= n.
-            let off = unsafe { usize::from(*s.add(ip)) | usize::from(*s.add(ip + 1)) << 8 };
-            ip += 2;
-            let ml = usize::from(token & 15) + 4;
-            if off == 0 {
-                return Err("zero offset");
-            }
-            if off > op {
-                return Err("offset before output start");
-            }
-            if off >= 16 && off < ml {
-                // Offset 16 or 17 overlapping an 18-byte match: the loads of
-                // the one-store copy would see bytes not yet written.
-                // SAFETY: off <= op and op + ml + 32 <= on (op grew by ≤ 14
-                // from a position with 64 bytes left, ml ≤ 18).
-                unsafe { copy_match_wide(d, op, off, ml) };
-            } else {
-                // SAFETY: as above; see `copy_short_match`.
-                unsafe { copy_short_match(d, op, off) };
-            }
-            op += ml;
-            continue;
-        }
-        let mut lit = usize::from(token >> 4);
-        if lit == 15 {
-            lit = read_len(src, &mut ip, lit)?;
-        }
-        if lit <= 32 && ip + 32 <= n && op + 32 <= on {
-            // SAFETY: 32 bytes are readable at ip and writable at op (checked
-            // just above); surplus bytes are rewritten by later sequences.
-            unsafe { copy32(s.add(ip), d.add(op)) };
-        } else {
-            if lit > n - ip {
-                return Err("literals past input end");
-            }
-            if lit > on - op {
-                return Err("literals past output end");
-            }
-            // SAFETY: both ranges were checked above; the buffers are distinct borrows.
-            unsafe { std::ptr::copy_nonoverlapping(s.add(ip), d.add(op), lit) };
-        }
-        ip += lit;
-        op += lit;
-        if ip >= n {
-            return if ip == n {
-                Ok(Stop::Done(op))
-            } else {
-                Err("literals past input end")
-            };
-        }
-        if ip + 2 > n {
-            return Err("truncated offset");
-        }
-        // SAFETY: ip + 2 <= n (checked above).
-        let off = unsafe { usize::from(*s.add(ip)) | usize::from(*s.add(ip + 1)) << 8 };
-        ip += 2;
-        let mut ml = usize::from(token & 15);
-        if ml == 15 {
-            ml = read_len(src, &mut ip, ml)?;
-        }
-        ml += 4;
-        if off == 0 {
-            return Err("zero offset");
-        }
-        if off > op {
-            return Err("offset before output start");
-        }
-        if ml > on - op {
-            return Err("match past output end");
-        }
-        let end = op + ml;
-        if end + 32 > on {
-            // Too close to the end for wide moves: finish this match safely.
-            super::copy_match(out, op - off, op, ml, end);
-            // Re-derive the pointer after the slice was used directly.
-            d = out.as_mut_ptr();
-            op = end;
-            continue;
-        }
-        // SAFETY: off <= op, end + 32 <= on: every load below starts at or
-        // after op - off and ends before end + 32, every store ends before
-        // end + 32, all inside `out`.
-        unsafe { copy_match_wide(d, op, off, ml) };
-        op = end;
-    }
-    Ok(Stop::Resume(ip, op))
-}
-
 /// `SEL[min(off, 16)]`: all ones where the high 16 bytes of a short match
 /// come from the repeated pattern (offset < 16), zero where they are the
 /// source's own bytes 16..32.
@@ -310,6 +198,172 @@ unsafe fn copy_match_wide(d: *mut u8, op: usize, off: usize, ml: usize) {
             let pat = _mm256_set_m128i(hi, lo);
             let step = usize::from(STEPS[off]);
             let mut k = 0;
+            while k < ml {
+                _mm256_storeu_si256(to.add(k) as *mut __m256i, pat);
+                k += step;
+            }
+        }
+    }
+}
+
+/// Decode sequences while the margins hold.
+///
+/// Literals: a length in the token's nibble (≤ 14) is one 16-byte move with
+/// no check beyond the loop margins; an extended length is one 32-byte move
+/// when it is ≤ 32, a checked copy otherwise. Matches whose length is in the
+/// nibble (≤ 18) take the one-store copy ([`copy_short_match`]) whenever 50
+/// bytes of output remain, whatever the literal length was (the literal runs
+/// of the low-byte planes are mostly 15–29, with short matches); longer
+/// matches take [`copy_match_first_wide`]. Every length and offset is
+/// checked once per sequence.
+///
+/// # Safety
+/// The CPU must support AVX2 (which implies SSSE3).
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError> {
+    let (n, on) = (src.len(), out.len());
+    if n < IN_MARGIN || on < OUT_MARGIN {
+        return Ok(Stop::Resume(0, 0));
+    }
+    // Last input / output positions at which a sequence may start.
+    let (ilim, olim) = (n - IN_MARGIN, on - OUT_MARGIN);
+    // Last output position from which a short match takes the one-store copy
+    // (and the wide copy of an 18-byte match at offset 16 or 17): 18 + 32.
+    let slim = on - 50;
+    let s = src.as_ptr();
+    let mut d = out.as_mut_ptr();
+    let (mut ip, mut op) = (0usize, 0usize);
+    while ip <= ilim && op <= olim {
+        // SAFETY: ip <= n - 48 (loop condition).
+        let token = unsafe { *s.add(ip) };
+        ip += 1;
+        let mut lit = usize::from(token >> 4);
+        if lit != 15 {
+            // SAFETY: ip + 47 <= n and op + 64 <= on: 16 bytes are readable at
+            // ip and writable at op; ≤ 14 of them are the literals.
+            unsafe { copy16(s.add(ip), d.add(op)) };
+            ip += lit;
+            op += lit;
+            // ip <= n - 33 here: the offset is inside the input.
+        } else {
+            lit = read_len(src, &mut ip, lit)?;
+            if lit <= 32 && ip + 32 <= n && op + 32 <= on {
+                // SAFETY: 32 bytes readable at ip, writable at op (checked).
+                unsafe { copy32(s.add(ip), d.add(op)) };
+            } else {
+                if lit > n - ip {
+                    return Err("literals past input end");
+                }
+                if lit > on - op {
+                    return Err("literals past output end");
+                }
+                // SAFETY: both ranges were checked above; distinct borrows.
+                unsafe { std::ptr::copy_nonoverlapping(s.add(ip), d.add(op), lit) };
+            }
+            ip += lit;
+            op += lit;
+            if ip >= n {
+                return if ip == n {
+                    Ok(Stop::Done(op))
+                } else {
+                    Err("literals past input end")
+                };
+            }
+            if ip + 2 > n {
+                return Err("truncated offset");
+            }
+        }
+        // SAFETY: ip + 2 <= n (either branch above).
+        let off = usize::from(u16::from_le_bytes(unsafe {
+            std::ptr::read_unaligned(s.add(ip) as *const [u8; 2])
+        }));
+        ip += 2;
+        let mut ml = usize::from(token & 15);
+        if ml != 15 && op <= slim {
+            ml += 4;
+            if off.wrapping_sub(1) >= op {
+                return Err(if off == 0 {
+                    "zero offset"
+                } else {
+                    "offset before output start"
+                });
+            }
+            if off >= 16 && off < ml {
+                // SAFETY: off <= op, op + 18 + 32 <= on.
+                unsafe { copy_match_wide(d, op, off, ml) };
+            } else {
+                // SAFETY: 1 <= off <= op, off >= 16 implies off >= ml, op + 32 <= on.
+                unsafe { copy_short_match(d, op, off) };
+            }
+            op += ml;
+            continue;
+        }
+        if ml == 15 {
+            ml = read_len(src, &mut ip, ml)?;
+        }
+        ml += 4;
+        if off.wrapping_sub(1) >= op {
+            return Err(if off == 0 {
+                "zero offset"
+            } else {
+                "offset before output start"
+            });
+        }
+        if ml > on - op {
+            return Err("match past output end");
+        }
+        let end = op + ml;
+        if end + 32 > on {
+            // Too close to the end for wide moves: finish this match safely,
+            // then re-derive the pointer after the slice was used directly.
+            super::copy_match(out, op - off, op, ml, end);
+            d = out.as_mut_ptr();
+            op = end;
+            continue;
+        }
+        // SAFETY: off <= op, end + 32 <= on (checked above).
+        unsafe { copy_match_first_wide(d, op, off, ml) };
+        op = end;
+    }
+    Ok(Stop::Resume(ip, op))
+}
+
+/// [`copy_match_wide`] with its first step (32 bytes) taken before the
+/// length test: most matches need one step only.
+///
+/// # Safety
+/// As for [`copy_match_wide`] (`d` valid up to `op + ml + 32`, `off <= op`).
+#[inline(always)]
+unsafe fn copy_match_first_wide(d: *mut u8, op: usize, off: usize, ml: usize) {
+    // SAFETY: as in `copy_match_wide`; the first step writes op .. op + 32,
+    // inside op + ml + 32.
+    unsafe {
+        let from = d.add(op - off);
+        let to = d.add(op);
+        if off >= 32 {
+            copy32(from, to);
+            let mut k = 32;
+            while k < ml {
+                copy32(from.add(k), to.add(k));
+                k += 32;
+            }
+        } else if off >= 16 {
+            copy16(from, to);
+            copy16(from.add(16), to.add(16));
+            let mut k = 32;
+            while k < ml {
+                copy16(from.add(k), to.add(k));
+                k += 16;
+            }
+        } else {
+            let v = _mm_loadu_si128(from as *const __m128i);
+            let mask = MASKS[off].as_ptr();
+            let lo = _mm_shuffle_epi8(v, _mm_loadu_si128(mask as *const __m128i));
+            let hi = _mm_shuffle_epi8(v, _mm_loadu_si128(mask.add(16) as *const __m128i));
+            let pat = _mm256_set_m128i(hi, lo);
+            let step = usize::from(STEPS[off]);
+            _mm256_storeu_si256(to as *mut __m256i, pat);
+            let mut k = step;
             while k < ml {
                 _mm256_storeu_si256(to.add(k) as *mut __m256i, pat);
                 k += step;
