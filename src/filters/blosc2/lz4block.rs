@@ -221,6 +221,21 @@ mod tests {
         (c, want)
     }
 
+    /// Both decoders into `len`-byte outputs: they agree on success, on the
+    /// length decoded and on its bytes.
+    fn agree_with_scalar(c: &[u8], len: usize) -> Result<(), TestCaseError> {
+        let mut a = vec![0u8; len];
+        let mut b = vec![0u8; len];
+        let ra = decode(c, &mut a);
+        let rb = decode_scalar(c, &mut b);
+        prop_assert_eq!(ra.is_ok(), rb.is_ok());
+        if let (Ok(x), Ok(y)) = (ra, rb) {
+            prop_assert_eq!(x, y);
+            prop_assert_eq!(&a[..x], &b[..y]);
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Hand-made blocks of every sequence class the fast loop tells
         /// apart (literals in the nibble or extended, ≤ 32 or longer;
@@ -268,15 +283,7 @@ mod tests {
                 c.truncate(cut % (c.len() + 1));
             }
             let len = want.len().saturating_sub(short % 2 * short);
-            let mut a = vec![0u8; len];
-            let mut b = vec![0u8; len];
-            let ra = decode(&c, &mut a);
-            let rb = decode_scalar(&c, &mut b);
-            prop_assert_eq!(ra.is_ok(), rb.is_ok());
-            if let (Ok(x), Ok(y)) = (ra, rb) {
-                prop_assert_eq!(x, y);
-                prop_assert_eq!(&a[..x], &b[..y]);
-            }
+            agree_with_scalar(&c, len)?;
         }
 
         #[test]
@@ -323,15 +330,7 @@ mod tests {
                 let k = at % c.len();
                 c[k] = v;
             }
-            let mut a = vec![0u8; data.len() + extra];
-            let mut b = vec![0u8; data.len() + extra];
-            let ra = decode(&c, &mut a);
-            let rb = decode_scalar(&c, &mut b);
-            prop_assert_eq!(ra.is_ok(), rb.is_ok());
-            if let (Ok(x), Ok(y)) = (ra, rb) {
-                prop_assert_eq!(x, y);
-                prop_assert_eq!(&a[..x], &b[..y]);
-            }
+            agree_with_scalar(&c, data.len() + extra)?;
         }
     }
 }

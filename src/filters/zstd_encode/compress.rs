@@ -105,7 +105,7 @@ fn compress_with(src: &[u8], level: i32, reuse: bool) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::filters::zstd_codec::decode_bounded;
     use proptest::prelude::*;
@@ -117,8 +117,9 @@ mod tests {
         z
     }
 
-    /// Round trip through `zstd -d` when the CLI exists.
-    fn check_cli(z: &[u8], src: &[u8]) {
+    /// Round trip through `zstd -d` when the CLI exists (shared with the
+    /// other encoders' tests).
+    pub(in crate::filters::zstd_encode) fn check_cli(z: &[u8], src: &[u8]) {
         use std::io::Write;
         use std::process::{Command, Stdio};
         let Ok(mut child) = Command::new("zstd")

@@ -348,6 +348,7 @@ fn parse_block(
 
 #[cfg(test)]
 mod tests {
+    use super::super::compress::tests::check_cli;
     use super::*;
     use crate::filters::zstd_codec::decode_bounded;
     use proptest::prelude::*;
@@ -369,28 +370,6 @@ mod tests {
             .expect("ruzstd");
         assert!(out == src);
         z
-    }
-
-    /// Round trip through `zstd -d` when the CLI exists.
-    fn check_cli(z: &[u8], src: &[u8]) {
-        use std::io::Write;
-        use std::process::{Command, Stdio};
-        let Ok(mut child) = Command::new("zstd")
-            .args(["-d", "-c", "-q"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-        else {
-            println!("skipped: zstd CLI absent");
-            return;
-        };
-        let mut stdin = child.stdin.take().expect("stdin");
-        let data = z.to_vec();
-        let w = std::thread::spawn(move || stdin.write_all(&data));
-        let o = child.wait_with_output().expect("zstd ran");
-        w.join().expect("writer").expect("write");
-        assert!(o.status.success());
-        assert!(o.stdout == src);
     }
 
     fn mixed(n: usize, seed: u32) -> Vec<u8> {

@@ -162,6 +162,24 @@ unsafe fn copy32(from: *const u8, to: *mut u8) {
     }
 }
 
+/// 32 bytes of the period-`off` pattern that starts at `from` (`1 <= off <
+/// 16`): two shuffles of one 16-byte load.
+///
+/// # Safety
+/// AVX2 available; `from .. from + 16` readable.
+#[inline(always)]
+unsafe fn pattern32(from: *const u8, off: usize) -> __m256i {
+    // SAFETY: the 16-byte load is what the caller promises; the masks are
+    // 32-byte rows of a static table.
+    unsafe {
+        let v = _mm_loadu_si128(from as *const __m128i);
+        let mask = MASKS[off].as_ptr();
+        let lo = _mm_shuffle_epi8(v, _mm_loadu_si128(mask as *const __m128i));
+        let hi = _mm_shuffle_epi8(v, _mm_loadu_si128(mask.add(16) as *const __m128i));
+        _mm256_set_m128i(hi, lo)
+    }
+}
+
 /// Copy a match of `ml` bytes at distance `off` to `d + op`, in wide steps
 /// that may write up to 31 bytes past the match.
 ///
@@ -189,13 +207,9 @@ unsafe fn copy_match_wide(d: *mut u8, op: usize, off: usize, ml: usize) {
                 k += 16;
             }
         } else {
-            // Period off < 16: two shuffles make 32 bytes of the pattern;
-            // stores step by the largest multiple of off that is <= 32.
-            let v = _mm_loadu_si128(from as *const __m128i);
-            let mask = MASKS[off].as_ptr();
-            let lo = _mm_shuffle_epi8(v, _mm_loadu_si128(mask as *const __m128i));
-            let hi = _mm_shuffle_epi8(v, _mm_loadu_si128(mask.add(16) as *const __m128i));
-            let pat = _mm256_set_m128i(hi, lo);
+            // Period off < 16: stores step by the largest multiple of off
+            // that is <= 32.
+            let pat = pattern32(from, off);
             let step = usize::from(STEPS[off]);
             let mut k = 0;
             while k < ml {
@@ -356,11 +370,7 @@ unsafe fn copy_match_first_wide(d: *mut u8, op: usize, off: usize, ml: usize) {
                 k += 16;
             }
         } else {
-            let v = _mm_loadu_si128(from as *const __m128i);
-            let mask = MASKS[off].as_ptr();
-            let lo = _mm_shuffle_epi8(v, _mm_loadu_si128(mask as *const __m128i));
-            let hi = _mm_shuffle_epi8(v, _mm_loadu_si128(mask.add(16) as *const __m128i));
-            let pat = _mm256_set_m128i(hi, lo);
+            let pat = pattern32(from, off);
             let step = usize::from(STEPS[off]);
             _mm256_storeu_si256(to as *mut __m256i, pat);
             let mut k = step;
