@@ -240,6 +240,12 @@ pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) 
         full.extend_from_slice(dims);
         cur = base;
     }
+    // A zero dimension makes the data empty but not the lists before it
+    // (shape [n, 0] is n empty lists): never build more values than a
+    // preview can hold.
+    if min_json_len(dt, shape) > MAX_PREVIEW_JSON as u64 {
+        return Err(bad("value too large to show"));
+    }
     let total = full
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(d))
@@ -256,6 +262,44 @@ pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) 
         return Ok(Value::Array(items));
     }
     nested(leaf, &full, data, 0, r).map(|(v, _)| v)
+}
+
+/// A lower bound of the length of the JSON text `ndarray_json` writes for an
+/// array of `dt` of shape `shape`: one character for every value it holds
+/// (each list, record and leaf), counted without building any, saturating.
+/// Larger than [`MAX_PREVIEW_JSON`] means the oracle hashes instead.
+fn min_json_len(dt: &Datatype, shape: &[u64]) -> u64 {
+    let (leaf, _) = flatten_array(dt);
+    let mut full: Vec<u64> = shape.to_vec();
+    let mut cur = dt;
+    while let Datatype::Array { base, dims } = cur {
+        full.extend_from_slice(dims);
+        cur = base;
+    }
+    let total = full.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+    if is_structured(leaf) || has_object(leaf) {
+        // one flat list of the items (numpy's reshape(-1))
+        return 1u64.saturating_add(total.saturating_mul(min_item_len(leaf)));
+    }
+    // nested lists: every level's lists, then the leaves
+    let mut values = 1u64;
+    let mut count = 1u64;
+    for &d in &full {
+        count = count.saturating_mul(d);
+        values = values.saturating_add(count);
+    }
+    values
+}
+
+/// A lower bound of the length of `item_json`'s text for one `dt` item.
+fn min_item_len(dt: &Datatype) -> u64 {
+    match dt {
+        Datatype::Array { base, dims } => min_json_len(base, dims),
+        Datatype::Compound { members, .. } => members
+            .iter()
+            .fold(2u64, |a, m| a.saturating_add(min_item_len(&m.dtype))),
+        _ => 1,
+    }
 }
 
 fn nested(
@@ -317,7 +361,7 @@ pub fn attr_value(
             let inner = if n == 0 { Vec::new() } else { r(data)? };
             let (_, imult) = flatten_array(base);
             let size = n.saturating_mul(imult);
-            if size <= MAX_PREVIEW {
+            if size <= MAX_PREVIEW && min_json_len(base, &[n]) <= MAX_PREVIEW_JSON as u64 {
                 let v = ndarray_json(base, &[n], &inner, r)?;
                 if py_json_len(&v) <= MAX_PREVIEW_JSON {
                     return Ok(AttrData::Value(v));
@@ -332,7 +376,7 @@ pub fn attr_value(
         return hash_items(dt, data, r);
     }
     let size = count.saturating_mul(mult);
-    if size <= MAX_PREVIEW {
+    if size <= MAX_PREVIEW && min_json_len(dt, shape) <= MAX_PREVIEW_JSON as u64 {
         let v = ndarray_json(dt, shape, data, r)?;
         if py_json_len(&v) <= MAX_PREVIEW_JSON {
             return Ok(AttrData::Value(v));

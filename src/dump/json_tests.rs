@@ -255,3 +255,45 @@ fn big_endian_vlen_items_read_as_h5py_labels_them() {
         ]))
     );
 }
+
+/// A zero dimension empties the data but not the lists before it: numpy's
+/// `tolist()` of shape [n, 0] is n empty lists, kept as a value while its
+/// text fits the preview, hashed beyond (also for n near 2^48, found by the
+/// mutation campaign of seed 12: the dump asked for 4.8 GB).
+#[test]
+fn zero_dimension_shapes_build_bounded_values() {
+    let dt = Datatype::int(4, true);
+    assert_eq!(value(&dt, &[3, 0], &[]), json!([[], [], []]));
+    assert_eq!(value(&dt, &[0, 5], &[]), json!([]));
+    // 1,023 empty lists: "[" + 1023 × "[]" + 1022 × ", " + "]" = 4,092 characters
+    assert_eq!(value(&dt, &[1023, 0], &[]), json!(vec![json!([]); 1023]));
+    for n in [1030u64, 5000, 1 << 40, 281_474_976_710_660] {
+        match attr_value(&dt, Some(&[n, 0, 2]), &[], &no_vlen).unwrap() {
+            AttrData::Hash { kind, sha256 } => {
+                assert_eq!(kind, HashKind::RawLePacked);
+                // the hash of no bytes
+                assert_eq!(
+                    sha256,
+                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+                );
+            }
+            other => panic!("shape [{n}, 0, 2]: expected a hash, got {other:?}"),
+        }
+    }
+    // records are one flat list (numpy's reshape(-1)): no lists per dimension
+    let rec = Datatype::Compound {
+        size: 4,
+        members: vec![CompoundMember {
+            name: "a".into(),
+            offset: 0,
+            dtype: Datatype::int(4, true),
+        }],
+    };
+    assert_eq!(value(&rec, &[1 << 40, 0], &[]), json!([]));
+    // an array type with a zero dimension inside an element is bounded too
+    let arr = Datatype::Array {
+        base: Box::new(Datatype::int(4, true)),
+        dims: vec![1 << 40, 0],
+    };
+    assert!(ndarray_json(&arr, &[1], &[], &no_vlen).is_err());
+}
