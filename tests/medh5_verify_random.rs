@@ -5,6 +5,7 @@
 //! `content_id`): the JSON entry and the exit code must be identical. The same
 //! samples check `SampleFile::labelmap` against the reference's `labelmap()`,
 //! whole and as a patch. Skipped (with a printed reason) without the oracle venv.
+//! `PUREHDF_MEDH5_SEED` picks another seed for the generator.
 
 mod common;
 use common::oracle_bin;
@@ -51,6 +52,8 @@ fn samples() -> Option<(PathBuf, PathBuf, Vec<Value>)> {
             .arg(&script)
             .arg(&dir)
             .arg(SAMPLES.to_string())
+            // PUREHDF_MEDH5_SEED picks another set of samples (longer campaigns)
+            .arg(std::env::var("PUREHDF_MEDH5_SEED").unwrap_or_else(|_| "20261129".into()))
             .status()
             .unwrap();
         assert!(st.success(), "sample generator failed");
