@@ -75,7 +75,8 @@ fn mutate(venv: &Path, dir: &Path, srcs: &[PathBuf]) -> Vec<String> {
         let src = s.to_str().unwrap();
         let at = |k: &str| format!("{stem}.{k}.medh5");
         prog.push_str(&format!("m.copy({src:?}, {:?})\n", dir.join(at("clean"))));
-        // (no single flipped bit decodes under deflate's checksum: skipped there)
+        // (where no sampled flip decodes, deflate, flip edits one element through
+        // h5py instead; a file where neither changes the data is skipped)
         prog.push_str(&format!(
             "try:\n    m.flip({src:?}, {:?}, 'images/CT')\nexcept SystemExit:\n    import os; os.remove({:?})\n",
             dir.join(at("flip")),
