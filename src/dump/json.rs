@@ -234,12 +234,7 @@ fn is_structured(dt: &Datatype) -> bool {
 /// dimensions appended) stored in `data`.
 pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) -> Result<Value> {
     let (leaf, _) = flatten_array(dt);
-    let mut full: Vec<u64> = shape.to_vec();
-    let mut cur = dt;
-    while let Datatype::Array { base, dims } = cur {
-        full.extend_from_slice(dims);
-        cur = base;
-    }
+    let full = full_shape(dt, shape);
     // A zero dimension makes the data empty but not the lists before it
     // (shape [n, 0] is n empty lists): never build more values than a
     // preview can hold.
@@ -264,18 +259,24 @@ pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) 
     nested(leaf, &full, data, 0, r).map(|(v, _)| v)
 }
 
-/// A lower bound of the length of the JSON text `ndarray_json` writes for an
-/// array of `dt` of shape `shape`: one character for every value it holds
-/// (each list, record and leaf), counted without building any, saturating.
-/// Larger than [`MAX_PREVIEW_JSON`] means the oracle hashes instead.
-fn min_json_len(dt: &Datatype, shape: &[u64]) -> u64 {
-    let (leaf, _) = flatten_array(dt);
+/// `shape` with `dt`'s own array dimensions (nested arrays too) appended.
+fn full_shape(dt: &Datatype, shape: &[u64]) -> Vec<u64> {
     let mut full: Vec<u64> = shape.to_vec();
     let mut cur = dt;
     while let Datatype::Array { base, dims } = cur {
         full.extend_from_slice(dims);
         cur = base;
     }
+    full
+}
+
+/// A lower bound of the length of the JSON text `ndarray_json` writes for an
+/// array of `dt` of shape `shape`: one character for every value it holds
+/// (each list, record and leaf), counted without building any, saturating.
+/// Larger than [`MAX_PREVIEW_JSON`] means the oracle hashes instead.
+fn min_json_len(dt: &Datatype, shape: &[u64]) -> u64 {
+    let (leaf, _) = flatten_array(dt);
+    let full = full_shape(dt, shape);
     let total = full.iter().fold(1u64, |a, &d| a.saturating_mul(d));
     if is_structured(leaf) || has_object(leaf) {
         // one flat list of the items (numpy's reshape(-1))
