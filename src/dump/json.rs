@@ -233,13 +233,23 @@ fn is_structured(dt: &Datatype) -> bool {
 /// `_to_json_value` of a numpy array of shape `shape` (with `dt`'s own array
 /// dimensions appended) stored in `data`.
 pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) -> Result<Value> {
+    ndarray_preview(dt, shape, data, r)?.ok_or_else(|| bad("value too large to show"))
+}
+
+/// [`ndarray_json`], or `None` (nothing built) when its text could not fit
+/// a preview of [`MAX_PREVIEW_JSON`] characters. A zero dimension empties the
+/// data but not the lists before it (shape [n, 0] is n empty lists), so the
+/// bound is on the values, not the bytes.
+fn ndarray_preview(
+    dt: &Datatype,
+    shape: &[u64],
+    data: &[u8],
+    r: VlenResolver,
+) -> Result<Option<Value>> {
     let (leaf, _) = flatten_array(dt);
     let full = full_shape(dt, shape);
-    // A zero dimension makes the data empty but not the lists before it
-    // (shape [n, 0] is n empty lists): never build more values than a
-    // preview can hold.
-    if min_json_len(dt, shape) > MAX_PREVIEW_JSON as u64 {
-        return Err(bad("value too large to show"));
+    if min_json_len_of(leaf, &full) > MAX_PREVIEW_JSON as u64 {
+        return Ok(None);
     }
     let total = full
         .iter()
@@ -254,9 +264,9 @@ pub fn ndarray_json(dt: &Datatype, shape: &[u64], data: &[u8], r: VlenResolver) 
         for i in 0..total {
             items.push(item_json(leaf, slice(data, i * ls, ls)?, r)?);
         }
-        return Ok(Value::Array(items));
+        return Ok(Some(Value::Array(items)));
     }
-    nested(leaf, &full, data, 0, r).map(|(v, _)| v)
+    nested(leaf, &full, data, 0, r).map(|(v, _)| Some(v))
 }
 
 /// `shape` with `dt`'s own array dimensions (nested arrays too) appended.
@@ -275,8 +285,12 @@ fn full_shape(dt: &Datatype, shape: &[u64]) -> Vec<u64> {
 /// (each list, record and leaf), counted without building any, saturating.
 /// Larger than [`MAX_PREVIEW_JSON`] means the oracle hashes instead.
 fn min_json_len(dt: &Datatype, shape: &[u64]) -> u64 {
-    let (leaf, _) = flatten_array(dt);
-    let full = full_shape(dt, shape);
+    min_json_len_of(flatten_array(dt).0, &full_shape(dt, shape))
+}
+
+/// [`min_json_len`] of `leaf` items in an array of shape `full` (the leaf's
+/// array dimensions already appended).
+fn min_json_len_of(leaf: &Datatype, full: &[u64]) -> u64 {
     let total = full.iter().fold(1u64, |a, &d| a.saturating_mul(d));
     if is_structured(leaf) || has_object(leaf) {
         // one flat list of the items (numpy's reshape(-1))
@@ -285,7 +299,7 @@ fn min_json_len(dt: &Datatype, shape: &[u64]) -> u64 {
     // nested lists: every level's lists, then the leaves
     let mut values = 1u64;
     let mut count = 1u64;
-    for &d in &full {
+    for &d in full {
         count = count.saturating_mul(d);
         values = values.saturating_add(count);
     }
@@ -362,10 +376,11 @@ pub fn attr_value(
             let inner = if n == 0 { Vec::new() } else { r(data)? };
             let (_, imult) = flatten_array(base);
             let size = n.saturating_mul(imult);
-            if size <= MAX_PREVIEW && min_json_len(base, &[n]) <= MAX_PREVIEW_JSON as u64 {
-                let v = ndarray_json(base, &[n], &inner, r)?;
-                if py_json_len(&v) <= MAX_PREVIEW_JSON {
-                    return Ok(AttrData::Value(v));
+            if size <= MAX_PREVIEW {
+                if let Some(v) = ndarray_preview(base, &[n], &inner, r)? {
+                    if py_json_len(&v) <= MAX_PREVIEW_JSON {
+                        return Ok(AttrData::Value(v));
+                    }
                 }
             }
             return inner_array_hash(dt_base(dt), data, r);
@@ -377,10 +392,11 @@ pub fn attr_value(
         return hash_items(dt, data, r);
     }
     let size = count.saturating_mul(mult);
-    if size <= MAX_PREVIEW && min_json_len(dt, shape) <= MAX_PREVIEW_JSON as u64 {
-        let v = ndarray_json(dt, shape, data, r)?;
-        if py_json_len(&v) <= MAX_PREVIEW_JSON {
-            return Ok(AttrData::Value(v));
+    if size <= MAX_PREVIEW {
+        if let Some(v) = ndarray_preview(dt, shape, data, r)? {
+            if py_json_len(&v) <= MAX_PREVIEW_JSON {
+                return Ok(AttrData::Value(v));
+            }
         }
     }
     hash_items(leaf, data, r)
