@@ -342,6 +342,29 @@ fn batch_len() -> usize {
     (4 * crate::threads::threads()).clamp(1, 256)
 }
 
+/// Encode every chunk of the C-order `data` (of shape `input.dims`; edge
+/// chunks padded with `input.fill`) through `input.filters`, in parallel
+/// batches, and hand each to `emit` in C order of its scaled coordinates
+/// with its stored bytes and filter mask. Memory holds one batch of encoded
+/// chunks; `data` is only read.
+pub fn encode_chunks(
+    input: &ChunkedInput,
+    data: &[u8],
+    mut emit: impl FnMut(&[u64], &[u8], u32) -> Result<()>,
+) -> Result<()> {
+    let coords = all_scaled(&grid(input.dims, input.chunk));
+    // Encode in batches to bound memory; the output buffers are reused.
+    let mut outs: Vec<Vec<u8>> = Vec::new();
+    for batch in coords.chunks(batch_len()) {
+        outs.resize_with(batch.len(), Vec::new);
+        let masks = encode_all(input, data, batch, &mut outs[..batch.len()])?;
+        for ((s, bytes), mask) in batch.iter().zip(&outs).zip(masks) {
+            emit(s, bytes, mask)?;
+        }
+    }
+    Ok(())
+}
+
 /// Write chunks and their index; returns the layout message body.
 pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     let rank = input.dims.len();
@@ -372,22 +395,16 @@ pub fn write(sink: &mut Sink, input: &ChunkedInput) -> Result<Vec<u8>> {
     // Chunks to store: from data, or the caller's pre-encoded ones.
     let mut stored: Vec<Stored> = Vec::new();
     if let Some(data) = input.data {
-        let coords = all_scaled(&cur_grid);
-        // Encode in batches to bound memory; the output buffers are reused.
-        let mut outs: Vec<Vec<u8>> = Vec::new();
-        for batch in coords.chunks(batch_len()) {
-            outs.resize_with(batch.len(), Vec::new);
-            let masks = encode_all(input, data, batch, &mut outs[..batch.len()])?;
-            for ((s, bytes), mask) in batch.iter().zip(&outs).zip(masks) {
-                let addr = sink.append(bytes)?;
-                stored.push(Stored {
-                    scaled: s.clone(),
-                    addr,
-                    size: bytes.len() as u64,
-                    mask,
-                });
-            }
-        }
+        encode_chunks(input, data, |s, bytes, mask| {
+            let addr = sink.append(bytes)?;
+            stored.push(Stored {
+                scaled: s.to_vec(),
+                addr,
+                size: bytes.len() as u64,
+                mask,
+            });
+            Ok(())
+        })?;
     } else {
         for (s, c) in input.raw_chunks {
             if s.len() != rank || s.iter().zip(&cur_grid).any(|(a, g)| a >= g) {

@@ -255,6 +255,12 @@ pub trait Element: Copy {
             v.put(out);
         }
     }
+    /// The little-endian bytes of `values`: the slice itself, viewed as
+    /// bytes, for the numeric types on a little-endian target (no copy);
+    /// otherwise a new buffer filled by [`Element::put_all`].
+    fn bytes_of(values: &[Self]) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Owned(to_bytes(values))
+    }
 }
 
 macro_rules! element {
@@ -267,22 +273,27 @@ macro_rules! element {
                 out.extend_from_slice(&self.to_le_bytes());
             }
             fn put_all(values: &[Self], out: &mut Vec<u8>) {
+                out.extend_from_slice(&Self::bytes_of(values));
+            }
+            fn bytes_of(values: &[Self]) -> std::borrow::Cow<'_, [u8]> {
                 if cfg!(target_endian = "little") {
                     // SAFETY: a primitive number has no padding and every byte
                     // of it is initialised; the byte view covers exactly
-                    // `size_of_val(values)` bytes of the borrowed slice and
-                    // on a little-endian target equals `to_le_bytes` of each.
-                    let bytes = unsafe {
+                    // `size_of_val(values)` bytes of the borrowed slice (which
+                    // it borrows) and on a little-endian target equals
+                    // `to_le_bytes` of each value in order.
+                    std::borrow::Cow::Borrowed(unsafe {
                         std::slice::from_raw_parts(
                             values.as_ptr().cast::<u8>(),
                             std::mem::size_of_val(values),
                         )
-                    };
-                    out.extend_from_slice(bytes);
+                    })
                 } else {
+                    let mut out = Vec::with_capacity(std::mem::size_of_val(values));
                     for v in values {
-                        v.put(out);
+                        v.put(&mut out);
                     }
+                    std::borrow::Cow::Owned(out)
                 }
             }
         }
@@ -648,6 +659,17 @@ impl FileWriter {
         stored_bytes: Vec<u8>,
         filter_mask: u32,
     ) -> Result<()> {
+        self.append_chunk(dataset, chunk_coords, &stored_bytes, filter_mask)
+    }
+
+    /// [`FileWriter::write_raw_chunk`] of borrowed bytes.
+    fn append_chunk(
+        &mut self,
+        dataset: DatasetId,
+        chunk_coords: &[u64],
+        stored_bytes: &[u8],
+        filter_mask: u32,
+    ) -> Result<()> {
         match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
             Some(NodeKind::Dataset(ds)) => {
                 if !matches!(ds.spec.layout, Layout::Chunked { .. }) {
@@ -658,7 +680,7 @@ impl FileWriter {
                         "raw chunks need a dataset created without data".into(),
                     ));
                 }
-                let addr = match self.sink.append(&stored_bytes) {
+                let addr = match self.sink.append(stored_bytes) {
                     Ok(a) => a,
                     Err(e) => {
                         self.broken = Some(e.to_string());

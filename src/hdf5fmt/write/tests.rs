@@ -228,3 +228,94 @@ proptest::proptest! {
         proptest::prop_assert_eq!(to_bytes(&[true, false]), vec![1u8, 0]);
     }
 }
+
+/// Every stored chunk of dataset `name`: coordinates, filter mask, bytes.
+fn stored_chunks(f: &crate::hdf5fmt::file::File, name: &str) -> Vec<(Vec<u64>, u32, Vec<u8>)> {
+    let ds = f.root().unwrap().dataset(name).unwrap();
+    let reader = ds.chunk_reader().unwrap();
+    let mut out = Vec::new();
+    for c in ds.chunks().unwrap() {
+        let raw = reader.raw_chunk(&c.coords, true).unwrap().unwrap();
+        out.push((c.coords, raw.filter_mask, raw.bytes.into_owned()));
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// `write_dataset` of a chunked dataset encodes its chunks straight from
+    /// the typed slice at once, and `write_slab` does per slab; both store
+    /// the same chunks (coordinates, masks, bytes) as the commit-time path
+    /// over the dataset's bytes, and read back as the data.
+    #[test]
+    fn prop_chunks_from_typed_slices_equal_commit_time_chunks(
+        dims in proptest::collection::vec(1u64..9, 1..4),
+        chunk_seed in proptest::collection::vec(1u64..5, 3),
+        pipe in 0usize..5,
+        fill in proptest::option::of(proptest::num::i16::ANY),
+        seed in proptest::num::u64::ANY,
+        slab_rows in 1u64..4,
+    ) {
+        let chunk: Vec<u64> = dims.iter().zip(&chunk_seed).map(|(&d, &c)| c.min(d + 1)).collect();
+        let filters = match pipe {
+            0 => vec![],
+            1 => vec![Filter::shuffle(), Filter::deflate(4)],
+            2 => vec![Filter::deflate(1)],
+            3 => vec![Filter::lz4(), Filter::fletcher32()],
+            _ => vec![Filter::shuffle(), Filter::zstd(3)],
+        };
+        let n: u64 = dims.iter().product();
+        let mut x = seed | 1;
+        let data: Vec<i16> = (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // runs so the codecs find matches
+                if i % 5 < 3 { (i / 7) as i16 } else { x as i16 }
+            })
+            .collect();
+        let mut spec = DatasetSpec::of::<i16>(&dims).chunked(&chunk, filters);
+        if let Some(v) = fill {
+            spec = spec.with_fill(v.to_le_bytes().to_vec());
+        }
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        // the commit-time path: the dataset's bytes held until the file is written
+        w.create_dataset(r, "held", spec.clone(), DatasetData::Raw(to_bytes(&data)))
+            .unwrap();
+        w.write_dataset(r, "typed", spec.clone(), &data).unwrap();
+        let s = w.create_chunked(r, "slabs", spec).unwrap();
+        let row: u64 = dims[1..].iter().product();
+        let step = (slab_rows * chunk[0]) as usize;
+        for (k, part) in data.chunks(step * row as usize).enumerate() {
+            w.write_slab(s, (k * step) as u64, part).unwrap();
+        }
+        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+        let held = stored_chunks(&f, "held");
+        proptest::prop_assert_eq!(&stored_chunks(&f, "typed"), &held);
+        proptest::prop_assert_eq!(&stored_chunks(&f, "slabs"), &held);
+        for name in ["held", "typed", "slabs"] {
+            let got = f.root().unwrap().dataset(name).unwrap().read::<i16>().unwrap();
+            proptest::prop_assert_eq!(&got, &data);
+        }
+    }
+}
+
+#[test]
+fn a_chunk_that_fails_to_encode_fails_write_dataset_and_the_file() {
+    // A mandatory stage of a filter we have no encoder for.
+    let unknown = FilterSpec {
+        id: 40_000,
+        flags: 0,
+        cd_values: vec![],
+        name: None,
+    };
+    let spec = DatasetSpec::new(Datatype::int(2, true), &[4]).chunked(&[2], vec![unknown]);
+    let mut w = FileWriter::in_memory();
+    let r = w.root();
+    let e = w.write_dataset(r, "x", spec, &[1i16, 2, 3, 4]);
+    assert!(e.is_err(), "{e:?}");
+    let err = w.finish().unwrap_err().to_string();
+    assert!(err.contains("\"x\""), "{err}");
+}

@@ -6,12 +6,10 @@
 
 #![deny(missing_docs)]
 
-use super::chunks::{extract_chunk_into, run_pipeline};
+use super::chunks::{encode_chunks, ChunkedInput, RawChunks};
 use super::set_local::set_local;
 use super::{to_bytes, DatasetData, DatasetId, DatasetSpec, Element, FileWriter, Layout, NodeKind};
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
-use crate::hdf5fmt::selection::for_each_in_box;
 
 /// Largest stored chunk (HDF5 keeps chunk sizes in 32 bits).
 const MAX_CHUNK_BYTES: u64 = u32::MAX as u64;
@@ -115,7 +113,76 @@ impl FileWriter {
             )));
         }
         spec.check(Some(data.len() as u64))?;
-        self.create_dataset(parent, name, spec, to_bytes(data))
+        if !matches!(spec.layout, Layout::Chunked { .. }) {
+            return self.create_dataset(parent, name, spec, to_bytes(data));
+        }
+        // Chunked: encode every chunk now, straight from the caller's slice
+        // (no copy of the dataset), and stream the chunks to the output.
+        let rows = spec.shape.dims.first().copied().unwrap_or(0);
+        let id = self.create_dataset(parent, name, spec.clone(), DatasetData::None)?;
+        if let Err(e) = self.encode_rows(id, &spec, 0, rows, &T::bytes_of(data)) {
+            // The dataset is linked with only some of its chunks: the file
+            // must not be committed as if it were whole.
+            self.broken = Some(format!("dataset {name:?}: {e}"));
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Encode rows `row_start .. row_start + rows` (whole chunk rows, C-order
+    /// `bytes`) of the chunked dataset `dataset` (whose spec is `spec`) in
+    /// parallel and append each chunk to the output with its scaled
+    /// coordinates.
+    fn encode_rows(
+        &mut self,
+        dataset: DatasetId,
+        spec: &DatasetSpec,
+        row_start: u64,
+        rows: u64,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let Layout::Chunked {
+            chunk_dims,
+            filters,
+        } = &spec.layout
+        else {
+            return Err(bad("chunks need a chunked dataset"));
+        };
+        let c0 = match chunk_dims.first() {
+            Some(&c) if c > 0 => c,
+            _ => return Err(bad("chunks need a dataset of rank 1 or more")),
+        };
+        let pipeline: Vec<_> = filters
+            .iter()
+            .map(|f| set_local(f, &spec.dtype, chunk_dims))
+            .collect();
+        let mut slab_dims = spec.shape.dims.clone();
+        if let Some(d0) = slab_dims.first_mut() {
+            *d0 = rows;
+        }
+        let max: Vec<Option<u64>> = slab_dims.iter().map(|&d| Some(d)).collect();
+        let none = RawChunks::new();
+        let elem = usize::try_from(spec.dtype.size()).map_err(|_| bad("element too large"))?;
+        let input = ChunkedInput {
+            dims: &slab_dims,
+            max: &max,
+            chunk: chunk_dims,
+            element_size: elem,
+            filters: &pipeline,
+            fill: spec.fill_value.as_deref(),
+            data: Some(bytes),
+            raw_chunks: &none,
+        };
+        let base = row_start / c0;
+        let mut global = Vec::with_capacity(slab_dims.len());
+        encode_chunks(&input, bytes, |local, stored, mask| {
+            global.clear();
+            global.extend_from_slice(local);
+            if let Some(g0) = global.first_mut() {
+                *g0 += base;
+            }
+            self.append_chunk(dataset, &global, stored, mask)
+        })
     }
 
     /// Create an empty chunked dataset `name` in `parent`, to be filled with
@@ -139,8 +206,8 @@ impl FileWriter {
     /// [`FileWriter::create_chunked`]: `data` holds whole rows along the first
     /// dimension (C order), `row_start` is a multiple of the first chunk
     /// dimension, and the slab covers whole chunk rows unless it ends the
-    /// dataset. The chunks are encoded and written now; only this slab and
-    /// one chunk are held in memory.
+    /// dataset. The chunks are encoded now (in parallel, straight from
+    /// `data`) and written; memory holds one batch of encoded chunks.
     ///
     /// ```
     /// use purehdf::{DatasetSpec, File, FileWriter, Filter};
@@ -159,19 +226,15 @@ impl FileWriter {
         row_start: u64,
         data: &[T],
     ) -> Result<()> {
-        let (spec, fill) = match self.nodes.get(dataset.0).map(|n| &n.kind) {
-            Some(NodeKind::Dataset(ds)) => (ds.spec.clone(), ds.spec.fill_value.clone()),
+        let spec = match self.nodes.get(dataset.0).map(|n| &n.kind) {
+            Some(NodeKind::Dataset(ds)) => ds.spec.clone(),
             _ => return Err(bad(format!("{dataset:?} is not a dataset"))),
         };
         if spec.dtype != T::dtype() {
             return Err(bad("slab datatype differs from the dataset's"));
         }
         spec.check(None)?;
-        let Layout::Chunked {
-            chunk_dims,
-            filters,
-        } = &spec.layout
-        else {
+        let Layout::Chunked { chunk_dims, .. } = &spec.layout else {
             return Err(bad("slabs need a chunked dataset"));
         };
         let dims = spec.shape.dims.clone();
@@ -198,44 +261,7 @@ impl FileWriter {
                 "slab rows {row_start}..{end} do not cover whole chunk rows of {c0}"
             )));
         }
-        let elem = T::dtype().size() as usize;
-        let pipeline: Vec<_> = filters
-            .iter()
-            .map(|f| set_local(f, &spec.dtype, chunk_dims))
-            .collect();
-        let chunk_bytes = chunk_dims.iter().product::<u64>() as usize * elem;
-        let ctx = ChunkContext::new(elem, chunk_bytes);
-        let bytes = to_bytes(data);
-        let mut slab_dims = dims.clone();
-        slab_dims[0] = rows;
-        let lo = vec![0u64; dims.len()];
-        let hi: Vec<u64> = slab_dims
-            .iter()
-            .zip(chunk_dims)
-            .map(|(&d, &c)| d.div_ceil(c))
-            .collect();
-        let fill = fill.unwrap_or_default();
-        let chunk_dims = chunk_dims.clone();
-        let mut raw = Vec::new();
-        for_each_in_box(&lo, &hi, |local| -> Result<()> {
-            extract_chunk_into(
-                &bytes,
-                &slab_dims,
-                &chunk_dims,
-                local,
-                elem,
-                &fill,
-                &mut raw,
-            );
-            let (stored, mask) = if pipeline.is_empty() {
-                (std::mem::take(&mut raw), 0)
-            } else {
-                run_pipeline(&pipeline, &ctx, std::mem::take(&mut raw))?
-            };
-            let mut global = local.to_vec();
-            global[0] += row_start / c0;
-            self.write_raw_chunk(dataset, &global, stored, mask)
-        })
+        self.encode_rows(dataset, &spec, row_start, rows, &T::bytes_of(data))
     }
 }
 
