@@ -107,6 +107,8 @@ mod tools;
 #[cfg(test)]
 mod test_support;
 
+mod alloc;
+pub use alloc::LargeAligned;
 pub use error::{Error, Result};
 pub use hdf5fmt::attribute::Attribute;
 pub use hdf5fmt::convert::{self, H5Read, Numeric};

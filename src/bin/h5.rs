@@ -12,6 +12,11 @@
 //! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
 //! (or bad usage).
 
+/// Large blocks (decoded datasets) on cache-line boundaries: see
+/// [`purehdf::LargeAligned`].
+#[global_allocator]
+static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
+
 use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;

@@ -2,6 +2,11 @@
 //! reference CLI where implemented). Exit codes: 0 ok, 1 handled error or failed
 //! check, 2 usage error.
 
+/// Large blocks (decoded datasets) on cache-line boundaries: see
+/// [`purehdf::LargeAligned`].
+#[global_allocator]
+static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -355,6 +355,40 @@ impl Rows3 {
     }
 }
 
+/// [`unshuffle2_rows`] for outputs too large to stay in cache: when every
+/// row is one whole, line-aligned 64-byte cache line (32 elements at a
+/// 64-byte aligned address and strides), the rows are written with
+/// streaming stores, which fill each line without first reading it from
+/// memory; any other geometry takes [`unshuffle2_rows`]. Same bytes, same
+/// result, same contract.
+///
+/// # Safety
+/// As [`unshuffle2_rows`].
+pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let lines = g.n == 32
+            && (dst as usize).wrapping_add(2 * g.dst0) % 64 == 0
+            && (2 * g.ds[0]) % 64 == 0
+            && (2 * g.ds[1]) % 64 == 0;
+        if lines && is_x86_feature_detected!("avx2") {
+            let Some(end) = g.src_end() else {
+                return false;
+            };
+            if p0.len() < end || p1.len() < end || g.dst_end().is_none() {
+                return false;
+            }
+            // SAFETY: AVX2 detected; the planes hold `src_end` bytes (checked
+            // above); the caller vouches for `dst`; every row start is 64-byte
+            // aligned (checked above), as the streaming stores require.
+            unsafe { x86::unshuffle2_rows32_stream_avx2(p0, p1, g, dst) };
+            return true;
+        }
+    }
+    // SAFETY: the caller's contract is this function's.
+    unsafe { unshuffle2_rows(p0, p1, g, dst) }
+}
+
 /// Interleave two byte planes (2-byte elements) row by row into `dst`, as
 /// [`Rows3`] places them. Returns `false`, writing nothing, when a plane is
 /// shorter than [`Rows3::src_end`] or the geometry overflows.
@@ -580,6 +614,38 @@ mod x86 {
                 d = d.wrapping_add(d1);
             }
         }
+    }
+
+    /// [`super::unshuffle2_rows_streamed`]'s kernel: rows of 32 elements
+    /// (one 64-byte line each, 64-byte aligned with aligned strides), each
+    /// written with two streaming stores, then one store fence so the lines
+    /// are visible before the job that wrote them reports done. `p0`/`p1`
+    /// hold `g.src_end()` bytes, `dst` has room for `2 · g.dst_end()`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn unshuffle2_rows32_stream_avx2(
+        p0: &[u8],
+        p1: &[u8],
+        g: &super::Rows3,
+        dst: *mut u8,
+    ) {
+        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
+        for a in 0..g.outer {
+            let mut s = g.src0 + a * g.ss[0];
+            // SAFETY: every row start is inside the rows the caller vouches for.
+            let mut d = dst.add(2 * g.dst0 + a * d0);
+            for _ in 0..g.inner {
+                let x = _mm256_loadu_si256(p0.as_ptr().add(s) as *const __m256i);
+                let y = _mm256_loadu_si256(p1.as_ptr().add(s) as *const __m256i);
+                let lo = _mm256_unpacklo_epi8(x, y);
+                let hi = _mm256_unpackhi_epi8(x, y);
+                let o = d as *mut __m256i;
+                _mm256_stream_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+                _mm256_stream_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                s += g.ss[1];
+                d = d.wrapping_add(d1);
+            }
+        }
+        _mm_sfence();
     }
 
     /// The destination row the rows kernel prefetches next, walked in the

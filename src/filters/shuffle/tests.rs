@@ -200,3 +200,37 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+proptest! {
+    /// The streamed rows kernel: line-aligned 64-byte rows (the streaming
+    /// path) and every near miss (a row start or stride off the line, another
+    /// width) give the bytes of the naive definition, untouched around them.
+    #[test]
+    fn streamed_rows_equal_naive(
+        wide in proptest::bool::weighted(0.8), n_other in 1usize..70,
+        outer in 1usize..5, inner in 1usize..40, src_pad in 0usize..3,
+        dst_lines in 0usize..3, dst0_lines in 0usize..4, misalign in proptest::bool::weighted(0.2),
+        skew in 1usize..32, seed in any::<u8>(),
+    ) {
+        let n = if wide { 32 } else { n_other };
+        let ss = [(n + src_pad) * inner, n + src_pad];
+        // Strides and start in 32-element (64-byte) steps unless skewed.
+        let step = 32 + if misalign { skew } else { 0 };
+        let ds = [step * (inner + dst_lines), step];
+        let dst0 = 32 * dst0_lines + if misalign { skew } else { 0 };
+        let g = Rows3 { n, outer, inner, src0: 0, ss, dst0, ds };
+        let send = g.src_end().unwrap();
+        let dend = g.dst_end().unwrap();
+        let p0: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(5).wrapping_add(seed)).collect();
+        let p1: Vec<u8> = (0..send).map(|i| ((i >> 3) as u8).wrapping_mul(11) ^ seed).collect();
+        // A 64-byte aligned destination inside a larger buffer.
+        let mut buf = vec![0x33u8; 2 * dend + 64];
+        let align = buf.as_ptr().align_offset(64);
+        let mut want = buf.clone();
+        // SAFETY: `buf[align..]` holds at least 2 · dst_end bytes.
+        let ok = unsafe { unshuffle2_rows_streamed(&p0, &p1, &g, buf.as_mut_ptr().add(align)) };
+        prop_assert!(ok);
+        rows_naive(&p0, &p1, &g, &mut want[align..]);
+        prop_assert_eq!(buf, want);
+    }
+}

@@ -14,11 +14,19 @@ use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
-use crate::filters::shuffle::{unshuffle2_rows, unshuffle_planes_uninit, Rows3};
+use crate::filters::shuffle::{
+    unshuffle2_rows, unshuffle2_rows_streamed, unshuffle_planes_uninit, Rows3,
+};
 use crate::hdf5fmt::limits;
 use crate::hdf5fmt::selection::{for_each_in_box, Placement};
 
 use super::read::OutBuf;
+
+/// Outputs of at least this many bytes (a whole large image, far beyond the
+/// caches) get their B2ND rows written with streaming stores when they are
+/// line aligned ([`unshuffle2_rows_streamed`]); smaller ones (patches) stay
+/// in cache for the caller.
+const STREAM_MIN: usize = 8 << 20;
 
 /// Where one chunk's window goes.
 pub(super) struct Window<'a> {
@@ -210,10 +218,16 @@ impl OutBuf {
                 .is_some_and(|e| e <= self.len);
             let in_planes = g.src_end().is_some_and(|e| e <= items);
             if fits && in_planes {
-                // SAFETY: the rows end inside the buffer (`fits`); they are the
-                // box of this block within this job's chunk box, which no
-                // other job writes (see `OutBuf`).
-                if unsafe { unshuffle2_rows(p0, p1, &g, self.ptr.cast::<u8>()) } {
+                let dst = self.ptr.cast::<u8>();
+                // SAFETY (both calls): the rows end inside the buffer
+                // (`fits`); they are the box of this block within this job's
+                // chunk box, which no other job writes (see `OutBuf`).
+                let done = if self.len >= STREAM_MIN {
+                    unsafe { unshuffle2_rows_streamed(p0, p1, &g, dst) }
+                } else {
+                    unsafe { unshuffle2_rows(p0, p1, &g, dst) }
+                };
+                if done {
                     self.add_written(g.elements() * 2);
                     return Ok(());
                 }
