@@ -1,32 +1,33 @@
-//! [`LargeAligned`]: a global allocator that gives every large block (a
-//! decoded dataset, a chunk buffer) a 64-byte aligned address — one cache
-//! line — and leaves small blocks to the system allocator as they are.
-//!
-//! Why: the system allocator returns large blocks 16 bytes past a page
-//! boundary (glibc's `mmap` chunk header), so every 64-byte row that a
-//! Blosc2/B2ND block writes into the output straddles two cache lines, half
-//! written by one block and half by its neighbour. At 64-byte alignment each
-//! block row is exactly one line, which the chunk decoders then write whole
-//! with streaming stores (no read of the line from memory first). Reads are
-//! correct at any alignment; this only makes the large ones faster.
-//!
-//! The `medh5` and `h5` binaries install it. An embedder opts in with
-//!
-//! ```
-//! #[global_allocator]
-//! static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
-//! # fn main() {}
-//! ```
+//! [`LargeAligned`], the global allocator that puts large blocks on cache
+//! line boundaries (why, and how to install it: see the type).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Blocks of at least this many bytes get [`LARGE_ALIGN`].
-pub const LARGE: usize = 4 << 20;
+pub(crate) const LARGE: usize = 4 << 20;
 /// The alignment of large blocks: one cache line.
-pub const LARGE_ALIGN: usize = 64;
+pub(crate) const LARGE_ALIGN: usize = 64;
 
-/// The system allocator, with blocks of [`LARGE`] bytes or more aligned to
-/// [`LARGE_ALIGN`] (see the module documentation).
+/// The system allocator, with blocks of 4 MiB or more aligned to 64 bytes
+/// (one cache line); smaller blocks are the system's, as they are.
+///
+/// Why: the C allocator returns large blocks 16 bytes past a page boundary
+/// (glibc's `mmap` chunk header), so every 64-byte row that a Blosc2 B2ND
+/// block of int16 writes into a decoded image straddles two cache lines, half
+/// written by one block and half by its neighbour. At 64-byte alignment each
+/// such row is exactly one line, which the reader then writes whole with
+/// streaming stores (no read of the line from memory first). Reads are
+/// correct at any alignment; this only makes large ones faster. On Unix the
+/// large blocks still come from `malloc`/`calloc`/`realloc` (fresh zero pages
+/// and `mremap` kept); elsewhere every block is the system allocator's.
+///
+/// The `medh5` and `h5` binaries install it. An embedder opts in with
+///
+/// ```
+/// #[global_allocator]
+/// static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
+/// # fn main() {}
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LargeAligned;
 
