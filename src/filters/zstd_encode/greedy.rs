@@ -52,6 +52,9 @@ struct State {
     next_base: u32,
     lits: Vec<u8>,
     seqs: Vec<Seq>,
+    /// Block writer reused across inputs ([`BlockEncoder::reset`] per frame:
+    /// its predefined tables are built once per thread).
+    enc: Option<Box<BlockEncoder>>,
 }
 
 impl State {
@@ -64,6 +67,7 @@ impl State {
             next_base: 1,
             lits: Vec::new(),
             seqs: Vec::new(),
+            enc: None,
         }
     }
 
@@ -178,7 +182,8 @@ fn compress_in(src: &[u8], st: &mut State) -> Vec<u8> {
         return out;
     }
     st.start(n);
-    let mut enc = BlockEncoder::new();
+    let mut enc = st.enc.take().unwrap_or_default();
+    enc.reset();
     let mut rep = INITIAL_REPS;
     let mut next_insert = 0usize;
     let mut start = 0;
@@ -207,6 +212,7 @@ fn compress_in(src: &[u8], st: &mut State) -> Vec<u8> {
     }
     st.lits = lits;
     st.seqs = seqs;
+    st.enc = Some(enc);
     out
 }
 

@@ -156,9 +156,50 @@ impl FseTable {
     }
 }
 
+/// Arguments below this use the tables of [`tables`].
+const TABLE_LEN: usize = 1 << (MAX_LOG + 1);
+
+/// Values of the two logarithms used here, computed once per process with
+/// the same expressions as the direct paths (so results are identical).
+struct Tables {
+    /// `log2_256(x)` for `x < TABLE_LEN`.
+    log2_256: [u32; TABLE_LEN],
+    /// `log2((n + 1) / n)` for `1 ≤ n < TABLE_LEN` (entry 0 unused).
+    up: [f64; TABLE_LEN],
+}
+
+fn tables() -> &'static Tables {
+    static T: std::sync::OnceLock<Box<Tables>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = Box::new(Tables {
+            log2_256: [0; TABLE_LEN],
+            up: [0.0; TABLE_LEN],
+        });
+        for x in 0..TABLE_LEN {
+            t.log2_256[x] = log2_256_direct(x as u32);
+            if x > 0 {
+                t.up[x] = log2_ratio(x as i16);
+            }
+        }
+        t
+    })
+}
+
 /// log2(x) in 1/256 bit (x ≥ 1), accurate to about 0.01 bit.
 pub(crate) fn log2_256(x: u32) -> u32 {
+    match tables().log2_256.get(x as usize) {
+        Some(&v) => v,
+        None => log2_256_direct(x),
+    }
+}
+
+fn log2_256_direct(x: u32) -> u32 {
     ((x.max(1) as f64).log2() * 256.0).round() as u32
+}
+
+/// log2((n + 1) / n) for n ≥ 1.
+fn log2_ratio(n: i16) -> f64 {
+    (f64::from(n + 1) / f64::from(n)).log2()
 }
 
 /// Normalize `counts` (total `total`, at least two symbols present) to sum
@@ -180,12 +221,17 @@ pub(crate) fn normalize(counts: &[u32], total: u32, log: u32, norm: &mut [i16]) 
         sum += i64::from(*n);
     }
     // Gain (in bits) of raising symbol s by one, loss of lowering it.
-    let gain = |c: u32, n: i16| f64::from(c) * (f64::from(n + 1) / f64::from(n)).log2();
+    let up = &tables().up;
+    let ratio = |n: i16| match up.get(n as usize) {
+        Some(&r) => r,
+        None => log2_ratio(n),
+    };
+    let gain = |c: u32, n: i16| f64::from(c) * ratio(n);
     let loss = |c: u32, n: i16| {
         if n <= 1 {
             f64::INFINITY
         } else {
-            f64::from(c) * (f64::from(n) / f64::from(n - 1)).log2()
+            f64::from(c) * ratio(n - 1)
         }
     };
     let best_up = |norm: &[i16]| {
@@ -326,6 +372,21 @@ mod tests {
         assert!(t.build(&LL_DEFAULT, 6));
         assert!(t.build(&ML_DEFAULT, 6));
         assert!(t.build(&OF_DEFAULT, 5));
+    }
+
+    /// The lookup tables hold exactly what the direct expressions give,
+    /// around and past their end.
+    #[test]
+    fn tables_equal_direct_values() {
+        for x in 0..TABLE_LEN as u32 + 40 {
+            assert_eq!(log2_256(x), log2_256_direct(x), "log2_256({x})");
+        }
+        let up = &tables().up;
+        for n in 1..TABLE_LEN {
+            assert_eq!(up[n].to_bits(), log2_ratio(n as i16).to_bits(), "ratio {n}");
+        }
+        assert_eq!(log2_256(1 << 9), 9 * 256);
+        assert_eq!(log2_256(1), 0);
     }
 
     #[test]
