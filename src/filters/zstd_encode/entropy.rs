@@ -265,7 +265,7 @@ impl BlockEncoder {
     ) -> BlockKind {
         debug_assert!(src.len() <= BLOCK_MAX);
         let start = out.len();
-        if src.len() >= 2 && src.iter().all(|&b| b == src[0]) {
+        if src.len() >= 2 && all_equal(src) {
             push_block_header(out, 1, src.len(), last);
             out.push(src[0]);
             return BlockKind::Rle;
@@ -301,7 +301,7 @@ impl BlockEncoder {
     /// new table (1 or 4 streams) and Treeless.
     fn write_literals(&mut self, lits: &[u8], out: &mut Vec<u8>) -> LitCommit {
         let n = lits.len();
-        if n >= 2 && lits.iter().all(|&b| b == lits[0]) {
+        if n >= 2 && all_equal(lits) {
             push_lit_header_raw(out, 1, n);
             out.push(lits[0]);
             return LitCommit::Keep;
@@ -536,6 +536,21 @@ fn put_extra(w: &mut BitWriter<'_>, s: &Seq, l: u8, m: u8, o: u8) {
     let o = u32::from(o) & 31;
     w.add(u64::from(s.off_value).wrapping_sub(1u64 << o), o);
     w.flush();
+}
+
+/// Every byte of `v` equals the first (true when empty), compared 32 bytes
+/// at a time: label blocks often open with a long run.
+fn all_equal(v: &[u8]) -> bool {
+    let Some(&first) = v.first() else {
+        return true;
+    };
+    let pat = [first; 32];
+    let chunks = v.chunks_exact(32);
+    let tail = chunks.remainder();
+    chunks
+        .map(<&[u8; 32]>::try_from)
+        .all(|c| c.is_ok_and(|c| *c == pat))
+        && tail.iter().all(|&b| b == first)
 }
 
 /// Block header: Last_Block, Block_Type, Block_Size (RFC §3.1.1.2).

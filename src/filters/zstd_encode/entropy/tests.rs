@@ -408,6 +408,27 @@ fn fse_lower_bound_small_histograms() {
     }
 }
 
+/// `all_equal` against the bytewise definition, one differing byte at every
+/// position of lengths around the 32-byte pieces.
+#[test]
+fn all_equal_matches_bytewise() {
+    assert!(all_equal(&[]));
+    for len in [1usize, 2, 31, 32, 33, 63, 64, 65, 100] {
+        let v = vec![9u8; len];
+        assert!(all_equal(&v));
+        for at in 0..len {
+            let mut w = v.clone();
+            w[at] = 8;
+            assert_eq!(
+                all_equal(&w),
+                w.iter().all(|&b| b == w[0]),
+                "len {len} at {at}"
+            );
+            assert!(!all_equal(&w) || len == 1);
+        }
+    }
+}
+
 #[test]
 fn repeated_block_reuses_tables() {
     let src = text(4000, 51);
