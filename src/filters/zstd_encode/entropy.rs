@@ -107,7 +107,7 @@ impl Stream {
                 best = (c, Mode::Repeat);
             }
         }
-        if distinct >= 2 {
+        if distinct >= 2 && best.0 > fse_lower_bound(counts, nb) {
             let total = nb as u32;
             // Accuracy logs from the smallest that holds every symbol to the
             // limit (libzstd stops at log2(nb) − 2 or so; we price each).
@@ -124,6 +124,10 @@ impl Stream {
                 let c = hdr + fse::data_cost256(counts, &norm[..=top], log) + u64::from(log) * 256;
                 if best_fse.as_ref().is_none_or(|b| c < b.0) {
                     best_fse = Some((c, log, norm));
+                } else {
+                    // A larger log costs more header for finer
+                    // probabilities; once that stops paying, stop.
+                    break;
                 }
             }
             if let Some((c, log, norm)) = best_fse {
@@ -170,6 +174,22 @@ impl Stream {
             Mode::Repeat => {}
         }
     }
+}
+
+/// A lower bound (bits ×256) of what [`Stream::choose`] prices any FSE
+/// table at for `counts` (`nb` codes in all): the empirical entropy (from
+/// rounded logarithms, so less a margin of 2 per code: each rounding is
+/// within half a unit), one header byte and an accuracy log of at least 5.
+fn fse_lower_bound(counts: &[u32], nb: usize) -> u64 {
+    let nb = nb as u64;
+    let mut sum_c_log = 0u64;
+    for &c in counts {
+        if c > 0 {
+            sum_c_log += u64::from(c) * u64::from(fse::log2_256(c));
+        }
+    }
+    let n_log = nb * u64::from(fse::log2_256(nb.min(u64::from(u32::MAX)) as u32));
+    n_log.saturating_sub(sum_c_log).saturating_sub(2 * nb) + (8 + 5) * 256
 }
 
 /// Literals-section choice awaiting the block's fate.
@@ -245,7 +265,7 @@ impl BlockEncoder {
     ) -> BlockKind {
         debug_assert!(src.len() <= BLOCK_MAX);
         let start = out.len();
-        if src.len() >= 2 && src.iter().all(|&b| b == src[0]) {
+        if src.len() >= 2 && all_equal(src) {
             push_block_header(out, 1, src.len(), last);
             out.push(src[0]);
             return BlockKind::Rle;
@@ -281,7 +301,7 @@ impl BlockEncoder {
     /// new table (1 or 4 streams) and Treeless.
     fn write_literals(&mut self, lits: &[u8], out: &mut Vec<u8>) -> LitCommit {
         let n = lits.len();
-        if n >= 2 && lits.iter().all(|&b| b == lits[0]) {
+        if n >= 2 && all_equal(lits) {
             push_lit_header_raw(out, 1, n);
             out.push(lits[0]);
             return LitCommit::Keep;
@@ -516,6 +536,21 @@ fn put_extra(w: &mut BitWriter<'_>, s: &Seq, l: u8, m: u8, o: u8) {
     let o = u32::from(o) & 31;
     w.add(u64::from(s.off_value).wrapping_sub(1u64 << o), o);
     w.flush();
+}
+
+/// Every byte of `v` equals the first (true when empty), compared 32 bytes
+/// at a time: label blocks often open with a long run.
+fn all_equal(v: &[u8]) -> bool {
+    let Some(&first) = v.first() else {
+        return true;
+    };
+    let pat = [first; 32];
+    let chunks = v.chunks_exact(32);
+    let tail = chunks.remainder();
+    chunks
+        .map(<&[u8; 32]>::try_from)
+        .all(|c| c.is_ok_and(|c| *c == pat))
+        && tail.iter().all(|&b| b == first)
 }
 
 /// Block header: Last_Block, Block_Type, Block_Size (RFC §3.1.1.2).

@@ -52,6 +52,9 @@ struct State {
     next_base: u32,
     lits: Vec<u8>,
     seqs: Vec<Seq>,
+    /// Block writer reused across inputs ([`BlockEncoder::reset`] per frame:
+    /// its predefined tables are built once per thread).
+    enc: Option<Box<BlockEncoder>>,
 }
 
 impl State {
@@ -64,6 +67,7 @@ impl State {
             next_base: 1,
             lits: Vec::new(),
             seqs: Vec::new(),
+            enc: None,
         }
     }
 
@@ -115,6 +119,16 @@ fn read32(src: &[u8], p: usize) -> u32 {
 fn count(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
     let limit = limit.min(src.len());
     let mut n = 0usize;
+    // 32 bytes per step while they agree (runs of labels make long
+    // matches); the first differing piece is resolved below.
+    if let (Some(x), Some(y)) = (src.get(a..limit), src.get(b..)) {
+        for (p, q) in x.chunks_exact(32).zip(y.chunks_exact(32)) {
+            match (<&[u8; 32]>::try_from(p), <&[u8; 32]>::try_from(q)) {
+                (Ok(p), Ok(q)) if p == q => n += 32,
+                _ => break,
+            }
+        }
+    }
     while a + n + 8 <= limit {
         let d = read64(src, a + n) ^ read64(src, b + n);
         if d != 0 {
@@ -178,7 +192,8 @@ fn compress_in(src: &[u8], st: &mut State) -> Vec<u8> {
         return out;
     }
     st.start(n);
-    let mut enc = BlockEncoder::new();
+    let mut enc = st.enc.take().unwrap_or_default();
+    enc.reset();
     let mut rep = INITIAL_REPS;
     let mut next_insert = 0usize;
     let mut start = 0;
@@ -207,6 +222,7 @@ fn compress_in(src: &[u8], st: &mut State) -> Vec<u8> {
     }
     st.lits = lits;
     st.seqs = seqs;
+    st.enc = Some(enc);
     out
 }
 
@@ -442,8 +458,50 @@ mod tests {
         }
     }
 
+    /// `count` against a byte-by-byte prefix length, for matches ending in
+    /// every position of the 32-byte pieces and at the limit.
+    #[test]
+    fn count_equals_bytewise() {
+        let naive = |src: &[u8], a: usize, b: usize, limit: usize| {
+            let limit = limit.min(src.len());
+            (0..limit.saturating_sub(a))
+                .take_while(|&k| src[a + k] == src[b + k])
+                .count()
+        };
+        let mut x = 7u32;
+        for len in [0usize, 1, 7, 8, 31, 32, 33, 64, 100, 300] {
+            for diff_at in 0..len + 2 {
+                let mut src = vec![5u8; 2 * len + 40];
+                let (b, a) = (3usize, 3 + len + 17);
+                if let Some(v) = src.get_mut(a + diff_at) {
+                    *v = 6;
+                }
+                for limit in [a + diff_at, a + len, a + len + 1, src.len(), src.len() + 9] {
+                    assert_eq!(count(&src, a, b, limit), naive(&src, a, b, limit));
+                }
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                let lim = (x >> 8) as usize % (src.len() + 1);
+                assert_eq!(count(&src, a, b, lim), naive(&src, a, b, lim));
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn count_random(
+            v in proptest::collection::vec(0u8..2, 0..400),
+            b in 0usize..200,
+            gap in 1usize..200,
+            limit in 0usize..500,
+        ) {
+            let a = b + gap;
+            let expect = (0..limit.min(v.len()).saturating_sub(a))
+                .take_while(|&k| v[a + k] == v[b + k])
+                .count();
+            prop_assert_eq!(count(&v, a, b, limit), expect);
+        }
+
         #[test]
         fn random_and_skewed_inputs_round_trip(
             v in proptest::collection::vec(any::<u8>(), 0..5000),

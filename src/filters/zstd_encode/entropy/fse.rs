@@ -156,9 +156,50 @@ impl FseTable {
     }
 }
 
+/// Arguments below this use the tables of [`tables`].
+const TABLE_LEN: usize = 1 << (MAX_LOG + 1);
+
+/// Values of the two logarithms used here, computed once per process with
+/// the same expressions as the direct paths (so results are identical).
+struct Tables {
+    /// `log2_256(x)` for `x < TABLE_LEN`.
+    log2_256: [u32; TABLE_LEN],
+    /// `log2((n + 1) / n)` for `1 ≤ n < TABLE_LEN` (entry 0 unused).
+    up: [f64; TABLE_LEN],
+}
+
+fn tables() -> &'static Tables {
+    static T: std::sync::OnceLock<Box<Tables>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = Box::new(Tables {
+            log2_256: [0; TABLE_LEN],
+            up: [0.0; TABLE_LEN],
+        });
+        for x in 0..TABLE_LEN {
+            t.log2_256[x] = log2_256_direct(x as u32);
+            if x > 0 {
+                t.up[x] = log2_ratio(x as i16);
+            }
+        }
+        t
+    })
+}
+
 /// log2(x) in 1/256 bit (x ≥ 1), accurate to about 0.01 bit.
 pub(crate) fn log2_256(x: u32) -> u32 {
+    match tables().log2_256.get(x as usize) {
+        Some(&v) => v,
+        None => log2_256_direct(x),
+    }
+}
+
+fn log2_256_direct(x: u32) -> u32 {
     ((x.max(1) as f64).log2() * 256.0).round() as u32
+}
+
+/// log2((n + 1) / n) for n ≥ 1.
+fn log2_ratio(n: i16) -> f64 {
+    (f64::from(n + 1) / f64::from(n)).log2()
 }
 
 /// Normalize `counts` (total `total`, at least two symbols present) to sum
@@ -167,77 +208,93 @@ pub(crate) fn log2_256(x: u32) -> u32 {
 pub(crate) fn normalize(counts: &[u32], total: u32, log: u32, norm: &mut [i16]) -> bool {
     let size = 1i64 << log;
     let present = counts.iter().filter(|&&c| c > 0).count() as i64;
-    if present > size || total == 0 || norm.len() < counts.len() {
+    if present > size
+        || present == 0
+        || total == 0
+        || norm.len() < counts.len()
+        || counts.len() > MAX_SYMS
+    {
         return false;
     }
+    // The present symbols only, in symbol order (so ties break as they
+    // would over the whole alphabet): index, count, normalized count.
+    let mut at = [0usize; MAX_SYMS];
+    let mut cf = [0f64; MAX_SYMS];
+    let mut nv = [0i16; MAX_SYMS];
+    let mut k = 0usize;
     let mut sum = 0i64;
-    for (n, &c) in norm.iter_mut().zip(counts) {
-        *n = if c == 0 {
-            0
-        } else {
-            ((u64::from(c) << log) / u64::from(total)).max(1) as i16
-        };
-        sum += i64::from(*n);
-    }
-    // Gain (in bits) of raising symbol s by one, loss of lowering it.
-    let gain = |c: u32, n: i16| f64::from(c) * (f64::from(n + 1) / f64::from(n)).log2();
-    let loss = |c: u32, n: i16| {
-        if n <= 1 {
-            f64::INFINITY
-        } else {
-            f64::from(c) * (f64::from(n) / f64::from(n - 1)).log2()
+    for (s, (n, &c)) in norm.iter_mut().zip(counts).enumerate() {
+        *n = 0;
+        if c > 0 {
+            let v = ((u64::from(c) << log) / u64::from(total)).max(1) as i16;
+            at[k] = s;
+            cf[k] = f64::from(c);
+            nv[k] = v;
+            k += 1;
+            sum += i64::from(v);
         }
+    }
+    let (cf, nv) = (&cf[..k], &mut nv[..k]);
+    // Gain (in bits) of raising symbol j by one, loss of lowering it.
+    let up = &tables().up;
+    let ratio = |n: i16| match up.get(n as usize) {
+        Some(&r) => r,
+        None => log2_ratio(n),
     };
-    let best_up = |norm: &[i16]| {
+    let best_up = |nv: &[i16]| {
         let mut best = (f64::NEG_INFINITY, usize::MAX);
-        for (s, &c) in counts.iter().enumerate() {
-            if c > 0 {
-                let g = gain(c, norm[s]);
-                if g > best.0 {
-                    best = (g, s);
-                }
+        for (j, (&c, &n)) in cf.iter().zip(nv.iter()).enumerate() {
+            let g = c * ratio(n);
+            if g > best.0 {
+                best = (g, j);
             }
         }
         best
     };
-    let best_down = |norm: &[i16], skip: usize| {
+    let best_down = |nv: &[i16], skip: usize| {
         let mut best = (f64::INFINITY, usize::MAX);
-        for (s, &c) in counts.iter().enumerate() {
-            if c > 0 && s != skip {
-                let l = loss(c, norm[s]);
+        for (j, (&c, &n)) in cf.iter().zip(nv.iter()).enumerate() {
+            if j != skip {
+                let l = if n <= 1 {
+                    f64::INFINITY
+                } else {
+                    c * ratio(n - 1)
+                };
                 if l < best.0 {
-                    best = (l, s);
+                    best = (l, j);
                 }
             }
         }
         best
     };
     while sum < size {
-        let (_, s) = best_up(norm);
-        norm[s] += 1;
+        let (_, j) = best_up(nv);
+        nv[j] += 1;
         sum += 1;
     }
     while sum > size {
-        let (l, s) = best_down(norm, usize::MAX);
+        let (l, j) = best_down(nv, usize::MAX);
         if !l.is_finite() {
             return false;
         }
-        norm[s] -= 1;
+        nv[j] -= 1;
         sum -= 1;
     }
     // Local exchanges until no move of one unit helps.
     for _ in 0..256 {
-        let (g, up) = best_up(norm);
-        let (l, down) = best_down(norm, up);
-        if down == usize::MAX || g <= l + 1e-9 {
+        let (g, u) = best_up(nv);
+        let (l, d) = best_down(nv, u);
+        if d == usize::MAX || g <= l + 1e-9 {
             break;
         }
-        norm[up] += 1;
-        norm[down] -= 1;
+        nv[u] += 1;
+        nv[d] -= 1;
+    }
+    for (&s, &v) in at.iter().zip(nv.iter()) {
+        norm[s] = v;
     }
     true
 }
-
 /// Append the normalized-count header (RFC §4.1.1) of `norm` (the last entry
 /// non-zero), returning its length in bytes.
 pub(crate) fn write_ncount(norm: &[i16], log: u32, out: &mut Vec<u8>) -> usize {
@@ -326,6 +383,122 @@ mod tests {
         assert!(t.build(&LL_DEFAULT, 6));
         assert!(t.build(&ML_DEFAULT, 6));
         assert!(t.build(&OF_DEFAULT, 5));
+    }
+
+    /// The lookup tables hold exactly what the direct expressions give,
+    /// around and past their end.
+    #[test]
+    fn tables_equal_direct_values() {
+        for x in 0..TABLE_LEN as u32 + 40 {
+            assert_eq!(log2_256(x), log2_256_direct(x), "log2_256({x})");
+        }
+        let up = &tables().up;
+        for (n, r) in up.iter().enumerate().skip(1) {
+            assert_eq!(r.to_bits(), log2_ratio(n as i16).to_bits(), "ratio {n}");
+        }
+        assert_eq!(log2_256(1 << 9), 9 * 256);
+        assert_eq!(log2_256(1), 0);
+    }
+
+    /// The normalization as first written (every symbol scanned, logarithms
+    /// computed directly): the present-symbol version must agree exactly.
+    fn normalize_reference(counts: &[u32], total: u32, log: u32, norm: &mut [i16]) -> bool {
+        let size = 1i64 << log;
+        let present = counts.iter().filter(|&&c| c > 0).count() as i64;
+        if present > size || total == 0 || norm.len() < counts.len() {
+            return false;
+        }
+        let mut sum = 0i64;
+        for (n, &c) in norm.iter_mut().zip(counts) {
+            *n = if c == 0 {
+                0
+            } else {
+                ((u64::from(c) << log) / u64::from(total)).max(1) as i16
+            };
+            sum += i64::from(*n);
+        }
+        // Gain (in bits) of raising symbol s by one, loss of lowering it.
+        let gain = |c: u32, n: i16| f64::from(c) * log2_ratio(n);
+        let loss = |c: u32, n: i16| {
+            if n <= 1 {
+                f64::INFINITY
+            } else {
+                f64::from(c) * log2_ratio(n - 1)
+            }
+        };
+        let best_up = |norm: &[i16]| {
+            let mut best = (f64::NEG_INFINITY, usize::MAX);
+            for (s, &c) in counts.iter().enumerate() {
+                if c > 0 {
+                    let g = gain(c, norm[s]);
+                    if g > best.0 {
+                        best = (g, s);
+                    }
+                }
+            }
+            best
+        };
+        let best_down = |norm: &[i16], skip: usize| {
+            let mut best = (f64::INFINITY, usize::MAX);
+            for (s, &c) in counts.iter().enumerate() {
+                if c > 0 && s != skip {
+                    let l = loss(c, norm[s]);
+                    if l < best.0 {
+                        best = (l, s);
+                    }
+                }
+            }
+            best
+        };
+        while sum < size {
+            let (_, s) = best_up(norm);
+            norm[s] += 1;
+            sum += 1;
+        }
+        while sum > size {
+            let (l, s) = best_down(norm, usize::MAX);
+            if !l.is_finite() {
+                return false;
+            }
+            norm[s] -= 1;
+            sum -= 1;
+        }
+        // Local exchanges until no move of one unit helps.
+        for _ in 0..256 {
+            let (g, up) = best_up(norm);
+            let (l, down) = best_down(norm, up);
+            if down == usize::MAX || g <= l + 1e-9 {
+                break;
+            }
+            norm[up] += 1;
+            norm[down] -= 1;
+        }
+        true
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        #[test]
+        fn normalize_equals_reference(
+            raw in proptest::collection::vec((0usize..MAX_SYMS, 0u32..5000), 1..64),
+            flat in proptest::prelude::any::<bool>(),
+            log in 5u32..=9,
+        ) {
+            let mut counts = [0u32; MAX_SYMS];
+            for &(s, c) in &raw {
+                counts[s] = if flat { 1 + c % 3 } else { c };
+            }
+            let top = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
+            let counts = &counts[..=top];
+            let total: u32 = counts.iter().sum();
+            let (mut a, mut b) = ([7i16; MAX_SYMS], [9i16; MAX_SYMS]);
+            let ok = normalize(counts, total, log, &mut a[..=top]);
+            let ok_ref = normalize_reference(counts, total, log, &mut b[..=top]);
+            proptest::prop_assert_eq!(ok, ok_ref);
+            if ok {
+                proptest::prop_assert_eq!(&a[..=top], &b[..=top]);
+            }
+        }
     }
 
     #[test]

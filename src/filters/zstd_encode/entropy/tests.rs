@@ -328,6 +328,107 @@ proptest! {
     }
 }
 
+/// The price of every FSE table `Stream::choose` may consider, at every
+/// accuracy log, for `counts` (total `nb`).
+fn fse_prices(counts: &[u32], nb: usize) -> Vec<u64> {
+    let top = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
+    let counts = &counts[..=top];
+    let distinct = counts.iter().filter(|&&c| c > 0).count();
+    let min_log = (usize::BITS - (distinct - 1).leading_zeros()).max(5);
+    let mut scratch = Vec::new();
+    let mut out = Vec::new();
+    for log in min_log..=fse::MAX_LOG {
+        let mut norm = [0i16; fse::MAX_SYMS];
+        if fse::normalize(counts, nb as u32, log, &mut norm[..=top]) {
+            let hdr = fse::ncount_bytes(&norm[..=top], log, &mut scratch) as u64 * 8 * 256;
+            out.push(hdr + fse::data_cost256(counts, &norm[..=top], log) + u64::from(log) * 256);
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// The bound that lets `choose` skip the FSE search is below every FSE
+    /// price, for tiny, skewed and flat code histograms.
+    #[test]
+    fn fse_lower_bound_is_below_every_price(
+        raw in proptest::collection::vec((0usize..53, 1u32..3000), 2..40),
+        skew in 0u32..4,
+    ) {
+        let mut counts = [0u32; fse::MAX_SYMS];
+        for (i, &(s, c)) in raw.iter().enumerate() {
+            // skew 0: flat; higher: one dominant code and a tail of ones.
+            counts[s] += if skew == 0 || i == 0 { c } else { 1 + c % skew };
+        }
+        let nb: u32 = counts.iter().sum();
+        prop_assume!(counts.iter().filter(|&&c| c > 0).count() >= 2);
+        let lb = fse_lower_bound(&counts, nb as usize);
+        for p in fse_prices(&counts, nb as usize) {
+            prop_assert!(lb <= p, "bound {} above price {}", lb, p);
+        }
+    }
+
+    /// Blocks of a few sequences (the label streams' case) round trip
+    /// through our decoder and libzstd, one block and several per frame.
+    #[test]
+    fn few_sequence_blocks_round_trip(
+        runs in proptest::collection::vec((0u8..4, 1usize..400), 1..24),
+        noise_at in proptest::collection::vec((0usize..6000, any::<u8>()), 0..12),
+        block in 64usize..4096,
+    ) {
+        let mut src: Vec<u8> = runs.iter().flat_map(|&(b, k)| std::iter::repeat_n(b * 60, k)).collect();
+        for (i, b) in noise_at {
+            if let Some(x) = src.get_mut(i) {
+                *x = b;
+            }
+        }
+        check(&src, block, 20, true);
+    }
+}
+
+/// Exhaustively small histograms: the bound holds with two or three codes of
+/// counts 1..=12.
+#[test]
+fn fse_lower_bound_small_histograms() {
+    for a in 1..=12u32 {
+        for b in 1..=12u32 {
+            for c in 0..=12u32 {
+                let mut counts = [0u32; fse::MAX_SYMS];
+                counts[0] = a;
+                counts[7] = b;
+                counts[35] = c;
+                let nb = (a + b + c) as usize;
+                let lb = fse_lower_bound(&counts, nb);
+                for p in fse_prices(&counts, nb) {
+                    assert!(lb <= p, "{a} {b} {c}: bound {lb} above {p}");
+                }
+            }
+        }
+    }
+}
+
+/// `all_equal` against the bytewise definition, one differing byte at every
+/// position of lengths around the 32-byte pieces.
+#[test]
+fn all_equal_matches_bytewise() {
+    assert!(all_equal(&[]));
+    for len in [1usize, 2, 31, 32, 33, 63, 64, 65, 100] {
+        let v = vec![9u8; len];
+        assert!(all_equal(&v));
+        for at in 0..len {
+            let mut w = v.clone();
+            w[at] = 8;
+            assert_eq!(
+                all_equal(&w),
+                w.iter().all(|&b| b == w[0]),
+                "len {len} at {at}"
+            );
+            assert!(!all_equal(&w) || len == 1);
+        }
+    }
+}
+
 #[test]
 fn repeated_block_reuses_tables() {
     let src = text(4000, 51);
