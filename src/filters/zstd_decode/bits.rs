@@ -133,14 +133,26 @@ impl<'a> BackBits<'a> {
         }
     }
 
+    /// [`BackBits::refill`] without the branch on a zero step (reloading the
+    /// same window is harmless): for the sequence loop, which reads enough
+    /// bits per refill that the step is almost never zero. (The Huffman
+    /// weight decoder refills after every few bits and keeps the branch.)
+    #[inline(always)]
+    pub(crate) fn refill_always(&mut self) {
+        let step = ((self.consumed >> 3) as usize).min(self.ptr);
+        self.ptr -= step;
+        self.consumed -= 8 * step as u32;
+        self.container = self.window(self.ptr);
+    }
+
     /// The 8 bytes at `at`, clamped to the last window of the stream (a
     /// compare and a conditional move; the slice `get` of `le64` costs two
-    /// compares and a branch). Streams shorter than 8 bytes never get here
-    /// with a read (their `ptr` is 0, so `refill` steps 0), and read 0.
+    /// compares and a branch). Streams shorter than 8 bytes keep their
+    /// container (right-aligned stream; `ptr` stays 0).
     #[inline(always)]
     fn window(&self, at: usize) -> u64 {
         if self.lim + 8 != self.data.len() {
-            return 0;
+            return self.container;
         }
         let at = at.min(self.lim);
         // SAFETY: at <= lim = data.len() - 8, so at..at + 8 is in bounds.
@@ -207,21 +219,29 @@ mod tests {
     }
 
     /// Streams of every length around the 8-byte window (the clamped
-    /// refill load) read back every byte, then are exactly finished.
+    /// refill load) read back every byte, then are exactly finished, with
+    /// either refill.
     #[test]
     fn backward_every_length_reads_back_its_bytes() {
-        for n in 1..=24usize {
+        fn refill(r: &mut BackBits, always: bool) {
+            if always {
+                r.refill_always();
+            } else {
+                r.refill();
+            }
+        }
+        for (n, always) in (1..=24usize).flat_map(|n| [(n, false), (n, true)]) {
             let mut data: Vec<u8> = (0..n as u8).map(|b| b.wrapping_mul(29) ^ 0x5A).collect();
             data.push(1);
             let mut r = BackBits::new(&data, 0).unwrap();
             for i in (0..n).rev() {
-                r.refill();
+                refill(&mut r, always);
                 assert_eq!(r.read(8) as u8, data[i], "len {n} byte {i}");
             }
-            r.refill();
+            refill(&mut r, always);
             assert!(r.finished(), "len {n}");
             r.read(1);
-            r.refill();
+            refill(&mut r, always);
             assert!(r.overflowed(), "len {n}");
         }
     }

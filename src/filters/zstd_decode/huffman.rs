@@ -6,6 +6,23 @@ use super::bits::BackBits;
 use super::fse::{self, Cell};
 use super::{corrupt, Result};
 
+/// False when a test asks for the plain 4-stream loop only (the fast loop
+/// must give the same output and errors on any input).
+#[inline(always)]
+fn fast_loop_enabled() -> bool {
+    #[cfg(test)]
+    if NO_FAST_LOOP.with(|f| f.get()) {
+        return false;
+    }
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to skip [`HufTable::decode_4_fast`].
+    pub(crate) static NO_FAST_LOOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Largest code length (RFC 8878 §4.2.1: Max_Number_of_Bits <= 11).
 pub(crate) const MAX_BITS: u32 = 11;
 const TABLE_SIZE: usize = 1 << MAX_BITS;
@@ -182,20 +199,25 @@ impl HufTable {
         if 3 * seg > out.len() {
             return Err(corrupt(offset, "too few literals for 4 streams"));
         }
-        let (o1, rest) = out.split_at_mut(seg);
-        let (o2, rest) = rest.split_at_mut(seg);
-        let (o3, o4) = rest.split_at_mut(seg);
         let o = offset + 6;
         let mut r1 = BackBits::new(&body[..e1], o)?;
         let mut r2 = BackBits::new(&body[e1..e2], o + e1)?;
         let mut r3 = BackBits::new(&body[e2..e3], o + e2)?;
         let mut r4 = BackBits::new(&body[e3..], o + e3)?;
-        let fast = self.decode_4_fast(
-            body,
-            [0, e1, e2, e3],
-            [&mut r1, &mut r2, &mut r3, &mut r4],
-            [&mut *o1, &mut *o2, &mut *o3, &mut *o4],
-        );
+        let fast = if fast_loop_enabled() {
+            self.decode_4_fast(
+                body,
+                [0, e1, e2, e3],
+                [&mut r1, &mut r2, &mut r3, &mut r4],
+                out,
+                seg,
+            )
+        } else {
+            0
+        };
+        let (o1, rest) = out.split_at_mut(seg);
+        let (o2, rest) = rest.split_at_mut(seg);
+        let (o3, o4) = rest.split_at_mut(seg);
         let (o1, o2, o3, o4) = (
             &mut o1[fast..],
             &mut o2[fast..],
@@ -242,99 +264,125 @@ impl HufTable {
     }
 }
 
-/// Bytes a stream must keep below its window for one fast-loop round
-/// (2 refills of at most 7 bytes each).
-const FAST_MARGIN: usize = 14;
 /// Symbols per stream per refill in the fast loop: after a refill at least
 /// 57 bits are loaded, and 5 codes of at most 11 bits take 55.
 const PER_REFILL: usize = 5;
 const ROUND: usize = 2 * PER_REFILL;
+/// Bytes a stream must have below its window at the start of a fast-loop
+/// round: a refill steps back `trailing_zeros / 8 <= 64 / 8 = 8` bytes
+/// (whatever the bits hold), and a round refills twice.
+const ROUND_STEP_MAX: usize = 16;
 
 impl HufTable {
     /// Bulk of the 4-stream decode while every stream is far from its start:
-    /// 10 symbols per stream per round, refills without clamping, bits kept
-    /// left-aligned in one register per stream with a marker bit below them
-    /// (its trailing-zero count is the bits consumed since the load). Returns
-    /// the symbols decoded per stream (a multiple of 10); the readers are
-    /// left positioned after them.
+    /// 10 symbols per stream per round, bits kept left-aligned in one
+    /// register per stream with a marker bit below them (its trailing-zero
+    /// count is the bits consumed since the load). `out` holds the four
+    /// output segments of `seg` bytes (the last one shorter). Returns the
+    /// symbols decoded per stream (a multiple of 10); the readers are left
+    /// positioned after them.
+    ///
+    /// Stream windows are raw pointers into `body` and the output is written
+    /// through one raw pointer: 4 pointers, 4 bit registers, the table and
+    /// the output pointer fit the x86-64 registers, where slices and indices
+    /// spilled about a dozen values per round. Every round first checks that
+    /// each stream's window has `ROUND_STEP_MAX` bytes of its own stream
+    /// below it and that 10 output bytes remain in the shortest segment.
     #[inline(always)]
     fn decode_4_fast(
         &self,
         body: &[u8],
         starts: [usize; 4],
         readers: [&mut BackBits; 4],
-        outs: [&mut [u8]; 4],
+        out: &mut [u8],
+        seg: usize,
     ) -> usize {
         // Largest start of an 8-byte window in `body` (none: no fast loop).
         let Some(lim) = body.len().checked_sub(8) else {
             return 0;
         };
-        let mut ptr = [0usize; 4];
+        // The last segment is the shortest; rounds stay inside it.
+        let Some(last) = out.len().checked_sub(3 * seg) else {
+            return 0;
+        };
+        let rounds = last / ROUND;
+        let mut pos = [0usize; 4];
         let mut used = [0u32; 4];
         for k in 0..4 {
             let (p, c) = readers[k].position();
-            ptr[k] = starts[k] + p;
+            pos[k] = starts[k] + p;
             used[k] = c;
+            // Windows start inside `body` (readers keep them in their
+            // stream); checked here so the pointer arithmetic below rests
+            // on nothing outside this function.
+            if pos[k] > lim {
+                return 0;
+            }
         }
-        let mut i = 0usize;
         let cells = &*self.cells;
-        let [mut p0, mut p1, mut p2, mut p3] = ptr;
-        let [s0, s1, s2, s3] = starts;
-        let [o0, o1, o2, o3] = outs;
+        let base = body.as_ptr();
+        // Lowest window start at which a round may begin, per stream (as
+        // addresses; never dereferenced, so wrapping arithmetic).
+        let lo = starts.map(|s| base.wrapping_add(s + ROUND_STEP_MAX) as usize);
+        // SAFETY: pos[k] <= lim = body.len() - 8 (checked above).
+        let [mut p0, mut p1, mut p2, mut p3] = pos.map(|p| unsafe { base.add(p) });
         // The marker bit (the stream's lowest loaded bit, never consumed
         // before the next refill: at most 7 + 55 bits are) sits at `used`.
         let marked = |p: usize, u: u32| (load(body, p) | 1) << (u & 63);
         let (mut b0, mut b1, mut b2, mut b3) = (
-            marked(p0, used[0]),
-            marked(p1, used[1]),
-            marked(p2, used[2]),
-            marked(p3, used[3]),
+            marked(pos[0], used[0]),
+            marked(pos[1], used[1]),
+            marked(pos[2], used[2]),
+            marked(pos[3], used[3]),
         );
         // Refill one stream: step back over whole bytes read, reload, realign.
         macro_rules! refill {
             ($p:ident, $b:ident) => {
                 let c = $b.trailing_zeros();
-                $p -= (c >> 3) as usize;
-                $b = (load_in_window(body, lim, $p) | 1) << (c & 7);
+                // SAFETY: at the round's start `$p` was at least
+                // ROUND_STEP_MAX bytes above its stream's start in `body`
+                // (checked), and a round steps back at most 2 * 8 bytes
+                // (c <= 64), so `$p` stays inside `body`; it only ever moves
+                // down from at most `lim`, so `$p..$p + 8` is inside `body`.
+                $p = unsafe { $p.sub((c >> 3) as usize) };
+                // SAFETY: as above, the 8 bytes at `$p` are inside `body`.
+                let v = unsafe { $p.cast::<u64>().read_unaligned() };
+                $b = (u64::from_le(v) | 1) << (c & 7);
             };
         }
-        // Decode one symbol of one stream into `$w[$j]`.
-        macro_rules! sym {
-            ($b:ident, $w:ident, $j:expr) => {
-                let v = cells[($b >> (64 - MAX_BITS)) as usize & TABLE_MASK];
-                $b <<= u32::from(v & 0xFF);
-                $w[$j] = (v >> 8) as u8;
-            };
-        }
-        // Rounds left before some stream could come within FAST_MARGIN of
-        // its start (each round steps a window back by at most FAST_MARGIN
-        // bytes); recomputed when used up, so the loop checks one counter.
-        let mut budget = 0usize;
-        let rounds = o0
-            .chunks_exact_mut(ROUND)
-            .zip(o1.chunks_exact_mut(ROUND))
-            .zip(o2.chunks_exact_mut(ROUND))
-            .zip(o3.chunks_exact_mut(ROUND));
-        for (((w0, w1), w2), w3) in rounds {
-            // Exact chunks: the conversions cannot fail.
-            let (Ok(w0), Ok(w1), Ok(w2), Ok(w3)) = (
-                <&mut [u8; ROUND]>::try_from(w0),
-                <&mut [u8; ROUND]>::try_from(w1),
-                <&mut [u8; ROUND]>::try_from(w2),
-                <&mut [u8; ROUND]>::try_from(w3),
-            ) else {
+        let q0 = out.as_mut_ptr();
+        // The shift that brings a stream's next 11 bits down, hidden from
+        // the optimizer so it stays in a register: with BMI2 the symbol
+        // lookup is then one `shrx` (three operands) instead of a copy and
+        // a shift by an immediate.
+        let sh: u32 = std::hint::black_box(64 - MAX_BITS);
+        let mut i = 0usize;
+        while i < rounds * ROUND {
+            if (p0 as usize) < lo[0]
+                || (p1 as usize) < lo[1]
+                || (p2 as usize) < lo[2]
+                || (p3 as usize) < lo[3]
+            {
                 break;
-            };
-            if budget == 0 {
-                let room = (p0 - s0).min(p1 - s1).min(p2 - s2).min(p3 - s3);
-                budget = room / FAST_MARGIN;
-                if budget == 0 {
-                    break;
-                }
             }
-            budget -= 1;
-            // Two halves of PER_REFILL (5) symbols per stream, written out
-            // so every output index is a constant (no bounds checks).
+            // SAFETY: i + ROUND <= last (the loop bound), so the round's
+            // outputs q + k * seg + j (k < 4, j < ROUND) lie inside `out`
+            // (3 * seg + last = out.len()).
+            let q = unsafe { q0.add(i) };
+            // Decode one symbol of one stream into `q[$k * seg + $j]`.
+            macro_rules! sym {
+                ($b:ident, $k:expr, $j:expr) => {
+                    let at = ($b >> sh) as usize;
+                    debug_assert!(at < TABLE_SIZE);
+                    // SAFETY: `sh` is 64 - MAX_BITS (black_box is the
+                    // identity), so `at` < 2^MAX_BITS = cells.len().
+                    let v = unsafe { *cells.get_unchecked(at) };
+                    $b <<= u32::from(v & 0xFF);
+                    // SAFETY: inside `out`, see `q`.
+                    unsafe { *q.add($k * seg + $j) = (v >> 8) as u8 };
+                };
+            }
+            // Two halves of PER_REFILL (5) symbols per stream.
             macro_rules! half {
                 ($($j:expr),*) => {
                     refill!(p0, b0);
@@ -342,10 +390,10 @@ impl HufTable {
                     refill!(p2, b2);
                     refill!(p3, b3);
                     $(
-                        sym!(b0, w0, $j);
-                        sym!(b1, w1, $j);
-                        sym!(b2, w2, $j);
-                        sym!(b3, w3, $j);
+                        sym!(b0, 0, $j);
+                        sym!(b1, 1, $j);
+                        sym!(b2, 2, $j);
+                        sym!(b3, 3, $j);
                     )*
                 };
             }
@@ -357,30 +405,12 @@ impl HufTable {
             let ptr = [p0, p1, p2, p3];
             let bits = [b0, b1, b2, b3];
             for k in 0..4 {
-                readers[k].set_position(ptr[k] - starts[k], bits[k].trailing_zeros());
+                let at = (ptr[k] as usize).wrapping_sub(base as usize);
+                readers[k].set_position(at.wrapping_sub(starts[k]), bits[k].trailing_zeros());
             }
         }
         i
     }
-}
-
-/// The 8 bytes at `at` of the fast loop's input, which lie inside `body`:
-/// every stream's window starts at most 8 bytes before that stream's end
-/// (which is at or before `body`'s end) and only moves down, and the round
-/// budget keeps it at or after the stream's start. The read does not rest on
-/// that: the position is clamped to `lim = body.len() - 8` (a compare and a
-/// conditional move instead of the two compares and a branch of a slice
-/// `get`), so no file byte is ever read out of bounds.
-#[inline(always)]
-fn load_in_window(body: &[u8], lim: usize, at: usize) -> u64 {
-    debug_assert!(at <= lim && lim + 8 == body.len());
-    let at = at.min(lim);
-    if lim + 8 > body.len() {
-        return 0; // never taken (lim = body.len() - 8), kept for the proof
-    }
-    // SAFETY: at <= lim and lim + 8 <= body.len(), so at..at + 8 is in bounds.
-    let v = unsafe { body.as_ptr().add(at).cast::<u64>().read_unaligned() };
-    u64::from_le(v)
 }
 
 #[inline(always)]
@@ -486,6 +516,167 @@ mod tests {
         assert_eq!(t.cells[TABLE_SIZE / 4], (1 << 8) | 2);
         assert_eq!(t.cells[TABLE_SIZE / 2], (2 << 8) | 1);
         assert_eq!(t.cells[TABLE_SIZE - 1], (2 << 8) | 1);
+    }
+
+    /// A complete Huffman code from a seed: start with two 1-bit codes and
+    /// split random leaves (up to 11 bits) `splits` times; the leaves go to
+    /// distinct random symbols. Returns the stored weights (the last used
+    /// symbol's weight implied).
+    fn random_tree(seed: u64, splits: usize) -> Vec<u8> {
+        let mut r = seed | 1;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        let mut lens = vec![1u32, 1];
+        for _ in 0..splits.min(254) {
+            let k = next() as usize % lens.len();
+            if lens[k] < MAX_BITS {
+                lens[k] += 1;
+                lens.push(lens[k]);
+            }
+        }
+        let max = *lens.iter().max().unwrap();
+        let mut syms: Vec<usize> = (0..256).collect();
+        for i in (1..256).rev() {
+            syms.swap(i, next() as usize % (i + 1));
+        }
+        let mut w = [0u8; 256];
+        for (k, &l) in lens.iter().enumerate() {
+            w[syms[k]] = (max + 1 - l) as u8;
+        }
+        let last = (0..256).rev().find(|&s| w[s] > 0).unwrap();
+        w[..last].to_vec()
+    }
+
+    /// One backward Huffman stream of `syms` (RFC 8878 §4.2.2): codes
+    /// written last symbol first from bit 0 up, then the marker bit.
+    fn encode_stream(t: &HufTable, syms: &[u8]) -> Vec<u8> {
+        let code = |s: u8| -> Option<(u64, u32)> {
+            let at = t
+                .cells
+                .iter()
+                .position(|&v| (v >> 8) as u8 == s && v & 0xFF > 0)?;
+            let len = u32::from(t.cells[at] & 0xFF);
+            Some(((at >> (MAX_BITS - len)) as u64, len))
+        };
+        let mut bits: Vec<bool> = Vec::new();
+        for &s in syms.iter().rev() {
+            let (c, len) = code(s).expect("symbol in the tree");
+            for b in 0..len {
+                bits.push(c >> b & 1 == 1);
+            }
+        }
+        bits.push(true);
+        let mut out = vec![0u8; bits.len().div_ceil(8)];
+        for (i, &b) in bits.iter().enumerate() {
+            if b {
+                out[i / 8] |= 1 << (i % 8);
+            }
+        }
+        out
+    }
+
+    /// Decode the 4-stream section with and without the fast loop (on the
+    /// dispatched and the portable build): same result, and on success the
+    /// same output bytes.
+    fn both_loops(t: &HufTable, src: &[u8], n: usize) -> (bool, Vec<u8>) {
+        let mut results = Vec::new();
+        for portable in [false, true] {
+            for plain in [false, true] {
+                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                NO_FAST_LOOP.with(|f| f.set(plain));
+                let mut out = vec![0xA5u8; n];
+                let ok = t.decode_4(src, &mut out, 0).is_ok();
+                NO_FAST_LOOP.with(|f| f.set(false));
+                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                results.push((ok, out));
+            }
+        }
+        // On an error the output is unspecified (the loops stop at
+        // different points); success and its bytes must agree.
+        for (k, r) in results.iter().enumerate() {
+            assert!(
+                r.0 == results[0].0 && (!r.0 || r.1 == results[0].1),
+                "fast and plain 4-stream loops disagree (variant {k}, ok {} vs {})",
+                r.0,
+                results[0].0
+            );
+        }
+        results.swap_remove(0)
+    }
+
+    /// Symbols drawn from the tree's alphabet, skewed toward short codes.
+    fn symbols(t: &HufTable, n: usize, seed: u64) -> Vec<u8> {
+        let mut r = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                (t.cells[(r >> 53) as usize] >> 8) as u8
+            })
+            .collect()
+    }
+
+    fn four_streams(t: &HufTable, syms: &[u8]) -> Vec<u8> {
+        let seg = syms.len().div_ceil(4);
+        let parts: Vec<Vec<u8>> = (0..4)
+            .map(|k| {
+                encode_stream(
+                    t,
+                    &syms[(k * seg).min(syms.len())..((k + 1) * seg).min(syms.len())],
+                )
+            })
+            .collect();
+        let mut src = Vec::new();
+        for p in &parts[..3] {
+            src.extend_from_slice(&(p.len() as u16).to_le_bytes());
+        }
+        for p in &parts {
+            src.extend_from_slice(p);
+        }
+        src
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// Valid 4-stream sections decode to their symbols through the fast
+        /// loop, and every corruption (flipped bytes, a cut stream, a wrong
+        /// jump table, a wrong literal count) gives the same result with and
+        /// without the fast loop (and the same bytes when it decodes).
+        #[test]
+        fn fast_loop_equals_plain_loop(
+            tree in proptest::num::u64::ANY,
+            splits in 1usize..300,
+            n in 4usize..3000,
+            seed in proptest::num::u64::ANY,
+            flips in proptest::collection::vec((proptest::num::usize::ANY, 1u8..=255), 0..4),
+            cut in 0usize..3,
+            dn in 0usize..3,
+        ) {
+            let stored = random_tree(tree, splits);
+            let mut t = HufTable::new();
+            t.build(&stored, 0).unwrap();
+            let syms = symbols(&t, n, seed);
+            let src = four_streams(&t, &syms);
+            let (ok, out) = both_loops(&t, &src, n);
+            proptest::prop_assert!(ok);
+            proptest::prop_assert_eq!(&out, &syms);
+            let mut bad = src.clone();
+            for &(at, x) in &flips {
+                let i = at % bad.len();
+                bad[i] ^= x;
+            }
+            bad.truncate(bad.len() - cut.min(bad.len()));
+            both_loops(&t, &bad, n);
+            // Another literal count than the streams hold.
+            both_loops(&t, &src, n + dn * 7 + 1);
+            both_loops(&t, &src, n.saturating_sub(dn * 5 + 1).max(4));
+        }
     }
 
     #[test]

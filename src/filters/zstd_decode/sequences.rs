@@ -600,87 +600,100 @@ fn execute_body(
     // Extra bits a sequence may read after one refill (56 bits) and still leave
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
-    for i in 0..nb_seq {
-        r.refill();
-        let of = of_t[of_s & 511];
-        let ll = ll_t[ll_s & 511];
-        let ml = ml_t[ml_s & 511];
-        // One refill leaves >= 56 bits: the offset (<= 31) and match length
-        // (<= 16) extras always fit; a second refill is needed only when all
-        // three extras and the state updates together could exceed 56 bits.
-        let off_val = of.base + r.read(u32::from(of.extra)) as u32;
-        let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
-        if u32::from(of.extra) + u32::from(ml.extra) + u32::from(ll.extra) > extra_budget {
-            r.refill();
-        }
-        let ll_v = (ll.base + r.read(u32::from(ll.extra)) as u32) as usize;
-        if i + 1 < nb_seq {
-            ll_s = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
-            ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
-            of_s = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
-        }
-        // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
-        let dist = if off_val > 3 {
-            r2 = r1;
-            r1 = r0;
-            r0 = off_val - 3;
-            r0
-        } else {
-            match off_val - 1 + u32::from(ll_v == 0) {
-                0 => r0,
-                1 => {
-                    std::mem::swap(&mut r0, &mut r1);
-                    r0
-                }
-                2 => {
-                    let o = r2;
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = o;
-                    o
-                }
-                _ => {
-                    let o = r0.wrapping_sub(1);
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = o;
-                    o
-                }
+    // One sequence (index `$i`); `$update` reads the next states (all but
+    // the last sequence), so the loop below has no per-sequence test for it.
+    macro_rules! sequence {
+        ($i:expr, $update:expr) => {{
+            let i: usize = $i;
+            r.refill_always();
+            let of = of_t[of_s & 511];
+            let ll = ll_t[ll_s & 511];
+            let ml = ml_t[ml_s & 511];
+            // One refill leaves >= 56 bits: the offset (<= 31) and match length
+            // (<= 16) extras always fit; a second refill is needed only when all
+            // three extras and the state updates together could exceed 56 bits.
+            let off_val = of.base + r.read(u32::from(of.extra)) as u32;
+            let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
+            if u32::from(of.extra) + u32::from(ml.extra) + u32::from(ll.extra) > extra_budget {
+                r.refill_always();
             }
-        } as usize;
-        let lit_end = lit_pos + ll_v;
-        if lit_end > lit_len {
-            return Err(corrupt(
-                offset,
-                format!("sequence {i} uses more literals than decoded"),
-            ));
+            let ll_v = (ll.base + r.read(u32::from(ll.extra)) as u32) as usize;
+            // (The last sequence's copy never reads the states after it.)
+            #[allow(unused_assignments)]
+            if $update {
+                ll_s = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
+                ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
+                of_s = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
+            }
+            // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
+            let dist = if off_val > 3 {
+                r2 = r1;
+                r1 = r0;
+                r0 = off_val - 3;
+                r0
+            } else {
+                match off_val - 1 + u32::from(ll_v == 0) {
+                    0 => r0,
+                    1 => {
+                        std::mem::swap(&mut r0, &mut r1);
+                        r0
+                    }
+                    2 => {
+                        let o = r2;
+                        r2 = r1;
+                        r1 = r0;
+                        r0 = o;
+                        o
+                    }
+                    _ => {
+                        let o = r0.wrapping_sub(1);
+                        r2 = r1;
+                        r1 = r0;
+                        r0 = o;
+                        o
+                    }
+                }
+            } as usize;
+            let lit_end = lit_pos + ll_v;
+            if lit_end > lit_len {
+                return Err(corrupt(
+                    offset,
+                    format!("sequence {i} uses more literals than decoded"),
+                ));
+            }
+            let end = pos + ll_v + ml_v;
+            if end > limit {
+                return Err(corrupt(
+                    offset,
+                    format!("sequence {i} writes past the block maximum"),
+                ));
+            }
+            let m_pos = pos + ll_v;
+            if dist == 0 || dist > m_pos - frame_start {
+                return Err(corrupt(
+                    offset,
+                    format!("sequence {i}: offset {dist} reaches before the frame"),
+                ));
+            }
+            if end < wild_out && lit_end < wild_lits {
+                // SAFETY: checked just above: the sequence's literal reads lie in
+                // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
+                // (wild_sequence's contract), both inside their slices; the match
+                // source starts at m_pos - dist >= frame_start.
+                unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
+            } else {
+                buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
+                copy_match(buf, m_pos, dist, ml_v);
+            }
+            lit_pos = lit_end;
+            pos = end;
+        }};
+    }
+    if nb_seq > 0 {
+        for i in 0..nb_seq - 1 {
+            sequence!(i, true);
         }
-        let end = pos + ll_v + ml_v;
-        if end > limit {
-            return Err(corrupt(
-                offset,
-                format!("sequence {i} writes past the block maximum"),
-            ));
-        }
-        let m_pos = pos + ll_v;
-        if dist == 0 || dist > m_pos - frame_start {
-            return Err(corrupt(
-                offset,
-                format!("sequence {i}: offset {dist} reaches before the frame"),
-            ));
-        }
-        if end < wild_out && lit_end < wild_lits {
-            // SAFETY: checked just above: the sequence's literal reads lie in
-            // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
-            // (wild_sequence's contract), both inside their slices; the match
-            // source starts at m_pos - dist >= frame_start.
-            unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
-        } else {
-            buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
-            copy_match(buf, m_pos, dist, ml_v);
-        }
-        lit_pos = lit_end;
-        pos = end;
+        sequence!(nb_seq - 1, false);
     }
     r.refill();
     if !r.finished() {

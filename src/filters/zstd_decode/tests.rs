@@ -488,13 +488,19 @@ fn decode_both(frame: &[u8], n: usize) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
 }
 
 /// Decode with the portable loops forced, then with the dispatched ones
-/// (BMI2 where the CPU has it); both must give the same result.
+/// (BMI2 where the CPU has it), then without the Huffman fast loop; all
+/// must give the same result.
 fn portable_vs_dispatched(frame: &[u8], n: usize) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     FORCE_PORTABLE.with(|f| f.set(true));
     let p = decode_both(frame, n);
     FORCE_PORTABLE.with(|f| f.set(false));
     let d = decode_both(frame, n);
     assert!(p == d, "portable and dispatched decoders disagree");
+    // The Huffman 4-stream fast loop left out: same results.
+    super::huffman::NO_FAST_LOOP.with(|f| f.set(true));
+    let plain = decode_both(frame, n);
+    super::huffman::NO_FAST_LOOP.with(|f| f.set(false));
+    assert!(plain == d, "Huffman fast and plain loops disagree");
     d
 }
 
