@@ -579,13 +579,10 @@ mod x86 {
                 // load per plane, two stores, no inner loop.
                 for _ in 0..g.inner {
                     pf.next(row_bytes);
-                    let x = _mm256_loadu_si256(p0.as_ptr().add(s) as *const __m256i);
-                    let y = _mm256_loadu_si256(p1.as_ptr().add(s) as *const __m256i);
-                    let lo = _mm256_unpacklo_epi8(x, y);
-                    let hi = _mm256_unpackhi_epi8(x, y);
+                    let (a, b) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
                     let o = d as *mut __m256i;
-                    _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
-                    _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                    _mm256_storeu_si256(o, a);
+                    _mm256_storeu_si256(o.add(1), b);
                     s += g.ss[1];
                     d = d.wrapping_add(d1);
                 }
@@ -616,6 +613,27 @@ mod x86 {
         }
     }
 
+    /// 32 elements of 2 bytes from their two byte planes at `x` and `y`:
+    /// the first and the second 32 bytes of the interleaved row.
+    ///
+    /// # Safety
+    /// AVX2 available; 32 bytes readable at `x` and at `y`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn interleave32(x: *const u8, y: *const u8) -> (__m256i, __m256i) {
+        // SAFETY: the two 32-byte loads are what the caller promises.
+        unsafe {
+            let x = _mm256_loadu_si256(x as *const __m256i);
+            let y = _mm256_loadu_si256(y as *const __m256i);
+            let lo = _mm256_unpacklo_epi8(x, y);
+            let hi = _mm256_unpackhi_epi8(x, y);
+            (
+                _mm256_permute2x128_si256(lo, hi, 0x20),
+                _mm256_permute2x128_si256(lo, hi, 0x31),
+            )
+        }
+    }
+
     /// [`super::unshuffle2_rows_streamed`]'s kernel: rows of 32 elements
     /// (one 64-byte line each, 64-byte aligned with aligned strides), each
     /// written with two streaming stores, then one store fence so the lines
@@ -634,13 +652,10 @@ mod x86 {
             // SAFETY: every row start is inside the rows the caller vouches for.
             let mut d = dst.add(2 * g.dst0 + a * d0);
             for _ in 0..g.inner {
-                let x = _mm256_loadu_si256(p0.as_ptr().add(s) as *const __m256i);
-                let y = _mm256_loadu_si256(p1.as_ptr().add(s) as *const __m256i);
-                let lo = _mm256_unpacklo_epi8(x, y);
-                let hi = _mm256_unpackhi_epi8(x, y);
+                let (a, b) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
                 let o = d as *mut __m256i;
-                _mm256_stream_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
-                _mm256_stream_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                _mm256_stream_si256(o, a);
+                _mm256_stream_si256(o.add(1), b);
                 s += g.ss[1];
                 d = d.wrapping_add(d1);
             }
