@@ -349,6 +349,14 @@ impl Rows3 {
         self.end(self.dst0, self.ds)
     }
 
+    /// Whether both planes hold every source element and the destination
+    /// end does not overflow: what the rows kernels check before writing.
+    fn planes_fit(&self, p0: &[u8], p1: &[u8]) -> bool {
+        self.src_end()
+            .is_some_and(|end| p0.len() >= end && p1.len() >= end)
+            && self.dst_end().is_some()
+    }
+
     /// Elements written.
     pub fn elements(&self) -> usize {
         self.n.saturating_mul(self.outer).saturating_mul(self.inner)
@@ -372,10 +380,7 @@ pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mu
             && (2 * g.ds[0]) % 64 == 0
             && (2 * g.ds[1]) % 64 == 0;
         if lines && is_x86_feature_detected!("avx2") {
-            let Some(end) = g.src_end() else {
-                return false;
-            };
-            if p0.len() < end || p1.len() < end || g.dst_end().is_none() {
+            if !g.planes_fit(p0, p1) {
                 return false;
             }
             // SAFETY: AVX2 detected; the planes hold `src_end` bytes (checked
@@ -397,10 +402,7 @@ pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mu
 /// `dst` must be valid for writes of `2 · g.dst_end()` bytes, and no other
 /// reference may access the bytes of the rows written while this runs.
 pub unsafe fn unshuffle2_rows(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> bool {
-    let Some(end) = g.src_end() else {
-        return false;
-    };
-    if p0.len() < end || p1.len() < end || g.dst_end().is_none() {
+    if !g.planes_fit(p0, p1) {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
