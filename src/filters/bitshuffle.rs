@@ -173,9 +173,14 @@ pub fn bitunshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
 fn planes_to_rows(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: SSE2 is part of x86-64; the kernel keeps every access inside
-        // `planes` (ts·8·nb bytes) and `rows` (the same size).
-        let done = unsafe { x86::planes_to_rows_sse2(planes, rows, ts, nb) };
+        let done = if is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 detected; the kernel keeps every access inside
+            // `planes` (ts·8·nb bytes) and `rows` (the same size).
+            unsafe { x86::planes_to_rows_avx2(planes, rows, ts, nb) }
+        } else {
+            // SAFETY: SSE2 is part of x86-64; same bounds.
+            unsafe { x86::planes_to_rows_sse2(planes, rows, ts, nb) }
+        };
         planes_to_rows_scalar(planes, rows, ts, nb, done);
         return;
     }
@@ -306,6 +311,37 @@ mod x86 {
                     x = _mm_slli_epi16(x, 1);
                 }
                 c += 2;
+            }
+        }
+        done
+    }
+
+    /// Forward, 4 columns (32 element bytes) at a time: one 32-bit mask per
+    /// bit row; `slli_epi16` brings the next bit of every byte to bit 7 (the
+    /// bits carried in from the lower byte never reach bit 7 in 7 shifts).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn planes_to_rows_avx2(
+        planes: &[u8],
+        rows: &mut [u8],
+        ts: usize,
+        nb: usize,
+    ) -> usize {
+        let n = nb * 8;
+        let done = nb & !3;
+        debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
+        let src = planes.as_ptr();
+        let dst = rows.as_mut_ptr();
+        for j in 0..ts {
+            let out = dst.add(8 * j * nb);
+            let mut c = 0;
+            while c < done {
+                let mut x = _mm256_loadu_si256(src.add(j * n + 8 * c) as *const __m256i);
+                for k in (0..8).rev() {
+                    let m = _mm256_movemask_epi8(x) as u32;
+                    (out.add(k * nb + c) as *mut [u8; 4]).write_unaligned(m.to_le_bytes());
+                    x = _mm256_slli_epi16(x, 1);
+                }
+                c += 4;
             }
         }
         done
