@@ -137,57 +137,180 @@ pub(super) fn read_window(
     let Some(block_bytes) = b.meta.block_bytes(w.elem) else {
         return Ok(false);
     };
+    let grid = BlockGrid {
+        chunk: b.chunk,
+        bs,
+        nb,
+        block_bytes,
+    };
+    #[cfg(feature = "parallel")]
+    if parallel_blocks(&grid, w, &first, &last, out)? {
+        return Ok(true);
+    }
+    for_each_in_box(&first, &last, |g| one_block(&grid, w, g, dec, scratch, out))?;
+    Ok(true)
+}
+
+/// The block geometry of one B2ND chunk, shared by its block decodes.
+struct BlockGrid<'f> {
+    /// The chunk's bytes (one Blosc2 chunk).
+    chunk: &'f [u8],
+    /// Block shape and blocks per dimension.
+    bs: Vec<u64>,
+    nb: Vec<u64>,
+    /// Bytes of one whole block.
+    block_bytes: usize,
+}
+
+/// Most blocks of one window decoded as separate tasks: more are decoded on
+/// the calling thread, so the list of block coordinates stays small
+/// whatever block shape a file declares.
+#[cfg(feature = "parallel")]
+const MAX_PARALLEL_BLOCKS: u64 = 1 << 14;
+
+/// Decode the blocks `first .. last` (block units) of `grid` as separate
+/// tasks on the thread pool, so that a selection meeting few chunks still
+/// keeps every thread busy. `Ok(false)`: not worth it (no pool, one block,
+/// or more than [`MAX_PARALLEL_BLOCKS`]); nothing was written.
+#[cfg(feature = "parallel")]
+fn parallel_blocks(
+    grid: &BlockGrid<'_>,
+    w: &Window<'_>,
+    first: &[u64],
+    last: &[u64],
+    out: &OutBuf,
+) -> Result<bool> {
+    use rayon::prelude::*;
+    let count = first
+        .iter()
+        .zip(last)
+        .try_fold(1u64, |a, (&f, &l)| a.checked_mul(l.saturating_sub(f)));
+    let rank = first.len();
+    if !count.is_some_and(|c| (2..=MAX_PARALLEL_BLOCKS).contains(&c))
+        || rank == 0
+        || !crate::threads::parallel()
+    {
+        return Ok(false);
+    }
+    let mut coords = Vec::with_capacity(count.unwrap_or(0) as usize * rank);
+    for_each_in_box::<crate::error::Error>(first, last, |g| {
+        coords.extend_from_slice(g);
+        Ok(())
+    })?;
+    coords
+        .par_chunks(rank)
+        .try_for_each_init(Lease::take, |lease, g| {
+            let st = lease.state();
+            one_block(grid, w, g, &mut st.dec, &mut st.scratch, out)
+        })?;
+    Ok(true)
+}
+
+/// A block decoder for one pool task, borrowed from this thread's spares.
+#[cfg(feature = "parallel")]
+#[derive(Default)]
+struct BlockState {
+    dec: ChunkDecoder,
+    scratch: Vec<u8>,
+}
+
+#[cfg(feature = "parallel")]
+thread_local! {
+    /// Decoders left by finished tasks on this thread (a task nested in
+    /// another's wait takes a second one), at most [`SPARE_DECODERS`].
+    static SPARE: std::cell::RefCell<Vec<BlockState>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Spare block decoders a thread keeps.
+#[cfg(feature = "parallel")]
+const SPARE_DECODERS: usize = 2;
+
+/// A [`BlockState`] that goes back to the thread's spares when dropped.
+#[cfg(feature = "parallel")]
+struct Lease(Option<BlockState>);
+
+#[cfg(feature = "parallel")]
+impl Lease {
+    fn take() -> Self {
+        let spare = SPARE.try_with(|s| s.borrow_mut().pop()).ok().flatten();
+        Lease(Some(spare.unwrap_or_default()))
+    }
+
+    fn state(&mut self) -> &mut BlockState {
+        self.0.get_or_insert_with(BlockState::default)
+    }
+}
+
+#[cfg(feature = "parallel")]
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(st) = self.0.take() {
+            let _ = SPARE.try_with(|s| {
+                let mut v = s.borrow_mut();
+                if v.len() < SPARE_DECODERS {
+                    v.push(st);
+                }
+            });
+        }
+    }
+}
+
+/// Decode block `g` (block units) of `grid` and write its part of the window.
+fn one_block(
+    grid: &BlockGrid<'_>,
+    w: &Window<'_>,
+    g: &[u64],
+    dec: &mut ChunkDecoder,
+    scratch: &mut Vec<u8>,
+    out: &OutBuf,
+) -> Result<()> {
+    let rank = grid.bs.len();
+    let (bs, nb, block_bytes) = (&grid.bs, &grid.nb, grid.block_bytes);
+    let mut k = 0u64;
     let mut borigin = vec![0u64; rank];
-    let mut byte_elem = Vec::with_capacity(w.elem);
-    for_each_in_box(&first, &last, |g| {
-        let mut k = 0u64;
-        for d in 0..rank {
-            k = k * nb[d] + g[d];
-            borigin[d] = w.chunk.origin[d] + g[d] * bs[d];
+    for d in 0..rank {
+        k = k * nb[d] + g[d];
+        borigin[d] = w.chunk.origin[d] + g[d] * bs[d];
+    }
+    let bp = Placement {
+        origin: &borigin,
+        shape: bs,
+    };
+    let lo: Vec<u64> = (0..rank).map(|d| w.lo[d].max(borigin[d])).collect();
+    let hi: Vec<u64> = (0..rank).map(|d| w.hi[d].min(borigin[d] + bs[d])).collect();
+    let k = k as usize;
+    if let Some(planes) = dec.block_planes(grid.chunk, k)? {
+        if planes.len() == w.elem {
+            return out.interleave_box(&planes, bp, w.dst, &lo, &hi);
         }
-        let bp = Placement {
-            origin: &borigin,
-            shape: &bs,
-        };
-        let lo: Vec<u64> = (0..rank).map(|d| w.lo[d].max(borigin[d])).collect();
-        let hi: Vec<u64> = (0..rank).map(|d| w.hi[d].min(borigin[d] + bs[d])).collect();
-        let k = k as usize;
-        if let Some(planes) = dec.block_planes(b.chunk, k)? {
-            if planes.len() == w.elem {
-                return out.interleave_box(&planes, bp, w.dst, &lo, &hi);
-            }
+    }
+    match dec.block_bytes(grid.chunk, k)? {
+        Some(Block::Bytes(bytes)) if bytes.len() == block_bytes => {
+            return out.copy_box(bytes, bp, w.dst, &lo, &hi, w.elem);
         }
-        match dec.block_bytes(b.chunk, k)? {
-            Some(Block::Bytes(bytes)) if bytes.len() == block_bytes => {
-                return out.copy_box(bytes, bp, w.dst, &lo, &hi, w.elem);
-            }
-            Some(Block::Byte(v)) => {
-                byte_elem.clear();
-                byte_elem.resize(w.elem, v);
-                return out.fill_box(w.dst, &lo, &hi, w.elem, Some(&byte_elem));
-            }
-            _ => {}
+        Some(Block::Byte(v)) => {
+            let byte_elem = vec![v; w.elem];
+            return out.fill_box(w.dst, &lo, &hi, w.elem, Some(&byte_elem));
         }
-        // The whole block in the box: undo its bit transpose straight into
-        // the rows (the geometry is checked before decoding, so no block is
-        // decoded twice).
-        if w.elem == 2 {
-            let fits = rows3(bp, w.dst, &lo, &hi)
-                .is_some_and(|g| bitunshuffle2_rows_fits(block_bytes, &g));
-            if fits {
-                if let Some(bits) = dec.block_bitshuffled2(b.chunk, k)? {
-                    if bits.len() == block_bytes && out.bitunshuffle2_box(bits, bp, w.dst, &lo, &hi)
-                    {
-                        return Ok(());
-                    }
+        _ => {}
+    }
+    // The whole block in the box: undo its bit transpose straight into
+    // the rows (the geometry is checked before decoding, so no block is
+    // decoded twice).
+    if w.elem == 2 {
+        let fits =
+            rows3(bp, w.dst, &lo, &hi).is_some_and(|g| bitunshuffle2_rows_fits(block_bytes, &g));
+        if fits {
+            if let Some(bits) = dec.block_bitshuffled2(grid.chunk, k)? {
+                if bits.len() == block_bytes && out.bitunshuffle2_box(bits, bp, w.dst, &lo, &hi) {
+                    return Ok(());
                 }
             }
         }
-        scratch.resize(block_bytes, 0);
-        dec.decode_single_block(b.chunk, k, scratch)?;
-        out.copy_box(scratch, bp, w.dst, &lo, &hi, w.elem)
-    })?;
-    Ok(true)
+    }
+    scratch.resize(block_bytes, 0);
+    dec.decode_single_block(grid.chunk, k, scratch)?;
+    out.copy_box(scratch, bp, w.dst, &lo, &hi, w.elem)
 }
 
 impl OutBuf {
