@@ -262,12 +262,14 @@ mod tests {
         (c, want)
     }
 
+    /// A block decoder.
+    type Decoder = fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>;
+
     /// Every decoder: the dispatching one, the scalar one and, with AVX2,
     /// both fast loops whatever the block's size ratio.
-    fn decoders() -> Vec<fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>> {
+    fn decoders() -> Vec<Decoder> {
         #[allow(unused_mut)]
-        let mut v: Vec<fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>> =
-            vec![decode, decode_scalar];
+        let mut v: Vec<Decoder> = vec![decode, decode_scalar];
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
             // SAFETY (both): AVX2 is available (checked above).

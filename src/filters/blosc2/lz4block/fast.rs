@@ -92,10 +92,11 @@ fn slow(src: &[u8], out: &mut [u8], ip: usize, op: usize) -> Result<Seq, DecodeE
 /// Decode sequences while the margins hold.
 ///
 /// Both lengths are read with their first extension byte and no branch
-/// ([`nibble_len`]); literals of at most 32 bytes are one 32-byte move;
+/// ([`nibble_len`]); literals of at most 32 bytes are one 32-byte move,
+/// longer runs 32-byte moves while 32 bytes of both buffers remain past them;
 /// every match gets its first 32 bytes from one [`pattern`] store; only a
 /// match longer than 32 bytes continues ([`match_tail`]). A literal run
-/// longer than 32 bytes (or with a second extension byte) is decoded by the
+/// with a second extension byte, or too near the end, is decoded by the
 /// safe decoder's [`sequence`]. Offsets and lengths are checked once per
 /// sequence, in the safe decoder's order.
 ///
@@ -129,19 +130,31 @@ pub(super) unsafe fn run<const FEW_LITERALS: bool>(
         } else {
             nibble_len(usize::from(token >> 4), x)
         };
-        if lit > (if FEW_LITERALS { 14 } else { 32 }) {
-            match slow(src, out, ip, op)? {
-                Seq::Next(i, o) => (ip, op) = (i, o),
-                Seq::End(o) => return Ok(Stop::Done(o)),
-            }
-            // `out` was used directly: re-derive the pointer.
-            d = out.as_mut_ptr();
-            continue;
-        }
         let mut i = ip + 1 + ext;
-        // With few literals, no move when there are none: the match's
-        // source loads then find whole earlier stores to forward from.
-        if !FEW_LITERALS || lit != 0 {
+        if lit > (if FEW_LITERALS { 14 } else { 32 }) {
+            // Long literal runs: 32-byte moves while both buffers keep 32
+            // bytes past the run (what the match that follows needs too);
+            // a second extension byte or a run near the end: the safe step.
+            if FEW_LITERALS || lit == 15 + 255 || lit > n - i - 32 || lit > on - op - 32 {
+                match slow(src, out, ip, op)? {
+                    Seq::Next(i, o) => (ip, op) = (i, o),
+                    Seq::End(o) => return Ok(Stop::Done(o)),
+                }
+                // `out` was used directly: re-derive the pointer.
+                d = out.as_mut_ptr();
+                continue;
+            }
+            let mut k = 0;
+            while k < lit {
+                // SAFETY: k < lit, i + lit + 32 <= n and op + lit + 32 <= on
+                // (checked above): 32 bytes readable at i + k, writable at
+                // op + k.
+                unsafe { copy32(s.add(i + k), d.add(op + k)) };
+                k += 32;
+            }
+        } else if !FEW_LITERALS || lit != 0 {
+            // With few literals, no move when there are none: the match's
+            // source loads then find whole earlier stores to forward from.
             // SAFETY: i + 32 <= ip + 34 <= n and op + 32 <= on (margins):
             // 32 bytes readable at i and writable at op; the first `lit` of
             // them are the literals, the rest is rewritten later.
@@ -149,7 +162,8 @@ pub(super) unsafe fn run<const FEW_LITERALS: bool>(
         }
         i += lit;
         op += lit;
-        // SAFETY: i + 3 <= ip + 37 <= n: offset and one extension byte.
+        // SAFETY: i + 3 <= n (short run: i <= ip + 34, ip + 40 <= n; long
+        // run: i + 32 <= n, checked): offset and one extension byte.
         let (off, y) = unsafe {
             let o = std::ptr::read_unaligned(s.add(i) as *const [u8; 2]);
             (usize::from(u16::from_le_bytes(o)), *s.add(i + 2))
@@ -168,10 +182,11 @@ pub(super) unsafe fn run<const FEW_LITERALS: bool>(
                 "offset before output start"
             });
         }
-        // SAFETY: 1 <= off <= op, and op + 32 <= on (margins): the 32 bytes
-        // at op - off are inside the output.
+        // SAFETY: 1 <= off <= op, and op + 32 <= on (short run: op was at
+        // most on - 64 before its <= 32 literals; long run: checked): the 32
+        // bytes at op - off are inside the output.
         let v = unsafe { pattern(d.add(op - off), off.min(32)) };
-        // SAFETY: op + 32 <= on (margins).
+        // SAFETY: op + 32 <= on (as above).
         unsafe { _mm256_storeu_si256(d.add(op) as *mut __m256i, v) };
         if ml > 32 {
             if ml > on - op {
