@@ -24,6 +24,8 @@ fn read_len(src: &[u8], ip: &mut usize, mut n: usize) -> Result<usize, DecodeErr
 
 #[cfg(target_arch = "x86_64")]
 mod fast;
+#[cfg(target_arch = "x86_64")]
+mod pattern;
 
 /// Decode one block into `out`; returns the number of bytes written. Bytes
 /// of `out` past that count may be overwritten.
@@ -44,18 +46,47 @@ pub fn decode_scalar(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
 }
 
 /// The fast loop while margins last, then the safe decoder, both compiled
-/// with AVX2 enabled.
+/// with AVX2 enabled. A block at most a third the size of its output has
+/// few literals (the high-byte planes of shuffled data) and takes the loop
+/// that branches on the literal length instead of computing it.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn decode_avx2(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
+    let few = src.len() * 3 < out.len();
     // SAFETY: AVX2 is available (this function's contract).
-    match unsafe { fast::run(src, out) }? {
+    unsafe { decode_avx2_loop(src, out, few) }
+}
+
+/// [`decode_avx2`] with the loop chosen by `few` (the tests run both loops
+/// on every block).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn decode_avx2_loop(src: &[u8], out: &mut [u8], few: bool) -> Result<usize, DecodeError> {
+    let r = if few {
+        // SAFETY: AVX2 is available (this function's contract).
+        unsafe { fast::run::<true>(src, out) }
+    } else {
+        // SAFETY: AVX2 is available (this function's contract).
+        unsafe { fast::run::<false>(src, out) }
+    };
+    match r? {
         fast::Stop::Done(n) => Ok(n),
         fast::Stop::Resume(ip, op) => decode_from(src, out, ip, op),
     }
+}
+
+/// Where one sequence left the decoder.
+pub(super) enum Seq {
+    /// Next sequence starts at input `ip`, output `op`.
+    Next(usize, usize),
+    /// The block ended (its last literals consumed the input): bytes written.
+    End(usize),
 }
 
 /// Decode sequences from input position `ip` and output position `op` (a
@@ -67,50 +98,60 @@ fn decode_from(
     mut ip: usize,
     mut op: usize,
 ) -> Result<usize, DecodeError> {
-    let (n, on) = (src.len(), out.len());
     loop {
-        let token = *src.get(ip).ok_or("truncated token")?;
-        ip += 1;
-        let mut lit = usize::from(token >> 4);
-        if lit == 15 {
-            lit = read_len(src, &mut ip, lit)?;
+        match sequence(src, out, ip, op)? {
+            Seq::Next(i, o) => (ip, op) = (i, o),
+            Seq::End(n) => return Ok(n),
         }
-        if lit <= 16 && ip + 16 <= n && op + 16 <= on {
-            out[op..op + 16].copy_from_slice(&src[ip..ip + 16]);
-        } else {
-            let s = src.get(ip..ip + lit).ok_or("literals past input end")?;
-            out.get_mut(op..op + lit)
-                .ok_or("literals past output end")?
-                .copy_from_slice(s);
-        }
-        ip += lit;
-        op += lit;
-        if ip >= n {
-            return if ip == n {
-                Ok(op)
-            } else {
-                Err("literals past input end")
-            };
-        }
-        let off = src.get(ip..ip + 2).ok_or("truncated offset")?;
-        let off = usize::from(off[0]) | usize::from(off[1]) << 8;
-        ip += 2;
-        let mut ml = usize::from(token & 15);
-        if ml == 15 {
-            ml = read_len(src, &mut ip, ml)?;
-        }
-        ml += 4;
-        if off == 0 {
-            return Err("zero offset");
-        }
-        let from = op.checked_sub(off).ok_or("offset before output start")?;
-        let end = op
-            .checked_add(ml)
-            .filter(|&e| e <= on)
-            .ok_or("match past output end")?;
-        copy_match(out, from, op, ml, end);
-        op = end;
     }
+}
+
+/// Decode the one sequence that starts at input `ip`, output `op`, with
+/// every access checked.
+#[inline(always)]
+fn sequence(src: &[u8], out: &mut [u8], mut ip: usize, mut op: usize) -> Result<Seq, DecodeError> {
+    let (n, on) = (src.len(), out.len());
+    let token = *src.get(ip).ok_or("truncated token")?;
+    ip += 1;
+    let mut lit = usize::from(token >> 4);
+    if lit == 15 {
+        lit = read_len(src, &mut ip, lit)?;
+    }
+    if lit <= 16 && ip + 16 <= n && op + 16 <= on {
+        out[op..op + 16].copy_from_slice(&src[ip..ip + 16]);
+    } else {
+        let s = src.get(ip..ip + lit).ok_or("literals past input end")?;
+        out.get_mut(op..op + lit)
+            .ok_or("literals past output end")?
+            .copy_from_slice(s);
+    }
+    ip += lit;
+    op += lit;
+    if ip >= n {
+        return if ip == n {
+            Ok(Seq::End(op))
+        } else {
+            Err("literals past input end")
+        };
+    }
+    let off = src.get(ip..ip + 2).ok_or("truncated offset")?;
+    let off = usize::from(off[0]) | usize::from(off[1]) << 8;
+    ip += 2;
+    let mut ml = usize::from(token & 15);
+    if ml == 15 {
+        ml = read_len(src, &mut ip, ml)?;
+    }
+    ml += 4;
+    if off == 0 {
+        return Err("zero offset");
+    }
+    let from = op.checked_sub(off).ok_or("offset before output start")?;
+    let end = op
+        .checked_add(ml)
+        .filter(|&e| e <= on)
+        .ok_or("match past output end")?;
+    copy_match(out, from, op, ml, end);
+    Ok(Seq::Next(ip, end))
 }
 
 #[inline(always)]
@@ -221,19 +262,52 @@ mod tests {
         (c, want)
     }
 
-    /// Both decoders into `len`-byte outputs: they agree on success, on the
-    /// length decoded and on its bytes.
-    fn agree_with_scalar(c: &[u8], len: usize) -> Result<(), TestCaseError> {
-        let mut a = vec![0u8; len];
-        let mut b = vec![0u8; len];
-        let ra = decode(c, &mut a);
-        let rb = decode_scalar(c, &mut b);
-        prop_assert_eq!(ra.is_ok(), rb.is_ok());
-        if let (Ok(x), Ok(y)) = (ra, rb) {
-            prop_assert_eq!(x, y);
-            prop_assert_eq!(&a[..x], &b[..y]);
+    /// A block decoder.
+    type Decoder = fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>;
+
+    /// Every decoder: the dispatching one, the scalar one and, with AVX2,
+    /// both fast loops whatever the block's size ratio.
+    fn decoders() -> Vec<Decoder> {
+        #[allow(unused_mut)]
+        let mut v: Vec<Decoder> = vec![decode, decode_scalar];
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY (both): AVX2 is available (checked above).
+            v.push(|c, o| unsafe { decode_avx2_loop(c, o, true) });
+            v.push(|c, o| unsafe { decode_avx2_loop(c, o, false) });
+        }
+        v
+    }
+
+    /// Every decoder into `len`-byte outputs: the same result as the scalar
+    /// decoder (for a bad block the same error class) and the same bytes.
+    fn all_agree(c: &[u8], len: usize) -> Result<(), TestCaseError> {
+        let mut want = vec![0u8; len];
+        let rw = decode_scalar(c, &mut want);
+        for f in decoders() {
+            let mut a = vec![0x33u8; len];
+            let ra = f(c, &mut a);
+            prop_assert_eq!(ra, rw);
+            if let Ok(x) = ra {
+                prop_assert_eq!(&a[..x], &want[..x]);
+            }
         }
         Ok(())
+    }
+
+    /// Literal lengths of every class of the fast loop.
+    fn lit_class() -> impl Strategy<Value = usize> {
+        prop_oneof![0usize..15, 15usize..=32, 33usize..80, 265usize..300]
+    }
+
+    /// Match lengths of every class of the fast loop.
+    fn ml_class() -> impl Strategy<Value = usize> {
+        prop_oneof![4usize..=18, 19usize..=32, 33usize..100, 268usize..300]
+    }
+
+    /// Offsets: short periods, around the 16 / 32 / 64 boundaries, far.
+    fn off_class() -> impl Strategy<Value = usize> {
+        prop_oneof![1usize..=17, 14usize..=34, 30usize..=70, 1usize..3000]
     }
 
     proptest! {
@@ -283,7 +357,7 @@ mod tests {
                 c.truncate(cut % (c.len() + 1));
             }
             let len = want.len().saturating_sub(short % 2 * short);
-            agree_with_scalar(&c, len)?;
+            all_agree(&c, len)?;
         }
 
         #[test]
@@ -310,12 +384,67 @@ mod tests {
                 for _ in 0..reps { data.extend_from_slice(&pat); }
             }
             let c = lz4_flex::block::compress(&data);
-            let mut a = vec![0u8; data.len()];
-            let mut b = vec![0u8; data.len()];
-            prop_assert_eq!(decode(&c, &mut a), Ok(data.len()));
-            prop_assert_eq!(decode_scalar(&c, &mut b), Ok(data.len()));
-            prop_assert_eq!(&a, &data);
-            prop_assert_eq!(&b, &data);
+            for f in decoders() {
+                let mut a = vec![0u8; data.len()];
+                prop_assert_eq!(f(&c, &mut a), Ok(data.len()));
+                prop_assert_eq!(&a, &data);
+            }
+        }
+
+        /// The classes of the branch-free fast loop and its exits: literals
+        /// in the nibble, with one extension byte (15..=32), longer (the
+        /// safe sequence) and with a second extension byte (>= 270); matches
+        /// of one store (<= 32), with a tail (> 32) and with a second
+        /// extension byte (>= 274); offsets around 16, 32 and 64 and far;
+        /// decoded at any byte offset of a larger buffer with any slack:
+        /// equal to the definition and to the scalar decoder.
+        #[test]
+        fn fast_equals_definition_on_length_classes(
+            seqs in proptest::collection::vec(
+                (lit_class(), off_class(), ml_class(), any::<u8>()),
+                1..50,
+            ),
+            last in prop_oneof![0usize..40, 260usize..300],
+            at in 0usize..64,
+            extra in 0usize..100,
+        ) {
+            let (c, want) = build(&seqs, last);
+            for f in decoders() {
+                let mut a = vec![0xeeu8; at + want.len() + extra];
+                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            }
+        }
+
+        /// The same classes damaged (bytes changed, cut short) or decoded
+        /// into a buffer too small or too large: the fast and the scalar
+        /// decoder give the same result, error class and bytes.
+        #[test]
+        fn fast_equals_scalar_on_damaged_length_classes(
+            seqs in proptest::collection::vec(
+                (lit_class(), off_class(), ml_class(), any::<u8>()),
+                1..40,
+            ),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+            cut in any::<usize>(),
+            short in 0usize..80,
+            grow in 0usize..3,
+        ) {
+            let (mut c, want) = build(&seqs, 7);
+            for (at, v) in flips {
+                let k = at % c.len();
+                c[k] = v;
+            }
+            if cut % 3 == 0 {
+                c.truncate(cut % (c.len() + 1));
+            }
+            let len = match grow {
+                0 => want.len().saturating_sub(short),
+                1 => want.len(),
+                _ => want.len() + short,
+            };
+            all_agree(&c, len)?;
         }
 
         /// Corrupted blocks: both decoders agree on success and on the bytes.
@@ -330,7 +459,7 @@ mod tests {
                 let k = at % c.len();
                 c[k] = v;
             }
-            agree_with_scalar(&c, data.len() + extra)?;
+            all_agree(&c, data.len() + extra)?;
         }
     }
 }
