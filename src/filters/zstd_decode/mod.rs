@@ -13,6 +13,8 @@ mod frame;
 mod fse;
 mod huffman;
 mod literals;
+#[cfg(test)]
+mod seq_reference;
 mod sequences;
 mod xxhash;
 

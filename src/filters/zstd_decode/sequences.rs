@@ -190,10 +190,10 @@ const fn value_table(code: Code) -> [(u32, u8); 256] {
 /// the FSE transition to the next state.
 #[derive(Clone, Copy, Default, Debug)]
 pub(crate) struct SeqCell {
-    base: u32,
-    extra: u8,
-    nb_bits: u8,
-    next: u16,
+    pub(super) base: u32,
+    pub(super) extra: u8,
+    pub(super) nb_bits: u8,
+    pub(super) next: u16,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -205,8 +205,8 @@ enum Kind {
 
 /// One decoding table (512 cells: the largest accuracy log is 9).
 pub(crate) struct SeqTable {
-    cells: Box<[SeqCell; 512]>,
-    log: u32,
+    pub(super) cells: Box<[SeqCell; 512]>,
+    pub(super) log: u32,
     kind: Kind,
     code: Code,
 }
@@ -384,7 +384,13 @@ pub(crate) fn decode_and_execute(
     execute(stream, st, nb_seq, lits, lit_len, t, offset + at)
 }
 
-fn copy_literals(t: &mut Target, lits: &[u8], from: usize, to: usize, offset: usize) -> Result<()> {
+pub(super) fn copy_literals(
+    t: &mut Target,
+    lits: &[u8],
+    from: usize,
+    to: usize,
+    offset: usize,
+) -> Result<()> {
     let n = to - from;
     let end = t.pos + n;
     if end > t.limit {
@@ -400,7 +406,7 @@ fn copy_literals(t: &mut Target, lits: &[u8], from: usize, to: usize, offset: us
 
 /// Copy `len` bytes from `dist` bytes back; `buf[pos..]` has room checked by the caller.
 #[inline(always)]
-fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
+pub(super) fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
     let src = pos - dist;
     if dist >= 32 && pos + len + 32 <= buf.len() {
         // Every 32-byte read lies before the write it feeds (dist >= 32).
@@ -434,7 +440,7 @@ fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
 
 /// Room a sequence's wide copies need past its end (in the output) and past
 /// its last literal (in the literals): they round every run up to 16 bytes.
-const WILD: usize = 32;
+pub(super) const WILD: usize = 32;
 
 /// Effective distance used after the 8-byte prologue of a match with offset
 /// `d` < 8: the smallest multiple of `d` that is >= 8 (the pattern repeats
@@ -476,7 +482,7 @@ unsafe fn copy8(dst: *mut u8, src: *const u8) {
 /// `lit_pos + ll + 32 <= lits.len()`, `pos + ll + ml + 32 <= buf.len()`,
 /// `1 <= dist <= pos + ll`.
 #[inline(always)]
-unsafe fn wild_sequence(
+pub(super) unsafe fn wild_sequence(
     buf: &mut [u8],
     pos: usize,
     lits: &[u8],
@@ -570,6 +576,159 @@ fn execute_bmi2(
     execute_body(stream, st, nb_seq, lits, lit_len, t, offset)
 }
 
+/// False when a test asks for the [`BackBits`] sequence decode only.
+#[inline(always)]
+fn fast_decode_enabled() -> bool {
+    #[cfg(test)]
+    if NO_FAST_DECODE.with(|f| f.get()) {
+        return false;
+    }
+    true
+}
+
+/// Bytes a window must have below it when a sequence starts in
+/// [`decode_fast`]: a refill steps back `trailing_zeros / 8 <= 8` bytes
+/// whatever the bits hold, and a sequence refills at most twice.
+const SEQ_STEP_MAX: usize = 16;
+
+/// Decode sequences into `out` (all of them read their next states) while
+/// the stream window is far from the stream's start; returns how many were
+/// decoded and leaves `r` after them. Same bits as the [`BackBits`] loop:
+/// the bits are kept left-aligned in one register with a marker bit below
+/// them (its trailing-zero count is the bits consumed from the window; a
+/// sequence consumes at most 7 + 56 after a refill, so the marker survives),
+/// and the window is a raw pointer: no clamp and no short-stream case per
+/// refill, which the generic reader needs near the start.
+#[inline(always)]
+fn decode_fast(
+    r: &mut BackBits,
+    stream: &[u8],
+    tables: &[&[SeqCell; 512]; 3],
+    states: &mut [usize; 3],
+    extra_budget: u32,
+    out: &mut [Seq],
+) -> usize {
+    r.refill_always();
+    let (ptr, used) = r.position();
+    // Largest window start (none: streams under 8 bytes never go fast).
+    let Some(lim) = stream.len().checked_sub(8) else {
+        return 0;
+    };
+    if ptr > lim || ptr < SEQ_STEP_MAX || used > 7 {
+        return 0;
+    }
+    let base = stream.as_ptr();
+    // Lowest window start at which a sequence may begin (an address, never
+    // dereferenced).
+    let lo = base as usize + SEQ_STEP_MAX;
+    // SAFETY: ptr <= lim = stream.len() - 8 (checked above).
+    let mut p = unsafe { base.add(ptr) };
+    // SAFETY: p..p + 8 lies in `stream` (ptr <= lim).
+    let mut bits = (u64::from_le(unsafe { p.cast::<u64>().read_unaligned() }) | 1) << used;
+    let [ll_t, of_t, ml_t] = *tables;
+    let [mut ll_s, mut of_s, mut ml_s] = *states;
+    macro_rules! refill {
+        () => {
+            let c = bits.trailing_zeros();
+            // SAFETY: at the sequence's start `p` was at least SEQ_STEP_MAX
+            // bytes above the stream's start (checked), and a sequence steps
+            // back at most 2 * 8 bytes (c <= 64); `p` only moves down from at
+            // most `lim`, so `p..p + 8` stays inside `stream`.
+            p = unsafe { p.sub((c >> 3) as usize) };
+            // SAFETY: as above.
+            let v = unsafe { p.cast::<u64>().read_unaligned() };
+            bits = (u64::from_le(v) | 1) << (c & 7);
+        };
+    }
+    // Next `n` (<= 56) bits: `>> 1 >> (63 - n)` is 0 for n = 0.
+    macro_rules! read {
+        ($n:expr) => {{
+            let n: u32 = $n;
+            let v = (bits >> 1) >> (63 - n);
+            bits <<= n;
+            v
+        }};
+    }
+    let mut n = 0usize;
+    for s in out.iter_mut() {
+        if (p as usize) < lo {
+            break;
+        }
+        refill!();
+        let of = of_t[of_s & 511];
+        let ll = ll_t[ll_s & 511];
+        let ml = ml_t[ml_s & 511];
+        let (of_e, ml_e, ll_e) = (
+            u32::from(of.extra),
+            u32::from(ml.extra),
+            u32::from(ll.extra),
+        );
+        let (off_val, ml_v, ll_v);
+        if of_e + ml_e + ll_e <= extra_budget {
+            // The three extras in one read (offset's on top, then match
+            // length's, then literal length's: the stream order).
+            let v = read!(of_e + ml_e + ll_e);
+            off_val = of.base + (v >> (ml_e + ll_e)) as u32;
+            ml_v = ml.base + low(v >> ll_e, ml_e);
+            ll_v = ll.base + low(v, ll_e);
+        } else {
+            off_val = of.base + read!(of_e) as u32;
+            ml_v = ml.base + read!(ml_e) as u32;
+            refill!();
+            ll_v = ll.base + read!(ll_e) as u32;
+        }
+        // The three state updates in one read (literal length, match
+        // length, offset: the stream order).
+        let (ll_n, ml_n, of_n) = (
+            u32::from(ll.nb_bits),
+            u32::from(ml.nb_bits),
+            u32::from(of.nb_bits),
+        );
+        let w = read!(ll_n + ml_n + of_n);
+        ll_s = usize::from(ll.next) + (w >> (ml_n + of_n)) as usize;
+        ml_s = usize::from(ml.next) + low(w >> of_n, ml_n) as usize;
+        of_s = usize::from(of.next) + low(w, of_n) as usize;
+        *s = Seq {
+            ll: ll_v,
+            ml: ml_v,
+            of: off_val,
+        };
+        n += 1;
+    }
+    *states = [ll_s, of_s, ml_s];
+    let at = p as usize - base as usize;
+    r.set_position(at, bits.trailing_zeros());
+    n
+}
+
+/// The low `n` (< 32) bits of `v`.
+#[inline(always)]
+fn low(v: u64, n: u32) -> u32 {
+    (v as u32) & ((1u32 << n) - 1)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to skip [`decode_fast`].
+    pub(crate) static NO_FAST_DECODE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// One decoded sequence waiting for execution: literal length, match
+/// length and the offset value as coded (1..=3 name repeat offsets, RFC 8878
+/// §3.1.1.5; resolved when the sequence executes).
+#[derive(Clone, Copy, Default)]
+struct Seq {
+    ll: u32,
+    ml: u32,
+    of: u32,
+}
+
+/// Sequences decoded ahead of their execution. Decoding (bit reader, three
+/// states, three tables) and executing (output and literal positions,
+/// repeat offsets, bounds) each fit the registers; interleaved they spilled
+/// about 20 values per sequence.
+const BATCH: usize = 32;
+
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn execute_body(
@@ -581,127 +740,222 @@ fn execute_body(
     t: &mut Target,
     offset: usize,
 ) -> Result<()> {
+    #[cfg(test)]
+    if REFERENCE_LOOP.with(|f| f.get()) {
+        return super::seq_reference::execute_interleaved(
+            stream, st, nb_seq, lits, lit_len, t, offset,
+        );
+    }
     let mut r = BackBits::new(stream, offset)?;
     let (ll_t, of_t, ml_t) = (&*st.ll.cells, &*st.of.cells, &*st.ml.cells);
-    let mut ll_s = r.read(st.ll.log) as usize;
-    let mut of_s = r.read(st.of.log) as usize;
-    let mut ml_s = r.read(st.ml.log) as usize;
-    let [mut r0, mut r1, mut r2] = st.rep;
-    let mut lit_pos = 0usize;
-    let mut pos = t.pos;
-    let limit = t.limit;
-    let frame_start = t.frame_start;
+    let tables = [ll_t, of_t, ml_t];
+    let mut states = [0usize; 3];
+    states[0] = r.read(st.ll.log) as usize;
+    states[1] = r.read(st.of.log) as usize;
+    states[2] = r.read(st.ml.log) as usize;
     let buf = &mut *t.buf;
-    // A sequence end / literal end below these leaves WILD bytes of room
-    // (`x < len + 1 - WILD` is `x + WILD <= len`; 0 when len < WILD, which no
-    // end is below).
-    let wild_out = (buf.len() + 1).saturating_sub(WILD);
-    let wild_lits = (lits.len() + 1).saturating_sub(WILD);
+    let mut ex = Exec {
+        pos: t.pos,
+        lit_pos: 0,
+        rep: st.rep,
+        limit: t.limit,
+        lit_len,
+        frame_start: t.frame_start,
+        // `x < len + 1 - WILD` is `x + WILD <= len` (0 when len < WILD
+        // admits nothing).
+        out_fast: (t.limit + 1).min((buf.len() + 1).saturating_sub(WILD)),
+        lit_fast: (lit_len + 1).min((lits.len() + 1).saturating_sub(WILD)),
+    };
     // Extra bits a sequence may read after one refill (56 bits) and still leave
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
-    // One sequence (index `$i`); `$update` reads the next states (all but
-    // the last sequence), so the loop below has no per-sequence test for it.
-    macro_rules! sequence {
-        ($i:expr, $update:expr) => {{
-            let i: usize = $i;
+    let mut batch = [Seq::default(); BATCH];
+    // Decode one sequence into `$s`; `$update` reads the next states (all
+    // but the last sequence of the section).
+    macro_rules! decode {
+        ($s:expr, $update:expr) => {{
             r.refill_always();
-            let of = of_t[of_s & 511];
-            let ll = ll_t[ll_s & 511];
-            let ml = ml_t[ml_s & 511];
+            let of = of_t[states[1] & 511];
+            let ll = ll_t[states[0] & 511];
+            let ml = ml_t[states[2] & 511];
             // One refill leaves >= 56 bits: the offset (<= 31) and match length
             // (<= 16) extras always fit; a second refill is needed only when all
             // three extras and the state updates together could exceed 56 bits.
             let off_val = of.base + r.read(u32::from(of.extra)) as u32;
-            let ml_v = (ml.base + r.read(u32::from(ml.extra)) as u32) as usize;
+            let ml_v = ml.base + r.read(u32::from(ml.extra)) as u32;
             if u32::from(of.extra) + u32::from(ml.extra) + u32::from(ll.extra) > extra_budget {
                 r.refill_always();
             }
-            let ll_v = (ll.base + r.read(u32::from(ll.extra)) as u32) as usize;
-            // (The last sequence's copy never reads the states after it.)
+            let ll_v = ll.base + r.read(u32::from(ll.extra)) as u32;
             #[allow(unused_assignments)]
             if $update {
-                ll_s = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
-                ml_s = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
-                of_s = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
+                states[0] = usize::from(ll.next) + r.read(u32::from(ll.nb_bits)) as usize;
+                states[2] = usize::from(ml.next) + r.read(u32::from(ml.nb_bits)) as usize;
+                states[1] = usize::from(of.next) + r.read(u32::from(of.nb_bits)) as usize;
             }
-            // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
-            let dist = if off_val > 3 {
-                r2 = r1;
-                r1 = r0;
-                r0 = off_val - 3;
-                r0
-            } else {
-                match off_val - 1 + u32::from(ll_v == 0) {
-                    0 => r0,
-                    1 => {
-                        std::mem::swap(&mut r0, &mut r1);
-                        r0
-                    }
-                    2 => {
-                        let o = r2;
-                        r2 = r1;
-                        r1 = r0;
-                        r0 = o;
-                        o
-                    }
-                    _ => {
-                        let o = r0.wrapping_sub(1);
-                        r2 = r1;
-                        r1 = r0;
-                        r0 = o;
-                        o
-                    }
-                }
-            } as usize;
-            let lit_end = lit_pos + ll_v;
-            if lit_end > lit_len {
-                return Err(corrupt(
-                    offset,
-                    format!("sequence {i} uses more literals than decoded"),
-                ));
-            }
-            let end = pos + ll_v + ml_v;
-            if end > limit {
-                return Err(corrupt(
-                    offset,
-                    format!("sequence {i} writes past the block maximum"),
-                ));
-            }
-            let m_pos = pos + ll_v;
-            if dist == 0 || dist > m_pos - frame_start {
-                return Err(corrupt(
-                    offset,
-                    format!("sequence {i}: offset {dist} reaches before the frame"),
-                ));
-            }
-            if end < wild_out && lit_end < wild_lits {
-                // SAFETY: checked just above: the sequence's literal reads lie in
-                // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
-                // (wild_sequence's contract), both inside their slices; the match
-                // source starts at m_pos - dist >= frame_start.
-                unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
-            } else {
-                buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
-                copy_match(buf, m_pos, dist, ml_v);
-            }
-            lit_pos = lit_end;
-            pos = end;
+            $s = Seq {
+                ll: ll_v,
+                ml: ml_v,
+                of: off_val,
+            };
         }};
     }
-    if nb_seq > 0 {
-        for i in 0..nb_seq - 1 {
-            sequence!(i, true);
+    let mut done = 0usize;
+    while done < nb_seq {
+        let k = (nb_seq - done).min(BATCH);
+        let last = done + k == nb_seq;
+        // The section's last sequence reads no next states (§3.1.1.3.2.2).
+        let updating = if last { k - 1 } else { k };
+        let mut j = 0usize;
+        if fast_decode_enabled() {
+            j = decode_fast(
+                &mut r,
+                stream,
+                &tables,
+                &mut states,
+                extra_budget,
+                &mut batch[..updating],
+            );
         }
-        sequence!(nb_seq - 1, false);
+        for s in &mut batch[j..updating] {
+            decode!(*s, true);
+        }
+        if last {
+            decode!(batch[k - 1], false);
+        }
+        execute_batch(&batch[..k], done, &mut ex, buf, lits, offset)?;
+        done += k;
     }
     r.refill();
     if !r.finished() {
         return Err(corrupt(offset, "sequence bitstream not consumed exactly"));
     }
-    st.rep = [r0, r1, r2];
-    t.pos = pos;
-    copy_literals(t, lits, lit_pos, lit_len, offset)
+    st.rep = ex.rep;
+    t.pos = ex.pos;
+    copy_literals(t, lits, ex.lit_pos, lit_len, offset)
+}
+
+/// Execution state of a sequences section (RFC 8878 §3.1.1.4).
+struct Exec {
+    /// Output write position.
+    pos: usize,
+    /// Literals used so far.
+    lit_pos: usize,
+    /// Repeat offsets (§3.1.1.5).
+    rep: [u32; 3],
+    /// The block may not write at or past this output position.
+    limit: usize,
+    /// Decoded literals.
+    lit_len: usize,
+    /// Matches may not reach before this output position.
+    frame_start: usize,
+    /// A sequence may take the wide-copy path when its end is below this
+    /// (inside `limit`, WILD bytes of room in the output) ...
+    out_fast: usize,
+    /// ... and its last literal below this (inside `lit_len`, WILD bytes of
+    /// room in the literals).
+    lit_fast: usize,
+}
+
+/// Execute decoded sequences (`first` is the section index of `seqs[0]`, for
+/// errors). A function of its own so its loop gets the registers: inlined
+/// next to the decode loop it spilled positions and bounds.
+#[inline(never)]
+fn execute_batch(
+    seqs: &[Seq],
+    first: usize,
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+    offset: usize,
+) -> Result<()> {
+    let [mut r0, mut r1, mut r2] = ex.rep;
+    let (mut pos, mut lit_pos) = (ex.pos, ex.lit_pos);
+    let (limit, lit_len, frame_start) = (ex.limit, ex.lit_len, ex.frame_start);
+    let (out_fast, lit_fast) = (ex.out_fast, ex.lit_fast);
+    let mut res = Ok(());
+    for (j, s) in seqs.iter().enumerate() {
+        let (ll_v, ml_v) = (s.ll as usize, s.ml as usize);
+        // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
+        let dist = if s.of > 3 {
+            r2 = r1;
+            r1 = r0;
+            r0 = s.of - 3;
+            r0
+        } else {
+            match s.of - 1 + u32::from(ll_v == 0) {
+                0 => r0,
+                1 => {
+                    std::mem::swap(&mut r0, &mut r1);
+                    r0
+                }
+                2 => {
+                    let o = r2;
+                    r2 = r1;
+                    r1 = r0;
+                    r0 = o;
+                    o
+                }
+                _ => {
+                    let o = r0.wrapping_sub(1);
+                    r2 = r1;
+                    r1 = r0;
+                    r0 = o;
+                    o
+                }
+            }
+        } as usize;
+        let lit_end = lit_pos + ll_v;
+        let m_pos = pos + ll_v;
+        let end = m_pos + ml_v;
+        // `dist - 1 < m_pos - frame_start` is 1 <= dist <= m_pos - frame_start.
+        if end < out_fast && lit_end < lit_fast && dist.wrapping_sub(1) < m_pos - frame_start {
+            // SAFETY: checked just above: the sequence's literal reads lie in
+            // lits[lit_pos..lit_end + WILD] and its writes in
+            // buf[pos..end + WILD] (wild_sequence's contract), both inside
+            // their slices; the match source starts at m_pos - dist >=
+            // frame_start.
+            unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
+        } else {
+            let i = first + j;
+            if lit_end > lit_len {
+                res = Err(corrupt(
+                    offset,
+                    format!("sequence {i} uses more literals than decoded"),
+                ));
+                break;
+            }
+            if end > limit {
+                res = Err(corrupt(
+                    offset,
+                    format!("sequence {i} writes past the block maximum"),
+                ));
+                break;
+            }
+            if dist == 0 || dist > m_pos - frame_start {
+                res = Err(corrupt(
+                    offset,
+                    format!("sequence {i}: offset {dist} reaches before the frame"),
+                ));
+                break;
+            }
+            buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
+            copy_match(buf, m_pos, dist, ml_v);
+        }
+        lit_pos = lit_end;
+        pos = end;
+    }
+    ex.rep = [r0, r1, r2];
+    ex.pos = pos;
+    ex.lit_pos = lit_pos;
+    res
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to run the interleaved decode-and-execute loop of
+    /// [`super::seq_reference`] instead of the batched one.
+    pub(crate) static REFERENCE_LOOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
