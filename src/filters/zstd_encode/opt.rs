@@ -358,19 +358,29 @@ impl Parser {
                     }
                     let mut start_ml = MIN_MATCH;
                     for m in matches.iter() {
+                        if m.len < start_ml {
+                            continue;
+                        }
                         let mbase = base + self.stats.off_part(m.off_value);
-                        let mut ml = m.len;
-                        while ml >= start_ml {
-                            let pos = cur + ml;
+                        // Open every slot this match reaches first: prices
+                        // stay far below MAX_PRICE, so a fresh slot takes
+                        // the match below, as if it had been opened on
+                        // demand. `cur + m.len < OPT_NUM` (the jump above).
+                        let top = cur + m.len;
+                        while last_pos < top {
+                            last_pos += 1;
+                            let e = &mut self.opt[last_pos as usize];
+                            e.price = MAX_PRICE;
+                            e.litlen = 1;
+                        }
+                        // Each length reaches its own slot: any order.
+                        let lo = (cur + start_ml) as usize;
+                        let nodes = &mut self.opt.0[lo..=top as usize];
+                        for (ml, node) in (start_ml..).zip(nodes.iter_mut()) {
                             let price = mbase + self.stats.ml_part(ml);
-                            if pos > last_pos || price < self.opt[pos as usize].price {
-                                while last_pos < pos {
-                                    last_pos += 1;
-                                    let e = &mut self.opt[last_pos as usize];
-                                    e.price = MAX_PRICE;
-                                    e.litlen = 1;
-                                }
-                                self.opt[pos as usize] = Node {
+                            debug_assert!(price < MAX_PRICE);
+                            if price < node.price {
+                                *node = Node {
                                     price,
                                     off_value: m.off_value,
                                     mlen: ml,
@@ -378,7 +388,6 @@ impl Parser {
                                     rep: [0; 3],
                                 };
                             }
-                            ml -= 1;
                         }
                         start_ml = m.len + 1;
                     }

@@ -366,17 +366,23 @@ mod tests {
         ) {
             let mut s = Stats::new();
             s.rescale(&block);
-            for round in 0..2 {
+            let check = |s: &Stats, at: &str| -> Result<(), proptest::test_runner::TestCaseError> {
                 for &(p, o) in &probes {
-                    proptest::prop_assert_eq!(s.matched(p, o), s.matched_direct(p, o), "round {}", round);
-                    proptest::prop_assert_eq!(s.lit(p as u8), s.lit_direct(p as u8));
-                    proptest::prop_assert_eq!(s.ll(o), s.ll_direct(o));
+                    proptest::prop_assert_eq!(s.matched(p, o), s.matched_direct(p, o), "{}", at);
+                    proptest::prop_assert_eq!(s.lit(p as u8), s.lit_direct(p as u8), "{}", at);
+                    proptest::prop_assert_eq!(s.ll(o), s.ll_direct(o), "{}", at);
                 }
+                Ok(())
+            };
+            check(&s, "first block")?;
+            for _ in 0..2 {
                 for &(l, o, m) in &seqs {
                     s.update(&block[..l.min(block.len())], o, m);
                 }
                 s.set_prices();
+                check(&s, "after updates")?;
                 s.rescale(&block);
+                check(&s, "next block")?;
             }
         }
     }
