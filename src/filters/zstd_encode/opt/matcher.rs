@@ -597,7 +597,7 @@ mod tests {
         ) {
             let src: Vec<u8> = runs
                 .iter()
-                .flat_map(|&(b, n)| std::iter::repeat(b).take(n))
+                .flat_map(|&(b, n)| std::iter::repeat_n(b, n))
                 .collect();
             check_finder(&src)?;
         }
