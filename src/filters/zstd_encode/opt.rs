@@ -82,11 +82,49 @@ struct Node {
     rep: [u32; 3],
 }
 
+/// Slots of the forward pass: a power of two above the longest stretch
+/// ([`OPT_NUM`] + a few), so that an index taken modulo the length is the
+/// index itself for every slot the parser uses.
+const OPT_SLOTS: usize = (OPT_NUM as usize + 4).next_power_of_two();
+
+/// The nodes of one stretch, indexed modulo [`OPT_SLOTS`] (the identity for
+/// the indices the parser uses, all ≤ `OPT_NUM + 1`), which lets the
+/// compiler drop the bounds checks of the hot loops.
+struct Slots(Box<[Node; OPT_SLOTS]>);
+
+impl Slots {
+    fn new() -> Slots {
+        // Built on the heap (the array is 224 KiB); the length is right.
+        match vec![Node::default(); OPT_SLOTS]
+            .into_boxed_slice()
+            .try_into()
+        {
+            Ok(b) => Slots(b),
+            Err(_) => unreachable!("a slice of OPT_SLOTS nodes"),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Slots {
+    type Output = Node;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Node {
+        &self.0[i % OPT_SLOTS]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Slots {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut Node {
+        &mut self.0[i % OPT_SLOTS]
+    }
+}
+
 /// Parser state kept across the blocks of one frame.
 pub(crate) struct Parser {
     mf: MatchFinder,
     stats: Stats,
-    opt: Vec<Node>,
+    opt: Slots,
     matches: Vec<Match>,
     path: Vec<(u32, u32, u32)>,
     scratch_lits: Vec<u8>,
@@ -105,7 +143,7 @@ impl Parser {
         Parser {
             mf,
             stats: Stats::new(),
-            opt: vec![Node::default(); OPT_NUM as usize + 4],
+            opt: Slots::new(),
             matches: Vec::with_capacity(1024),
             path: Vec::with_capacity(64),
             scratch_lits: Vec::new(),
@@ -225,9 +263,10 @@ impl Parser {
                 }
                 let base = opt[0].price + self.stats.ll(0);
                 for m in matches.iter() {
+                    let mbase = base + self.stats.off_part(m.off_value);
                     while pos <= m.len {
                         opt[pos as usize] = Node {
-                            price: base + self.stats.matched(m.off_value, pos),
+                            price: mbase + self.stats.ml_part(pos),
                             off_value: m.off_value,
                             mlen: pos,
                             litlen: 0,
@@ -319,18 +358,29 @@ impl Parser {
                     }
                     let mut start_ml = MIN_MATCH;
                     for m in matches.iter() {
-                        let mut ml = m.len;
-                        while ml >= start_ml {
-                            let pos = cur + ml;
-                            let price = base + self.stats.matched(m.off_value, ml);
-                            if pos > last_pos || price < self.opt[pos as usize].price {
-                                while last_pos < pos {
-                                    last_pos += 1;
-                                    let e = &mut self.opt[last_pos as usize];
-                                    e.price = MAX_PRICE;
-                                    e.litlen = 1;
-                                }
-                                self.opt[pos as usize] = Node {
+                        if m.len < start_ml {
+                            continue;
+                        }
+                        let mbase = base + self.stats.off_part(m.off_value);
+                        // Open every slot this match reaches first: prices
+                        // stay far below MAX_PRICE, so a fresh slot takes
+                        // the match below, as if it had been opened on
+                        // demand. `cur + m.len < OPT_NUM` (the jump above).
+                        let top = cur + m.len;
+                        while last_pos < top {
+                            last_pos += 1;
+                            let e = &mut self.opt[last_pos as usize];
+                            e.price = MAX_PRICE;
+                            e.litlen = 1;
+                        }
+                        // Each length reaches its own slot: any order.
+                        let lo = (cur + start_ml) as usize;
+                        let nodes = &mut self.opt.0[lo..=top as usize];
+                        for (ml, node) in (start_ml..).zip(nodes.iter_mut()) {
+                            let price = mbase + self.stats.ml_part(ml);
+                            debug_assert!(price < MAX_PRICE);
+                            if price < node.price {
+                                *node = Node {
                                     price,
                                     off_value: m.off_value,
                                     mlen: ml,
@@ -338,7 +388,6 @@ impl Parser {
                                     rep: [0; 3],
                                 };
                             }
-                            ml -= 1;
                         }
                         start_ml = m.len + 1;
                     }

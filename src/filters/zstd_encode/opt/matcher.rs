@@ -53,52 +53,73 @@ fn rd64(src: &[u8], p: usize) -> u64 {
 }
 
 /// Number of equal bytes at `a` and `b` (`b < a`), not reading at or past `limit`.
-///
-/// One bounds check up front (both stretches as slices of the same length),
-/// then word compares the compiler can run without further checks.
 #[inline(always)]
 fn count(src: &[u8], a: usize, b: usize, limit: usize) -> usize {
     let limit = limit.min(src.len());
-    let len = limit.saturating_sub(a);
-    let (Some(sa), Some(sb)) = (src.get(a..a + len), src.get(b..b + len)) else {
+    if a >= limit {
         return 0;
-    };
-    let mut i = 0usize;
-    let mut wa = sa.chunks_exact(8);
-    let mut wb = sb.chunks_exact(8);
-    for (x, y) in (&mut wa).zip(&mut wb) {
-        let mut u = [0u8; 8];
-        let mut v = [0u8; 8];
-        u.copy_from_slice(x);
-        v.copy_from_slice(y);
-        let d = u64::from_le_bytes(u) ^ u64::from_le_bytes(v);
+    }
+    match_len(&src[..limit], a, b, 0).0
+}
+
+/// Read 8 bytes at `p` as a little-endian word.
+///
+/// # Safety
+/// `p .. p + 8` must lie inside one allocation the caller may read.
+#[inline(always)]
+unsafe fn word_at(p: *const u8) -> u64 {
+    // SAFETY: the caller guarantees `p .. p + 8` is readable; unaligned
+    // reads are allowed by `read_unaligned`.
+    u64::from_le(unsafe { p.cast::<u64>().read_unaligned() })
+}
+
+/// Length of the common prefix of `s[a..]` and `s[b..]` (`b < a`), the
+/// first `start` bytes being known equal, and whether at the first
+/// difference the byte at `b` is the smaller one (`false` when the
+/// prefix runs to the end of `s`). Returns `(0, false)` if `b >= a` or
+/// `start > s.len() - a` (callers never ask that).
+#[inline(always)]
+fn match_len(s: &[u8], a: usize, b: usize, start: usize) -> (usize, bool) {
+    let n = s.len().saturating_sub(a);
+    if b >= a || start > n {
+        return (0, false);
+    }
+    let pa = s.as_ptr().wrapping_add(a);
+    let pb = s.as_ptr().wrapping_add(b);
+    let mut i = start;
+    while i + 8 <= n {
+        // SAFETY: `a + n == s.len()` and `b < a`, so with `i + 8 <= n`
+        // both `a + i .. a + i + 8` and `b + i .. b + i + 8` lie in `s`.
+        let (x, y) = unsafe { (word_at(pa.add(i)), word_at(pb.add(i))) };
+        let d = x ^ y;
         if d != 0 {
-            return i + (d.trailing_zeros() / 8) as usize;
+            let k = d.trailing_zeros() & !7;
+            return (i + (k / 8) as usize, ((y >> k) as u8) < ((x >> k) as u8));
         }
         i += 8;
     }
-    for (x, y) in wa.remainder().iter().zip(wb.remainder()) {
+    while i < n {
+        let (x, y) = (s[a + i], s[b + i]);
         if x != y {
-            break;
+            return (i, y < x);
         }
         i += 1;
     }
-    i
+    (n, false)
 }
 
 /// Ask the cache for `t[slot]` (a tree node's two slots, a hash entry);
-/// a hint only, no effect on results.
+/// a hint only, no effect on results. `slot` may be out of range: the
+/// address is only computed (wrapping), never dereferenced.
 #[inline(always)]
 fn prefetch_node(t: &[u32], slot: usize) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
-    if let Some(r) = t.get(slot) {
-        // SAFETY: `_mm_prefetch` only hints the cache; the pointer comes
-        // from a valid reference into `bt` and is never dereferenced.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                (r as *const u32).cast::<i8>(),
-            );
-        }
+    // SAFETY: `_mm_prefetch` only hints the cache and never faults or
+    // reads memory visible to the program; the pointer is not dereferenced.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            t.as_ptr().wrapping_add(slot).cast::<i8>(),
+        );
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     let _ = (t, slot);
@@ -317,6 +338,7 @@ impl MatchFinder {
     fn insert_bt1(&mut self, src: &[u8], pos: usize, iend: usize, target: u32) -> u32 {
         let h = hash3(src, pos, self.p.hash_log);
         let cur = self.index(pos);
+        let s = &src[..iend.min(src.len())];
         let bt_mask = self.bt_mask;
         let bt_low = cur.saturating_sub(bt_mask);
         let mut d = Descent::new(2 * (cur & bt_mask) as usize);
@@ -333,8 +355,7 @@ impl MatchFinder {
             let next = 2 * (m & bt_mask) as usize;
             self.prefetch_children(next);
             let mpos = (m - self.base) as usize;
-            let mut len = d.common();
-            len += count(src, pos + len, mpos + len, iend);
+            let (len, smaller_side) = match_len(s, pos, mpos, d.common());
             if len > best {
                 best = len;
                 if len as u32 > match_end - m {
@@ -344,7 +365,6 @@ impl MatchFinder {
             if pos + len == iend {
                 break;
             }
-            let smaller_side = src.get(mpos + len) < src.get(pos + len);
             match d.step(&mut self.bt, m, next, len, smaller_side, bt_low) {
                 Some(n) => m = n,
                 None => break,
@@ -451,6 +471,7 @@ impl MatchFinder {
         }
 
         // The tree.
+        let s = &src[..iend.min(src.len())];
         let h = hash3(src, pos, self.p.hash_log);
         let bt_mask = self.bt_mask;
         let bt_low = cur.saturating_sub(bt_mask);
@@ -466,8 +487,7 @@ impl MatchFinder {
             let next = 2 * (m & bt_mask) as usize;
             self.prefetch_children(next);
             let mpos = (m - self.base) as usize;
-            let mut len = d.common();
-            len += count(src, pos + len, mpos + len, iend);
+            let (len, mut smaller_side) = match_len(s, pos, mpos, d.common());
             if len > best {
                 if len as u32 > match_end - m {
                     match_end = m + len as u32;
@@ -481,7 +501,11 @@ impl MatchFinder {
                     break;
                 }
             }
-            let smaller_side = src.get(mpos + len) < src.get(pos + len);
+            if pos + len == iend {
+                // Ran to the end of the parsed range: order by the bytes
+                // after it (none: the candidate counts as larger).
+                smaller_side = src.get(mpos + len) < src.get(pos + len);
+            }
             match d.step(&mut self.bt, m, next, len, smaller_side, bt_low) {
                 Some(n) => m = n,
                 None => break,
@@ -489,5 +513,110 @@ impl MatchFinder {
         }
         d.close(&mut self.bt);
         self.next_to_update = match_end - 8;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Longest match at `pos` against any earlier position, by brute force.
+    fn brute_longest(src: &[u8], pos: usize, iend: usize) -> usize {
+        (0..pos)
+            .map(|j| {
+                (0..iend - pos)
+                    .take_while(|&i| src[j + i] == src[pos + i])
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Ask for the matches at every position in turn (no literals between,
+    /// repeat offsets fixed) and check each listed match against the bytes;
+    /// until the finder first skips positions (after a long match, as
+    /// libzstd does), the longest listed match must be the longest there is.
+    fn check_finder(src: &[u8]) -> Result<(), TestCaseError> {
+        let p = super::super::params_level22(src.len());
+        let mut mf = MatchFinder::new(p);
+        mf.start_input(src.len());
+        let iend = src.len();
+        let mut next3 = mf.next_to_update;
+        let rep = [1u32, 4, 8];
+        let mut out = Vec::new();
+        let mut searched_all = true;
+        for pos in 1..iend.saturating_sub(8) {
+            let skipped = mf.index(pos) < mf.next_to_update;
+            mf.all_matches(src, pos, iend, &rep, false, &mut next3, &mut out);
+            if skipped {
+                searched_all = false;
+                prop_assert!(out.is_empty());
+                continue;
+            }
+            let mut prev = 0;
+            for m in &out {
+                let off = if m.off_value > 3 {
+                    m.off_value - 3
+                } else {
+                    rep[m.off_value as usize - 1]
+                } as usize;
+                let len = m.len as usize;
+                prop_assert!(len >= 3 && len > prev, "lengths {:?} at {}", out, pos);
+                prop_assert!(off >= 1 && off <= pos && pos + len <= iend);
+                prop_assert_eq!(&src[pos..pos + len], &src[pos - off..pos - off + len]);
+                prev = len;
+            }
+            if searched_all {
+                let want = brute_longest(src, pos, iend);
+                if want >= 3 {
+                    prop_assert_eq!(prev, want, "at {} of {}", pos, iend);
+                } else {
+                    prop_assert!(out.is_empty());
+                }
+            }
+            if mf.next_to_update > mf.index(pos) + 1 {
+                searched_all = false;
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn matches_are_real_and_the_longest_is_found(
+            src in proptest::collection::vec(0u8..3, 9..1500)
+        ) {
+            check_finder(&src)?;
+        }
+
+        #[test]
+        fn run_heavy_matches_are_real(
+            runs in proptest::collection::vec((0u8..4, 1usize..40), 1..80)
+        ) {
+            let src: Vec<u8> = runs
+                .iter()
+                .flat_map(|&(b, n)| std::iter::repeat_n(b, n))
+                .collect();
+            check_finder(&src)?;
+        }
+
+        #[test]
+        fn match_len_is_the_common_prefix(
+            s in proptest::collection::vec(0u8..2, 2..200),
+            a in 0usize..200,
+            b in 0usize..200,
+            start in 0usize..16,
+        ) {
+            let a = 1 + a % (s.len() - 1);
+            let b = b % a;
+            let n = s.len() - a;
+            let want = (0..n).take_while(|&i| s[a + i] == s[b + i]).count();
+            let start = start.min(want);
+            let (len, smaller) = match_len(&s, a, b, start);
+            prop_assert_eq!(len, want);
+            prop_assert_eq!(smaller, len < n && s[b + len] < s[a + len]);
+        }
     }
 }

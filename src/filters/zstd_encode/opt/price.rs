@@ -64,6 +64,13 @@ fn scale(t: &mut [u32], log_target: u32) -> u32 {
     downscale(t, highbit(factor), true)
 }
 
+/// `w[i] = weight(t[i])` for every count.
+fn fill_weights(w: &mut [u32], t: &[u32]) {
+    for (w, &f) in w.iter_mut().zip(t) {
+        *w = weight(f);
+    }
+}
+
 /// Running symbol statistics and the prices derived from them.
 #[derive(Clone)]
 pub(crate) struct Stats {
@@ -76,15 +83,29 @@ pub(crate) struct Stats {
     ml_sum: u32,
     of_sum: u32,
     predef: bool,
-    /// Price of each literal byte.
-    lit_price: [u32; 256],
+    /// `weight` of each count, kept up to date with the counts (so that
+    /// [`Self::set_prices`] only subtracts).
+    lit_w: [u32; 256],
+    ll_w: [u32; 36],
+    ml_w: [u32; 53],
+    of_w: [u32; 32],
+    /// A literal's price is `lit_base - min(lit_w[b], lit_max)`.
+    lit_base: u32,
+    lit_max: u32,
     /// Price of each literal-length code, extra bits included.
     ll_price: [u32; 36],
     /// Price of each match-length code, extra bits included.
     ml_price: [u32; 53],
     /// Price of each offset code, extra bits included.
     of_price: [u32; 32],
+    /// Offset part of [`Self::matched`] per offset code (bias included).
+    of_cost: [u32; 32],
+    /// Length part of [`Self::matched`] per match length − 3 below 128.
+    ml_cost: [u32; ML_COST_LEN],
 }
+
+/// Match lengths (− 3) whose price [`Stats::ml_cost`] tabulates.
+const ML_COST_LEN: usize = 128;
 
 impl Stats {
     /// Empty statistics: the first block initialises them.
@@ -99,10 +120,17 @@ impl Stats {
             ml_sum: 0,
             of_sum: 0,
             predef: false,
-            lit_price: [0; 256],
+            lit_w: [0; 256],
+            ll_w: [0; 36],
+            ml_w: [0; 53],
+            of_w: [0; 32],
+            lit_base: 0,
+            lit_max: 0,
             ll_price: [0; 36],
             ml_price: [0; 53],
             of_price: [0; 32],
+            of_cost: [0; 32],
+            ml_cost: [0; ML_COST_LEN],
         }
     }
 
@@ -142,27 +170,44 @@ impl Stats {
             self.ml_sum = scale(&mut self.ml, 11);
             self.of_sum = scale(&mut self.of, 11);
         }
+        fill_weights(&mut self.lit_w, &self.lit);
+        fill_weights(&mut self.ll_w, &self.ll);
+        fill_weights(&mut self.ml_w, &self.ml);
+        fill_weights(&mut self.of_w, &self.of);
         self.set_prices();
     }
 
-    /// Recompute the cached prices from the frequencies.
+    /// Recompute the cached prices from the frequencies (their weights).
     pub(crate) fn set_prices(&mut self) {
-        let lit_base = weight(self.lit_sum);
-        let lit_max = lit_base.saturating_sub(BIT);
-        for (p, &f) in self.lit_price.iter_mut().zip(self.lit.iter()) {
-            *p = lit_base - weight(f).min(lit_max);
-        }
+        self.lit_base = weight(self.lit_sum);
+        self.lit_max = self.lit_base.saturating_sub(BIT);
         let ll_base = weight(self.ll_sum);
         for (c, p) in self.ll_price.iter_mut().enumerate() {
-            *p = u32::from(LL_BITS[c]) * BIT + ll_base.saturating_sub(weight(self.ll[c]));
+            *p = u32::from(LL_BITS[c]) * BIT + ll_base.saturating_sub(self.ll_w[c]);
         }
         let ml_base = weight(self.ml_sum);
         for (c, p) in self.ml_price.iter_mut().enumerate() {
-            *p = u32::from(ML_BITS[c]) * BIT + ml_base.saturating_sub(weight(self.ml[c]));
+            *p = u32::from(ML_BITS[c]) * BIT + ml_base.saturating_sub(self.ml_w[c]);
         }
         let of_base = weight(self.of_sum);
         for (c, p) in self.of_price.iter_mut().enumerate() {
-            *p = c as u32 * BIT + of_base.saturating_sub(weight(self.of[c]));
+            *p = c as u32 * BIT + of_base.saturating_sub(self.of_w[c]);
+        }
+        // The two parts of `matched`, tabulated.
+        if self.predef {
+            for (c, p) in self.of_cost.iter_mut().enumerate() {
+                *p = (16 + c as u32) * BIT;
+            }
+            for (b, p) in self.ml_cost.iter_mut().enumerate() {
+                *p = weight(b as u32);
+            }
+        } else {
+            for (p, &f) in self.of_cost.iter_mut().zip(self.of_price.iter()) {
+                *p = f + BIT / 5;
+            }
+            for (b, p) in self.ml_cost.iter_mut().enumerate() {
+                *p = self.ml_price[ml_code(b as u32)];
+            }
         }
     }
 
@@ -172,7 +217,7 @@ impl Stats {
         if self.predef {
             return (6 * BIT) as i32;
         }
-        self.lit_price[usize::from(b)] as i32
+        (self.lit_base - self.lit_w[usize::from(b)].min(self.lit_max)) as i32
     }
 
     /// Price of the literal-length symbol for `ll` literals.
@@ -191,22 +236,70 @@ impl Stats {
     /// (RFC `Offset_Value`) and length `ml` (≥ 3).
     #[inline]
     pub(crate) fn matched(&self, off_value: u32, ml: u32) -> i32 {
+        self.off_part(off_value) + self.ml_part(ml)
+    }
+
+    /// The offset part of [`Self::matched`] (constant over a match's lengths).
+    #[inline(always)]
+    pub(crate) fn off_part(&self, off_value: u32) -> i32 {
+        self.of_cost[highbit(off_value) as usize & 31] as i32
+    }
+
+    /// The length part of [`Self::matched`] for `ml` ≥ 3.
+    #[inline(always)]
+    pub(crate) fn ml_part(&self, ml: u32) -> i32 {
+        let base = ml - 3;
+        if let Some(&p) = self.ml_cost.get(base as usize) {
+            return p as i32;
+        }
+        if self.predef {
+            return weight(base) as i32;
+        }
+        self.ml_price
+            .get(ml_code(base))
+            .copied()
+            .unwrap_or(MAX_PRICE as u32 / 4) as i32
+    }
+
+    /// [`Self::matched`] straight from the counts (no cached weights or
+    /// tables): the definition the cached prices are tested against.
+    #[cfg(test)]
+    fn matched_direct(&self, off_value: u32, ml: u32) -> i32 {
         let oc = highbit(off_value) as usize;
         let base = ml - 3;
         if self.predef {
             return (weight(base) + (16 + oc as u32) * BIT) as i32;
         }
-        let ofp = self
-            .of_price
-            .get(oc)
-            .copied()
-            .unwrap_or(MAX_PRICE as u32 / 4);
-        let mlp = self
-            .ml_price
-            .get(ml_code(base))
-            .copied()
-            .unwrap_or(MAX_PRICE as u32 / 4);
+        let ofp = oc as u32 * BIT + weight(self.of_sum).saturating_sub(weight(self.of[oc]));
+        let mc = ml_code(base);
+        let mlp =
+            u32::from(ML_BITS[mc]) * BIT + weight(self.ml_sum).saturating_sub(weight(self.ml[mc]));
         (ofp + mlp + BIT / 5) as i32
+    }
+
+    /// [`Self::lit`] straight from the counts.
+    #[cfg(test)]
+    fn lit_direct(&self, b: u8) -> i32 {
+        if self.predef {
+            return (6 * BIT) as i32;
+        }
+        let base = weight(self.lit_sum);
+        (base - weight(self.lit[usize::from(b)]).min(base.saturating_sub(BIT))) as i32
+    }
+
+    /// [`Self::ll`] straight from the counts.
+    #[cfg(test)]
+    fn ll_direct(&self, ll: u32) -> i32 {
+        if self.predef {
+            return weight(ll) as i32;
+        }
+        let price = |c: usize| {
+            u32::from(LL_BITS[c]) * BIT + weight(self.ll_sum).saturating_sub(weight(self.ll[c]))
+        };
+        if ll >= BLOCK_MAX {
+            return (BIT + price(ll_code(BLOCK_MAX - 1))) as i32;
+        }
+        price(ll_code(ll)) as i32
     }
 
     /// Count one chosen sequence.
@@ -214,19 +307,25 @@ impl Stats {
         for &b in literals {
             let f = &mut self.lit[usize::from(b)];
             *f = f.saturating_add(LIT_ADD);
+            self.lit_w[usize::from(b)] = weight(*f);
         }
         self.lit_sum = self
             .lit_sum
             .saturating_add((literals.len() as u32).saturating_mul(LIT_ADD));
         let llc = ll_code(literals.len().min(BLOCK_MAX as usize - 1) as u32);
         self.ll[llc] += 1;
+        self.ll_w[llc] = weight(self.ll[llc]);
         self.ll_sum += 1;
-        if let Some(f) = self.of.get_mut(highbit(off_value) as usize) {
+        let oc = highbit(off_value) as usize;
+        if let (Some(f), Some(w)) = (self.of.get_mut(oc), self.of_w.get_mut(oc)) {
             *f += 1;
+            *w = weight(*f);
             self.of_sum += 1;
         }
-        if let Some(f) = self.ml.get_mut(ml_code(ml.saturating_sub(3))) {
+        let mc = ml_code(ml.saturating_sub(3));
+        if let (Some(f), Some(w)) = (self.ml.get_mut(mc), self.ml_w.get_mut(mc)) {
             *f += 1;
+            *w = weight(*f);
             self.ml_sum += 1;
         }
     }
@@ -253,6 +352,39 @@ mod tests {
         assert_eq!(ml_code(127), 42);
         assert_eq!(ml_code(128), 43);
         assert_eq!(ml_code(65536), 52);
+    }
+
+    proptest::proptest! {
+        /// The cached prices (weights kept per count, tabulated match
+        /// lengths) equal the formulas on the counts for any statistics,
+        /// symbol, offset and length, in the predefined and counted modes.
+        #[test]
+        fn cached_prices_are_the_formulas(
+            block in proptest::collection::vec(0u8..8, 0..400),
+            seqs in proptest::collection::vec((0usize..300, 1u32..1 << 22, 3u32..70_000), 0..20),
+            probes in proptest::collection::vec((1u32..u32::MAX, 3u32..200_000), 1..64),
+        ) {
+            let mut s = Stats::new();
+            s.rescale(&block);
+            let check = |s: &Stats, at: &str| -> Result<(), proptest::test_runner::TestCaseError> {
+                for &(p, o) in &probes {
+                    proptest::prop_assert_eq!(s.matched(p, o), s.matched_direct(p, o), "{}", at);
+                    proptest::prop_assert_eq!(s.lit(p as u8), s.lit_direct(p as u8), "{}", at);
+                    proptest::prop_assert_eq!(s.ll(o), s.ll_direct(o), "{}", at);
+                }
+                Ok(())
+            };
+            check(&s, "first block")?;
+            for _ in 0..2 {
+                for &(l, o, m) in &seqs {
+                    s.update(&block[..l.min(block.len())], o, m);
+                }
+                s.set_prices();
+                check(&s, "after updates")?;
+                s.rescale(&block);
+                check(&s, "next block")?;
+            }
+        }
     }
 
     #[test]
