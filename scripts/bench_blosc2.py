@@ -384,7 +384,8 @@ def callgrind(work, name, n):
 
     def run(cmd, tag, stdin=""):
         out = cg / f"{cfg}.{'enc.' if enc else ''}{tag}.out"
-        env = dict(os.environ, PYTHONHASHSEED="0")  # deterministic interpreter work
+        # Deterministic interpreter work; our side on one thread, as in the timing mode.
+        env = dict(os.environ, PYTHONHASHSEED="0", MEDH5_THREADS="1", RAYON_NUM_THREADS="1")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + cmd,
                        input=stdin, text=True, capture_output=True, check=True, env=env)
         r = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True, check=True)

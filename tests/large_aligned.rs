@@ -5,6 +5,8 @@
 //! by `medh5 bench-op write` read back equal to the arrays they came from,
 //! whole and as patches (which stay on the cached path).
 
+mod common;
+
 use purehdf::medh5::sample::{read_patch_vec, SampleFile};
 use std::path::Path;
 use std::process::Command;
@@ -57,19 +59,14 @@ fn whole_images_read_back_exactly_under_the_aligned_allocator() {
     write_npy(&dir.join("label.npy"), "|u1", &labels);
     for profile in ["training", "balanced", "archive", "portable"] {
         let out = dir.join(format!("{profile}.medh5"));
-        let st = Command::new(env!("CARGO_BIN_EXE_medh5"))
-            .args(["bench-op", "write", "--image"])
-            .arg(dir.join("image.npy"))
-            .arg("--label")
-            .arg(dir.join("label.npy"))
-            .args(["--profile", profile, "--repeats", "1", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stderr)
+        common::run_ok(
+            Command::new(env!("CARGO_BIN_EXE_medh5"))
+                .args(["bench-op", "write", "--image"])
+                .arg(dir.join("image.npy"))
+                .arg("--label")
+                .arg(dir.join("label.npy"))
+                .args(["--profile", profile, "--repeats", "1", "--out"])
+                .arg(&out),
         );
         let sf = SampleFile::open(&out).unwrap();
         let ds = sf.image("CT").unwrap();

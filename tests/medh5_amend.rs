@@ -164,16 +164,11 @@ fn amend_refusals_are_typed() {
         let script = format!(
             "import h5py, hdf5plugin, numpy as np, sys\nf = h5py.File(sys.argv[1], 'a')\n{code}\nf.close()\nprint('{{}}')"
         );
-        let st = Command::new(venv.join("python"))
-            .arg("-c")
-            .arg(script)
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stderr)
+        common::run_ok(
+            Command::new(venv.join("python"))
+                .arg("-c")
+                .arg(script)
+                .arg(&out),
         );
         out
     };

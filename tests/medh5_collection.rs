@@ -54,16 +54,11 @@ fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
     let _ = std::fs::remove_dir_all(&dir);
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_storage_samples.py");
-    let st = Command::new(venv.join("python"))
-        .arg(script)
-        .arg(&dir)
-        .arg("balanced,portable,training")
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    common::run_ok(
+        Command::new(venv.join("python"))
+            .arg(script)
+            .arg(&dir)
+            .arg("balanced,portable,training"),
     );
     Some((venv, dir))
 }

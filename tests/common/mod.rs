@@ -133,3 +133,15 @@ impl Rng {
         }
     }
 }
+
+/// Run `cmd` and return its output, failing the test with the command's
+/// stderr when it does not exit successfully.
+pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
