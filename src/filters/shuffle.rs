@@ -394,6 +394,58 @@ pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mu
     unsafe { unshuffle2_rows(p0, p1, g, dst) }
 }
 
+/// [`unshuffle2_rows_streamed`] for `planes.len()` blocks that sit side by
+/// side along the last dimension: block `k` has the geometry `g` with its
+/// destination start moved `k · g.n` elements on, so row `(a, b)` of every
+/// block lands in one contiguous run. The streaming kernel writes each run
+/// whole (block 0's line, then block 1's, …), which stores to memory at a
+/// higher rate than lines scattered one row stride apart. Same bytes as one
+/// [`unshuffle2_rows_streamed`] call per block; returns `false`, writing
+/// nothing, when a plane is shorter than [`Rows3::src_end`] or the
+/// geometry overflows.
+///
+/// # Safety
+/// `dst` must be valid for writes of `2 · (g.dst_end() + (planes.len() - 1) · g.n)`
+/// bytes, and no other reference may access the rows written while this runs.
+pub unsafe fn unshuffle2_rows_streamed_group(
+    planes: &[[&[u8]; 2]],
+    g: &Rows3,
+    dst: *mut u8,
+) -> bool {
+    let fit = planes.iter().all(|[p0, p1]| g.planes_fit(p0, p1))
+        && g.dst_end()
+            .and_then(|e| e.checked_add(planes.len().checked_sub(1)?.checked_mul(g.n)?))
+            .is_some();
+    if !fit {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let lines = g.n == 32
+            && (dst as usize).wrapping_add(2 * g.dst0) % 64 == 0
+            && (2 * g.ds[0]) % 64 == 0
+            && (2 * g.ds[1]) % 64 == 0;
+        if lines && is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 detected; every block's planes hold `src_end` bytes
+            // (checked above); the caller vouches for `dst` up to the last
+            // block's rows; every run start is 64-byte aligned (checked above)
+            // and each block's row is one whole line, as streaming stores need.
+            unsafe { x86::unshuffle2_group32_stream_avx2(planes, g, dst) };
+            return true;
+        }
+    }
+    for (k, [p0, p1]) in planes.iter().enumerate() {
+        let gk = Rows3 {
+            dst0: g.dst0 + k * g.n,
+            ..*g
+        };
+        // SAFETY: block `k`'s rows end at `dst_end + k · n`, inside what the
+        // caller vouches for (the sum was checked above); planes fit (checked).
+        unsafe { unshuffle2_rows_streamed(p0, p1, &gk, dst) };
+    }
+    true
+}
+
 /// Interleave two byte planes (2-byte elements) row by row into `dst`, as
 /// [`Rows3`] places them. Returns `false`, writing nothing, when a plane is
 /// shorter than [`Rows3::src_end`] or the geometry overflows.
@@ -658,6 +710,37 @@ mod x86 {
                 let o = d as *mut __m256i;
                 _mm256_stream_si256(o, a);
                 _mm256_stream_si256(o.add(1), b);
+                s += g.ss[1];
+                d = d.wrapping_add(d1);
+            }
+        }
+        _mm_sfence();
+    }
+
+    /// [`super::unshuffle2_rows_streamed_group`]'s kernel: for every row
+    /// `(a, b)`, the rows of all blocks back to back (one 64-byte line per
+    /// block, two streaming stores each), then one store fence. Every
+    /// block's planes hold `g.src_end()` bytes; `dst` has room for the last
+    /// block's rows; row starts and strides are 64-byte aligned.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn unshuffle2_group32_stream_avx2(
+        planes: &[[&[u8]; 2]],
+        g: &super::Rows3,
+        dst: *mut u8,
+    ) {
+        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
+        for a in 0..g.outer {
+            let mut s = g.src0 + a * g.ss[0];
+            // SAFETY: every row start is inside the rows the caller vouches for.
+            let mut d = dst.add(2 * g.dst0 + a * d0);
+            for _ in 0..g.inner {
+                let mut o = d as *mut __m256i;
+                for [p0, p1] in planes {
+                    let (x, y) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
+                    _mm256_stream_si256(o, x);
+                    _mm256_stream_si256(o.add(1), y);
+                    o = o.add(2);
+                }
                 s += g.ss[1];
                 d = d.wrapping_add(d1);
             }

@@ -234,3 +234,52 @@ proptest! {
         prop_assert_eq!(buf, want);
     }
 }
+
+proptest! {
+    /// The grouped streaming kernel: `blocks` side-by-side blocks give the
+    /// bytes of one naive row copy per block (block `k` shifted `k · n`
+    /// elements), untouched around them, for line-aligned 64-byte rows and
+    /// near misses; a short plane in any block writes nothing.
+    #[test]
+    fn streamed_group_equals_naive_per_block(
+        blocks in 1usize..5, wide in proptest::bool::weighted(0.8), n_other in 1usize..40,
+        outer in 1usize..4, inner in 1usize..20, dst_lines in 0usize..3,
+        dst0_lines in 0usize..3, misalign in proptest::bool::weighted(0.2),
+        skew in 1usize..32, seed in any::<u8>(), short in proptest::option::weighted(0.1, 0usize..4),
+    ) {
+        let n = if wide { 32 } else { n_other };
+        let ss = [n * inner, n];
+        let step = blocks * n + if misalign { skew } else { 0 };
+        let ds = [step * (inner + dst_lines), step];
+        let dst0 = 32 * dst0_lines + if misalign { skew } else { 0 };
+        let g = Rows3 { n, outer, inner, src0: 0, ss, dst0, ds };
+        let send = g.src_end().unwrap();
+        let dend = g.dst_end().unwrap() + (blocks - 1) * n;
+        let owned: Vec<[Vec<u8>; 2]> = (0..blocks)
+            .map(|k| {
+                let mut p0: Vec<u8> = (0..send).map(|i| (i as u8).wrapping_mul(5).wrapping_add(seed ^ k as u8)).collect();
+                let p1: Vec<u8> = (0..send).map(|i| ((i >> 3) as u8).wrapping_mul(11) ^ seed ^ (k as u8 * 17)).collect();
+                if short == Some(k) {
+                    p0.pop();
+                }
+                [p0, p1]
+            })
+            .collect();
+        let planes: Vec<[&[u8]; 2]> = owned.iter().map(|[a, b]| [&a[..], &b[..]]).collect();
+        let mut buf = vec![0x33u8; 2 * dend + 64];
+        let align = buf.as_ptr().align_offset(64);
+        let mut want = buf.clone();
+        // SAFETY: `buf[align..]` holds at least 2 · (dst_end + (blocks - 1) · n) bytes.
+        let ok = unsafe { unshuffle2_rows_streamed_group(&planes, &g, buf.as_mut_ptr().add(align)) };
+        if short.is_some_and(|k| k < blocks) {
+            prop_assert!(!ok);
+        } else {
+            prop_assert!(ok);
+            for (k, [p0, p1]) in planes.iter().enumerate() {
+                let gk = Rows3 { dst0: dst0 + k * n, ..g };
+                rows_naive(p0, p1, &gk, &mut want[align..]);
+            }
+        }
+        prop_assert_eq!(buf, want);
+    }
+}

@@ -15,7 +15,8 @@ use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
 use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
 use crate::filters::shuffle::{
-    unshuffle2_rows, unshuffle2_rows_streamed, unshuffle_planes_uninit, Rows3,
+    unshuffle2_rows, unshuffle2_rows_streamed, unshuffle2_rows_streamed_group,
+    unshuffle_planes_uninit, Rows3,
 };
 use crate::hdf5fmt::limits;
 use crate::hdf5fmt::selection::{for_each_in_box, Placement};
@@ -27,6 +28,14 @@ use super::read::OutBuf;
 /// line aligned ([`unshuffle2_rows_streamed`]); smaller ones (patches) stay
 /// in cache for the caller.
 const STREAM_MIN: usize = 8 << 20;
+
+/// Blocks side by side along the last dimension that one task decodes
+/// together when the rows are streamed: their rows then reach memory as
+/// runs of several lines instead of single lines one row stride apart,
+/// which this kind of store pattern writes markedly faster
+/// (`notes/bench-2026-12-06.md`, "Grouped rows"). Each block of a group holds its own
+/// decoder, so a group keeps this many blocks' planes at once.
+const GROUP_MAX: u64 = 4;
 
 /// Where one chunk's window goes.
 pub(super) struct Window<'a> {
@@ -143,12 +152,197 @@ pub(super) fn read_window(
         nb,
         block_bytes,
     };
+    let group = if rank == 3 && w.elem == 2 && out.len >= STREAM_MIN {
+        GROUP_MAX
+    } else {
+        1
+    };
+    let runs = Runs::new(&first, &last, group);
     #[cfg(feature = "parallel")]
-    if parallel_blocks(&grid, w, &first, &last, out)? {
+    if parallel_blocks(&grid, w, &runs, out)? {
         return Ok(true);
     }
-    for_each_in_box(&first, &last, |g| one_block(&grid, w, g, dec, scratch, out))?;
+    if group == 1 {
+        for_each_in_box(&first, &last, |g| one_block(&grid, w, g, dec, scratch, out))?;
+    } else {
+        let mut lease = Lease::take();
+        let mut g = vec![0u64; rank];
+        for_each_in_box(&runs.first, &runs.last, |r| {
+            let count = runs.place(r, &mut g);
+            block_run(&grid, w, &g, count, lease.states(count), out)
+        })?;
+    }
     Ok(true)
+}
+
+/// The blocks a window touches, as runs of at most `group` blocks along the
+/// last dimension: run `r` (in the box `first .. last`, the last coordinate
+/// counting runs) starts at block [`Runs::place`] and covers `count` blocks.
+struct Runs {
+    first: Vec<u64>,
+    last: Vec<u64>,
+    /// The first block along the last dimension, and one past the last.
+    lo: u64,
+    hi: u64,
+    group: u64,
+}
+
+impl Runs {
+    fn new(first: &[u64], last: &[u64], group: u64) -> Self {
+        let (mut f, mut l) = (first.to_vec(), last.to_vec());
+        let (lo, hi) = match (first.last(), last.last()) {
+            (Some(&a), Some(&b)) => (a, b.max(a)),
+            _ => (0, 0),
+        };
+        let group = group.max(1);
+        if let (Some(a), Some(b)) = (f.last_mut(), l.last_mut()) {
+            *a = 0;
+            *b = (hi - lo).div_ceil(group);
+        }
+        Runs {
+            first: f,
+            last: l,
+            lo,
+            hi,
+            group,
+        }
+    }
+
+    /// Write run `r`'s first block into `g` (same rank); returns its block count.
+    fn place(&self, r: &[u64], g: &mut [u64]) -> usize {
+        g.copy_from_slice(r);
+        let Some(x) = g.last_mut() else {
+            return 0;
+        };
+        let start = self.lo + *x * self.group;
+        *x = start;
+        self.hi.saturating_sub(start).min(self.group) as usize
+    }
+
+    /// How many runs there are (`None` on overflow).
+    #[cfg(feature = "parallel")]
+    fn count(&self) -> Option<u64> {
+        self.first
+            .iter()
+            .zip(&self.last)
+            .try_fold(1u64, |a, (&f, &l)| a.checked_mul(l.saturating_sub(f)))
+    }
+}
+
+/// Decode the `count` blocks from `g` on along the last dimension and write
+/// their parts of the window: together through [`group_rows`] when they can
+/// be, else one by one with the first state.
+fn block_run(
+    grid: &BlockGrid<'_>,
+    w: &Window<'_>,
+    g: &[u64],
+    count: usize,
+    states: &mut [BlockState],
+    out: &OutBuf,
+) -> Result<()> {
+    if count >= 2 && group_rows(grid, w, g, &mut states[..count], out)? {
+        return Ok(());
+    }
+    let Some(st) = states.first_mut() else {
+        return Ok(());
+    };
+    let mut gk = g.to_vec();
+    let rank = gk.len();
+    for k in 0..count as u64 {
+        gk[rank - 1] = g[rank - 1] + k;
+        one_block(grid, w, &gk, &mut st.dec, &mut st.scratch, out)?;
+    }
+    Ok(())
+}
+
+/// Where block `g` (block units) sits: its index in the chunk, its origin
+/// in dataset coordinates and the part `lo .. hi` of the window inside it.
+fn block_box(
+    grid: &BlockGrid<'_>,
+    w: &Window<'_>,
+    g: &[u64],
+) -> (usize, Vec<u64>, Vec<u64>, Vec<u64>) {
+    let rank = grid.bs.len();
+    let mut k = 0u64;
+    let mut borigin = vec![0u64; rank];
+    for d in 0..rank {
+        k = k * grid.nb[d] + g[d];
+        borigin[d] = w.chunk.origin[d] + g[d] * grid.bs[d];
+    }
+    let lo: Vec<u64> = (0..rank).map(|d| w.lo[d].max(borigin[d])).collect();
+    let hi: Vec<u64> = (0..rank)
+        .map(|d| w.hi[d].min(borigin[d] + grid.bs[d]))
+        .collect();
+    (k as usize, borigin, lo, hi)
+}
+
+/// The `states.len()` blocks from `g` on along the last dimension, each a
+/// byte-shuffled block of 2-byte items whose rows in the buffer follow the
+/// previous block's (the same geometry moved one block width on), decoded
+/// each by its own state and written together by the grouped streaming
+/// kernel. `Ok(false)`: the blocks do not fit that pattern; nothing was
+/// written (some blocks may have been decoded).
+fn group_rows(
+    grid: &BlockGrid<'_>,
+    w: &Window<'_>,
+    g: &[u64],
+    states: &mut [BlockState],
+    out: &OutBuf,
+) -> Result<bool> {
+    let rank = g.len();
+    let count = states.len();
+    let mut gk = g.to_vec();
+    let mut rows: Option<Rows3> = None;
+    let mut index = Vec::with_capacity(count);
+    for k in 0..count {
+        gk[rank - 1] = g[rank - 1] + k as u64;
+        let (idx, borigin, lo, hi) = block_box(grid, w, &gk);
+        let bp = Placement {
+            origin: &borigin,
+            shape: &grid.bs,
+        };
+        let Some(r) = rows3(bp, w.dst, &lo, &hi) else {
+            return Ok(false);
+        };
+        match rows {
+            None => rows = Some(r),
+            Some(r0) => {
+                let Some(dst0) = r0.n.checked_mul(k).and_then(|s| s.checked_add(r0.dst0)) else {
+                    return Ok(false);
+                };
+                if r != (Rows3 { dst0, ..r0 }) {
+                    return Ok(false);
+                }
+            }
+        }
+        index.push(idx);
+    }
+    let Some(r0) = rows else {
+        return Ok(false);
+    };
+    let fits = r0
+        .dst_end()
+        .and_then(|e| e.checked_add(r0.n.checked_mul(count - 1)?))
+        .and_then(|e| e.checked_mul(2))
+        .is_some_and(|e| e <= out.len);
+    if !fits || out.len < STREAM_MIN {
+        return Ok(false);
+    }
+    let mut planes: Vec<[&[u8]; 2]> = Vec::with_capacity(count);
+    for (st, &idx) in states.iter_mut().zip(&index) {
+        match st.dec.block_planes(grid.chunk, idx)?.as_deref() {
+            Some(&[p0, p1]) if p0.len() == p1.len() => planes.push([p0, p1]),
+            _ => return Ok(false),
+        }
+    }
+    // SAFETY: the last block's rows end inside the buffer (`fits`); the
+    // rows are those of these blocks' boxes within this job's chunk box,
+    // which no other job writes (see `OutBuf`).
+    let done = unsafe { unshuffle2_rows_streamed_group(&planes, &r0, out.ptr.cast::<u8>()) };
+    if done {
+        out.add_written(r0.elements() * 2 * count);
+    }
+    Ok(done)
 }
 
 /// The block geometry of one B2ND chunk, shared by its block decodes.
@@ -176,16 +370,12 @@ const MAX_PARALLEL_BLOCKS: u64 = 1 << 14;
 fn parallel_blocks(
     grid: &BlockGrid<'_>,
     w: &Window<'_>,
-    first: &[u64],
-    last: &[u64],
+    runs: &Runs,
     out: &OutBuf,
 ) -> Result<bool> {
     use rayon::prelude::*;
-    let count = first
-        .iter()
-        .zip(last)
-        .try_fold(1u64, |a, (&f, &l)| a.checked_mul(l.saturating_sub(f)));
-    let rank = first.len();
+    let count = runs.count();
+    let rank = runs.first.len();
     if !count.is_some_and(|c| (2..=MAX_PARALLEL_BLOCKS).contains(&c))
         || rank == 0
         || !crate::threads::parallel()
@@ -193,65 +383,68 @@ fn parallel_blocks(
         return Ok(false);
     }
     let mut coords = Vec::with_capacity(count.unwrap_or(0) as usize * rank);
-    for_each_in_box::<crate::error::Error>(first, last, |g| {
-        coords.extend_from_slice(g);
+    for_each_in_box::<crate::error::Error>(&runs.first, &runs.last, |r| {
+        coords.extend_from_slice(r);
         Ok(())
     })?;
-    coords
-        .par_chunks(rank)
-        .try_for_each_init(Lease::take, |lease, g| {
-            let st = lease.state();
-            one_block(grid, w, g, &mut st.dec, &mut st.scratch, out)
-        })?;
+    coords.par_chunks(rank).try_for_each_init(
+        || (Lease::take(), vec![0u64; rank]),
+        |(lease, g), r| {
+            let count = runs.place(r, g);
+            block_run(grid, w, g, count, lease.states(count), out)
+        },
+    )?;
     Ok(true)
 }
 
-/// A block decoder for one pool task, borrowed from this thread's spares.
-#[cfg(feature = "parallel")]
+/// The decoder and scratch of one block.
 #[derive(Default)]
 struct BlockState {
     dec: ChunkDecoder,
     scratch: Vec<u8>,
 }
 
-#[cfg(feature = "parallel")]
 thread_local! {
-    /// Decoders left by finished tasks on this thread (a task nested in
-    /// another's wait takes a second one), at most [`SPARE_DECODERS`].
-    static SPARE: std::cell::RefCell<Vec<BlockState>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Block states left by finished tasks on this thread (a task nested in
+    /// another's wait takes a second set), at most [`SPARE_DECODERS`] sets.
+    static SPARE: std::cell::RefCell<Vec<Vec<BlockState>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Spare block decoders a thread keeps.
-#[cfg(feature = "parallel")]
+/// Sets of spare block states a thread keeps.
 const SPARE_DECODERS: usize = 2;
 
-/// A [`BlockState`] that goes back to the thread's spares when dropped.
-#[cfg(feature = "parallel")]
-struct Lease(Option<BlockState>);
+/// Block states for one task (one per block of a run), borrowed from this
+/// thread's spares and given back when dropped.
+struct Lease(Vec<BlockState>);
 
-#[cfg(feature = "parallel")]
 impl Lease {
     fn take() -> Self {
         let spare = SPARE.try_with(|s| s.borrow_mut().pop()).ok().flatten();
-        Lease(Some(spare.unwrap_or_default()))
+        Lease(spare.unwrap_or_default())
     }
 
-    fn state(&mut self) -> &mut BlockState {
-        self.0.get_or_insert_with(BlockState::default)
+    /// At least one state, and `n` when `n` is more.
+    fn states(&mut self, n: usize) -> &mut [BlockState] {
+        let n = n.max(1);
+        while self.0.len() < n {
+            self.0.push(BlockState::default());
+        }
+        &mut self.0[..n]
     }
 }
 
-#[cfg(feature = "parallel")]
 impl Drop for Lease {
     fn drop(&mut self) {
-        if let Some(st) = self.0.take() {
-            let _ = SPARE.try_with(|s| {
-                let mut v = s.borrow_mut();
-                if v.len() < SPARE_DECODERS {
-                    v.push(st);
-                }
-            });
+        let set = std::mem::take(&mut self.0);
+        if set.is_empty() {
+            return;
         }
+        let _ = SPARE.try_with(|s| {
+            let mut v = s.borrow_mut();
+            if v.len() < SPARE_DECODERS {
+                v.push(set);
+            }
+        });
     }
 }
 
@@ -264,21 +457,12 @@ fn one_block(
     scratch: &mut Vec<u8>,
     out: &OutBuf,
 ) -> Result<()> {
-    let rank = grid.bs.len();
-    let (bs, nb, block_bytes) = (&grid.bs, &grid.nb, grid.block_bytes);
-    let mut k = 0u64;
-    let mut borigin = vec![0u64; rank];
-    for d in 0..rank {
-        k = k * nb[d] + g[d];
-        borigin[d] = w.chunk.origin[d] + g[d] * bs[d];
-    }
+    let block_bytes = grid.block_bytes;
+    let (k, borigin, lo, hi) = block_box(grid, w, g);
     let bp = Placement {
         origin: &borigin,
-        shape: bs,
+        shape: &grid.bs,
     };
-    let lo: Vec<u64> = (0..rank).map(|d| w.lo[d].max(borigin[d])).collect();
-    let hi: Vec<u64> = (0..rank).map(|d| w.hi[d].min(borigin[d] + bs[d])).collect();
-    let k = k as usize;
     if let Some(planes) = dec.block_planes(grid.chunk, k)? {
         if planes.len() == w.elem {
             return out.interleave_box(&planes, bp, w.dst, &lo, &hi);
