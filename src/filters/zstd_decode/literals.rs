@@ -99,11 +99,7 @@ pub(crate) fn read(
     }
     let out = &mut buf[..size];
     let o = offset + hlen + at;
-    if four {
-        huf.decode_4(streams, out, o)?;
-    } else {
-        huf.decode_stream(streams, out, o)?;
-    }
+    huf.decode_section(four, streams, out, o)?;
     Ok((Literals::Buffer { len: size }, hlen + csize))
 }
 
