@@ -4,13 +4,12 @@
 
 use super::bits::BackBits;
 use super::fse::{self, Cell};
-use super::huffman_x2::X2Table;
 use super::{corrupt, Result};
 
 /// False when a test asks for the plain 4-stream loop only (the fast loop
 /// must give the same output and errors on any input).
 #[inline(always)]
-pub(super) fn fast_loop_enabled() -> bool {
+fn fast_loop_enabled() -> bool {
     #[cfg(test)]
     if NO_FAST_LOOP.with(|f| f.get()) {
         return false;
@@ -33,10 +32,6 @@ const TABLE_MASK: usize = TABLE_SIZE - 1;
 pub(crate) struct HufTable {
     pub(crate) cells: Box<[u16; TABLE_SIZE]>,
     pub(crate) valid: bool,
-    /// The double-symbol table of the same code, built on first use (a
-    /// treeless section reuses it).
-    x2: X2Table,
-    x2_valid: bool,
 }
 
 impl HufTable {
@@ -44,37 +39,6 @@ impl HufTable {
         HufTable {
             cells: Box::new([0u16; TABLE_SIZE]),
             valid: false,
-            x2: X2Table::new(),
-            x2_valid: false,
-        }
-    }
-
-    /// Decode a literal section's streams (1 or 4) with the single- or the
-    /// double-symbol table, whichever [`use_x2`] expects to be faster (same
-    /// output, same errors).
-    pub(crate) fn decode_section(
-        &mut self,
-        four: bool,
-        src: &[u8],
-        out: &mut [u8],
-        offset: usize,
-    ) -> Result<()> {
-        if use_x2(self.x2_valid, src.len(), out.len()) {
-            if !self.x2_valid {
-                self.x2.build(&self.cells);
-                self.x2_valid = true;
-            }
-            let (x1, x2) = (&*self, &self.x2);
-            return if four {
-                x2.decode_4(x1, src, out, offset)
-            } else {
-                x2.decode_stream(x1, src, out, offset)
-            };
-        }
-        if four {
-            self.decode_4(src, out, offset)
-        } else {
-            self.decode_stream(src, out, offset)
         }
     }
 
@@ -90,8 +54,7 @@ impl HufTable {
     }
 
     /// Build from the stored weights (the last symbol's weight is implied).
-    pub(super) fn build(&mut self, stored: &[u8], offset: usize) -> Result<()> {
-        self.x2_valid = false;
+    fn build(&mut self, stored: &[u8], offset: usize) -> Result<()> {
         if stored.is_empty() || stored.len() > 255 {
             return Err(corrupt(offset, "Huffman tree has no weights"));
         }
@@ -171,7 +134,7 @@ impl HufTable {
     }
 
     #[inline(always)]
-    pub(super) fn decode_one(&self, r: &mut BackBits) -> u8 {
+    fn decode_one(&self, r: &mut BackBits) -> u8 {
         let v = self.cells[r.peek(MAX_BITS) as usize & TABLE_MASK];
         r.consume(u32::from(v & 0xFF));
         (v >> 8) as u8
@@ -219,8 +182,28 @@ impl HufTable {
 
     #[inline(always)]
     fn decode_4_body(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
-        let (body, [_, e1, e2, e3], seg, [mut r1, mut r2, mut r3, mut r4]) =
-            open4(src, out.len(), offset)?;
+        let jump = src
+            .get(..6)
+            .ok_or_else(|| corrupt(offset, "truncated Huffman jump table"))?;
+        let s1 = usize::from(u16::from_le_bytes([jump[0], jump[1]]));
+        let s2 = usize::from(u16::from_le_bytes([jump[2], jump[3]]));
+        let s3 = usize::from(u16::from_le_bytes([jump[4], jump[5]]));
+        let body = &src[6..];
+        let e1 = s1;
+        let e2 = e1 + s2;
+        let e3 = e2 + s3;
+        if e3 > body.len() {
+            return Err(corrupt(offset, "Huffman jump table past the literals"));
+        }
+        let seg = out.len().div_ceil(4);
+        if 3 * seg > out.len() {
+            return Err(corrupt(offset, "too few literals for 4 streams"));
+        }
+        let o = offset + 6;
+        let mut r1 = BackBits::new(&body[..e1], o)?;
+        let mut r2 = BackBits::new(&body[e1..e2], o + e1)?;
+        let mut r3 = BackBits::new(&body[e2..e3], o + e2)?;
+        let mut r4 = BackBits::new(&body[e3..], o + e3)?;
         let fast = if fast_loop_enabled() {
             self.decode_4_fast(
                 body,
@@ -279,68 +262,6 @@ impl HufTable {
         }
         Ok(())
     }
-}
-
-/// Open the 4-stream layout (RFC 8878 §4.2.2: 6-byte jump table, then 4
-/// streams) for `n` literals: the streams' bytes, each stream's start in
-/// them, the segment length and a reader per stream.
-pub(super) fn open4(
-    src: &[u8],
-    n: usize,
-    offset: usize,
-) -> Result<(&[u8], [usize; 4], usize, [BackBits<'_>; 4])> {
-    let jump = src
-        .get(..6)
-        .ok_or_else(|| corrupt(offset, "truncated Huffman jump table"))?;
-    let s1 = usize::from(u16::from_le_bytes([jump[0], jump[1]]));
-    let s2 = usize::from(u16::from_le_bytes([jump[2], jump[3]]));
-    let s3 = usize::from(u16::from_le_bytes([jump[4], jump[5]]));
-    let body = &src[6..];
-    let e1 = s1;
-    let e2 = e1 + s2;
-    let e3 = e2 + s3;
-    if e3 > body.len() {
-        return Err(corrupt(offset, "Huffman jump table past the literals"));
-    }
-    let seg = n.div_ceil(4);
-    if 3 * seg > n {
-        return Err(corrupt(offset, "too few literals for 4 streams"));
-    }
-    let o = offset + 6;
-    let readers = [
-        BackBits::new(&body[..e1], o)?,
-        BackBits::new(&body[e1..e2], o + e1)?,
-        BackBits::new(&body[e2..e3], o + e2)?,
-        BackBits::new(&body[e3..], o + e3)?,
-    ];
-    Ok((body, [0, e1, e2, e3], seg, readers))
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Which table decodes a section: 0 = chosen by size (below), 1 =
-    /// always single-symbol, 2 = always double-symbol (tests).
-    pub(crate) static FORCE_TABLE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
-}
-
-/// Literals at least this many (and the stream bits per literal at most
-/// `X2_MAX_BITS16 / 16`) take the double-symbol table when it must be
-/// built first; when it is already built (treeless reuse) the size bound
-/// is `X2_MIN_REUSED`.
-const X2_MIN_BUILD: usize = 1024;
-const X2_MIN_REUSED: usize = 64;
-const X2_MAX_BITS16: usize = 16 * 6;
-
-#[inline]
-fn use_x2(built: bool, src_len: usize, n: usize) -> bool {
-    #[cfg(test)]
-    match FORCE_TABLE.with(|f| f.get()) {
-        1 => return false,
-        2 => return true,
-        _ => {}
-    }
-    let min = if built { X2_MIN_REUSED } else { X2_MIN_BUILD };
-    n >= min && src_len * 8 * 16 <= n * X2_MAX_BITS16
 }
 
 /// Symbols per stream per refill in the fast loop: after a refill at least
@@ -579,7 +500,7 @@ fn decode_weights(
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -601,7 +522,7 @@ pub(super) mod tests {
     /// split random leaves (up to 11 bits) `splits` times; the leaves go to
     /// distinct random symbols. Returns the stored weights (the last used
     /// symbol's weight implied).
-    pub(crate) fn random_tree(seed: u64, splits: usize) -> Vec<u8> {
+    fn random_tree(seed: u64, splits: usize) -> Vec<u8> {
         let mut r = seed | 1;
         let mut next = move || {
             r ^= r << 13;
@@ -632,7 +553,7 @@ pub(super) mod tests {
 
     /// One backward Huffman stream of `syms` (RFC 8878 §4.2.2): codes
     /// written last symbol first from bit 0 up, then the marker bit.
-    pub(crate) fn encode_stream(t: &HufTable, syms: &[u8]) -> Vec<u8> {
+    fn encode_stream(t: &HufTable, syms: &[u8]) -> Vec<u8> {
         let code = |s: u8| -> Option<(u64, u32)> {
             let at = t
                 .cells
@@ -688,7 +609,7 @@ pub(super) mod tests {
     }
 
     /// Symbols drawn from the tree's alphabet, skewed toward short codes.
-    pub(crate) fn symbols(t: &HufTable, n: usize, seed: u64) -> Vec<u8> {
+    fn symbols(t: &HufTable, n: usize, seed: u64) -> Vec<u8> {
         let mut r = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         (0..n)
             .map(|_| {
@@ -700,7 +621,7 @@ pub(super) mod tests {
             .collect()
     }
 
-    pub(crate) fn four_streams(t: &HufTable, syms: &[u8]) -> Vec<u8> {
+    fn four_streams(t: &HufTable, syms: &[u8]) -> Vec<u8> {
         let seg = syms.len().div_ceil(4);
         let parts: Vec<Vec<u8>> = (0..4)
             .map(|k| {

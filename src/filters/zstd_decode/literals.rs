@@ -99,7 +99,11 @@ pub(crate) fn read(
     }
     let out = &mut buf[..size];
     let o = offset + hlen + at;
-    huf.decode_section(four, streams, out, o)?;
+    if four {
+        huf.decode_4(streams, out, o)?;
+    } else {
+        huf.decode_stream(streams, out, o)?;
+    }
     Ok((Literals::Buffer { len: size }, hlen + csize))
 }
 
