@@ -125,10 +125,7 @@ fn main() {
     sets.push(("text", vec![text(chunk)]));
     sets.push((
         "short-0..300",
-        (0..=300)
-            .map(|n| text(n))
-            .chain((0..=300).map(noise))
-            .collect(),
+        (0..=300).map(text).chain((0..=300).map(noise)).collect(),
     ));
     if let Some(s) = &only_set {
         sets.retain(|(n, _)| n == s);

@@ -47,6 +47,8 @@ impl<'a> BitWriter<'a> {
 
     #[cold]
     fn grow(&mut self) {
+        // Doubling: within the capacity the caller reserved this only
+        // zero-fills (about twice the output in all), never reallocates.
         let want = (self.pos + 8).max(self.buf.len() * 2).max(64);
         self.buf.resize(want, 0);
     }

@@ -317,8 +317,8 @@ impl Codes {
     /// Size in bits of the block's symbols (with EOB) under the given lengths.
     fn data_bits(stats: &Stats, lit_len: &[u8; 288], dist_len: &[u8; NUM_DIST]) -> u64 {
         let mut bits = u64::from(lit_len[END_OF_BLOCK]);
-        for s in 0..256 {
-            bits += u64::from(stats.lit[s]) * u64::from(lit_len[s]);
+        for (&f, &l) in stats.lit[..256].iter().zip(&lit_len[..256]) {
+            bits += u64::from(f) * u64::from(l);
         }
         for s in 257..NUM_LITLEN {
             bits +=
@@ -338,8 +338,8 @@ impl Codes {
         }
         codes_from_lengths(&self.lit_len, &mut self.lit_code);
         codes_from_lengths(&self.dist_len, &mut self.dist_code);
-        for len in 3..=258usize {
-            let s = LEN_SYM[len] as usize;
+        for (len, &sym) in LEN_SYM.iter().enumerate().skip(3) {
+            let s = sym as usize;
             let cl = u32::from(self.lit_len[257 + s]);
             let extra = (len - LEN_BASE[s] as usize) as u32;
             self.len_bits[len] = u32::from(self.lit_code[257 + s]) | (extra << cl);
@@ -464,8 +464,8 @@ mod tests {
 
     #[test]
     fn symbol_tables() {
-        for len in 3..=258usize {
-            let s = LEN_SYM[len] as usize;
+        for (len, &sym) in LEN_SYM.iter().enumerate().skip(3) {
+            let s = sym as usize;
             assert!(len >= LEN_BASE[s] as usize);
             assert!(
                 len - (LEN_BASE[s] as usize) < (1usize << LEN_EXTRA[s]),

@@ -197,7 +197,8 @@ impl Compressor {
         assert!(input.len() <= MAX_INPUT, "input too large for one call");
         out.extend_from_slice(&zlib_header(self.level));
         let body = out.len();
-        out.reserve(input.len() / 2 + 64);
+        // zlib's compressBound, so that the output is not reallocated.
+        out.reserve(input.len() + (input.len() >> 12) + (input.len() >> 14) + 64);
         let mut w = BitWriter::new(out);
         self.mf.start(input.len());
         self.deflate(input, &mut w);

@@ -170,7 +170,7 @@ fn ct_like(nz: usize, ny: usize, nx: usize) -> Vec<i16> {
         for y in 0..ny {
             for xx in 0..nx {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                let r = ((y as i32 - 32).pow(2) + (xx as i32 - 32).pow(2)) as i32;
+                let r = (y as i32 - 32).pow(2) + (xx as i32 - 32).pow(2);
                 let base = if r < 900 { 40 + (z as i32 % 7) } else { -1000 };
                 v.push((base + ((x >> 16) % 23) as i32 - 11) as i16);
             }
@@ -210,7 +210,10 @@ fn oracle_python_reads_our_output() {
     std::fs::write(dir.join("vol.raw"), &vol_bytes).unwrap();
     for (name, filters) in [
         ("gzip.h5", vec![crate::Filter::deflate(4)]),
-        ("shuf.h5", vec![crate::Filter::shuffle(), crate::Filter::deflate(4)]),
+        (
+            "shuf.h5",
+            vec![crate::Filter::shuffle(), crate::Filter::deflate(4)],
+        ),
     ] {
         let path = dir.join(name);
         let mut w = crate::FileWriter::create(&path).unwrap();
