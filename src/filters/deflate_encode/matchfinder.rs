@@ -103,7 +103,12 @@ impl MatchFinder {
     /// Insert position `pos` (`pos + 4 <= data.len()`).
     #[inline(always)]
     pub fn insert(&mut self, data: &[u8], pos: usize) {
-        let h = hash4(u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()));
+        let h = hash4(u32::from_le_bytes([
+            data[pos],
+            data[pos + 1],
+            data[pos + 2],
+            data[pos + 3],
+        ]));
         let abs = self.base + pos as u32;
         // SAFETY: `hash4` is below HASH_SIZE = head.len(), the mask keeps the
         // other index below WINDOW = prev.len().
@@ -137,10 +142,10 @@ impl MatchFinder {
         let cur = self.base + pos as u32;
         let lim = cur - WINDOW as u32;
         assert!(pos + max <= data.len() && max >= 4);
-        // SAFETY (all reads below): candidates are positions of this input
-        // before `pos` (entries of earlier inputs are below `lim`, see the
-        // module notes), so `cp < pos`; offsets stay below `max` and
-        // `pos + max <= data.len()` (asserted above).
+        // SAFETY (all reads below): every candidate read is checked to be a
+        // position before `pos` (`cp < pos`, the loop condition; entries of
+        // earlier inputs are below `lim` anyway, see the module notes);
+        // offsets stay below `max` and `pos + max <= data.len()` (asserted above).
         let first = unsafe { rd32(data, pos) };
         // The 4 bytes ending at index `best` must match to beat `best`.
         let mut off = best.saturating_sub(3);
@@ -149,8 +154,10 @@ impl MatchFinder {
         let mut cand = unsafe { *self.head.get_unchecked(hash4(first)) };
         let mut chain = chain;
         while cand >= lim && chain > 0 {
-            let cp = (cand - self.base) as usize;
-            debug_assert!(cp < pos);
+            let cp = cand.wrapping_sub(self.base) as usize;
+            if cp >= pos {
+                break;
+            }
             if unsafe { rd32(data, cp + off) == end4 && rd32(data, cp) == first } {
                 let l = 4 + unsafe { match_len(data, cp + 4, pos + 4, max - 4) };
                 if l > best {
