@@ -1,6 +1,8 @@
 //! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `shared/spec/filters.md` §2.1.
 //!
-//! `cd_values = [level]` (0–9). Decoding inflates into a buffer that grows up to
+//! `cd_values = [level]` (0–9). Encoding at the levels
+//! [`deflate_encode`](super::deflate_encode) supports goes through that
+//! compressor, the other levels through zlib-rs. Decoding inflates into a buffer that grows up to
 //! `ctx.max_output` and fails beyond it; a stream that does not reach its end
 //! (truncated, or trailing Adler-32 missing) is an error.
 
@@ -9,6 +11,7 @@ use std::io::Write;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use crate::error::{Error, Result};
+use crate::filters::deflate_encode::{self, Compressor};
 use crate::filters::ChunkContext;
 
 const NAME: &str = "deflate";
@@ -107,6 +110,13 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
         [level] if *level <= 9 => *level,
         _ => return Err(err("cd_values must be [level] with level 0-9")),
     };
+    if input.len() <= deflate_encode::MAX_INPUT {
+        if let Some(mut c) = Compressor::new(level) {
+            let mut out = Vec::new();
+            c.compress(input, &mut out);
+            return Ok(out);
+        }
+    }
     let mut enc = flate2::write::ZlibEncoder::new(
         Vec::with_capacity(input.len() / 2 + 64),
         Compression::new(level),
@@ -127,7 +137,11 @@ pub fn level_of(cd_values: &[u32]) -> Option<u32> {
 /// allocating (and faulting in) a fresh deflate state for every chunk.
 pub struct Encoder {
     level: u32,
-    z: Compress,
+    /// zlib-rs, made on first use (levels our compressor leaves, or inputs
+    /// too large for it).
+    z: Option<Compress>,
+    /// Our compressor, at the levels it supports.
+    ours: Option<Box<Compressor>>,
 }
 
 impl Encoder {
@@ -135,7 +149,8 @@ impl Encoder {
     pub fn new(level: u32) -> Self {
         Encoder {
             level,
-            z: Compress::new(Compression::new(level.min(9)), true),
+            z: None,
+            ours: Compressor::new(level).map(Box::new),
         }
     }
 
@@ -148,7 +163,17 @@ impl Encoder {
 /// [`encode`] at the encoder's level into `out` (cleared first; its capacity
 /// is reused): the same zlib stream, without a new compressor or a copy.
 pub fn encode_into(input: &[u8], enc: &mut Encoder, out: &mut Vec<u8>) -> Result<()> {
-    let z = &mut enc.z;
+    if let Some(c) = enc.ours.as_mut() {
+        if input.len() <= deflate_encode::MAX_INPUT {
+            out.clear();
+            c.compress(input, out);
+            return Ok(());
+        }
+    }
+    let level = enc.level.min(9);
+    let z = enc
+        .z
+        .get_or_insert_with(|| Compress::new(Compression::new(level), true));
     z.reset();
     out.clear();
     // zlib's compressBound for the first try; a stream that still does not fit grows.

@@ -15,6 +15,7 @@ pub mod blosc2;
 pub mod blosclz;
 pub mod bzip2;
 pub mod deflate;
+pub mod deflate_encode;
 pub mod fletcher32;
 pub mod limits;
 pub mod lz4;

@@ -1,0 +1,195 @@
+//! Deflate encode benchmark: `purehdf::filters::deflate_encode` vs zlib-rs
+//! (flate2), single-threaded, one reused compressor each, chunk by chunk.
+//!
+//! Usage: `cargo bench --bench deflate_encode -- [LEVELS]` (default `4`).
+//! Inputs: the 512 KiB chunks of `/tmp/defl-data/chunks_raw.bin` and
+//! `chunks_shuf.bin` (64^3 int16 chunks of the peer bench volume, plain and
+//! HDF5-byte-shuffled; `BENCH_CHUNKS` of them, default 16), random bytes,
+//! zeros, text-like, and short inputs. Prints compressed sizes and best-of-N
+//! CPU ms (N = `BENCH_REPEAT`, default 5). `BENCH_ONLY=ours|zlib` runs one
+//! side once (for `valgrind --tool=callgrind`).
+
+use flate2::{Compress, Compression, FlushCompress};
+use purehdf::filters::deflate_encode::Compressor;
+use std::time::Instant;
+
+fn cpu_time() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|ns| ns as f64 / 1e9)
+        .unwrap_or_else(|| {
+            static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+            T0.get_or_init(Instant::now).elapsed().as_secs_f64()
+        })
+}
+
+fn zlib(z: &mut Compress, input: &[u8], out: &mut Vec<u8>) {
+    z.reset();
+    out.clear();
+    out.reserve(input.len() + input.len() / 1000 + 64);
+    let st = z.compress_vec(input, out, FlushCompress::Finish).unwrap();
+    assert_eq!(st, flate2::Status::StreamEnd);
+}
+
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+fn text(n: usize) -> Vec<u8> {
+    let words = [
+        "the",
+        "deflate",
+        "chunk",
+        "of",
+        "a",
+        "volume",
+        "compressed",
+        "with",
+        "level",
+        "and",
+        "shuffle",
+        "data",
+        "set",
+        "file",
+        "is",
+        "written",
+        "read",
+        "back",
+        "equal",
+        "to",
+    ];
+    let mut x = 12345u32;
+    let mut v = Vec::with_capacity(n + 16);
+    while v.len() < n {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        v.extend_from_slice(words[(x >> 16) as usize % words.len()].as_bytes());
+        v.push(if (x >> 8) % 11 == 0 { b'\n' } else { b' ' });
+    }
+    v.truncate(n);
+    v
+}
+
+fn main() {
+    let levels: Vec<u32> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .flat_map(|a| {
+            a.split(',')
+                .filter_map(|x| x.parse().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let levels = if levels.is_empty() { vec![4] } else { levels };
+    let reps: usize = std::env::var("BENCH_REPEAT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let nchunks: usize = std::env::var("BENCH_CHUNKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16);
+    let only = std::env::var("BENCH_ONLY").ok();
+    let only_set = std::env::var("BENCH_SET").ok();
+    let chunk = 512 * 1024;
+    let mut sets: Vec<(&str, Vec<Vec<u8>>)> = Vec::new();
+    for (name, file) in [
+        ("ct-int16", "/tmp/defl-data/chunks_raw.bin"),
+        ("ct-int16-shuffled", "/tmp/defl-data/chunks_shuf.bin"),
+    ] {
+        match std::fs::read(file) {
+            Ok(all) => {
+                // Spread the chosen chunks over the volume.
+                let total = all.len() / chunk;
+                let step = (total / nchunks.max(1)).max(1);
+                let v = (0..total)
+                    .step_by(step)
+                    .take(nchunks)
+                    .map(|c| all[c * chunk..(c + 1) * chunk].to_vec())
+                    .collect();
+                sets.push((name, v));
+            }
+            Err(e) => eprintln!("skipping {file}: {e}"),
+        }
+    }
+    sets.push(("random", vec![noise(chunk)]));
+    sets.push(("zeros", vec![vec![0u8; chunk]]));
+    sets.push(("text", vec![text(chunk)]));
+    sets.push((
+        "short-0..300",
+        (0..=300).map(text).chain((0..=300).map(noise)).collect(),
+    ));
+    if let Some(s) = &only_set {
+        sets.retain(|(n, _)| n == s);
+    }
+    println!("level set              bytes_in   zlib-rs_out      ours_out  size_ratio  zlib-rs_ms   ours_ms  speedup");
+    let mut out = Vec::new();
+    for &level in &levels {
+        let mut z = Compress::new(Compression::new(level), true);
+        let mut ours = Compressor::new(level);
+        for (name, inputs) in &sets {
+            let bytes_in: usize = inputs.iter().map(|v| v.len()).sum();
+            if let Some(side) = &only {
+                for inp in inputs {
+                    match (side.as_str(), ours.as_mut()) {
+                        ("ours", Some(c)) => {
+                            out.clear();
+                            c.compress(inp, &mut out);
+                        }
+                        _ => zlib(&mut z, inp, &mut out),
+                    }
+                    std::hint::black_box(&out);
+                }
+                continue;
+            }
+            let (mut zs, mut os) = (0usize, 0usize);
+            for inp in inputs {
+                zlib(&mut z, inp, &mut out);
+                zs += out.len();
+                if let Some(c) = ours.as_mut() {
+                    out.clear();
+                    c.compress(inp, &mut out);
+                    os += out.len();
+                    // Round trip check.
+                    let mut d = flate2::Decompress::new(true);
+                    let mut back = Vec::with_capacity(inp.len());
+                    d.decompress_vec(&out, &mut back, flate2::FlushDecompress::Finish)
+                        .unwrap();
+                    assert!(back == *inp, "round trip failed on {name}");
+                }
+            }
+            let (mut zt, mut ot) = (f64::MAX, f64::MAX);
+            // Interleaved A/B repeats.
+            for _ in 0..reps {
+                let t = cpu_time();
+                for inp in inputs {
+                    zlib(&mut z, inp, &mut out);
+                }
+                zt = zt.min(cpu_time() - t);
+                if let Some(c) = ours.as_mut() {
+                    let t = cpu_time();
+                    for inp in inputs {
+                        out.clear();
+                        c.compress(inp, &mut out);
+                    }
+                    ot = ot.min(cpu_time() - t);
+                }
+            }
+            println!(
+                "{level:>5} {name:<18} {bytes_in:>10} {zs:>13} {os:>13} {:>11.4} {:>11.2} {:>9.2} {:>8.2}",
+                os as f64 / zs as f64,
+                zt * 1e3,
+                ot * 1e3,
+                zt / ot
+            );
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Hash-chain match finder over one input buffer for LZ77 (RFC 1951 §4: a
+//! 32 KiB window, matches of 3–258 bytes), with tables kept across inputs.
+//!
+//! Positions are stored as `base + offset` so that one call's entries are out
+//! of every later call's window without clearing the tables: `base` moves past
+//! each input plus a window's gap.
+
+/// Deflate window size (largest distance).
+pub const WINDOW: usize = 32768;
+pub const MIN_MATCH: usize = 3;
+pub const MAX_MATCH: usize = 258;
+const HASH_BITS: u32 = 15;
+const HASH_SIZE: usize = 1 << HASH_BITS;
+
+pub struct MatchFinder {
+    /// Latest position (`base + offset`) of each hash.
+    head: Box<[u32]>,
+    /// For each position (modulo the window), how far back the previous one
+    /// with the same hash is; `u16::MAX` (beyond any window) ends the chain.
+    /// Deltas keep this table at 64 KiB, which the chain walk reads
+    /// position after position.
+    prev: Box<[u16]>,
+    base: u32,
+}
+
+/// Little-endian `u32` at `data[at..at + 4]`.
+///
+/// # Safety
+/// `at + 4 <= data.len()`.
+#[inline(always)]
+unsafe fn rd32(data: &[u8], at: usize) -> u32 {
+    debug_assert!(at + 4 <= data.len());
+    // SAFETY: the caller guarantees the 4 bytes are inside `data`; unaligned read of plain bytes.
+    unsafe { data.as_ptr().add(at).cast::<u32>().read_unaligned() }.to_le()
+}
+
+/// Little-endian `u64` at `data[at..at + 8]`.
+///
+/// # Safety
+/// `at + 8 <= data.len()`.
+#[inline(always)]
+unsafe fn rd64(data: &[u8], at: usize) -> u64 {
+    debug_assert!(at + 8 <= data.len());
+    // SAFETY: the caller guarantees the 8 bytes are inside `data`; unaligned read of plain bytes.
+    unsafe { data.as_ptr().add(at).cast::<u64>().read_unaligned() }.to_le()
+}
+
+#[inline(always)]
+fn hash4(v: u32) -> usize {
+    (v.wrapping_mul(0x9E37_79B1) >> (32 - HASH_BITS)) as usize
+}
+
+/// Length of the common prefix of `data[a..]` and `data[b..]`, at most `max`.
+///
+/// # Safety
+/// `a < b` and `b + max <= data.len()`.
+#[inline(always)]
+unsafe fn match_len(data: &[u8], a: usize, b: usize, max: usize) -> usize {
+    let mut l = 0usize;
+    while l + 8 <= max {
+        // SAFETY: a + l + 8 <= b + l + 8 <= b + max <= data.len().
+        let x = unsafe { rd64(data, a + l) ^ rd64(data, b + l) };
+        if x != 0 {
+            return l + (x.trailing_zeros() / 8) as usize;
+        }
+        l += 8;
+    }
+    while l < max && data[a + l] == data[b + l] {
+        l += 1;
+    }
+    l
+}
+
+/// The largest input one call handles (positions stay far from `u32` overflow).
+pub const MAX_INPUT: usize = 1 << 30;
+/// Above `u16::MAX + WINDOW`, so that stepping back by `u16::MAX` from any
+/// position in the window cannot wrap below zero.
+const FIRST_BASE: u32 = 4 * WINDOW as u32;
+
+impl MatchFinder {
+    pub fn new() -> Self {
+        MatchFinder {
+            head: vec![0u32; HASH_SIZE].into_boxed_slice(),
+            prev: vec![u16::MAX; WINDOW].into_boxed_slice(),
+            base: FIRST_BASE,
+        }
+    }
+
+    /// Get ready for an input of `n` bytes (at most [`MAX_INPUT`]).
+    pub fn start(&mut self, n: usize) {
+        let need = u64::from(self.base) + n as u64 + 2 * WINDOW as u64;
+        if need > u64::from(u32::MAX) {
+            self.head.fill(0);
+            self.base = FIRST_BASE;
+        }
+    }
+
+    /// Move past an input of `n` bytes: its entries fall out of the next window.
+    pub fn end(&mut self, n: usize) {
+        self.base += n as u32 + WINDOW as u32 + 1;
+    }
+
+    /// Insert position `pos` (`pos + 4 <= data.len()`).
+    #[inline(always)]
+    pub fn insert(&mut self, data: &[u8], pos: usize) {
+        let h = hash4(u32::from_le_bytes([
+            data[pos],
+            data[pos + 1],
+            data[pos + 2],
+            data[pos + 3],
+        ]));
+        let abs = self.base + pos as u32;
+        // SAFETY: `hash4` is below HASH_SIZE = head.len(), the mask keeps the
+        // other index below WINDOW = prev.len().
+        unsafe {
+            let slot = self.head.get_unchecked_mut(h);
+            let delta = (abs - *slot).min(u32::from(u16::MAX)) as u16;
+            *self.prev.get_unchecked_mut(abs as usize & (WINDOW - 1)) = delta;
+            *slot = abs;
+        }
+    }
+
+    /// Longest match for `pos` (`pos + 4 <= data.len()`) longer than `best`,
+    /// trying at most `chain` candidates and stopping at `nice`:
+    /// `(len, dist)`, or `(best, 0)` when none is longer.
+    #[inline(always)]
+    pub fn find(
+        &self,
+        data: &[u8],
+        pos: usize,
+        chain: u32,
+        nice: usize,
+        best: usize,
+    ) -> (usize, usize) {
+        let max = (data.len() - pos).min(MAX_MATCH);
+        let nice = nice.min(max);
+        let mut best = best;
+        let mut best_dist = 0usize;
+        if best >= max {
+            return (best, 0);
+        }
+        let cur = self.base + pos as u32;
+        let lim = cur - WINDOW as u32;
+        assert!(pos + max <= data.len() && max >= 4);
+        // SAFETY (all reads below): every candidate read is checked to be a
+        // position before `pos` (`cp < pos`, the loop condition; entries of
+        // earlier inputs are below `lim` anyway, see the module notes);
+        // offsets stay below `max` and `pos + max <= data.len()` (asserted above).
+        let first = unsafe { rd32(data, pos) };
+        // The 4 bytes ending at index `best` must match to beat `best`.
+        let mut off = best.saturating_sub(3);
+        let mut end4 = unsafe { rd32(data, pos + off) };
+        // SAFETY: hash4 < HASH_SIZE = head.len().
+        let mut cand = unsafe { *self.head.get_unchecked(hash4(first)) };
+        let mut chain = chain;
+        while cand >= lim && chain > 0 {
+            let cp = cand.wrapping_sub(self.base) as usize;
+            if cp >= pos {
+                break;
+            }
+            if unsafe { rd32(data, cp + off) == end4 && rd32(data, cp) == first } {
+                let l = 4 + unsafe { match_len(data, cp + 4, pos + 4, max - 4) };
+                if l > best {
+                    best = l;
+                    best_dist = pos - cp;
+                    if l >= nice {
+                        break;
+                    }
+                    off = best - 3;
+                    end4 = unsafe { rd32(data, pos + off) };
+                }
+            }
+            // SAFETY: masked below WINDOW = prev.len().
+            cand -= u32::from(unsafe { *self.prev.get_unchecked(cand as usize & (WINDOW - 1)) });
+            chain -= 1;
+        }
+        (best, best_dist)
+    }
+}

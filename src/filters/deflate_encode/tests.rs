@@ -1,0 +1,257 @@
+//! Round trips through zlib-rs (flate2), the zlib wrapper, and the size bound.
+
+use super::*;
+use flate2::{Decompress, FlushDecompress, Status};
+use proptest::prelude::*;
+
+/// Inflate a zlib stream with zlib-rs, checking it ends exactly at the input's end.
+fn inflate(z: &[u8], expect_len: usize) -> Vec<u8> {
+    let mut d = Decompress::new(true);
+    let mut out = Vec::with_capacity(expect_len + 1);
+    let st = d
+        .decompress_vec(z, &mut out, FlushDecompress::Finish)
+        .expect("valid stream");
+    assert_eq!(st, Status::StreamEnd, "stream did not end");
+    assert_eq!(d.total_in() as usize, z.len(), "trailing bytes");
+    out
+}
+
+/// zlib's compressBound.
+fn zlib_bound(n: usize) -> usize {
+    n + (n >> 12) + (n >> 14) + (n >> 25) + 13
+}
+
+const LEVELS: [u32; 1] = [4];
+
+/// A lazy parse with small blocks, which no level uses yet.
+fn lazy_params() -> Params {
+    Params {
+        chain: 8,
+        nice: 40,
+        lazy: 16,
+        good: 6,
+        max_insert: 20,
+        block_items: 3000,
+        sub_items: 500,
+    }
+}
+
+fn check(data: &[u8]) {
+    for variant in 0..=LEVELS.len() {
+        let (level, mut c) = match LEVELS.get(variant) {
+            Some(&l) => (l, Compressor::new(l).unwrap()),
+            None => (6, Compressor::with_params(6, lazy_params())),
+        };
+        let mut out = vec![0xAB];
+        c.compress(data, &mut out);
+        assert_eq!(out[0], 0xAB);
+        let z = &out[1..];
+        assert!(
+            z.len() <= zlib_bound(data.len()),
+            "{} > bound for {}",
+            z.len(),
+            data.len()
+        );
+        assert!(z.len() <= data.len() + 6 + 5 * data.len().div_ceil(65535).max(1));
+        assert_eq!(&z[..2], &zlib_header(level));
+        assert_eq!(u16::from_be_bytes([z[0], z[1]]) % 31, 0);
+        let back = inflate(z, data.len());
+        assert!(
+            back == data,
+            "level {level}: round trip differs ({} bytes)",
+            data.len()
+        );
+        // The same compressor again gives the same stream.
+        let mut again = Vec::new();
+        c.compress(data, &mut again);
+        assert_eq!(&again[..], z);
+    }
+}
+
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn header_and_trailer() {
+    assert_eq!(zlib_header(4), [0x78, 0x5E]);
+    assert_eq!(zlib_header(6), [0x78, 0x9C]);
+    assert_eq!(zlib_header(1), [0x78, 0x01]);
+    assert_eq!(zlib_header(9), [0x78, 0xDA]);
+    assert_eq!(adler32(b""), 1);
+    assert_eq!(adler32(b"Wikipedia"), 0x11E6_0398);
+    let data = noise(100_000, 3);
+    let mut a = 1u32;
+    let mut b = 0u32;
+    for &x in &data {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    assert_eq!(adler32(&data), (b << 16) | a);
+    let mut c = Compressor::new(4).unwrap();
+    let mut out = Vec::new();
+    c.compress(&data, &mut out);
+    assert_eq!(&out[out.len() - 4..], &adler32(&data).to_be_bytes());
+}
+
+#[test]
+fn fixed_inputs() {
+    check(&[]);
+    for n in 0..300 {
+        check(&noise(n, n as u64));
+        check(&vec![b'a'; n]);
+        check(&b"abcabcabd".repeat(n / 9 + 1)[..n]);
+    }
+    check(&vec![0u8; 1 << 20]);
+    let text = b"the quick brown fox jumps over the lazy dog; ".repeat(5000);
+    check(&text);
+}
+
+#[test]
+fn incompressible_within_bound() {
+    for n in [1usize, 100, 65535, 65536, 70000, 300_000, 1 << 20] {
+        let data = noise(n, 7 + n as u64);
+        let mut c = Compressor::new(4).unwrap();
+        let mut out = Vec::new();
+        c.compress(&data, &mut out);
+        assert!(out.len() <= zlib_bound(n), "{n}: {}", out.len());
+        assert_eq!(inflate(&out, n), data);
+    }
+}
+
+/// Inputs of several shapes: random, runs, small alphabets, repeated blocks.
+fn shaped() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..200_000),
+        proptest::collection::vec((any::<u8>(), 1usize..300), 0..2000).prop_map(|runs| runs
+            .into_iter()
+            .flat_map(|(b, n)| std::iter::repeat_n(b, n))
+            .collect()),
+        (2u8..6, proptest::collection::vec(any::<u8>(), 0..200_000))
+            .prop_map(|(k, v)| v.into_iter().map(|x| x % k).collect()),
+        (
+            proptest::collection::vec(any::<u8>(), 1..5000),
+            1usize..60,
+            proptest::collection::vec(any::<u8>(), 0..50)
+        )
+            .prop_map(|(blk, times, tail)| {
+                let mut v = Vec::new();
+                for t in 0..times {
+                    v.extend_from_slice(&blk);
+                    v.push(t as u8);
+                }
+                v.extend_from_slice(&tail);
+                v
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn prop_round_trip(data in shaped()) {
+        check(&data);
+    }
+}
+
+/// A CT-like int16 volume (smooth field plus noise), as little-endian bytes.
+fn ct_like(nz: usize, ny: usize, nx: usize) -> Vec<i16> {
+    let mut x = 0x1234_5678u32;
+    let mut v = Vec::with_capacity(nz * ny * nx);
+    for z in 0..nz {
+        for y in 0..ny {
+            for xx in 0..nx {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let r = (y as i32 - 32).pow(2) + (xx as i32 - 32).pow(2);
+                let base = if r < 900 { 40 + (z as i32 % 7) } else { -1000 };
+                v.push((base + ((x >> 16) % 23) as i32 - 11) as i16);
+            }
+        }
+    }
+    v
+}
+
+/// Python's `zlib.decompress` reads our streams, and h5py reads files written
+/// with deflate 4 and shuffle + deflate 4 (our compressor at level 4).
+#[test]
+fn oracle_python_reads_our_output() {
+    let Some(py) = std::env::var_os("PUREHDF_ORACLE_PYTHON") else {
+        println!("skipped: PUREHDF_ORACLE_PYTHON unset");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("purehdf-defl-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let vol = ct_like(16, 64, 64);
+    let vol_bytes: Vec<u8> = vol.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let text = b"the quick brown fox jumps over the lazy dog\n".repeat(3000);
+    let inputs: Vec<Vec<u8>> = vec![
+        vol_bytes.clone(),
+        text,
+        noise(70_000, 5),
+        vec![0u8; 300_000],
+        Vec::new(),
+        b"ab".to_vec(),
+    ];
+    let mut c = Compressor::new(4).unwrap();
+    for (i, inp) in inputs.iter().enumerate() {
+        let mut z = Vec::new();
+        c.compress(inp, &mut z);
+        std::fs::write(dir.join(format!("s{i}.z")), &z).unwrap();
+        std::fs::write(dir.join(format!("s{i}.raw")), inp).unwrap();
+    }
+    std::fs::write(dir.join("vol.raw"), &vol_bytes).unwrap();
+    for (name, filters) in [
+        ("gzip.h5", vec![crate::Filter::deflate(4)]),
+        (
+            "shuf.h5",
+            vec![crate::Filter::shuffle(), crate::Filter::deflate(4)],
+        ),
+    ] {
+        let path = dir.join(name);
+        let mut w = crate::FileWriter::create(&path).unwrap();
+        let spec = crate::DatasetSpec::of::<i16>(&[16, 64, 64]).chunked(&[8, 32, 64], filters);
+        w.write_dataset(w.root(), "data", spec, &vol).unwrap();
+        w.commit().unwrap();
+    }
+    let script = format!(
+        r#"
+import zlib, h5py, numpy as np, os
+d = {dir:?}
+for i in range({n}):
+    z = open(os.path.join(d, f"s{{i}}.z"), "rb").read()
+    raw = open(os.path.join(d, f"s{{i}}.raw"), "rb").read()
+    assert zlib.decompress(z) == raw, f"stream {{i}}"
+vol = np.fromfile(os.path.join(d, "vol.raw"), dtype="<i2").reshape(16, 64, 64)
+for name in ["gzip.h5", "shuf.h5"]:
+    with h5py.File(os.path.join(d, name), "r") as f:
+        ds = f["data"]
+        assert (ds[...] == vol).all(), name
+        for info in [ds.id.get_chunk_info(k) for k in range(ds.id.get_num_chunks())]:
+            mask, raw = ds.id.read_direct_chunk(info.chunk_offset)
+            assert mask == 0
+            assert raw[:2] == b"\x78\x5e", raw[:2]
+print("ok")
+"#,
+        dir = dir.display().to_string(),
+        n = inputs.len()
+    );
+    let out = std::process::Command::new(py)
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok"),
+        "oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
