@@ -2,9 +2,11 @@
 //! (flate2), single-threaded, one reused compressor each, chunk by chunk.
 //!
 //! Usage: `cargo bench --bench deflate_encode -- [LEVELS]` (default `4`).
-//! Inputs: the 512 KiB chunks of `/tmp/defl-data/chunks_raw.bin` and
-//! `chunks_shuf.bin` (64^3 int16 chunks of the peer bench volume, plain and
-//! HDF5-byte-shuffled; `BENCH_CHUNKS` of them, default 16), random bytes,
+//! Inputs: 512 KiB chunks (64^3 int16) of a CT-like volume, plain and
+//! HDF5-byte-shuffled (`BENCH_CHUNKS` of them, default 16): from
+//! `$DEFLATE_BENCH_DIR/chunks_raw.bin` and `chunks_shuf.bin` when that is set
+//! (e.g. the peer bench volume's chunks, cut with h5py), else a phantom made
+//! here; then random bytes,
 //! zeros, text-like, and short inputs. Prints compressed sizes and best-of-N
 //! CPU ms (N = `BENCH_REPEAT`, default 5). `BENCH_ONLY=ours|zlib` runs one
 //! side once (for `valgrind --tool=callgrind`).
@@ -78,6 +80,48 @@ fn text(n: usize) -> Vec<u8> {
     v
 }
 
+/// `n` chunks of 64^3 int16 from a CT-like volume of 4 x 4 x n/16 chunks:
+/// air at -1000 outside an ellipsoidal body with smooth texture and noise
+/// (little-endian bytes; HDF5 byte-shuffled when `shuffled`).
+fn phantom_chunks(n: usize, shuffled: bool) -> Vec<u8> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let side = 64usize;
+    let mut out = Vec::with_capacity(n * side * side * side * 2);
+    for c in 0..n {
+        let (cz, cy, cx) = (c / 16, (c / 4) % 4, c % 4);
+        let mut vals = Vec::with_capacity(side * side * side);
+        for z in 0..side {
+            for y in 0..side {
+                for xx in 0..side {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let (fz, fy, fx) = (
+                        ((cz * side + z) as f32 / 128.0) - 1.0,
+                        ((cy * side + y) as f32 / 128.0) - 1.0,
+                        ((cx * side + xx) as f32 / 128.0) - 1.0,
+                    );
+                    let r2 = (fx / 0.85).powi(2) + (fy / 0.7).powi(2) + (fz / 0.95).powi(2);
+                    let noise = (x % 25) as f32 - 12.0;
+                    let v = if r2 < 1.0 {
+                        40.0 + 25.0 * (6.0 * fx).sin() * (5.0 * fy).cos() + noise
+                    } else {
+                        -1000.0 + noise / 3.0
+                    };
+                    vals.push(v as i16);
+                }
+            }
+        }
+        if shuffled {
+            out.extend(vals.iter().map(|v| v.to_le_bytes()[0]));
+            out.extend(vals.iter().map(|v| v.to_le_bytes()[1]));
+        } else {
+            out.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+        }
+    }
+    out
+}
+
 fn main() {
     let levels: Vec<u32> = std::env::args()
         .skip(1)
@@ -101,24 +145,30 @@ fn main() {
     let only_set = std::env::var("BENCH_SET").ok();
     let chunk = 512 * 1024;
     let mut sets: Vec<(&str, Vec<Vec<u8>>)> = Vec::new();
-    for (name, file) in [
-        ("ct-int16", "/tmp/defl-data/chunks_raw.bin"),
-        ("ct-int16-shuffled", "/tmp/defl-data/chunks_shuf.bin"),
+    let dir = std::env::var("DEFLATE_BENCH_DIR").ok();
+    for (name, file, shuffled) in [
+        ("ct-int16", "chunks_raw.bin", false),
+        ("ct-int16-shuffled", "chunks_shuf.bin", true),
     ] {
-        match std::fs::read(file) {
-            Ok(all) => {
-                // Spread the chosen chunks over the volume.
-                let total = all.len() / chunk;
-                let step = (total / nchunks.max(1)).max(1);
-                let v = (0..total)
-                    .step_by(step)
-                    .take(nchunks)
-                    .map(|c| all[c * chunk..(c + 1) * chunk].to_vec())
-                    .collect();
-                sets.push((name, v));
-            }
-            Err(e) => eprintln!("skipping {file}: {e}"),
-        }
+        let all = match &dir {
+            Some(d) => match std::fs::read(std::path::Path::new(d).join(file)) {
+                Ok(all) => all,
+                Err(e) => {
+                    eprintln!("skipping {d}/{file}: {e}");
+                    continue;
+                }
+            },
+            None => phantom_chunks(nchunks, shuffled),
+        };
+        // Spread the chosen chunks over the volume.
+        let total = all.len() / chunk;
+        let step = (total / nchunks.max(1)).max(1);
+        let v = (0..total)
+            .step_by(step)
+            .take(nchunks)
+            .map(|c| all[c * chunk..(c + 1) * chunk].to_vec())
+            .collect();
+        sets.push((name, v));
     }
     sets.push(("random", vec![noise(chunk)]));
     sets.push(("zeros", vec![vec![0u8; chunk]]));

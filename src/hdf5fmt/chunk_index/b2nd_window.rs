@@ -33,7 +33,7 @@ const STREAM_MIN: usize = 8 << 20;
 /// together when the rows are streamed: their rows then reach memory as
 /// runs of several lines instead of single lines one row stride apart,
 /// which this kind of store pattern writes markedly faster
-/// (`notes/bench-2026-12-06.md`, "Grouped rows"). Each block of a group holds its own
+/// (`notes/bench-2026-12-06b.md`, "Grouped rows"). Each block of a group holds its own
 /// decoder, so a group keeps this many blocks' planes at once.
 const GROUP_MAX: u64 = 4;
 
