@@ -56,6 +56,19 @@ fn write_npy_of(path: &Path, descr: &str, shape: &[u64], bytes: &[u8]) {
     purehdf::npy::write(&mut f, descr, shape, bytes).unwrap();
 }
 
+/// `medh5 bench-op write` of `dir`'s image.npy and label.npy with `profile` to `out`.
+fn write_sample(dir: &Path, profile: &str, out: &Path) {
+    common::run_ok(
+        Command::new(env!("CARGO_BIN_EXE_medh5"))
+            .args(["bench-op", "write", "--image"])
+            .arg(dir.join("image.npy"))
+            .arg("--label")
+            .arg(dir.join("label.npy"))
+            .args(["--profile", profile, "--repeats", "1", "--out"])
+            .arg(out),
+    );
+}
+
 /// The box `start .. start + count` of a C-order int16 volume of `shape`, as bytes.
 fn cut(img: &[u8], shape: [u64; 3], start: [u64; 3], count: [u64; 3]) -> Vec<u8> {
     let mut want = Vec::new();
@@ -82,15 +95,7 @@ fn large_windows_read_back_exactly_in_block_groups() {
     write_npy_of(&dir.join("image.npy"), "<i2", &TALL, &img);
     write_npy_of(&dir.join("label.npy"), "|u1", &TALL, &labels);
     let out = dir.join("training.medh5");
-    common::run_ok(
-        Command::new(env!("CARGO_BIN_EXE_medh5"))
-            .args(["bench-op", "write", "--image"])
-            .arg(dir.join("image.npy"))
-            .arg("--label")
-            .arg(dir.join("label.npy"))
-            .args(["--profile", "training", "--repeats", "1", "--out"])
-            .arg(&out),
-    );
+    write_sample(&dir, "training", &out);
     // Windows of at least 8 MiB (the streamed outputs): block-aligned and
     // not, cutting blocks in every dimension, so groups of whole blocks,
     // of equally cut blocks and of unequal blocks (one by one) all occur.
@@ -148,15 +153,7 @@ fn whole_images_read_back_exactly_under_the_aligned_allocator() {
     write_npy(&dir.join("label.npy"), "|u1", &labels);
     for profile in ["training", "balanced", "archive", "portable"] {
         let out = dir.join(format!("{profile}.medh5"));
-        common::run_ok(
-            Command::new(env!("CARGO_BIN_EXE_medh5"))
-                .args(["bench-op", "write", "--image"])
-                .arg(dir.join("image.npy"))
-                .arg("--label")
-                .arg(dir.join("label.npy"))
-                .args(["--profile", profile, "--repeats", "1", "--out"])
-                .arg(&out),
-        );
+        write_sample(&dir, profile, &out);
         let sf = SampleFile::open(&out).unwrap();
         let ds = sf.image("CT").unwrap();
         {

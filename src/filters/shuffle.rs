@@ -386,7 +386,7 @@ pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mu
             // SAFETY: AVX2 detected; the planes hold `src_end` bytes (checked
             // above); the caller vouches for `dst`; every row start is 64-byte
             // aligned (checked above), as the streaming stores require.
-            unsafe { x86::unshuffle2_rows32_stream_avx2(p0, p1, g, dst) };
+            unsafe { x86::unshuffle2_group32_stream_avx2(&[[p0, p1]], g, dst) };
             return true;
         }
     }
@@ -688,36 +688,8 @@ mod x86 {
         }
     }
 
-    /// [`super::unshuffle2_rows_streamed`]'s kernel: rows of 32 elements
-    /// (one 64-byte line each, 64-byte aligned with aligned strides), each
-    /// written with two streaming stores, then one store fence so the lines
-    /// are visible before the job that wrote them reports done. `p0`/`p1`
-    /// hold `g.src_end()` bytes, `dst` has room for `2 · g.dst_end()`.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn unshuffle2_rows32_stream_avx2(
-        p0: &[u8],
-        p1: &[u8],
-        g: &super::Rows3,
-        dst: *mut u8,
-    ) {
-        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
-        for a in 0..g.outer {
-            let mut s = g.src0 + a * g.ss[0];
-            // SAFETY: every row start is inside the rows the caller vouches for.
-            let mut d = dst.add(2 * g.dst0 + a * d0);
-            for _ in 0..g.inner {
-                let (a, b) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
-                let o = d as *mut __m256i;
-                _mm256_stream_si256(o, a);
-                _mm256_stream_si256(o.add(1), b);
-                s += g.ss[1];
-                d = d.wrapping_add(d1);
-            }
-        }
-        _mm_sfence();
-    }
-
-    /// [`super::unshuffle2_rows_streamed_group`]'s kernel: for every row
+    /// [`super::unshuffle2_rows_streamed_group`]'s kernel (and, with one
+    /// block, [`super::unshuffle2_rows_streamed`]'s): for every row
     /// `(a, b)`, the rows of all blocks back to back (one 64-byte line per
     /// block, two streaming stores each), then one store fence. Every
     /// block's planes hold `g.src_end()` bytes; `dst` has room for the last
