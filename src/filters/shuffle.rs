@@ -357,6 +357,17 @@ impl Rows3 {
             && self.dst_end().is_some()
     }
 
+    /// Whether every row of 2-byte elements written at `dst` is one whole,
+    /// 64-byte aligned cache line (32 elements at an aligned start, aligned
+    /// strides): what the streaming-store kernels need.
+    #[cfg(target_arch = "x86_64")]
+    fn whole_lines(&self, dst: *mut u8) -> bool {
+        self.n == 32
+            && (dst as usize).wrapping_add(2 * self.dst0) % 64 == 0
+            && (2 * self.ds[0]) % 64 == 0
+            && (2 * self.ds[1]) % 64 == 0
+    }
+
     /// Elements written.
     pub fn elements(&self) -> usize {
         self.n.saturating_mul(self.outer).saturating_mul(self.inner)
@@ -375,11 +386,7 @@ impl Rows3 {
 pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let lines = g.n == 32
-            && (dst as usize).wrapping_add(2 * g.dst0) % 64 == 0
-            && (2 * g.ds[0]) % 64 == 0
-            && (2 * g.ds[1]) % 64 == 0;
-        if lines && is_x86_feature_detected!("avx2") {
+        if g.whole_lines(dst) && is_x86_feature_detected!("avx2") {
             if !g.planes_fit(p0, p1) {
                 return false;
             }
@@ -421,11 +428,7 @@ pub unsafe fn unshuffle2_rows_streamed_group(
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let lines = g.n == 32
-            && (dst as usize).wrapping_add(2 * g.dst0) % 64 == 0
-            && (2 * g.ds[0]) % 64 == 0
-            && (2 * g.ds[1]) % 64 == 0;
-        if lines && is_x86_feature_detected!("avx2") {
+        if g.whole_lines(dst) && is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 detected; every block's planes hold `src_end` bytes
             // (checked above); the caller vouches for `dst` up to the last
             // block's rows; every run start is 64-byte aligned (checked above)

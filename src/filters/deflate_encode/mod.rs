@@ -160,21 +160,11 @@ fn block_sums(blocks: &[u8]) -> (u64, u64, u64) {
 impl Compressor {
     /// A compressor at `level`, or `None` when [`supports`] says no.
     pub fn new(level: u32) -> Option<Self> {
-        let p = params(level)?;
-        Some(Compressor {
-            level,
-            p,
-            mf: MatchFinder::new(),
-            items: Vec::with_capacity(p.block_items + 1),
-            stats: Stats::new(),
-            sub: Stats::new(),
-            merged: Stats::new(),
-            codes: Codes::new(),
-        })
+        params(level).map(|p| Self::with_params(level, p))
     }
 
-    /// A compressor with explicit parameters (tests of the parse variants).
-    #[cfg(test)]
+    /// A compressor with explicit parameters (what [`Compressor::new`]
+    /// picks per level; tests try the parse variants).
     fn with_params(level: u32, p: Params) -> Self {
         Compressor {
             level,
