@@ -1,6 +1,7 @@
 //! Round trips through zlib-rs (flate2), the zlib wrapper, and the size bound.
 
 use super::*;
+use crate::test_support::noise;
 use flate2::{Decompress, FlushDecompress, Status};
 use proptest::prelude::*;
 
@@ -66,18 +67,6 @@ fn check(data: &[u8]) {
         c.compress(data, &mut again);
         assert_eq!(&again[..], z);
     }
-}
-
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
 }
 
 #[test]
