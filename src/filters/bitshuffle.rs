@@ -125,20 +125,54 @@ pub fn bitunshuffle2_rows_fits(len: usize, g: &shuffle::Rows3) -> bool {
 /// `dst` must be valid for writes of `2 · g.dst_end()` bytes, and no other
 /// reference may access the bytes of the rows written while this runs.
 pub unsafe fn bitunshuffle2_rows(rows: &[u8], g: &shuffle::Rows3, dst: *mut u8) -> bool {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { bitunshuffle2_rows_with(rows, g, dst, false) }
+}
+
+/// [`bitunshuffle2_rows`] for outputs too large to stay in cache: when every
+/// row is a run of whole, 64-byte aligned cache lines, the rows are written
+/// with streaming stores, which fill each line without first reading it
+/// from memory; other geometries take the plain stores. Same bytes, same
+/// result, same contract.
+///
+/// # Safety
+/// As [`bitunshuffle2_rows`].
+pub unsafe fn bitunshuffle2_rows_streamed(rows: &[u8], g: &shuffle::Rows3, dst: *mut u8) -> bool {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { bitunshuffle2_rows_with(rows, g, dst, true) }
+}
+
+/// [`bitunshuffle2_rows`], with streaming stores when `streamed` and the rows
+/// are whole lines.
+///
+/// # Safety
+/// As [`bitunshuffle2_rows`].
+unsafe fn bitunshuffle2_rows_with(
+    rows: &[u8],
+    g: &shuffle::Rows3,
+    dst: *mut u8,
+    streamed: bool,
+) -> bool {
     if !bitunshuffle2_rows_fits(rows.len(), g) {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: AVX2 detected (by the check above); `rows` holds 16·nb
-        // bytes with nb a multiple of 32; the stores are the box rows of `g`,
-        // which the caller vouches for.
-        unsafe { x86::rows_to_elems2_rows_avx2(rows, rows.len() / 16, g.elements() / 8, g, dst) };
+        let (nb, cols) = (rows.len() / 16, g.elements() / 8);
+        // SAFETY (both calls): AVX2 detected (by the check above); `rows`
+        // holds 16·nb bytes with nb a multiple of 32; the stores are the box
+        // rows of `g`, which the caller vouches for; streaming stores only
+        // where every row is whole aligned lines (checked here).
+        if streamed && g.whole_line_rows(dst) {
+            unsafe { x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst) };
+        } else {
+            unsafe { x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst) };
+        }
         true
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = dst;
+        let _ = (dst, streamed);
         false
     }
 }
@@ -599,8 +633,13 @@ mod x86 {
     /// `cols <= nb`, `rows.len() == 16·nb`, `g.n % 16 == 0` and `g` covering
     /// exactly those elements in order; `dst` valid for the box's rows (see
     /// [`super::bitunshuffle2_rows`]).
+    ///
+    /// With `STREAM`, every store is a streaming store followed at the end by
+    /// one store fence: the caller has checked that every row is a run of
+    /// whole, 64-byte aligned lines ([`Rows3::whole_line_rows`]), so the
+    /// stores, which go in element order, fill each line whole.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rows_to_elems2_rows_avx2(
+    pub(super) unsafe fn rows_to_elems2_rows_avx2<const STREAM: bool>(
         rows: &[u8],
         nb: usize,
         cols: usize,
@@ -625,19 +664,31 @@ mod x86 {
                 // SAFETY: the cursor points at 16 elements of a box row,
                 // inside what the caller vouches for (the rows cover the
                 // elements exactly, so no store goes past the last row).
-                _mm256_storeu_si256(
-                    at.ptr as *mut __m256i,
-                    _mm256_permute2x128_si256(l, h, 0x20),
-                );
+                store32::<STREAM>(at.ptr, _mm256_permute2x128_si256(l, h, 0x20));
                 at.step16();
                 upper[i] = _mm256_permute2x128_si256(l, h, 0x31);
             }
             for v in upper {
                 // SAFETY: as above.
-                _mm256_storeu_si256(at.ptr as *mut __m256i, v);
+                store32::<STREAM>(at.ptr, v);
                 at.step16();
             }
             g0 += 32;
+        }
+        if STREAM {
+            _mm_sfence();
+        }
+    }
+
+    /// One 32-byte store at `p`: a streaming store with `STREAM` (`p` then
+    /// 32-byte aligned), a plain unaligned one otherwise.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store32<const STREAM: bool>(p: *mut u8, v: __m256i) {
+        if STREAM {
+            _mm256_stream_si256(p as *mut __m256i, v);
+        } else {
+            _mm256_storeu_si256(p as *mut __m256i, v);
         }
     }
 }
@@ -948,6 +999,50 @@ mod tests {
                 } else {
                     prop_assert!(got.iter().all(|&b| b == 0xA5));
                 }
+            }
+        }
+
+        /// The streamed rows kernel writes what the plain one writes, with
+        /// rows of whole aligned lines (where it uses streaming stores) and
+        /// without (where it falls back to plain stores).
+        #[test]
+        fn streamed_rows_kernel_equals_plain(
+            n32 in 1usize..4, inner in 1usize..6, k in 1usize..4, cut in 0usize..3,
+            pad32 in 0usize..3, gap in 0usize..3, off32 in 0usize..3, skew in 0usize..2,
+            seed in any::<u64>(),
+        ) {
+            let n = 32 * n32;
+            let row_elems = inner * n;
+            let outer = (256 * k / gcd(256 * k, row_elems)).max(1);
+            let elems = outer * row_elems;
+            prop_assume!(elems <= 1 << 16);
+            let mut x = seed | 1;
+            let block: Vec<u8> = (0..2 * elems)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let ds1 = 32 * (n32 + pad32);
+            let ds0 = ds1 * (inner + gap);
+            // `skew` moves every row off its line boundary (plain stores).
+            let dst0 = 32 * off32 + 8 * skew;
+            let whole = shuffle::Rows3 { n, outer, inner, src0: 0, ss: [n * inner, n], dst0, ds: [ds0, ds1] };
+            let first = shuffle::Rows3 { outer: outer.saturating_sub(cut).max(1), ..whole };
+            for g in [whole, first] {
+                let len = 2 * g.dst_end().unwrap() + 64;
+                let mut plain = vec![0xA5u8; len];
+                let mut aligned = vec![0xA5u8; len + 64];
+                let at = aligned.as_ptr().align_offset(64);
+                let streamed = &mut aligned[at..at + len];
+                prop_assert_eq!(g.whole_line_rows(streamed.as_mut_ptr()), skew == 0);
+                // SAFETY: both buffers hold more than 2 · dst_end bytes and are not shared.
+                let a = unsafe { bitunshuffle2_rows(&block, &g, plain.as_mut_ptr()) };
+                let b = unsafe { bitunshuffle2_rows_streamed(&block, &g, streamed.as_mut_ptr()) };
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(&plain[..], &streamed[..]);
             }
         }
 

@@ -9,7 +9,9 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
-use crate::filters::bitshuffle::{bitunshuffle2_rows, bitunshuffle2_rows_fits};
+use crate::filters::bitshuffle::{
+    bitunshuffle2_rows, bitunshuffle2_rows_fits, bitunshuffle2_rows_streamed,
+};
 use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
 use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
@@ -25,8 +27,8 @@ use super::read::OutBuf;
 
 /// Outputs of at least this many bytes (a whole large image, far beyond the
 /// caches) get their B2ND rows written with streaming stores when they are
-/// line aligned ([`unshuffle2_rows_streamed`]); smaller ones (patches) stay
-/// in cache for the caller.
+/// line aligned ([`unshuffle2_rows_streamed`], [`bitunshuffle2_rows_streamed`]);
+/// smaller ones (patches) stay in cache for the caller.
 const STREAM_MIN: usize = 8 << 20;
 
 /// Blocks side by side along the last dimension that one task decodes
@@ -588,10 +590,17 @@ impl OutBuf {
             .dst_end()
             .and_then(|e| e.checked_mul(2))
             .is_some_and(|e| e <= self.len);
-        // SAFETY: the rows end inside the buffer (`fits`); they are the box of
-        // this block within this job's chunk box, which no other job writes
-        // (see `OutBuf`).
-        if fits && unsafe { bitunshuffle2_rows(bits, &g, self.ptr.cast::<u8>()) } {
+        let dst = self.ptr.cast::<u8>();
+        // SAFETY (both calls): the rows end inside the buffer (`fits`); they
+        // are the box of this block within this job's chunk box, which no
+        // other job writes (see `OutBuf`).
+        let done = fits
+            && if self.len >= STREAM_MIN {
+                unsafe { bitunshuffle2_rows_streamed(bits, &g, dst) }
+            } else {
+                unsafe { bitunshuffle2_rows(bits, &g, dst) }
+            };
+        if done {
             self.add_written(g.elements() * 2);
             return true;
         }
