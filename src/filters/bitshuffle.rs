@@ -88,19 +88,24 @@ fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
     false
 }
 
-/// Whether [`bitunshuffle2_rows`] takes a block of `len` bytes into the rows
-/// `g` (the geometry it needs, on a CPU with its kernel), so a caller can ask
-/// before decoding the block.
-pub fn bitunshuffle2_rows_fits(len: usize, g: &shuffle::Rows3) -> bool {
+/// Whether [`bitunshuffle_rows`] takes a block of `len` bytes of `ts`-byte
+/// elements (1 or 2) into the rows `g` (the geometry it needs, on a CPU with
+/// its kernel), so a caller can ask before decoding the block.
+pub fn bitunshuffle_rows_fits(len: usize, ts: usize, g: &shuffle::Rows3) -> bool {
+    if ts != 1 && ts != 2 {
+        return false;
+    }
+    // Elements per 32-byte store of the kernel.
+    let per = 32 / ts;
     let box_elems = g.outer.checked_mul(g.ss[0]);
-    let whole = len % 512 == 0
+    let whole = len % (256 * ts) == 0
         && g.n > 0
-        && g.n % 16 == 0
+        && g.n % per == 0
         && g.inner > 0
         && g.src0 == 0
         && g.ss[1] == g.n
         && g.inner.checked_mul(g.n) == Some(g.ss[0])
-        && box_elems.is_some_and(|e| e > 0 && e % 256 == 0 && e <= len / 2)
+        && box_elems.is_some_and(|e| e > 0 && e % 256 == 0 && e <= len / ts)
         && g.dst_end().is_some();
     #[cfg(target_arch = "x86_64")]
     {
@@ -113,60 +118,71 @@ pub fn bitunshuffle2_rows_fits(len: usize, g: &shuffle::Rows3) -> bool {
     }
 }
 
-/// Undo the bit transpose of one whole block of 2-byte elements straight
-/// into the rows of a box (as [`shuffle::Rows3`] places them), without an
-/// intermediate copy of the elements. `rows` is the bitshuffled block (a
-/// multiple of 256 elements); the box must take its first elements in order
-/// (source rows contiguous from element 0, e.g. the block's first planes),
-/// a multiple of 256 of them, and each row a multiple of 16 elements. Returns `false`, writing nothing, for any other geometry or
+/// Undo the bit transpose of one whole block of `ts`-byte elements (1 or 2)
+/// straight into the rows of a box (as [`shuffle::Rows3`] places them),
+/// without an intermediate copy of the elements. `rows` is the bitshuffled
+/// block (a multiple of 256 elements); the box must take its first elements
+/// in order (source rows contiguous from element 0, e.g. the block's first
+/// planes), a multiple of 256 of them, and each row a multiple of `32 / ts`
+/// elements. Returns `false`, writing nothing, for any other geometry or
 /// without AVX2: the caller then unshuffles into scratch and copies.
 ///
 /// # Safety
-/// `dst` must be valid for writes of `2 · g.dst_end()` bytes, and no other
+/// `dst` must be valid for writes of `ts · g.dst_end()` bytes, and no other
 /// reference may access the bytes of the rows written while this runs.
-pub unsafe fn bitunshuffle2_rows(rows: &[u8], g: &shuffle::Rows3, dst: *mut u8) -> bool {
+pub unsafe fn bitunshuffle_rows(rows: &[u8], ts: usize, g: &shuffle::Rows3, dst: *mut u8) -> bool {
     // SAFETY: the caller's contract is this function's.
-    unsafe { bitunshuffle2_rows_with(rows, g, dst, false) }
+    unsafe { bitunshuffle_rows_with(rows, ts, g, dst, false) }
 }
 
-/// [`bitunshuffle2_rows`] for outputs too large to stay in cache: when every
+/// [`bitunshuffle_rows`] for outputs too large to stay in cache: when every
 /// row is a run of whole, 64-byte aligned cache lines, the rows are written
 /// with streaming stores, which fill each line without first reading it
 /// from memory; other geometries take the plain stores. Same bytes, same
 /// result, same contract.
 ///
 /// # Safety
-/// As [`bitunshuffle2_rows`].
-pub unsafe fn bitunshuffle2_rows_streamed(rows: &[u8], g: &shuffle::Rows3, dst: *mut u8) -> bool {
+/// As [`bitunshuffle_rows`].
+pub unsafe fn bitunshuffle_rows_streamed(
+    rows: &[u8],
+    ts: usize,
+    g: &shuffle::Rows3,
+    dst: *mut u8,
+) -> bool {
     // SAFETY: the caller's contract is this function's.
-    unsafe { bitunshuffle2_rows_with(rows, g, dst, true) }
+    unsafe { bitunshuffle_rows_with(rows, ts, g, dst, true) }
 }
 
-/// [`bitunshuffle2_rows`], with streaming stores when `streamed` and the rows
+/// [`bitunshuffle_rows`], with streaming stores when `streamed` and the rows
 /// are whole lines.
 ///
 /// # Safety
-/// As [`bitunshuffle2_rows`].
-unsafe fn bitunshuffle2_rows_with(
+/// As [`bitunshuffle_rows`].
+unsafe fn bitunshuffle_rows_with(
     rows: &[u8],
+    ts: usize,
     g: &shuffle::Rows3,
     dst: *mut u8,
     streamed: bool,
 ) -> bool {
-    if !bitunshuffle2_rows_fits(rows.len(), g) {
+    if !bitunshuffle_rows_fits(rows.len(), ts, g) {
         return false;
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let (nb, cols) = (rows.len() / 16, g.elements() / 8);
-        // SAFETY (both calls): AVX2 detected (by the check above); `rows`
-        // holds 16·nb bytes with nb a multiple of 32; the stores are the box
-        // rows of `g`, which the caller vouches for; streaming stores only
-        // where every row is whole aligned lines (checked here).
-        if streamed && g.whole_line_rows(dst) {
-            unsafe { x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst) };
-        } else {
-            unsafe { x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst) };
+        let (nb, cols) = (rows.len() / (8 * ts), g.elements() / 8);
+        let stream = streamed && g.whole_line_rows(dst, ts);
+        // SAFETY (every call): AVX2 detected (by the check above); `rows`
+        // holds 8·ts·nb bytes with nb a multiple of 32; the stores are the
+        // box rows of `g`, which the caller vouches for; streaming stores
+        // only where every row is whole aligned lines (checked here).
+        unsafe {
+            match (ts, stream) {
+                (1, true) => x86::rows_to_elems1_rows_avx2::<true>(rows, nb, cols, g, dst),
+                (1, false) => x86::rows_to_elems1_rows_avx2::<false>(rows, nb, cols, g, dst),
+                (_, true) => x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst),
+                (_, false) => x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst),
+            }
         }
         true
     }
@@ -571,7 +587,8 @@ mod x86 {
             g += 32;
         }
     }
-    /// Where the next 16-element store of [`rows_to_elems2_rows_avx2`] goes:
+    /// Where the next 32-byte store of [`rows_to_elems2_rows_avx2`] and
+    /// [`rows_to_elems1_rows_avx2`] goes:
     /// a cursor over the rows of a [`Rows3`] box, in element order, moved by
     /// additions only. Addresses use `wrapping_add` because the cursor steps
     /// one row past the last before the loop ends (never stored to).
@@ -585,6 +602,8 @@ mod x86 {
         /// Elements left in the row; rows left in the plane.
         left: usize,
         rows_left: usize,
+        /// Elements per store.
+        per: usize,
         /// Row length and row and plane strides, in bytes / elements.
         n: usize,
         inner: usize,
@@ -593,25 +612,28 @@ mod x86 {
     }
 
     impl RowCursor {
-        fn new(g: &Rows3, dst: *mut u8) -> Self {
-            let first = dst.wrapping_add(g.dst0.wrapping_mul(2));
+        /// The cursor over `g`'s rows at `dst`, for elements of `esize`
+        /// bytes (1 or 2).
+        fn new(g: &Rows3, dst: *mut u8, esize: usize) -> Self {
+            let first = dst.wrapping_add(g.dst0.wrapping_mul(esize));
             RowCursor {
                 ptr: first,
                 row: first,
                 plane: first,
                 left: g.n,
                 rows_left: g.inner,
+                per: 32 / esize,
                 n: g.n,
                 inner: g.inner,
-                row_step: g.ds[1].wrapping_mul(2),
-                plane_step: g.ds[0].wrapping_mul(2),
+                row_step: g.ds[1].wrapping_mul(esize),
+                plane_step: g.ds[0].wrapping_mul(esize),
             }
         }
 
         #[inline(always)]
-        fn step16(&mut self) {
+        fn step(&mut self) {
             self.ptr = self.ptr.wrapping_add(32);
-            self.left -= 16;
+            self.left -= self.per;
             if self.left == 0 {
                 self.left = self.n;
                 self.rows_left -= 1;
@@ -632,7 +654,7 @@ mod x86 {
     /// block's first `8·cols` elements). Requires `cols % 32 == 0`,
     /// `cols <= nb`, `rows.len() == 16·nb`, `g.n % 16 == 0` and `g` covering
     /// exactly those elements in order; `dst` valid for the box's rows (see
-    /// [`super::bitunshuffle2_rows`]).
+    /// [`super::bitunshuffle_rows`]).
     ///
     /// With `STREAM`, every store is a streaming store followed at the end by
     /// one store fence: the caller has checked that every row is a run of
@@ -649,7 +671,7 @@ mod x86 {
         debug_assert!(cols % 32 == 0 && cols <= nb && rows.len() == 16 * nb && g.n % 16 == 0);
         debug_assert_eq!(g.elements(), 8 * cols);
         let src = rows.as_ptr();
-        let mut at = RowCursor::new(g, dst);
+        let mut at = RowCursor::new(g, dst, 2);
         let mut g0 = 0;
         while g0 < cols {
             let lo_planes = plane_bytes32(src, nb, g0);
@@ -665,13 +687,62 @@ mod x86 {
                 // inside what the caller vouches for (the rows cover the
                 // elements exactly, so no store goes past the last row).
                 store32::<STREAM>(at.ptr, _mm256_permute2x128_si256(l, h, 0x20));
-                at.step16();
+                at.step();
                 upper[i] = _mm256_permute2x128_si256(l, h, 0x31);
             }
             for v in upper {
                 // SAFETY: as above.
                 store32::<STREAM>(at.ptr, v);
-                at.step16();
+                at.step();
+            }
+            g0 += 32;
+        }
+        if STREAM {
+            _mm_sfence();
+        }
+    }
+
+    /// [`rows_to_elems2_rows_avx2`] for 1-byte elements: the first `cols`
+    /// columns of the 8 bit rows of `nb` bytes (the block's first `8·cols`
+    /// elements) to the rows of a box, 32 elements per store. Requires
+    /// `cols % 32 == 0`, `cols <= nb`, `rows.len() == 8·nb`, `g.n % 32 == 0`
+    /// and `g` covering exactly those elements in order; `dst` valid for the
+    /// box's rows; with `STREAM`, rows of whole aligned lines (as there).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rows_to_elems1_rows_avx2<const STREAM: bool>(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        debug_assert!(cols % 32 == 0 && cols <= nb && rows.len() == 8 * nb && g.n % 32 == 0);
+        debug_assert_eq!(g.elements(), 8 * cols);
+        let src = rows.as_ptr();
+        let mut at = RowCursor::new(g, dst, 1);
+        let mut g0 = 0;
+        while g0 < cols {
+            // Lane 0 of result i holds elements 8·g0 + 16i .. + 16, lane 1
+            // elements 8·g0 + 128 + 16i .. + 16: results 2i and 2i + 1 make
+            // 32 elements in a row, lanes 0 first.
+            let e = plane_bytes32(src, nb, g0);
+            for i in 0..4 {
+                // SAFETY: the cursor points at 32 elements of a box row,
+                // inside what the caller vouches for (the rows cover the
+                // elements exactly, so no store goes past the last row).
+                store32::<STREAM>(
+                    at.ptr,
+                    _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x20),
+                );
+                at.step();
+            }
+            for i in 0..4 {
+                // SAFETY: as above.
+                store32::<STREAM>(
+                    at.ptr,
+                    _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x31),
+                );
+                at.step();
             }
             g0 += 32;
         }
@@ -949,8 +1020,9 @@ mod tests {
         /// first planes; other geometries are refused, writing nothing.
         #[test]
         fn rows_kernel_equals_unshuffle_then_copy(
-            n16 in 1usize..6, inner in 1usize..9, k in 1usize..5, cut in 0usize..3,
-            pad in 0usize..40, gap in 0usize..3, off in 0usize..17, seed in any::<u64>(),
+            ts in 1usize..=2, n16 in 1usize..6, inner in 1usize..9, k in 1usize..5,
+            cut in 0usize..3, pad in 0usize..40, gap in 0usize..3, off in 0usize..17,
+            seed in any::<u64>(),
         ) {
             let n = 16 * n16;
             // outer · inner · n a multiple of 256 elements.
@@ -959,7 +1031,7 @@ mod tests {
             let elems = outer * row_elems;
             prop_assume!(elems % 256 == 0 && elems <= 1 << 16);
             let mut x = seed | 1;
-            let block: Vec<u8> = (0..2 * elems)
+            let block: Vec<u8> = (0..ts * elems)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
@@ -967,8 +1039,8 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            let mut elemsbuf = vec![0u8; 2 * elems];
-            bitunshuffle_scalar(&block, &mut elemsbuf, 2);
+            let mut elemsbuf = vec![0u8; ts * elems];
+            bitunshuffle_scalar(&block, &mut elemsbuf, ts);
             let ds1 = n + pad;
             let ds0 = ds1 * (inner + gap);
             let whole = shuffle::Rows3 { n, outer, inner, src0: 0, ss: [n * inner, n], dst0: off, ds: [ds0, ds1] };
@@ -977,20 +1049,20 @@ mod tests {
             let odd = shuffle::Rows3 { n: n - 8, ss: [(n - 8) * inner, n - 8], ..whole };
             for g in [whole, first, odd] {
                 let end = g.dst_end().unwrap();
-                let mut want = vec![0xA5u8; 2 * end + 7];
+                let mut want = vec![0xA5u8; ts * end + 7];
                 for a in 0..g.outer {
                     for b in 0..g.inner {
-                        let s = 2 * (a * g.ss[0] + b * g.ss[1]);
-                        let d = 2 * (off + a * ds0 + b * ds1);
-                        want[d..d + 2 * g.n].copy_from_slice(&elemsbuf[s..s + 2 * g.n]);
+                        let s = ts * (a * g.ss[0] + b * g.ss[1]);
+                        let d = ts * (off + a * ds0 + b * ds1);
+                        want[d..d + ts * g.n].copy_from_slice(&elemsbuf[s..s + ts * g.n]);
                     }
                 }
-                let mut got = vec![0xA5u8; 2 * end + 7];
-                let fits = bitunshuffle2_rows_fits(block.len(), &g);
-                // SAFETY: `got` holds more than 2 · dst_end bytes and is not shared.
-                let done = unsafe { bitunshuffle2_rows(&block, &g, got.as_mut_ptr()) };
+                let mut got = vec![0xA5u8; ts * end + 7];
+                let fits = bitunshuffle_rows_fits(block.len(), ts, &g);
+                // SAFETY: `got` holds more than ts · dst_end bytes and is not shared.
+                let done = unsafe { bitunshuffle_rows(&block, ts, &g, got.as_mut_ptr()) };
                 prop_assert_eq!(done, fits);
-                let takes = g.n % 16 == 0 && g.elements() % 256 == 0;
+                let takes = g.n % (32 / ts) == 0 && g.elements() % 256 == 0;
                 if is_x86_feature_detected!("avx2") {
                     prop_assert_eq!(done, takes);
                 }
@@ -1007,17 +1079,17 @@ mod tests {
         /// without (where it falls back to plain stores).
         #[test]
         fn streamed_rows_kernel_equals_plain(
-            n32 in 1usize..4, inner in 1usize..6, k in 1usize..4, cut in 0usize..3,
+            ts in 1usize..=2, n32 in 1usize..4, inner in 1usize..6, k in 1usize..4, cut in 0usize..3,
             pad32 in 0usize..3, gap in 0usize..3, off32 in 0usize..3, skew in 0usize..2,
             seed in any::<u64>(),
         ) {
-            let n = 32 * n32;
+            let n = 64 / ts * n32;
             let row_elems = inner * n;
             let outer = (256 * k / gcd(256 * k, row_elems)).max(1);
             let elems = outer * row_elems;
             prop_assume!(elems <= 1 << 16);
             let mut x = seed | 1;
-            let block: Vec<u8> = (0..2 * elems)
+            let block: Vec<u8> = (0..ts * elems)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
@@ -1025,23 +1097,26 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            let ds1 = 32 * (n32 + pad32);
+            let ds1 = 64 / ts * (n32 + pad32);
             let ds0 = ds1 * (inner + gap);
             // `skew` moves every row off its line boundary (plain stores).
-            let dst0 = 32 * off32 + 8 * skew;
+            let dst0 = 64 / ts * off32 + 8 * skew;
             let whole = shuffle::Rows3 { n, outer, inner, src0: 0, ss: [n * inner, n], dst0, ds: [ds0, ds1] };
             let first = shuffle::Rows3 { outer: outer.saturating_sub(cut).max(1), ..whole };
             for g in [whole, first] {
-                let len = 2 * g.dst_end().unwrap() + 64;
+                let len = ts * g.dst_end().unwrap() + 64;
                 let mut plain = vec![0xA5u8; len];
                 let mut aligned = vec![0xA5u8; len + 64];
                 let at = aligned.as_ptr().align_offset(64);
                 let streamed = &mut aligned[at..at + len];
-                prop_assert_eq!(g.whole_line_rows(streamed.as_mut_ptr()), skew == 0);
-                // SAFETY: both buffers hold more than 2 · dst_end bytes and are not shared.
-                let a = unsafe { bitunshuffle2_rows(&block, &g, plain.as_mut_ptr()) };
-                let b = unsafe { bitunshuffle2_rows_streamed(&block, &g, streamed.as_mut_ptr()) };
+                prop_assert_eq!(g.whole_line_rows(streamed.as_mut_ptr(), ts), skew == 0);
+                // SAFETY: both buffers hold more than ts · dst_end bytes and are not shared.
+                let a = unsafe { bitunshuffle_rows(&block, ts, &g, plain.as_mut_ptr()) };
+                let b = unsafe { bitunshuffle_rows_streamed(&block, ts, &g, streamed.as_mut_ptr()) };
                 prop_assert_eq!(a, b);
+                if is_x86_feature_detected!("avx2") {
+                    prop_assert_eq!(a, g.elements() % 256 == 0);
+                }
                 prop_assert_eq!(&plain[..], &streamed[..]);
             }
         }

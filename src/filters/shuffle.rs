@@ -362,19 +362,19 @@ impl Rows3 {
     /// strides): what the streaming-store kernels need.
     #[cfg(target_arch = "x86_64")]
     fn whole_lines(&self, dst: *mut u8) -> bool {
-        self.n == 32 && self.whole_line_rows(dst)
+        self.n == 32 && self.whole_line_rows(dst, 2)
     }
 
-    /// Whether every row of 2-byte elements written at `dst` is a run of
-    /// whole, 64-byte aligned cache lines (a multiple of 32 elements at an
-    /// aligned start, aligned strides): what streaming stores of whole rows
-    /// need.
-    pub fn whole_line_rows(&self, dst: *mut u8) -> bool {
+    /// Whether every row of `esize`-byte elements written at `dst` is a run
+    /// of whole, 64-byte aligned cache lines (row bytes a multiple of 64 at
+    /// an aligned start, aligned strides): what streaming stores of whole
+    /// rows need.
+    pub fn whole_line_rows(&self, dst: *mut u8, esize: usize) -> bool {
         self.n > 0
-            && self.n % 32 == 0
-            && (dst as usize).wrapping_add(self.dst0.wrapping_mul(2)) % 64 == 0
-            && self.ds[0].wrapping_mul(2) % 64 == 0
-            && self.ds[1].wrapping_mul(2) % 64 == 0
+            && self.n.wrapping_mul(esize) % 64 == 0
+            && (dst as usize).wrapping_add(self.dst0.wrapping_mul(esize)) % 64 == 0
+            && self.ds[0].wrapping_mul(esize) % 64 == 0
+            && self.ds[1].wrapping_mul(esize) % 64 == 0
     }
 
     /// Elements written.

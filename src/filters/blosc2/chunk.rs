@@ -645,17 +645,18 @@ impl ChunkDecoder {
         Ok(Some(Block::Bytes(&self.a[..bsize])))
     }
 
-    /// For block `k` of 2-byte items stored as one stream under bitshuffle
-    /// alone (the medh5 `archive` layout), the codec's output (the block
-    /// still bit-transposed, in scratch), so the caller can undo the transpose
-    /// straight into its destination ([`crate::filters::bitshuffle::bitunshuffle2_rows`]).
-    /// `None` for any other layout or item size (use
-    /// [`ChunkDecoder::decode_single_block`]); the errors are the ones
-    /// `decode_single_block` gives.
-    pub fn block_bitshuffled2<'s>(
+    /// For block `k` of `ts`-byte items (1 or 2) stored as one stream under
+    /// bitshuffle alone (the medh5 `archive` layout), the codec's output (the
+    /// block still bit-transposed, in scratch), so the caller can undo the
+    /// transpose straight into its destination
+    /// ([`crate::filters::bitshuffle::bitunshuffle_rows`]). `None` for any
+    /// other layout or item size (use [`ChunkDecoder::decode_single_block`]);
+    /// the errors are the ones `decode_single_block` gives.
+    pub fn block_bitshuffled<'s>(
         &'s mut self,
         chunk: &'s [u8],
         k: usize,
+        ts: usize,
     ) -> Result<Option<&'s [u8]>> {
         let Some((h, chunk, bs, bsize)) = self.plain_block(chunk, k)? else {
             return Ok(None);
@@ -668,7 +669,10 @@ impl ChunkDecoder {
             (active.next(), active.next()),
             (Some(&filter::BITSHUFFLE), None)
         );
-        if !only_bits || h.typesize != 2 || h.version <= 2 || h.split(bsize, bs) {
+        // One stream per block: not split, or items of one byte (whose split
+        // is that one stream).
+        let one_stream = ts == 1 || !h.split(bsize, bs);
+        if !only_bits || !matches!(ts, 1 | 2) || h.typesize != ts || h.version <= 2 || !one_stream {
             return Ok(None);
         }
         let start = non_negative(le_i32(chunk, h.header_len() + 4 * k)?, "block start")?;
@@ -896,12 +900,14 @@ mod block_bytes_tests {
                     served += 1;
                 }
                 // The still-transposed block of the archive read path.
-                let bits = dec.block_bitshuffled2(&c, k).unwrap().map(<[u8]>::to_vec);
-                if let Some(bits) = bits {
-                    prop_assert!(ts == 2 && shuffle == 2);
-                    let mut back = vec![0u8; len];
-                    crate::filters::bitshuffle::bitunshuffle(&bits, &mut back, 2, &mut Vec::new());
-                    prop_assert_eq!(back, want);
+                for asked in [1, 2, 4] {
+                    let bits = dec.block_bitshuffled(&c, k, asked).unwrap().map(<[u8]>::to_vec);
+                    if let Some(bits) = bits {
+                        prop_assert!(asked == ts && ts <= 2 && shuffle == 2);
+                        let mut back = vec![0u8; len];
+                        crate::filters::bitshuffle::bitunshuffle(&bits, &mut back, ts, &mut Vec::new());
+                        prop_assert_eq!(&back, &want);
+                    }
                 }
             }
             // 1-byte items without bit shuffle are always served.

@@ -10,7 +10,7 @@
 
 use crate::error::Result;
 use crate::filters::bitshuffle::{
-    bitunshuffle2_rows, bitunshuffle2_rows_fits, bitunshuffle2_rows_streamed,
+    bitunshuffle_rows, bitunshuffle_rows_fits, bitunshuffle_rows_streamed,
 };
 use crate::filters::blosc2;
 use crate::filters::blosc2::b2nd::Meta;
@@ -27,7 +27,7 @@ use super::read::OutBuf;
 
 /// Outputs of at least this many bytes (a whole large image, far beyond the
 /// caches) get their B2ND rows written with streaming stores when they are
-/// line aligned ([`unshuffle2_rows_streamed`], [`bitunshuffle2_rows_streamed`]);
+/// line aligned ([`unshuffle2_rows_streamed`], [`bitunshuffle_rows_streamed`]);
 /// smaller ones (patches) stay in cache for the caller.
 const STREAM_MIN: usize = 8 << 20;
 
@@ -483,12 +483,14 @@ fn one_block(
     // The whole block in the box: undo its bit transpose straight into
     // the rows (the geometry is checked before decoding, so no block is
     // decoded twice).
-    if w.elem == 2 {
-        let fits =
-            rows3(bp, w.dst, &lo, &hi).is_some_and(|g| bitunshuffle2_rows_fits(block_bytes, &g));
+    if w.elem <= 2 {
+        let fits = rows3(bp, w.dst, &lo, &hi)
+            .is_some_and(|g| bitunshuffle_rows_fits(block_bytes, w.elem, &g));
         if fits {
-            if let Some(bits) = dec.block_bitshuffled2(grid.chunk, k)? {
-                if bits.len() == block_bytes && out.bitunshuffle2_box(bits, bp, w.dst, &lo, &hi) {
+            if let Some(bits) = dec.block_bitshuffled(grid.chunk, k, w.elem)? {
+                if bits.len() == block_bytes
+                    && out.bitunshuffle_box(bits, w.elem, bp, w.dst, &lo, &hi)
+                {
                     return Ok(());
                 }
             }
@@ -570,14 +572,15 @@ impl OutBuf {
 }
 
 impl OutBuf {
-    /// Undo the bit transpose of a whole bitshuffled block of 2-byte items
-    /// (placed at `bp`) straight into the box `lo .. hi` of the buffer placed
-    /// at `dp`. `false`, writing nothing, when the box does not cover the
-    /// block or the geometry does not suit the kernel: the caller decodes the
-    /// block into scratch and copies instead.
-    fn bitunshuffle2_box(
+    /// Undo the bit transpose of a whole bitshuffled block of `ts`-byte
+    /// items (1 or 2, placed at `bp`) straight into the box `lo .. hi` of
+    /// the buffer placed at `dp`. `false`, writing nothing, when the box does
+    /// not cover the block or the geometry does not suit the kernel: the
+    /// caller decodes the block into scratch and copies instead.
+    fn bitunshuffle_box(
         &self,
         bits: &[u8],
+        ts: usize,
         bp: Placement<'_>,
         dp: Placement<'_>,
         lo: &[u64],
@@ -588,7 +591,7 @@ impl OutBuf {
         };
         let fits = g
             .dst_end()
-            .and_then(|e| e.checked_mul(2))
+            .and_then(|e| e.checked_mul(ts))
             .is_some_and(|e| e <= self.len);
         let dst = self.ptr.cast::<u8>();
         // SAFETY (both calls): the rows end inside the buffer (`fits`); they
@@ -596,12 +599,12 @@ impl OutBuf {
         // other job writes (see `OutBuf`).
         let done = fits
             && if self.len >= STREAM_MIN {
-                unsafe { bitunshuffle2_rows_streamed(bits, &g, dst) }
+                unsafe { bitunshuffle_rows_streamed(bits, ts, &g, dst) }
             } else {
-                unsafe { bitunshuffle2_rows(bits, &g, dst) }
+                unsafe { bitunshuffle_rows(bits, ts, &g, dst) }
             };
         if done {
-            self.add_written(g.elements() * 2);
+            self.add_written(g.elements() * ts);
             return true;
         }
         false
