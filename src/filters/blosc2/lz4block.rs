@@ -26,12 +26,18 @@ fn read_len(src: &[u8], ip: &mut usize, mut n: usize) -> Result<usize, DecodeErr
 mod fast;
 #[cfg(target_arch = "x86_64")]
 mod pattern;
+#[cfg(target_arch = "x86_64")]
+mod window;
 
 /// Decode one block into `out`; returns the number of bytes written. Bytes
 /// of `out` past that count may be overwritten.
 pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     #[cfg(target_arch = "x86_64")]
     {
+        if has_vbmi() {
+            // SAFETY: AVX2 and AVX-512 F/BW/VBMI are available (checked).
+            return unsafe { decode_vbmi(src, out) };
+        }
         if is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is available (checked above).
             return unsafe { decode_avx2(src, out) };
@@ -60,6 +66,51 @@ unsafe fn decode_avx2(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> 
     unsafe { decode_avx2_loop(src, out, few) }
 }
 
+/// Whether the CPU has what [`decode_vbmi`] needs.
+#[cfg(target_arch = "x86_64")]
+fn has_vbmi() -> bool {
+    is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vbmi")
+}
+
+/// [`decode_avx2`] on CPUs with AVX-512 VBMI: a block with few literals
+/// takes the loop that keeps the last 64 output bytes in a register
+/// ([`window::run`]), the others the AVX2 loop.
+///
+/// # Safety
+/// The CPU must support AVX2 and AVX-512 F/BW/VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi")]
+unsafe fn decode_vbmi(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
+    let r = if src.len() * 3 < out.len() {
+        // SAFETY: the features are available (this function's contract).
+        unsafe { window::run(src, out) }
+    } else {
+        // SAFETY: AVX2 is available (this function's contract).
+        unsafe { fast::run::<false>(src, out, 0, 0) }
+    };
+    match r? {
+        fast::Stop::Done(n) => Ok(n),
+        fast::Stop::Resume(ip, op) => decode_from(src, out, ip, op),
+    }
+}
+
+/// [`window::run`] on any block, then the safe decoder (for the tests).
+///
+/// # Safety
+/// The CPU must support AVX2 and AVX-512 F/BW/VBMI.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi")]
+unsafe fn decode_window(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
+    // SAFETY: the features are available (this function's contract).
+    match unsafe { window::run(src, out) }? {
+        fast::Stop::Done(n) => Ok(n),
+        fast::Stop::Resume(ip, op) => decode_from(src, out, ip, op),
+    }
+}
+
 /// [`decode_avx2`] with the loop chosen by `few` (the tests run both loops
 /// on every block).
 ///
@@ -70,10 +121,10 @@ unsafe fn decode_avx2(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> 
 unsafe fn decode_avx2_loop(src: &[u8], out: &mut [u8], few: bool) -> Result<usize, DecodeError> {
     let r = if few {
         // SAFETY: AVX2 is available (this function's contract).
-        unsafe { fast::run::<true>(src, out) }
+        unsafe { fast::run::<true>(src, out, 0, 0) }
     } else {
         // SAFETY: AVX2 is available (this function's contract).
-        unsafe { fast::run::<false>(src, out) }
+        unsafe { fast::run::<false>(src, out, 0, 0) }
     };
     match r? {
         fast::Stop::Done(n) => Ok(n),
@@ -266,7 +317,8 @@ mod tests {
     type Decoder = fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>;
 
     /// Every decoder: the dispatching one, the scalar one and, with AVX2,
-    /// both fast loops whatever the block's size ratio.
+    /// both fast loops whatever the block's size ratio; with AVX-512 VBMI
+    /// also the window loop on every block.
     fn decoders() -> Vec<Decoder> {
         #[allow(unused_mut)]
         let mut v: Vec<Decoder> = vec![decode, decode_scalar];
@@ -275,6 +327,11 @@ mod tests {
             // SAFETY (both): AVX2 is available (checked above).
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, true) });
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, false) });
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_vbmi() {
+            // SAFETY: AVX2 and AVX-512 F/BW/VBMI are available (checked above).
+            v.push(|c, o| unsafe { decode_window(c, o) });
         }
         v
     }
@@ -310,7 +367,83 @@ mod tests {
         prop_oneof![1usize..=17, 14usize..=34, 30usize..=70, 1usize..3000]
     }
 
+    /// Offsets: short periods, around the 16 / 32 / 64 / 128 boundaries of
+    /// the window loop, far.
+    fn window_off() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            1usize..=4,
+            14usize..=34,
+            60usize..=70,
+            120usize..=136,
+            1usize..3000
+        ]
+    }
+
+    /// Literal runs as in the high-byte planes: mostly none, a few short,
+    /// rarely extended.
+    fn window_lit() -> impl Strategy<Value = usize> {
+        prop_oneof![20 => Just(0usize), 2 => 1usize..15, 1 => 15usize..40]
+    }
+
+    /// Match lengths around the 64 / 128 boundaries of the window loop.
+    fn window_ml() -> impl Strategy<Value = usize> {
+        prop_oneof![4usize..=18, 19usize..=70, 60usize..=140, 268usize..=300]
+    }
+
     proptest! {
+        /// Match-rich blocks (the window loop's case: few literal runs,
+        /// offsets around its 64 / 128 boundaries, matches around its 64 /
+        /// 128 store and window steps), decoded at any byte offset with any
+        /// slack by every decoder: equal to the definition.
+        #[test]
+        fn window_equals_definition_on_match_runs(
+            seqs in proptest::collection::vec(
+                (window_lit(), window_off(), window_ml(), any::<u8>()),
+                1..200,
+            ),
+            last in 0usize..40,
+            at in 0usize..64,
+            extra in 0usize..100,
+        ) {
+            let (c, want) = build(&seqs, last);
+            for f in decoders() {
+                let mut a = vec![0xeeu8; at + want.len() + extra];
+                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            }
+        }
+
+        /// The same blocks damaged (bytes changed, cut short) or decoded
+        /// into a buffer too small or too large: every decoder gives the
+        /// scalar decoder's result, error class and bytes.
+        #[test]
+        fn window_equals_scalar_on_damaged_match_runs(
+            seqs in proptest::collection::vec(
+                (window_lit(), window_off(), window_ml(), any::<u8>()),
+                1..120,
+            ),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+            cut in any::<usize>(),
+            short in 0usize..150,
+            grow in 0usize..3,
+        ) {
+            let (mut c, want) = build(&seqs, 7);
+            for (at, v) in flips {
+                let k = at % c.len();
+                c[k] = v;
+            }
+            if cut % 3 == 0 {
+                c.truncate(cut % (c.len() + 1));
+            }
+            let len = match grow {
+                0 => want.len().saturating_sub(short),
+                1 => want.len(),
+                _ => want.len() + short,
+            };
+            all_agree(&c, len)?;
+        }
+
         /// Hand-made blocks of every sequence class the fast loop tells
         /// apart (literals in the nibble or extended, ≤ 32 or longer;
         /// matches in the nibble or extended; offsets 1..=64 and far),
@@ -327,13 +460,12 @@ mod tests {
             extra in 0usize..80,
         ) {
             let (c, want) = build(&seqs, last);
-            let mut a = vec![0xeeu8; at + want.len() + extra];
-            let mut b = vec![0x11u8; want.len() + extra];
-            prop_assert_eq!(decode(&c, &mut a[at..]), Ok(want.len()));
-            prop_assert_eq!(decode_scalar(&c, &mut b), Ok(want.len()));
-            prop_assert_eq!(&a[at..at + want.len()], &want[..]);
-            prop_assert_eq!(&b[..want.len()], &want[..]);
-            prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            for f in decoders() {
+                let mut a = vec![0xeeu8; at + want.len() + extra];
+                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            }
         }
 
         /// The same blocks damaged (bytes changed, cut short) or decoded into
