@@ -35,7 +35,7 @@ pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     #[cfg(target_arch = "x86_64")]
     {
         if has_vbmi() {
-            // SAFETY: AVX2 and AVX-512 F/BW/VBMI are available (checked).
+            // SAFETY: AVX2 and AVX-512 F/BW/VL/VBMI are available (checked).
             return unsafe { decode_vbmi(src, out) };
         }
         if is_x86_feature_detected!("avx2") {
@@ -72,17 +72,18 @@ fn has_vbmi() -> bool {
     is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vl")
         && is_x86_feature_detected!("avx512vbmi")
 }
 
 /// [`decode_avx2`] on CPUs with AVX-512 VBMI: a block with few literals
-/// takes the loop that keeps the last 64 output bytes in a register
+/// takes the loop that keeps the last 64 output bytes in two registers
 /// ([`window::run`]), the others the AVX2 loop.
 ///
 /// # Safety
-/// The CPU must support AVX2 and AVX-512 F/BW/VBMI.
+/// The CPU must support AVX2 and AVX-512 F/BW/VL/VBMI.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
 unsafe fn decode_vbmi(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     let r = if src.len() * 3 < out.len() {
         // SAFETY: the features are available (this function's contract).
@@ -100,9 +101,9 @@ unsafe fn decode_vbmi(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> 
 /// [`window::run`] on any block, then the safe decoder (for the tests).
 ///
 /// # Safety
-/// The CPU must support AVX2 and AVX-512 F/BW/VBMI.
+/// The CPU must support AVX2 and AVX-512 F/BW/VL/VBMI.
 #[cfg(all(test, target_arch = "x86_64"))]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
 unsafe fn decode_window(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     // SAFETY: the features are available (this function's contract).
     match unsafe { window::run(src, out) }? {
@@ -330,7 +331,7 @@ mod tests {
         }
         #[cfg(target_arch = "x86_64")]
         if has_vbmi() {
-            // SAFETY: AVX2 and AVX-512 F/BW/VBMI are available (checked above).
+            // SAFETY: AVX2 and AVX-512 F/BW/VL/VBMI are available (checked above).
             v.push(|c, o| unsafe { decode_window(c, o) });
         }
         v

@@ -1,13 +1,13 @@
 //! The literal-poor fast loop of the raw LZ4 block decoder
-//! (`shared/spec/filters.md` §3.7) for CPUs with AVX-512 VBMI: the last 128
-//! bytes of output are kept in two registers, so a match at distance ≤ 128
-//! (most matches of the high-byte planes of shuffled integers: periods 2,
-//! ≈ 16–32, ≈ 64) is one byte permute of them instead of a load of bytes
-//! the previous few sequences have just stored (such a load spans several
-//! of those stores and waits until they are written to the cache). Matches
-//! up to 64 bytes are one 64-byte store; the window moves on with two
-//! two-source permutes. Lengths, offsets and their errors are checked as in
-//! [`super::fast`]; the safe decoder finishes the block.
+//! (`shared/spec/filters.md` §3.7) for CPUs with AVX-512 VBMI and VL: the
+//! last 64 bytes of output are kept in two 32-byte registers, so a match at
+//! distance ≤ 64 (most matches of the high-byte planes of shuffled
+//! integers: periods 2, ≈ 16–32, ≈ 64) is one two-source byte permute of
+//! them instead of a load of bytes the previous few sequences have just
+//! stored (such a load spans several of those stores and waits until they
+//! are written to the cache). Only 256-bit registers are used. Lengths,
+//! offsets and their errors are checked as in [`super::fast`]; the safe
+//! decoder finishes the block.
 
 use super::fast::Stop;
 use super::{read_len, sequence, DecodeError, Seq};
@@ -25,30 +25,26 @@ const LIT_GRACE: usize = 16;
 /// 14 literal bytes moved as 32, offset and one extension byte.
 const IN_MARGIN: usize = 40;
 /// Bytes of output the loop wants left before starting a sequence: at most
-/// 14 literal bytes (moved as 32) and a 64-byte match store after them.
+/// 14 literal bytes (moved as 32) and a 64-byte match after them.
 const OUT_MARGIN: usize = 80;
-/// Shortest output the loop runs on (the window is first filled from the
-/// first 128 bytes).
-const MIN_OUT: usize = 128;
 
-/// 64 bytes, aligned so a table row is one 64-byte load.
-#[repr(C, align(64))]
-struct Row([u8; 64]);
+/// 32 bytes, aligned so a table row is one 32-byte load.
+#[repr(C, align(32))]
+struct Row([u8; 32]);
 
 /// 128 bytes of [`PAT`].
-#[repr(C, align(64))]
+#[repr(C, align(32))]
 struct Pat([u8; 128]);
 
-/// `PAT[k]`, `1 <= k <= 64`: byte `m` is `128 - k + m mod k`, the index into
-/// the window (the 128 bytes before the match) of byte `m` of a match at
-/// distance `k`; 128 bytes long so a 64-byte row may start at any phase
-/// `r < k`. Modulo 64 it indexes the window's upper half.
+/// `PAT[k]`, `1 <= k <= 64`: byte `m` is `64 - k + m mod k`, the index into
+/// the window (the 64 bytes before the match) of byte `m` of a match at
+/// distance `k`; 128 bytes long so 64 bytes of it may start at any phase
+/// `r < k`.
 static PAT: [Pat; 65] = pat_table();
 
-/// `SHIFT[n]`, `0 <= n <= 64`: byte `j` is `n + j`: the 64 bytes `n` on
-/// in two concatenated vectors (the window after `n` more bytes; the first
-/// bytes of a match at distance `128 - n`).
-static SHIFT: [Row; 65] = shift_table();
+/// `SHIFT[n]`, `0 <= n <= 32`: byte `j` is `n + j`: the 32 bytes `n` on in
+/// two concatenated vectors.
+static SHIFT: [Row; 33] = shift_table();
 
 /// `STEP[k]`: the largest multiple of `k` that is at most 64 (how far the
 /// 64-byte pattern of a period-`k` match may be stored again).
@@ -60,7 +56,7 @@ const fn pat_table() -> [Pat; 65] {
     while k <= 64 {
         let mut m = 0;
         while m < 128 {
-            t[k].0[m] = (128 - k + m % k) as u8;
+            t[k].0[m] = (64 - k + m % k) as u8;
             m += 1;
         }
         k += 1;
@@ -68,12 +64,12 @@ const fn pat_table() -> [Pat; 65] {
     t
 }
 
-const fn shift_table() -> [Row; 65] {
-    let mut t = [const { Row([0; 64]) }; 65];
+const fn shift_table() -> [Row; 33] {
+    let mut t = [const { Row([0; 32]) }; 33];
     let mut n = 0;
-    while n <= 64 {
+    while n <= 32 {
         let mut j = 0;
-        while j < 64 {
+        while j < 32 {
             t[n].0[j] = (n + j) as u8;
             j += 1;
         }
@@ -95,51 +91,58 @@ const fn steps() -> [u8; 65] {
 /// Row `n` of [`SHIFT`].
 ///
 /// # Safety
-/// AVX-512F available; `n <= 64`.
+/// AVX available; `n <= 32`.
 #[inline(always)]
-unsafe fn shift(n: usize) -> __m512i {
-    debug_assert!(n <= 64);
-    // SAFETY: `n <= 64`: a row of the table, 64 aligned bytes.
-    unsafe { _mm512_load_si512(SHIFT[n].0.as_ptr() as *const __m512i) }
+unsafe fn shift(n: usize) -> __m256i {
+    debug_assert!(n <= 32);
+    // SAFETY: `n <= 32`: a row of the table, 32 aligned bytes.
+    unsafe { _mm256_load_si256(SHIFT[n].0.as_ptr() as *const __m256i) }
 }
 
-/// Row `k` of [`PAT`] from phase `r`.
+/// 32 bytes of row `k` of [`PAT`] from byte `p`.
 ///
 /// # Safety
-/// AVX-512F available; `1 <= k <= 64`, `r <= 64`.
+/// AVX available; `1 <= k <= 64`, `p <= 96`.
 #[inline(always)]
-unsafe fn pat(k: usize, r: usize) -> __m512i {
-    debug_assert!((1..=64).contains(&k) && r <= 64);
-    // SAFETY: `r + 64 <= 128`: inside row `k` (`k <= 64`).
-    unsafe { _mm512_loadu_si512(PAT[k].0.as_ptr().add(r) as *const __m512i) }
+unsafe fn pat(k: usize, p: usize) -> __m256i {
+    debug_assert!((1..=64).contains(&k) && p <= 96);
+    // SAFETY: `p + 32 <= 128`: inside row `k` (`k <= 64`).
+    unsafe { _mm256_loadu_si256(PAT[k].0.as_ptr().add(p) as *const __m256i) }
 }
 
-/// The window at output position `op`: byte `j` of `(lo, hi)` is
-/// `out[op - 128 + j]` where that index is ≥ 0 (the bytes before the
+/// Bytes `idx[j]` of `lo ++ hi` (indices modulo 64).
+///
+/// # Safety
+/// AVX-512VBMI and VL available.
+#[inline(always)]
+unsafe fn pick(lo: __m256i, idx: __m256i, hi: __m256i) -> __m256i {
+    // SAFETY: the features are available (the caller's promise).
+    unsafe { _mm256_permutex2var_epi8(lo, idx, hi) }
+}
+
+/// The window at output position `op`: byte `j` of `lo ++ hi` is
+/// `out[op - 64 + j]` where that index is ≥ 0 (the bytes before the
 /// output start are arbitrary; a valid offset never reaches them).
 ///
 /// # Safety
-/// AVX-512F/BW/VBMI available; `d .. d + max(op, 128)` readable.
+/// AVX-512VBMI and VL available; `d .. d + max(op, 64)` readable.
 #[inline(always)]
-unsafe fn window(d: *const u8, op: usize) -> (__m512i, __m512i) {
-    // SAFETY: `op >= 128`: the 128 bytes before `op`; else the first 128
+unsafe fn window(d: *const u8, op: usize) -> (__m256i, __m256i) {
+    // SAFETY: `op >= 64`: the 64 bytes before `op`; else the first 64
     // bytes (readable by the contract) rotated so `out[i]` lands at
-    // `128 - op + i` (index `j + op` mod 128 for window byte `j`).
+    // `64 - op + i` (index `j + op` mod 64 for window byte `j`).
     unsafe {
-        if op >= 128 {
+        if op >= 64 {
             (
-                _mm512_loadu_si512(d.add(op - 128) as *const __m512i),
-                _mm512_loadu_si512(d.add(op - 64) as *const __m512i),
+                _mm256_loadu_si256(d.add(op - 64) as *const __m256i),
+                _mm256_loadu_si256(d.add(op - 32) as *const __m256i),
             )
         } else {
-            let a = _mm512_loadu_si512(d as *const __m512i);
-            let b = _mm512_loadu_si512(d.add(64) as *const __m512i);
-            let i = _mm512_add_epi8(shift(0), _mm512_set1_epi8(op as i8));
-            let j = _mm512_add_epi8(i, _mm512_set1_epi8(64));
-            (
-                _mm512_permutex2var_epi8(a, i, b),
-                _mm512_permutex2var_epi8(a, j, b),
-            )
+            let a = _mm256_loadu_si256(d as *const __m256i);
+            let b = _mm256_loadu_si256(d.add(32) as *const __m256i);
+            let i = _mm256_add_epi8(shift(0), _mm256_set1_epi8(op as i8));
+            let j = _mm256_add_epi8(i, _mm256_set1_epi8(32));
+            (pick(a, i, b), pick(a, j, b))
         }
     }
 }
@@ -151,22 +154,24 @@ fn slow(src: &[u8], out: &mut [u8], ip: usize, op: usize) -> Result<Seq, DecodeE
     sequence(src, out, ip, op)
 }
 
-/// Decode sequences while the margins hold, keeping the last 128 output
+/// Decode sequences while the margins hold, keeping the last 64 output
 /// bytes in two registers (`lo`, `hi`).
 ///
-/// A literal nibble of 15 goes to the safe [`sequence`]; 1..=14 literals are
-/// one 32-byte move and shift the window. A block with more than a few
-/// literal runs continues in [`super::fast::run`]. A match at distance ≤ 128 is one
-/// permute of the window, farther one 64-byte load; its first 64 bytes are
-/// one store, a longer match continues in 64-byte steps. Offsets and
-/// lengths are checked once per sequence, in the safe decoder's order.
+/// A literal nibble of 15 goes to the safe [`sequence`]; 1..=14 literals
+/// are one 32-byte move and shift the window; a block with more than a few
+/// literal runs continues in [`super::fast::run`]. A match at distance ≤ 64
+/// is one permute of the window per 32 bytes, farther a load; matches of up
+/// to 32 bytes are one store, up to 64 two, longer ones continue in 64-byte
+/// steps. Offsets and lengths are checked once per sequence, in the safe
+/// decoder's order.
 ///
 /// # Safety
-/// The CPU must support AVX2, AVX-512F, AVX-512BW and AVX-512VBMI.
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi")]
+/// The CPU must support AVX2, AVX-512F, AVX-512BW, AVX-512VL and
+/// AVX-512VBMI.
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError> {
     let (n, on) = (src.len(), out.len());
-    if n < IN_MARGIN || on < MIN_OUT {
+    if n < IN_MARGIN || on < OUT_MARGIN {
         return Ok(Stop::Resume(0, 0));
     }
     // Last input / output positions at which a sequence may start.
@@ -174,7 +179,7 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
     let s = src.as_ptr();
     let mut d = out.as_mut_ptr();
     let (mut ip, mut op) = (0usize, 0usize);
-    // SAFETY: on >= 128: the first 128 bytes are readable.
+    // SAFETY: on >= 80: the first 64 bytes are readable.
     let (mut lo, mut hi) = unsafe { window(d, op) };
     // Literal runs seen so far.
     let mut runs = 0usize;
@@ -198,7 +203,7 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
                 }
                 // `out` was used directly: re-derive the pointer.
                 d = out.as_mut_ptr();
-                // SAFETY: op <= on and on >= 128.
+                // SAFETY: op <= on and on >= 64.
                 (lo, hi) = unsafe { window(d, op) };
                 continue;
             }
@@ -209,12 +214,8 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
             unsafe {
                 let l = _mm256_loadu_si256(s.add(i) as *const __m256i);
                 _mm256_storeu_si256(d.add(op) as *mut __m256i, l);
-                let l = _mm512_castsi256_si512(l);
                 let t = shift(lit);
-                (lo, hi) = (
-                    _mm512_permutex2var_epi8(lo, t, hi),
-                    _mm512_permutex2var_epi8(hi, t, l),
-                );
+                (lo, hi) = (pick(lo, t, hi), pick(hi, t, l));
             }
             i += lit;
             op += lit;
@@ -239,49 +240,63 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
                 "offset before output start"
             });
         }
-        let v = if off <= 128 {
-            // SAFETY: 1 <= off <= 128: a row of either table; the window
-            // holds the output bytes `op - off .. op` (off <= op).
-            unsafe {
-                let idx = if off <= 64 {
-                    pat(off, 0)
-                } else {
-                    shift(128 - off)
-                };
-                _mm512_permutex2var_epi8(lo, idx, hi)
+        // The match's first 32 bytes.
+        let near = off <= 64;
+        // SAFETY: near: 1 <= off <= 64, a row of the table, and the window
+        // holds the output bytes `op - off .. op`; else 64 < off <= op: the
+        // 32 bytes at op - off end before op, inside the output.
+        let v0 = unsafe {
+            if near {
+                pick(lo, pat(off, 0), hi)
+            } else {
+                _mm256_loadu_si256(d.add(op - off) as *const __m256i)
             }
-        } else {
-            // SAFETY: 128 < off <= op: the 64 bytes at op - off end before
-            // op, inside the output.
-            unsafe { _mm512_loadu_si512(d.add(op - off) as *const __m512i) }
         };
-        // SAFETY: op + 64 <= on (op was at most on - 80 before its <= 14
+        // SAFETY: op + 32 <= on (op was at most on - 80 before its <= 14
         // literals).
-        unsafe { _mm512_storeu_si512(d.add(op) as *mut __m512i, v) };
-        if ml <= 64 {
-            // SAFETY: ml <= 64: a row of the table.
+        unsafe { _mm256_storeu_si256(d.add(op) as *mut __m256i, v0) };
+        if ml <= 32 {
+            // SAFETY: ml <= 32: a row of the table.
             unsafe {
                 let t = shift(ml);
-                (lo, hi) = (
-                    _mm512_permutex2var_epi8(lo, t, hi),
-                    _mm512_permutex2var_epi8(hi, t, v),
-                );
+                (lo, hi) = (pick(lo, t, hi), pick(hi, t, v0));
             }
         } else {
-            if ml > on - op {
-                return Err("match past output end");
-            }
-            if ml + 64 > on - op {
-                // Too close to the end for wide moves: finish this match
-                // safely, then re-derive the pointer after the slice was used.
-                super::copy_match(out, op - off, op, ml, op + ml);
-                d = out.as_mut_ptr();
+            // Bytes 32..64 of the match.
+            // SAFETY: as for `v0`, 32 bytes on (for a far match they end at
+            // op - off + 64 <= op); op + 64 <= on (as above).
+            let v1 = unsafe {
+                let v1 = if near {
+                    pick(lo, pat(off, 32), hi)
+                } else {
+                    _mm256_loadu_si256(d.add(op + 32 - off) as *const __m256i)
+                };
+                _mm256_storeu_si256(d.add(op + 32) as *mut __m256i, v1);
+                v1
+            };
+            if ml <= 64 {
+                // SAFETY: ml - 32 <= 32: a row of the table.
+                unsafe {
+                    let t = shift(ml - 32);
+                    (lo, hi) = (pick(hi, t, v0), pick(v0, t, v1));
+                }
             } else {
-                // SAFETY: 1 <= off <= op, op + ml + 64 <= on (checked).
-                unsafe { match_tail(d, op, off, ml, v) };
+                if ml > on - op {
+                    return Err("match past output end");
+                }
+                if ml + 64 > on - op {
+                    // Too close to the end for wide moves: finish this match
+                    // safely, then re-derive the pointer after the slice
+                    // was used.
+                    super::copy_match(out, op - off, op, ml, op + ml);
+                    d = out.as_mut_ptr();
+                } else {
+                    // SAFETY: 1 <= off <= op, op + ml + 64 <= on (checked).
+                    unsafe { match_tail(d, op, off, ml, v0, v1) };
+                }
+                // SAFETY: 1 <= off <= op, 64 < ml, op + ml <= on.
+                (lo, hi) = unsafe { after_long(d, op, off, ml, lo, hi) };
             }
-            // SAFETY: 1 <= off <= op, 64 < ml, op + ml <= on.
-            (lo, hi) = unsafe { after_long(d, op, off, ml, hi, v) };
         }
         ip = i;
         op += ml;
@@ -289,13 +304,13 @@ pub(super) unsafe fn run(src: &[u8], out: &mut [u8]) -> Result<Stop, DecodeError
     Ok(Stop::Resume(ip, op))
 }
 
-/// The window after a match longer than 64 bytes at `op`, from the upper
-/// half of the window before it (`hi`) and its first 64 bytes `v`: byte `t` of the match
-/// is byte `t mod off` of its period when `off <= 64`, byte `t` of its
-/// source `off` back (older than the stores just made) otherwise.
+/// The window after a match longer than 64 bytes at `op`, from the window
+/// before it (`lo`, `hi`): byte `t` of the match is byte `t mod off` of its
+/// period when `off <= 64`, byte `t` of its source `off` back (older than
+/// the stores just made) otherwise.
 ///
 /// # Safety
-/// AVX-512F/BW/VBMI available; `1 <= off <= op`, `64 < ml`, `op + ml`
+/// AVX-512VBMI and VL available; `1 <= off <= op`, `64 < ml`, `op + ml`
 /// bytes at `d` readable.
 #[inline(always)]
 unsafe fn after_long(
@@ -303,60 +318,55 @@ unsafe fn after_long(
     op: usize,
     off: usize,
     ml: usize,
-    hi: __m512i,
-    v: __m512i,
-) -> (__m512i, __m512i) {
-    // SAFETY: the phases are below `off <= 64` (rows of `PAT`, whose indices
-    // modulo 64 address `hi`); `ml - 64 <= 64` indexes `SHIFT`; the loads
-    // end at `op + ml - off <= op + ml`, start at `op + ml - 128 - off >= 0`
-    // (ml >= 128) resp. `op + ml - 64 - off >= 0`.
+    lo: __m256i,
+    hi: __m256i,
+) -> (__m256i, __m256i) {
+    // SAFETY: the phase `r` is below `off <= 64`, so `r + 32 <= 96` (rows
+    // of `PAT`); the loads span `op + ml - 64 - off .. op + ml - off`,
+    // inside the output (`off <= op`, `op + ml <= on`).
     unsafe {
-        let new_hi = if off <= 64 {
-            _mm512_permutexvar_epi8(pat(off, (ml - 64) % off), hi)
+        if off <= 64 {
+            let r = (ml - 64) % off;
+            (pick(lo, pat(off, r), hi), pick(lo, pat(off, r + 32), hi))
         } else {
-            _mm512_loadu_si512(d.add(op + ml - 64 - off) as *const __m512i)
-        };
-        let new_lo = if ml < 128 {
-            // Bytes ml - 128 .. ml - 64 of the match: the end of the old
-            // window and the match's first bytes.
-            _mm512_permutex2var_epi8(hi, shift(ml - 64), v)
-        } else if off <= 64 {
-            _mm512_permutexvar_epi8(pat(off, (ml - 128) % off), hi)
-        } else {
-            _mm512_loadu_si512(d.add(op + ml - 128 - off) as *const __m512i)
-        };
-        (new_lo, new_hi)
+            let from = d.add(op + ml - 64 - off);
+            (
+                _mm256_loadu_si256(from as *const __m256i),
+                _mm256_loadu_si256(from.add(32) as *const __m256i),
+            )
+        }
     }
 }
 
-/// The rest of a match longer than 64 bytes whose first 64 bytes `v` are
-/// stored at `d + op` already: at distances above 64 in 64-byte steps from
-/// the source, up to 64 as copies of `v` one period multiple on.
+/// The rest of a match longer than 64 bytes whose first 64 bytes `v0 ++ v1`
+/// are stored at `d + op` already: at distances above 64 in 32-byte steps
+/// from the source, up to 64 as copies of `v0 ++ v1` one period multiple on.
 ///
 /// # Safety
-/// AVX-512F available; `1 <= off <= op`; `v` is the match's first 64
+/// AVX available; `1 <= off <= op`; `v0 ++ v1` are the match's first 64
 /// bytes; `d` valid for reads and writes up to `op + ml + 64`.
 #[inline(always)]
-unsafe fn match_tail(d: *mut u8, op: usize, off: usize, ml: usize, v: __m512i) {
-    // SAFETY: every store starts below `op + ml` and is 64 bytes long; for
-    // `off > 64` each load ends before the position it is stored to, so it
-    // reads final bytes; for `off <= 64` the stores repeat the pattern at
-    // multiples of its period.
+unsafe fn match_tail(d: *mut u8, op: usize, off: usize, ml: usize, v0: __m256i, v1: __m256i) {
+    // SAFETY: every store starts below `op + ml` and ends by `op + ml + 64`;
+    // for `off > 64` each load ends at or before the position it is stored
+    // to, so it reads final bytes; for `off <= 64` the stores repeat the
+    // pattern at multiples of its period.
     unsafe {
         let to = d.add(op);
         if off > 64 {
             let from = to.sub(off);
             let mut k = 64;
             while k < ml {
-                let w = _mm512_loadu_si512(from.add(k) as *const __m512i);
-                _mm512_storeu_si512(to.add(k) as *mut __m512i, w);
-                k += 64;
+                let w = _mm256_loadu_si256(from.add(k) as *const __m256i);
+                _mm256_storeu_si256(to.add(k) as *mut __m256i, w);
+                k += 32;
             }
         } else {
             let step = usize::from(STEP[off]);
             let mut k = step;
             while k < ml {
-                _mm512_storeu_si512(to.add(k) as *mut __m512i, v);
+                _mm256_storeu_si256(to.add(k) as *mut __m256i, v0);
+                _mm256_storeu_si256(to.add(k + 32) as *mut __m256i, v1);
                 k += step;
             }
         }
