@@ -26,18 +26,12 @@ fn read_len(src: &[u8], ip: &mut usize, mut n: usize) -> Result<usize, DecodeErr
 mod fast;
 #[cfg(target_arch = "x86_64")]
 mod pattern;
-#[cfg(target_arch = "x86_64")]
-mod window;
 
 /// Decode one block into `out`; returns the number of bytes written. Bytes
 /// of `out` past that count may be overwritten.
 pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if has_vbmi() {
-            // SAFETY: AVX2 and AVX-512 F/BW/VL/VBMI are available (checked).
-            return unsafe { decode_vbmi(src, out) };
-        }
         if is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is available (checked above).
             return unsafe { decode_avx2(src, out) };
@@ -66,52 +60,6 @@ unsafe fn decode_avx2(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> 
     unsafe { decode_avx2_loop(src, out, few) }
 }
 
-/// Whether the CPU has what [`decode_vbmi`] needs.
-#[cfg(target_arch = "x86_64")]
-fn has_vbmi() -> bool {
-    is_x86_feature_detected!("avx2")
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl")
-        && is_x86_feature_detected!("avx512vbmi")
-}
-
-/// [`decode_avx2`] on CPUs with AVX-512 VBMI: a block with few literals
-/// takes the loop that keeps the last 64 output bytes in two registers
-/// ([`window::run`]), the others the AVX2 loop.
-///
-/// # Safety
-/// The CPU must support AVX2 and AVX-512 F/BW/VL/VBMI.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn decode_vbmi(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
-    let r = if src.len() * 3 < out.len() {
-        // SAFETY: the features are available (this function's contract).
-        unsafe { window::run(src, out) }
-    } else {
-        // SAFETY: AVX2 is available (this function's contract).
-        unsafe { fast::run::<false>(src, out, 0, 0) }
-    };
-    match r? {
-        fast::Stop::Done(n) => Ok(n),
-        fast::Stop::Resume(ip, op) => decode_from(src, out, ip, op),
-    }
-}
-
-/// [`window::run`] on any block, then the safe decoder (for the tests).
-///
-/// # Safety
-/// The CPU must support AVX2 and AVX-512 F/BW/VL/VBMI.
-#[cfg(all(test, target_arch = "x86_64"))]
-#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
-unsafe fn decode_window(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
-    // SAFETY: the features are available (this function's contract).
-    match unsafe { window::run(src, out) }? {
-        fast::Stop::Done(n) => Ok(n),
-        fast::Stop::Resume(ip, op) => decode_from(src, out, ip, op),
-    }
-}
-
 /// [`decode_avx2`] with the loop chosen by `few` (the tests run both loops
 /// on every block).
 ///
@@ -122,10 +70,10 @@ unsafe fn decode_window(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError
 unsafe fn decode_avx2_loop(src: &[u8], out: &mut [u8], few: bool) -> Result<usize, DecodeError> {
     let r = if few {
         // SAFETY: AVX2 is available (this function's contract).
-        unsafe { fast::run::<true>(src, out, 0, 0) }
+        unsafe { fast::run::<true>(src, out) }
     } else {
         // SAFETY: AVX2 is available (this function's contract).
-        unsafe { fast::run::<false>(src, out, 0, 0) }
+        unsafe { fast::run::<false>(src, out) }
     };
     match r? {
         fast::Stop::Done(n) => Ok(n),
@@ -318,8 +266,7 @@ mod tests {
     type Decoder = fn(&[u8], &mut [u8]) -> Result<usize, DecodeError>;
 
     /// Every decoder: the dispatching one, the scalar one and, with AVX2,
-    /// both fast loops whatever the block's size ratio; with AVX-512 VBMI
-    /// also the window loop on every block.
+    /// both fast loops whatever the block's size ratio.
     fn decoders() -> Vec<Decoder> {
         #[allow(unused_mut)]
         let mut v: Vec<Decoder> = vec![decode, decode_scalar];
@@ -328,11 +275,6 @@ mod tests {
             // SAFETY (both): AVX2 is available (checked above).
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, true) });
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, false) });
-        }
-        #[cfg(target_arch = "x86_64")]
-        if has_vbmi() {
-            // SAFETY: AVX2 and AVX-512 F/BW/VL/VBMI are available (checked above).
-            v.push(|c, o| unsafe { decode_window(c, o) });
         }
         v
     }
@@ -368,9 +310,8 @@ mod tests {
         prop_oneof![1usize..=17, 14usize..=34, 30usize..=70, 1usize..3000]
     }
 
-    /// Offsets: short periods, around the 16 / 32 / 64 / 128 boundaries of
-    /// the window loop, far.
-    fn window_off() -> impl Strategy<Value = usize> {
+    /// Offsets: short periods, around 16 / 32 / 64 / 128, far.
+    fn run_off() -> impl Strategy<Value = usize> {
         prop_oneof![
             1usize..=4,
             14usize..=34,
@@ -382,24 +323,25 @@ mod tests {
 
     /// Literal runs as in the high-byte planes: mostly none, a few short,
     /// rarely extended.
-    fn window_lit() -> impl Strategy<Value = usize> {
+    fn run_lit() -> impl Strategy<Value = usize> {
         prop_oneof![20 => Just(0usize), 2 => 1usize..15, 1 => 15usize..40]
     }
 
-    /// Match lengths around the 64 / 128 boundaries of the window loop.
-    fn window_ml() -> impl Strategy<Value = usize> {
+    /// Match lengths: short, around 32 / 64 / 128, with a second extension
+    /// byte.
+    fn run_ml() -> impl Strategy<Value = usize> {
         prop_oneof![4usize..=18, 19usize..=70, 60usize..=140, 268usize..=300]
     }
 
     proptest! {
-        /// Match-rich blocks (the window loop's case: few literal runs,
-        /// offsets around its 64 / 128 boundaries, matches around its 64 /
-        /// 128 store and window steps), decoded at any byte offset with any
-        /// slack by every decoder: equal to the definition.
+        /// Match-rich blocks (the high-byte planes' case: few literal runs,
+        /// long runs of matches, offsets around 64 / 128, matches of 33..140
+        /// bytes), decoded at any byte offset with any slack by every
+        /// decoder: equal to the definition.
         #[test]
-        fn window_equals_definition_on_match_runs(
+        fn fast_equals_definition_on_match_runs(
             seqs in proptest::collection::vec(
-                (window_lit(), window_off(), window_ml(), any::<u8>()),
+                (run_lit(), run_off(), run_ml(), any::<u8>()),
                 1..200,
             ),
             last in 0usize..40,
@@ -419,9 +361,9 @@ mod tests {
         /// into a buffer too small or too large: every decoder gives the
         /// scalar decoder's result, error class and bytes.
         #[test]
-        fn window_equals_scalar_on_damaged_match_runs(
+        fn fast_equals_scalar_on_damaged_match_runs(
             seqs in proptest::collection::vec(
-                (window_lit(), window_off(), window_ml(), any::<u8>()),
+                (run_lit(), run_off(), run_ml(), any::<u8>()),
                 1..120,
             ),
             flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),

@@ -106,26 +106,22 @@ fn slow(src: &[u8], out: &mut [u8], ip: usize, op: usize) -> Result<Seq, DecodeE
 /// so the loop branches (predictably) instead of computing the extension,
 /// and zero literals are not moved.
 ///
-/// Decoding starts at the sequence boundary `(ip, op)` (`(0, 0)`: the
-/// block's start).
-///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn run<const FEW_LITERALS: bool>(
     src: &[u8],
     out: &mut [u8],
-    mut ip: usize,
-    mut op: usize,
 ) -> Result<Stop, DecodeError> {
     let (n, on) = (src.len(), out.len());
     if n < IN_MARGIN || on < OUT_MARGIN {
-        return Ok(Stop::Resume(ip, op));
+        return Ok(Stop::Resume(0, 0));
     }
     // Last input / output positions at which a sequence may start.
     let (ilim, olim) = (n - IN_MARGIN, on - OUT_MARGIN);
     let s = src.as_ptr();
     let mut d = out.as_mut_ptr();
+    let (mut ip, mut op) = (0usize, 0usize);
     while ip <= ilim && op <= olim {
         // SAFETY: ip + 40 <= n (loop condition): token and next byte.
         let (token, x) = unsafe { (*s.add(ip), *s.add(ip + 1)) };
