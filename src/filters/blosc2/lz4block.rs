@@ -310,7 +310,83 @@ mod tests {
         prop_oneof![1usize..=17, 14usize..=34, 30usize..=70, 1usize..3000]
     }
 
+    /// Offsets: short periods, around 16 / 32 / 64 / 128, far.
+    fn run_off() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            1usize..=4,
+            14usize..=34,
+            60usize..=70,
+            120usize..=136,
+            1usize..3000
+        ]
+    }
+
+    /// Literal runs as in the high-byte planes: mostly none, a few short,
+    /// rarely extended.
+    fn run_lit() -> impl Strategy<Value = usize> {
+        prop_oneof![20 => Just(0usize), 2 => 1usize..15, 1 => 15usize..40]
+    }
+
+    /// Match lengths: short, around 32 / 64 / 128, with a second extension
+    /// byte.
+    fn run_ml() -> impl Strategy<Value = usize> {
+        prop_oneof![4usize..=18, 19usize..=70, 60usize..=140, 268usize..=300]
+    }
+
     proptest! {
+        /// Match-rich blocks (the high-byte planes' case: few literal runs,
+        /// long runs of matches, offsets around 64 / 128, matches of 33..140
+        /// bytes), decoded at any byte offset with any slack by every
+        /// decoder: equal to the definition.
+        #[test]
+        fn fast_equals_definition_on_match_runs(
+            seqs in proptest::collection::vec(
+                (run_lit(), run_off(), run_ml(), any::<u8>()),
+                1..200,
+            ),
+            last in 0usize..40,
+            at in 0usize..64,
+            extra in 0usize..100,
+        ) {
+            let (c, want) = build(&seqs, last);
+            for f in decoders() {
+                let mut a = vec![0xeeu8; at + want.len() + extra];
+                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            }
+        }
+
+        /// The same blocks damaged (bytes changed, cut short) or decoded
+        /// into a buffer too small or too large: every decoder gives the
+        /// scalar decoder's result, error class and bytes.
+        #[test]
+        fn fast_equals_scalar_on_damaged_match_runs(
+            seqs in proptest::collection::vec(
+                (run_lit(), run_off(), run_ml(), any::<u8>()),
+                1..120,
+            ),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+            cut in any::<usize>(),
+            short in 0usize..150,
+            grow in 0usize..3,
+        ) {
+            let (mut c, want) = build(&seqs, 7);
+            for (at, v) in flips {
+                let k = at % c.len();
+                c[k] = v;
+            }
+            if cut % 3 == 0 {
+                c.truncate(cut % (c.len() + 1));
+            }
+            let len = match grow {
+                0 => want.len().saturating_sub(short),
+                1 => want.len(),
+                _ => want.len() + short,
+            };
+            all_agree(&c, len)?;
+        }
+
         /// Hand-made blocks of every sequence class the fast loop tells
         /// apart (literals in the nibble or extended, ≤ 32 or longer;
         /// matches in the nibble or extended; offsets 1..=64 and far),
@@ -327,13 +403,12 @@ mod tests {
             extra in 0usize..80,
         ) {
             let (c, want) = build(&seqs, last);
-            let mut a = vec![0xeeu8; at + want.len() + extra];
-            let mut b = vec![0x11u8; want.len() + extra];
-            prop_assert_eq!(decode(&c, &mut a[at..]), Ok(want.len()));
-            prop_assert_eq!(decode_scalar(&c, &mut b), Ok(want.len()));
-            prop_assert_eq!(&a[at..at + want.len()], &want[..]);
-            prop_assert_eq!(&b[..want.len()], &want[..]);
-            prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            for f in decoders() {
+                let mut a = vec![0xeeu8; at + want.len() + extra];
+                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+            }
         }
 
         /// The same blocks damaged (bytes changed, cut short) or decoded into
