@@ -144,23 +144,49 @@ pub(crate) fn build_with(
             next[s] = cnt.max(0) as u16;
         }
     }
+    // As libzstd's ZSTD_buildFSETable: the symbols with positive counts
+    // first laid out in order (8-byte stores per symbol), then dealt to
+    // the cells below `high` along the spread walk. The counts of a read
+    // description fill the table exactly, so `spread` then holds `high`
+    // symbols and the walk closes at 0.
     let mask = size - 1;
     let step = (size >> 1) + (size >> 3) + 3;
-    let mut pos = 0usize;
+    let mut spread = [0u8; 512 + 8];
+    let mut k = 0usize;
     for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
-        for _ in 0..cnt.max(0) {
-            if pos >= high {
-                return Err(corrupt(offset, "FSE table overfull"));
+        let cnt = cnt.max(0) as usize;
+        let Some(end) = k.checked_add(cnt).filter(|&e| e <= high) else {
+            return Err(corrupt(offset, "FSE table overfull"));
+        };
+        // `end <= high <= 512`: every 8-byte store starts below `end`.
+        let mut j = k;
+        while j < end {
+            if let Some(d) = spread.get_mut(j..j + 8) {
+                d.copy_from_slice(&[s as u8; 8]);
             }
-            syms[pos] = s as u8;
+            j += 8;
+        }
+        k = end;
+    }
+    if k != high {
+        return Err(corrupt(offset, "FSE symbol spread did not close"));
+    }
+    let mut pos = 0usize;
+    if high == size && size >= 2 {
+        // No "less than one" symbols: no cell to skip, two per step.
+        for pair in spread[..size].chunks_exact(2) {
+            syms[pos] = pair[0];
+            syms[(pos + step) & mask] = pair[1];
+            pos = (pos + 2 * step) & mask;
+        }
+    } else {
+        for &s in &spread[..high] {
+            syms[pos] = s;
             pos = (pos + step) & mask;
             while pos >= high {
                 pos = (pos + step) & mask;
             }
         }
-    }
-    if pos != 0 {
-        return Err(corrupt(offset, "FSE symbol spread did not close"));
     }
     for (i, &sym) in syms.iter().enumerate() {
         let s = usize::from(sym);
@@ -203,7 +229,72 @@ pub(crate) fn counts_from(log: u32, dist: &[i16]) -> Counts {
 }
 
 #[cfg(test)]
-mod tests {
+/// The build before zdec7 (spread symbol by symbol): the definition
+/// [`build_with`] is checked against. Builds the decoding table of `c`
+/// (accuracy log <= 9), handing every cell
+/// `i < 1 << c.log` to `emit(i, symbol, nb_bits, base)` in order, so callers
+/// can fill their own cell layout in one pass.
+pub(crate) fn build_with_reference(
+    c: &Counts,
+    offset: usize,
+    mut emit: impl FnMut(usize, u8, u8, u16),
+) -> Result<()> {
+    let size = 1usize << c.log;
+    let mut syms = [0u8; 512];
+    let Some(syms) = syms.get_mut(..size) else {
+        return Err(corrupt(offset, "FSE table too large"));
+    };
+    let mut next = [0u16; 256];
+    let mut high = size;
+    for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
+        if cnt == -1 {
+            high = high
+                .checked_sub(1)
+                .ok_or_else(|| corrupt(offset, "FSE table overfull"))?;
+            syms[high] = s as u8;
+            next[s] = 1;
+        } else {
+            next[s] = cnt.max(0) as u16;
+        }
+    }
+    let mask = size - 1;
+    let step = (size >> 1) + (size >> 3) + 3;
+    let mut pos = 0usize;
+    for (s, &cnt) in c.counts.iter().enumerate().take(c.n) {
+        for _ in 0..cnt.max(0) {
+            if pos >= high {
+                return Err(corrupt(offset, "FSE table overfull"));
+            }
+            syms[pos] = s as u8;
+            pos = (pos + step) & mask;
+            while pos >= high {
+                pos = (pos + step) & mask;
+            }
+        }
+    }
+    if pos != 0 {
+        return Err(corrupt(offset, "FSE symbol spread did not close"));
+    }
+    for (i, &sym) in syms.iter().enumerate() {
+        let s = usize::from(sym);
+        let state = next[s];
+        next[s] = state.wrapping_add(1);
+        if state == 0 {
+            return Err(corrupt(offset, "FSE state of a zero-count symbol"));
+        }
+        let nb = c.log - (15 - state.leading_zeros());
+        emit(
+            i,
+            sym,
+            nb as u8,
+            ((u32::from(state) << nb) - size as u32) as u16,
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -254,6 +345,95 @@ mod tests {
                 base: 0
             }
         );
+    }
+
+    /// Every cell `build_with` emits, in order.
+    fn cells_of(c: &Counts, reference: bool) -> Result<Vec<(usize, u8, u8, u16)>> {
+        let mut v = Vec::new();
+        let emit = |i, s, n, b| v.push((i, s, n, b));
+        if reference {
+            build_with_reference(c, 3, emit)?;
+        } else {
+            build_with(c, 3, emit)?;
+        }
+        Ok(v)
+    }
+
+    /// Normalized counts as a table description holds them: accuracy log
+    /// `log`, `n` symbols, some "less than one" (-1) and zero counts, the
+    /// rest positive, |counts| summing to the table size.
+    pub(crate) fn random_counts(log: u32, n: usize, seed: u64) -> Counts {
+        let mut r = seed | 1;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        let size = 1i32 << log;
+        let mut counts = [0i16; 256];
+        let mut left = size;
+        let n = n.clamp(1, 256).min(size as usize);
+        for (s, cnt) in counts.iter_mut().enumerate().take(n) {
+            let symbols_after = (n - 1 - s) as i32;
+            let room = left - symbols_after; // keep >= 1 cell per later symbol
+            let v = match next() % 8 {
+                0 => 0,
+                1 | 2 => -1,
+                _ => 1 + (next() % (room.max(1) as u64).min(64)) as i32,
+            };
+            let v = if s + 1 == n { left } else { v.min(room) };
+            let v = if v == 0 && s + 1 == n { 1 } else { v };
+            *cnt = v as i16;
+            left -= v.abs();
+        }
+        Counts { log, counts, n }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// The table of any valid description (accuracy logs 5-9, with and
+        /// without "less than one" symbols) equals the reference build.
+        #[test]
+        fn build_with_equals_reference(log in 5u32..=9, n in 1usize..80, seed in proptest::num::u64::ANY, flat in proptest::bool::ANY) {
+            let mut c = random_counts(log, n, seed);
+            if flat {
+                // No "less than one" symbols: the two-per-step walk.
+                for s in 0..c.n {
+                    if c.counts[s] < 0 {
+                        c.counts[s] = 1;
+                    }
+                }
+                let sum: i32 = c.counts[..c.n].iter().map(|&x| i32::from(x.max(0))).sum();
+                let size = 1i32 << log;
+                if sum > size {
+                    return Ok(());
+                }
+                c.counts[c.n - 1] += (size - sum) as i16;
+            }
+            let sum: i32 = c.counts[..c.n].iter().map(|&x| i32::from(x.abs())).sum();
+            proptest::prop_assert_eq!(sum, 1 << log);
+            let a = cells_of(&c, false).map_err(|e| e.to_string());
+            let b = cells_of(&c, true).map_err(|e| e.to_string());
+            proptest::prop_assert!(a.is_ok());
+            proptest::prop_assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn predefined_and_read_tables_equal_reference() {
+        for (log, dist) in [
+            (6, &super::super::sequences::LL_DEFAULT[..]),
+            (6, &super::super::sequences::ML_DEFAULT[..]),
+            (5, &super::super::sequences::OF_DEFAULT[..]),
+        ] {
+            let c = counts_from(log, dist);
+            assert_eq!(cells_of(&c, false).unwrap(), cells_of(&c, true).unwrap());
+        }
+        // A single symbol owning the table (no spread steps skipped).
+        let (c, _) = read_counts(&[0xF0, 0x03, 0xAA], 9, 35, 0).unwrap();
+        assert_eq!(cells_of(&c, false).unwrap(), cells_of(&c, true).unwrap());
     }
 
     #[test]

@@ -54,18 +54,44 @@ impl HufTable {
     }
 
     /// Build from the stored weights (the last symbol's weight is implied).
+    ///
+    /// As libzstd's `HUF_readDTableX1`: one pass checks and counts the
+    /// weights, a second sorts the symbols by weight (stable, so ascending
+    /// within a weight), then each weight's symbols fill their runs with
+    /// a store width fixed per weight (no per-symbol branch on the run
+    /// length). The layout is the canonical one of RFC 8878 §4.2.1.3:
+    /// weight 1 (the longest codes) at the bottom, symbols ascending.
     fn build(&mut self, stored: &[u8], offset: usize) -> Result<()> {
         if stored.is_empty() || stored.len() > 255 {
             return Err(corrupt(offset, "Huffman tree has no weights"));
         }
+        // rank_count[w]: symbols of weight w (0..=MAX_BITS), counted in
+        // four interleaved arrays: runs of equal weights then make four
+        // independent increment chains instead of one chain through memory.
+        let mut counts4 = [[0u32; MAX_BITS as usize + 1]; 4];
+        let too_large = |w: u8| corrupt(offset, format!("Huffman weight {w} too large"));
+        let mut quads = stored.chunks_exact(4);
+        for q in &mut quads {
+            for (k, &w) in q.iter().enumerate() {
+                match counts4[k].get_mut(usize::from(w)) {
+                    Some(c) => *c += 1,
+                    None => return Err(too_large(w)),
+                }
+            }
+        }
+        for &w in quads.remainder() {
+            match counts4[0].get_mut(usize::from(w)) {
+                Some(c) => *c += 1,
+                None => return Err(too_large(w)),
+            }
+        }
+        let mut rank_count = [0u32; MAX_BITS as usize + 1];
+        for (w, c) in rank_count.iter_mut().enumerate() {
+            *c = counts4[0][w] + counts4[1][w] + counts4[2][w] + counts4[3][w];
+        }
         let mut total: u32 = 0;
-        for &w in stored {
-            if w > MAX_BITS as u8 {
-                return Err(corrupt(offset, format!("Huffman weight {w} too large")));
-            }
-            if w > 0 {
-                total += 1 << (w - 1);
-            }
+        for (w, &c) in rank_count.iter().enumerate().skip(1) {
+            total += c << (w - 1);
         }
         if total == 0 {
             return Err(corrupt(offset, "Huffman weights are all zero"));
@@ -78,57 +104,78 @@ impl HufTable {
         if !rest.is_power_of_two() {
             return Err(corrupt(offset, "Huffman weights do not complete a tree"));
         }
-        let last_w = rest.trailing_zeros() + 1;
-        let mut weights = [0u8; 256];
-        weights[..stored.len()].copy_from_slice(stored);
-        weights[stored.len()] = last_w as u8;
-        let n = stored.len() + 1;
-        // Start of each weight's run, in units of the 11-bit table.
-        let scale = MAX_BITS - max_bits;
-        let mut rank_count = [0u32; 13];
-        for &w in &weights[..n] {
-            rank_count[w as usize] += 1;
+        let last_w = (rest.trailing_zeros() + 1) as usize;
+        let last_sym = stored.len(); // <= 255
+                                     // last_w <= max_bits <= MAX_BITS: rest < 2^max_bits.
+        if let Some(c) = rank_count.get_mut(last_w) {
+            *c += 1;
         }
-        let mut start = [0usize; 13];
-        let mut acc = 0usize;
-        for w in 1..=max_bits as usize {
-            start[w] = acc;
-            acc += (rank_count[w] as usize) << (w - 1) << scale;
+        // Symbols sorted by weight: those of weight w at
+        // order[first[w]..first[w] + rank_count[w]].
+        let mut first = [0usize; MAX_BITS as usize + 2];
+        for w in 1..=MAX_BITS as usize {
+            first[w + 1] = first[w] + rank_count[w] as usize;
         }
-        if acc != TABLE_SIZE {
-            return Err(corrupt(offset, "Huffman weights do not fill the table"));
-        }
-        for (s, &w) in weights[..n].iter().enumerate() {
-            if w == 0 {
-                continue;
+        let mut next = first;
+        let mut order = [0u8; 256];
+        let mut place = |s: usize, w: usize| {
+            if w > 0 {
+                let at = next[w];
+                next[w] = at + 1;
+                if let Some(o) = order.get_mut(at) {
+                    *o = s as u8;
+                }
             }
-            let w = w as usize;
+        };
+        for (s, &w) in stored.iter().enumerate() {
+            place(s, usize::from(w));
+        }
+        place(last_sym, last_w);
+        // Fill the runs, weight by weight from the bottom of the table.
+        let scale = MAX_BITS - max_bits;
+        let cells = &mut *self.cells;
+        let mut at = 0usize;
+        for w in 1..=max_bits as usize {
+            let syms = order.get(first[w]..first[w + 1]).unwrap_or(&[]);
             let len = (1usize << (w - 1)) << scale;
-            let code_len = max_bits + 1 - w as u32;
-            let v = ((s as u16) << 8) | code_len as u16;
-            let at = start[w];
-            // Runs are powers of two: one store for the short ones (most
-            // symbols of a flat literal alphabet), 8-cell stores otherwise.
+            let code_len = (max_bits + 1 - w as u32) as u16;
+            // Runs are powers of two: one store per symbol for the short
+            // ones (most symbols of a flat literal alphabet), 8-cell stores
+            // otherwise. The runs add up to the table (checked below), so
+            // the `get`s never fail on a complete tree.
             match len {
                 1 => {
-                    if let Some(c) = self.cells.get_mut(at) {
-                        *c = v;
-                    }
-                }
-                2 | 4 => {
-                    if let Some(run) = self.cells.get_mut(at..at + len) {
-                        run.copy_from_slice(&[v; 4][..len]);
-                    }
-                }
-                _ => {
-                    if let Some(run) = self.cells.get_mut(at..at + len) {
-                        for c in run.chunks_exact_mut(8) {
-                            c.copy_from_slice(&[v; 8]);
+                    if let Some(run) = cells.get_mut(at..at + syms.len()) {
+                        for (c, &s) in run.iter_mut().zip(syms) {
+                            *c = (u16::from(s) << 8) | code_len;
                         }
                     }
                 }
+                2 | 4 => {
+                    for &s in syms {
+                        let v = (u16::from(s) << 8) | code_len;
+                        if let Some(run) = cells.get_mut(at..at + len) {
+                            run.copy_from_slice(&[v; 4][..len]);
+                        }
+                        at += len;
+                    }
+                    continue;
+                }
+                _ => {
+                    for &s in syms {
+                        let v = (u16::from(s) << 8) | code_len;
+                        if let Some(run) = cells.get_mut(at..at + len) {
+                            fill8(run, v);
+                        }
+                        at += len;
+                    }
+                    continue;
+                }
             }
-            start[w] = at + len;
+            at += syms.len();
+        }
+        if at != TABLE_SIZE {
+            return Err(corrupt(offset, "Huffman weights do not fill the table"));
         }
         Ok(())
     }
@@ -261,6 +308,27 @@ impl HufTable {
             }
         }
         Ok(())
+    }
+}
+
+/// Set every cell of `run` (a multiple of 8 cells long) to `v`, 8 cells
+/// per store: `copy_from_slice(&[v; 8])` compiled to eight 2-byte stores.
+#[inline(always)]
+fn fill8(run: &mut [u16], v: u16) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_set1_epi16, _mm_storeu_si128};
+        // SAFETY: SSE2 is part of the x86-64 baseline (no memory access).
+        let x = unsafe { _mm_set1_epi16(v as i16) };
+        for c in run.chunks_exact_mut(8) {
+            // SAFETY: `c` is 8 cells = 16 writable bytes, and `storeu`
+            // needs no alignment (SSE2 is part of x86-64).
+            unsafe { _mm_storeu_si128(c.as_mut_ptr().cast::<__m128i>(), x) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for c in run.chunks_exact_mut(8) {
+        c.copy_from_slice(&[v; 8]);
     }
 }
 
@@ -472,6 +540,76 @@ fn decode_weights(
     let mut n = 0usize;
     let limit = 255usize;
     loop {
+        // Four weights per refill while the window is >= 4 bytes above the
+        // stream's start (after a refill that did not reach the start, at
+        // most 7 bits of it are consumed): four reads of <= 6 bits take at
+        // most 3 bytes, so none of the per-read overflow checks below
+        // could fire, and the 57 loaded bits cover them. Same bits, same
+        // weights as one pair at a time; `n + 6 <= limit` keeps the
+        // "too many" check of the next two pairs passing as well.
+        loop {
+            let (p, used) = r.position();
+            if p < 4 || used > 7 || n + 6 > limit {
+                break;
+            }
+            let c = table[s1];
+            s1 = (usize::from(c.base) + r.read(u32::from(c.nb_bits)) as usize) & mask;
+            let d = table[s2];
+            s2 = (usize::from(d.base) + r.read(u32::from(d.nb_bits)) as usize) & mask;
+            let e = table[s1];
+            s1 = (usize::from(e.base) + r.read(u32::from(e.nb_bits)) as usize) & mask;
+            let f = table[s2];
+            s2 = (usize::from(f.base) + r.read(u32::from(f.nb_bits)) as usize) & mask;
+            if let Some(o) = w.get_mut(n..n + 4) {
+                o.copy_from_slice(&[c.symbol, d.symbol, e.symbol, f.symbol]);
+            }
+            n += 4;
+            r.refill();
+        }
+        if n + 2 > limit {
+            return Err(corrupt(offset, "too many Huffman weights"));
+        }
+        let c = table[s1];
+        w[n] = c.symbol;
+        n += 1;
+        s1 = (usize::from(c.base) + r.read(u32::from(c.nb_bits)) as usize) & mask;
+        r.refill();
+        if r.overflowed() {
+            w[n] = table[s2].symbol;
+            n += 1;
+            break;
+        }
+        let c = table[s2];
+        w[n] = c.symbol;
+        n += 1;
+        s2 = (usize::from(c.base) + r.read(u32::from(c.nb_bits)) as usize) & mask;
+        r.refill();
+        if r.overflowed() {
+            w[n] = table[s1].symbol;
+            n += 1;
+            break;
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+/// The weight decoder before zdec7 (one weight per refill): the
+/// definition [`decode_weights`] is checked against.
+fn decode_weights_reference(
+    table: &[Cell; 64],
+    log: u32,
+    stream: &[u8],
+    w: &mut [u8; 256],
+    offset: usize,
+) -> Result<usize> {
+    let mut r = BackBits::new(stream, offset)?;
+    let mask = 63usize;
+    let mut s1 = r.read(log) as usize & mask;
+    let mut s2 = r.read(log) as usize & mask;
+    let mut n = 0usize;
+    let limit = 255usize;
+    loop {
         if n + 2 > limit {
             return Err(corrupt(offset, "too many Huffman weights"));
         }
@@ -502,6 +640,89 @@ fn decode_weights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl HufTable {
+        /// The build before zdec7 (per-symbol runs in symbol order): the
+        /// definition [`HufTable::build`] is checked against.
+        fn build_reference(&mut self, stored: &[u8], offset: usize) -> Result<()> {
+            if stored.is_empty() || stored.len() > 255 {
+                return Err(corrupt(offset, "Huffman tree has no weights"));
+            }
+            let mut total: u32 = 0;
+            for &w in stored {
+                if w > MAX_BITS as u8 {
+                    return Err(corrupt(offset, format!("Huffman weight {w} too large")));
+                }
+                if w > 0 {
+                    total += 1 << (w - 1);
+                }
+            }
+            if total == 0 {
+                return Err(corrupt(offset, "Huffman weights are all zero"));
+            }
+            let max_bits = 32 - total.leading_zeros(); // highbit(total) + 1
+            if max_bits > MAX_BITS {
+                return Err(corrupt(offset, "Huffman code longer than 11 bits"));
+            }
+            let rest = (1u32 << max_bits) - total;
+            if !rest.is_power_of_two() {
+                return Err(corrupt(offset, "Huffman weights do not complete a tree"));
+            }
+            let last_w = rest.trailing_zeros() + 1;
+            let mut weights = [0u8; 256];
+            weights[..stored.len()].copy_from_slice(stored);
+            weights[stored.len()] = last_w as u8;
+            let n = stored.len() + 1;
+            // Start of each weight's run, in units of the 11-bit table.
+            let scale = MAX_BITS - max_bits;
+            let mut rank_count = [0u32; 13];
+            for &w in &weights[..n] {
+                rank_count[w as usize] += 1;
+            }
+            let mut start = [0usize; 13];
+            let mut acc = 0usize;
+            for w in 1..=max_bits as usize {
+                start[w] = acc;
+                acc += (rank_count[w] as usize) << (w - 1) << scale;
+            }
+            if acc != TABLE_SIZE {
+                return Err(corrupt(offset, "Huffman weights do not fill the table"));
+            }
+            for (s, &w) in weights[..n].iter().enumerate() {
+                if w == 0 {
+                    continue;
+                }
+                let w = w as usize;
+                let len = (1usize << (w - 1)) << scale;
+                let code_len = max_bits + 1 - w as u32;
+                let v = ((s as u16) << 8) | code_len as u16;
+                let at = start[w];
+                // Runs are powers of two: one store for the short ones (most
+                // symbols of a flat literal alphabet), 8-cell stores otherwise.
+                match len {
+                    1 => {
+                        if let Some(c) = self.cells.get_mut(at) {
+                            *c = v;
+                        }
+                    }
+                    2 | 4 => {
+                        if let Some(run) = self.cells.get_mut(at..at + len) {
+                            run.copy_from_slice(&[v; 4][..len]);
+                        }
+                    }
+                    _ => {
+                        if let Some(run) = self.cells.get_mut(at..at + len) {
+                            for c in run.chunks_exact_mut(8) {
+                                c.copy_from_slice(&[v; 8]);
+                            }
+                        }
+                    }
+                }
+                start[w] = at + len;
+            }
+            Ok(())
+        }
+    }
 
     #[test]
     fn direct_weights_build_a_table() {
@@ -678,6 +899,100 @@ mod tests {
             // Another literal count than the streams hold.
             both_loops(&t, &src, n + dn * 7 + 1);
             both_loops(&t, &src, n.saturating_sub(dn * 5 + 1).max(4));
+        }
+    }
+
+    /// The build of weights `stored` by [`HufTable::build`] and by the
+    /// reference: same result (error message included) and, when it
+    /// builds, the same 2048 cells.
+    fn builds_agree(stored: &[u8]) -> bool {
+        let mut a = HufTable::new();
+        let mut b = HufTable::new();
+        a.cells.fill(0x5A5A);
+        b.cells.fill(0x5A5A);
+        let ra = a.build(stored, 7).map_err(|e| e.to_string());
+        let rb = b.build_reference(stored, 7).map_err(|e| e.to_string());
+        assert_eq!(ra, rb, "weights {stored:?}");
+        if ra.is_ok() {
+            assert!(
+                a.cells[..] == b.cells[..],
+                "cells differ for weights {stored:?}"
+            );
+        }
+        ra.is_ok()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+        /// Random complete trees (1-11 bit codes, up to 256 symbols), the
+        /// same with one or two weights changed (mostly incomplete trees,
+        /// weights up to 13: too large), and short arbitrary weight lists
+        /// build the same table or fail with the same error as the
+        /// reference build.
+        #[test]
+        fn build_equals_reference(
+            tree in proptest::num::u64::ANY,
+            splits in 0usize..300,
+            edits in proptest::collection::vec((proptest::num::usize::ANY, 0u8..=13), 0..3),
+            raw in proptest::collection::vec(0u8..=12, 1..12),
+        ) {
+            let mut stored = random_tree(tree, splits.max(1));
+            proptest::prop_assert!(builds_agree(&stored));
+            for &(at, w) in &edits {
+                let i = at % stored.len();
+                stored[i] = w;
+            }
+            builds_agree(&stored);
+            builds_agree(&raw);
+        }
+    }
+
+    #[test]
+    fn build_edge_cases_equal_reference() {
+        // Every weight list of length 1 and 2 over 0..=12.
+        for a in 0..=12u8 {
+            builds_agree(&[a]);
+            for b in 0..=12u8 {
+                builds_agree(&[a, b]);
+            }
+        }
+        // 255 stored weights (256 symbols, 8-bit codes) and too many weights.
+        let mut flat = vec![1u8; 255];
+        assert!(builds_agree(&flat));
+        flat.push(1);
+        assert!(!builds_agree(&flat));
+        assert!(!builds_agree(&[]));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+        /// The weight decoder gives the same weights or the same error as
+        /// the one-weight-per-refill reference on any stream (random bytes
+        /// of 1..200, last byte with its marker) and any valid FSE table of
+        /// accuracy log 5 or 6 over up to 13 symbols.
+        #[test]
+        fn decode_weights_equals_reference(
+            log in 5u32..=6,
+            nsym in 1usize..14,
+            seed in proptest::num::u64::ANY,
+            mut stream in proptest::collection::vec(proptest::num::u8::ANY, 1..200),
+        ) {
+            if let Some(l) = stream.last_mut() {
+                *l |= 1 << (seed % 8);
+            }
+            let counts = fse::tests::random_counts(log, nsym, seed);
+            let mut table = [Cell::default(); 64];
+            fse::build(&counts, &mut table, 0).unwrap();
+            let mut wa = [0u8; 256];
+            let mut wb = [0u8; 256];
+            let a = decode_weights(&table, log, &stream, &mut wa, 5).map_err(|e| e.to_string());
+            let b = decode_weights_reference(&table, log, &stream, &mut wb, 5).map_err(|e| e.to_string());
+            proptest::prop_assert_eq!(&a, &b);
+            if let Ok(n) = a {
+                proptest::prop_assert_eq!(&wa[..n], &wb[..n]);
+            }
         }
     }
 
