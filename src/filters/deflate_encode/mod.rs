@@ -29,6 +29,9 @@ struct Params {
     good: usize,
     /// Positions inside matches longer than this are not inserted.
     max_insert: usize,
+    /// 4-byte matches farther than this are dropped (coded as literals):
+    /// a far distance's extra bits cost about what the literals do.
+    far4: usize,
     /// Most items per block.
     block_items: usize,
     /// Items per sub-block: each one either extends the block or, when two
@@ -38,20 +41,23 @@ struct Params {
 
 /// The parameters of `level`, or `None` for levels this compressor leaves to zlib.
 fn params(level: u32) -> Option<Params> {
-    let p = |chain, nice, lazy, good, max_insert| Params {
+    let p = |chain, nice, lazy, good, max_insert, far4| Params {
         chain,
         nice,
         lazy,
         good,
         max_insert,
+        far4,
         block_items: 32 * 1024,
         sub_items: 4 * 1024,
     };
     Some(match level {
-        // Greedy, 24 candidates: on 64^3 int16 chunks (plain and shuffled)
-        // no larger than zlib-rs level 4, with fewer instructions (see
-        // notes/deflate-encode.md); lazy parsing came out larger there.
-        4 => p(24, 32, 0, 8, 32),
+        // Greedy, the nearest 4-byte match and 8 chain candidates, 4-byte
+        // matches only up to 16 KiB back: on the 64 chunks (64^3 int16) of
+        // the peer bench volume, plain and shuffled, below zlib-rs level 4
+        // (8 KiB was larger on the plain ones; see notes/deflate-encode.md);
+        // lazy parsing came out larger there.
+        4 => p(8, 32, 0, 8, 32, 16384),
         _ => return None,
     })
 }
@@ -302,6 +308,9 @@ impl Compressor {
             let (mut len, mut dist) = self.mf.find(data, i, p.chain, p.nice, MIN_MATCH - 1);
             self.mf.insert(data, i);
             next_insert = i + 1;
+            if len == 4 && dist > p.far4 {
+                len = 0;
+            }
             if len < MIN_MATCH {
                 self.literal(data[i]);
                 i += 1;

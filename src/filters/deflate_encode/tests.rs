@@ -32,6 +32,7 @@ fn lazy_params() -> Params {
         lazy: 16,
         good: 6,
         max_insert: 20,
+        far4: 32768,
         block_items: 3000,
         sub_items: 500,
     }
