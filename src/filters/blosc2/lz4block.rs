@@ -333,6 +333,52 @@ mod tests {
         prop_oneof![4usize..=18, 19usize..=70, 60usize..=140, 268usize..=300]
     }
 
+    /// The block of `seqs` (and `last` literals) decoded `at` bytes into a
+    /// buffer with `extra` bytes to spare by every decoder: its bytes, and
+    /// nothing before them touched.
+    fn decode_at(
+        seqs: &[(usize, usize, usize, u8)],
+        last: usize,
+        at: usize,
+        extra: usize,
+    ) -> Result<(), TestCaseError> {
+        let (c, want) = build(seqs, last);
+        for f in decoders() {
+            let mut a = vec![0xeeu8; at + want.len() + extra];
+            prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
+            prop_assert_eq!(&a[at..at + want.len()], &want[..]);
+            prop_assert!(a[..at].iter().all(|&x| x == 0xee));
+        }
+        Ok(())
+    }
+
+    /// The block of `seqs` with bytes changed (`flips`), cut short (when
+    /// `cut % 3 == 0`) and decoded into an output `short` bytes too small
+    /// (`grow` 0), exact (1) or too large (2): every decoder agrees with the
+    /// scalar one ([`all_agree`]).
+    fn damaged_agree(
+        seqs: &[(usize, usize, usize, u8)],
+        flips: &[(usize, u8)],
+        cut: usize,
+        short: usize,
+        grow: usize,
+    ) -> Result<(), TestCaseError> {
+        let (mut c, want) = build(seqs, 7);
+        for &(at, v) in flips {
+            let k = at % c.len();
+            c[k] = v;
+        }
+        if cut % 3 == 0 {
+            c.truncate(cut % (c.len() + 1));
+        }
+        let len = match grow {
+            0 => want.len().saturating_sub(short),
+            1 => want.len(),
+            _ => want.len() + short,
+        };
+        all_agree(&c, len)
+    }
+
     proptest! {
         /// Match-rich blocks (the high-byte planes' case: few literal runs,
         /// long runs of matches, offsets around 64 / 128, matches of 33..140
@@ -348,13 +394,7 @@ mod tests {
             at in 0usize..64,
             extra in 0usize..100,
         ) {
-            let (c, want) = build(&seqs, last);
-            for f in decoders() {
-                let mut a = vec![0xeeu8; at + want.len() + extra];
-                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
-                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
-                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
-            }
+            decode_at(&seqs, last, at, extra)?;
         }
 
         /// The same blocks damaged (bytes changed, cut short) or decoded
@@ -371,20 +411,7 @@ mod tests {
             short in 0usize..150,
             grow in 0usize..3,
         ) {
-            let (mut c, want) = build(&seqs, 7);
-            for (at, v) in flips {
-                let k = at % c.len();
-                c[k] = v;
-            }
-            if cut % 3 == 0 {
-                c.truncate(cut % (c.len() + 1));
-            }
-            let len = match grow {
-                0 => want.len().saturating_sub(short),
-                1 => want.len(),
-                _ => want.len() + short,
-            };
-            all_agree(&c, len)?;
+            damaged_agree(&seqs, &flips, cut, short, grow)?;
         }
 
         /// Hand-made blocks of every sequence class the fast loop tells
@@ -402,13 +429,7 @@ mod tests {
             at in 0usize..64,
             extra in 0usize..80,
         ) {
-            let (c, want) = build(&seqs, last);
-            for f in decoders() {
-                let mut a = vec![0xeeu8; at + want.len() + extra];
-                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
-                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
-                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
-            }
+            decode_at(&seqs, last, at, extra)?;
         }
 
         /// The same blocks damaged (bytes changed, cut short) or decoded into
@@ -483,13 +504,7 @@ mod tests {
             at in 0usize..64,
             extra in 0usize..100,
         ) {
-            let (c, want) = build(&seqs, last);
-            for f in decoders() {
-                let mut a = vec![0xeeu8; at + want.len() + extra];
-                prop_assert_eq!(f(&c, &mut a[at..]), Ok(want.len()));
-                prop_assert_eq!(&a[at..at + want.len()], &want[..]);
-                prop_assert!(a[..at].iter().all(|&x| x == 0xee));
-            }
+            decode_at(&seqs, last, at, extra)?;
         }
 
         /// The same classes damaged (bytes changed, cut short) or decoded
@@ -506,20 +521,7 @@ mod tests {
             short in 0usize..80,
             grow in 0usize..3,
         ) {
-            let (mut c, want) = build(&seqs, 7);
-            for (at, v) in flips {
-                let k = at % c.len();
-                c[k] = v;
-            }
-            if cut % 3 == 0 {
-                c.truncate(cut % (c.len() + 1));
-            }
-            let len = match grow {
-                0 => want.len().saturating_sub(short),
-                1 => want.len(),
-                _ => want.len() + short,
-            };
-            all_agree(&c, len)?;
+            damaged_agree(&seqs, &flips, cut, short, grow)?;
         }
 
         /// Corrupted blocks: both decoders agree on success and on the bytes.
