@@ -34,16 +34,12 @@ fn zlib(z: &mut Compress, input: &[u8], out: &mut Vec<u8>) {
     assert_eq!(st, flate2::Status::StreamEnd);
 }
 
+#[path = "../tests/common/noise.rs"]
+mod noise;
+
+/// `n` pseudo-random bytes, the same on every run.
 fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
+    noise::noise(n, 0x9E37_79B9_7F4A_7C15)
 }
 
 fn text(n: usize) -> Vec<u8> {

@@ -5,17 +5,9 @@
 
 use purehdf::filters::deflate_encode::Compressor;
 
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
-}
+#[path = "common/noise.rs"]
+mod noise;
+use noise::noise;
 
 /// A CT-like int16 volume (smooth field plus noise), as little-endian bytes.
 fn ct_like(nz: usize, ny: usize, nx: usize) -> Vec<i16> {
