@@ -15,7 +15,8 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
-/// Values with zero regions, small values (constant high byte planes) and
+/// Values with zero regions, regions of 257 (every byte 1: blocks of one
+/// repeated non-zero byte), small values (constant high byte planes) and
 /// noise, so zero, run and literal blocks and planes all occur.
 fn volume(dims: [usize; 3], seed: u64) -> Vec<i16> {
     let mut x = seed | 1;
@@ -26,9 +27,10 @@ fn volume(dims: [usize; 3], seed: u64) -> Vec<i16> {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let v = match (z / 16 + y / 16) % 3 {
+                let v = match (z / 16 + y / 16) % 4 {
                     0 => 0,
                     1 => (x % 7) as i16,
+                    2 => 257,
                     _ => (x as i16) / 4 + (i as i16) * 3,
                 };
                 out.push(v);

@@ -23,12 +23,25 @@ use crate::hdf5fmt::selection::Selection;
 use crate::hdf5fmt::source::{PreadSource, Source};
 use crate::hdf5fmt::virtual_layout;
 
-/// Outputs below this size are zeroed before a chunked read: the sequential
-/// zeroing pulls the buffer into the last-level cache, after which the
-/// scattered chunk-row writes hit it (measured faster for the 12.5 MB uint8
-/// labelmap); larger outputs do not fit, and skipping the zeroing wins
-/// (25 MB int16 image: about 2.6x less CPU). See `notes/perf-medh5.md`.
+/// Outputs of 1-byte elements below this size are zeroed before a chunked
+/// read: the sequential zeroing pulls the buffer into the last-level cache,
+/// after which the scattered chunk-row writes hit it, and blocks that hold
+/// only zeros (the background of masks and labelmaps) are then skipped
+/// (measured faster for the 12.5 MB uint8 labelmap and for uint8 patches
+/// read from fresh handles); larger outputs do not fit, and skipping the
+/// zeroing wins (25 MB int16 image: about 2.6x less CPU). See
+/// `notes/perf-medh5.md`.
 const PREZERO_BYTES: usize = 16 << 20;
+
+/// Whether a new output of `n` bytes of `esize`-byte elements is zeroed
+/// before a chunked read ([`PREZERO_BYTES`]). Wider elements (images) are
+/// not: they seldom have all-zero blocks, and the serial zeroing cost their
+/// patch reads up to 40 % on two threads (the zeroing thread's cache then
+/// owns lines the other thread writes) and nothing measurable on one
+/// (`notes/bench-2026-12-06d.md`).
+fn prezero(n: usize, esize: usize) -> bool {
+    esize == 1 && n < PREZERO_BYTES
+}
 
 /// Outputs at least this large ask for transparent huge pages (see
 /// [`advise_huge_pages`]).
@@ -547,7 +560,7 @@ impl Dataset {
             self.address(),
             "selection size",
         )?;
-        self.read_raw_vec_sized(selection, use_cache, n, n < PREZERO_BYTES)
+        self.read_raw_vec_sized(selection, use_cache, n, prezero(n, esize))
     }
 
     /// [`Dataset::read_raw_vec`] of `n` bytes (already checked against the
@@ -622,7 +635,8 @@ impl Dataset {
         // `n` comes from the logical size, which for a virtual dataset with
         // unlimited mappings is the extent its sources give (not the stored
         // dims), so the buffer is sized here rather than from the selection.
-        self.read_raw_vec_sized(&Selection::All, true, n, n < PREZERO_BYTES)
+        let esize = self.element_size()?;
+        self.read_raw_vec_sized(&Selection::All, true, n, prezero(n, esize))
     }
 
     fn fill_buffer(&self, out: &mut [u8], esize: usize) {

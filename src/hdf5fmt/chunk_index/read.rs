@@ -291,7 +291,7 @@ pub(super) struct OutBuf {
     written: AtomicUsize,
     /// The buffer is known to hold zeros only (and is not counted): zero
     /// fills are skipped.
-    zeroed: bool,
+    pub(super) zeroed: bool,
 }
 
 // SAFETY: `OutBuf` is built from a `&mut` slice that outlives every job (the
@@ -443,26 +443,32 @@ impl OutBuf {
 /// inline stores, where a `memset` call costs more than the stores.
 #[inline(always)]
 fn zero_run(run: &mut [MaybeUninit<u8>]) {
-    fn fixed<const N: usize>(run: &mut [MaybeUninit<u8>]) -> bool {
+    byte_run(run, 0);
+}
+
+/// Set every byte of `run` to `v`, as [`zero_run`].
+#[inline(always)]
+pub(super) fn byte_run(run: &mut [MaybeUninit<u8>], v: u8) {
+    fn fixed<const N: usize>(run: &mut [MaybeUninit<u8>], v: u8) -> bool {
         match <&mut [MaybeUninit<u8>; N]>::try_from(run) {
             Ok(r) => {
-                *r = [MaybeUninit::new(0); N];
+                *r = [MaybeUninit::new(v); N];
                 true
             }
             Err(_) => false,
         }
     }
     let done = match run.len() {
-        16 => fixed::<16>(run),
-        32 => fixed::<32>(run),
-        64 => fixed::<64>(run),
-        128 => fixed::<128>(run),
-        256 => fixed::<256>(run),
+        16 => fixed::<16>(run, v),
+        32 => fixed::<32>(run, v),
+        64 => fixed::<64>(run, v),
+        128 => fixed::<128>(run, v),
+        256 => fixed::<256>(run, v),
         _ => false,
     };
     if !done {
         // SAFETY: `run` is an exclusive borrow of `run.len()` bytes.
-        unsafe { std::ptr::write_bytes(run.as_mut_ptr(), 0, run.len()) };
+        unsafe { std::ptr::write_bytes(run.as_mut_ptr(), v, run.len()) };
     }
 }
 
