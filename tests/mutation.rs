@@ -366,8 +366,19 @@ fn read_patches(d: &purehdf::Dataset, rng: &mut Rng) {
     const CAP: u64 = 4 << 20;
     let size = d.dtype().size();
     let shape = d.shape().to_vec();
-    if d.num_elements().saturating_mul(size) <= CAP {
-        let _ = d.read_raw_vec(&Selection::All);
+    let total = d.num_elements().saturating_mul(size);
+    if total <= CAP {
+        // A new buffer is filled without being zeroed first (multi-byte
+        // elements): whenever both reads succeed, it must equal a read into
+        // a zeroed buffer, or some byte was left unwritten.
+        let fresh = d.read_raw_vec(&Selection::All);
+        let mut zeroed = vec![0u8; total as usize];
+        if let (Ok(a), Ok(())) = (&fresh, d.read_raw(&Selection::All, &mut zeroed)) {
+            assert!(
+                a == &zeroed,
+                "new-buffer read differs from a zeroed-buffer read"
+            );
+        }
     }
     if shape.is_empty() || shape.contains(&0) {
         return;
