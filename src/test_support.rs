@@ -22,16 +22,8 @@ pub(crate) fn medh5_vector(name: &str) -> PathBuf {
     shared(&format!("vectors/medh5/{name}"))
 }
 
-/// `n` pseudo-random bytes (xorshift64 from `seed`; the same bytes for the
-/// same seed), for tests that need incompressible input.
-pub(crate) fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
-}
+/// Pseudo-random bytes for tests that need incompressible input: the one
+/// definition, shared with the integration tests and benches.
+#[path = "../tests/common/noise.rs"]
+mod noise_bytes;
+pub(crate) use noise_bytes::noise;

@@ -1,6 +1,7 @@
-//! `noise`: pseudo-random bytes for the integration tests and benches that
-//! need incompressible input (the library's own tests use
-//! `test_support::noise`, which these binaries cannot reach).
+//! `noise`: pseudo-random bytes for the tests and benches that need
+//! incompressible input. The one definition: the integration tests and
+//! benches include this file, and the library's own tests reach it as
+//! `test_support::noise` (a `#[path]` module of `src/test_support.rs`).
 
 /// `n` pseudo-random bytes (xorshift64 from `seed`; the same bytes for the
 /// same seed).

@@ -499,6 +499,14 @@ fn one_block(
 }
 
 impl OutBuf {
+    /// Whether the rows of `g`, in elements of `elem` bytes, end inside the
+    /// buffer (no overflow on the way): what every row kernel needs first.
+    fn holds_rows(&self, g: &Rows3, elem: usize) -> bool {
+        g.dst_end()
+            .and_then(|e| e.checked_mul(elem))
+            .is_some_and(|e| e <= self.len)
+    }
+
     /// Set every byte of the box `lo .. hi` of the buffer placed at `dp` to
     /// `v` (a block of one repeated byte, e.g. the background of a
     /// labelmap): in 3-D row by row with inline stores, skipped when the
@@ -516,18 +524,14 @@ impl OutBuf {
         }
         if let Some(g) = rows3(dp, dp, lo, hi) {
             let row = g.n.checked_mul(elem);
-            let fits = g
-                .dst_end()
-                .and_then(|e| e.checked_mul(elem))
-                .is_some_and(|e| e <= self.len);
-            if let (Some(row), true) = (row, fits) {
+            if let (Some(row), true) = (row, self.holds_rows(&g, elem)) {
                 for o in 0..g.outer {
                     for i in 0..g.inner {
                         // No overflow: `dst_end` computed the largest such
                         // offset (plus `n`) with checked arithmetic.
                         let at = (g.dst0 + o * g.ds[0] + i * g.ds[1]) * elem;
                         // SAFETY: `at + row <= dst_end * elem <= len`
-                        // (`fits`), so the row lies inside the buffer; it
+                        // (`holds_rows`), so the row lies inside the buffer; it
                         // belongs to this block's box within this job's chunk
                         // box, which no other job writes (see `OutBuf`).
                         let run = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), row) };
@@ -562,10 +566,7 @@ impl OutBuf {
         }
         if let ([p0, p1], Some(g)) = (planes, rows3(bp, dp, lo, hi)) {
             // int16 and friends in a 3-D box: one kernel call per block.
-            let fits = g
-                .dst_end()
-                .and_then(|e| e.checked_mul(2))
-                .is_some_and(|e| e <= self.len);
+            let fits = self.holds_rows(&g, 2);
             let in_planes = g.src_end().is_some_and(|e| e <= items);
             if fits && in_planes {
                 let dst = self.ptr.cast::<u8>();
@@ -628,10 +629,7 @@ impl OutBuf {
         let Some(g) = rows3(bp, dp, lo, hi) else {
             return false;
         };
-        let fits = g
-            .dst_end()
-            .and_then(|e| e.checked_mul(ts))
-            .is_some_and(|e| e <= self.len);
+        let fits = self.holds_rows(&g, ts);
         let dst = self.ptr.cast::<u8>();
         // SAFETY (both calls): the rows end inside the buffer (`fits`); they
         // are the box of this block within this job's chunk box, which no
