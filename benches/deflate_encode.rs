@@ -70,7 +70,11 @@ fn text(n: usize) -> Vec<u8> {
     while v.len() < n {
         x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
         v.extend_from_slice(words[(x >> 16) as usize % words.len()].as_bytes());
-        v.push(if (x >> 8) % 11 == 0 { b'\n' } else { b' ' });
+        v.push(if (x >> 8).is_multiple_of(11) {
+            b'\n'
+        } else {
+            b' '
+        });
     }
     v.truncate(n);
     v

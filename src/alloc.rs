@@ -261,7 +261,7 @@ mod tests {
             a.dealloc(p, Layout::from_size_align(size, 1).unwrap());
             let z = Layout::from_size_align(3 * LARGE, 8).unwrap();
             let p = a.alloc_zeroed(z);
-            assert!(!p.is_null() && (!cfg!(unix) || p as usize % LARGE_ALIGN == 0));
+            assert!(!p.is_null() && (!cfg!(unix) || (p as usize).is_multiple_of(LARGE_ALIGN)));
             assert!((0..3 * LARGE).step_by(4099).all(|i| p.add(i).read() == 0));
             a.dealloc(p, z);
         }

@@ -240,7 +240,7 @@ mod tests {
         let mut buf = Vec::new();
         buf.extend_from_slice(b"\x93NUMPY\x01\x00v\x00");
         let mut dict = b"{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }".to_vec();
-        while (10 + dict.len() + 1) % 64 != 0 {
+        while !(10 + dict.len() + 1).is_multiple_of(64) {
             dict.push(b' ');
         }
         dict.push(b'\n');

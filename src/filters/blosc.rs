@@ -170,7 +170,9 @@ fn compress(src: &[u8], p: &Params) -> Result<Vec<u8>> {
         let n = blk.len() / ts;
         match p.shuffle {
             1 if ts > 1 => shuffle::shuffle(blk, f, ts),
-            2 if n % 8 == 0 && bs >= ts => bitshuffle::bitshuffle(blk, f, ts, &mut scratch),
+            2 if n.is_multiple_of(8) && bs >= ts => {
+                bitshuffle::bitshuffle(blk, f, ts, &mut scratch)
+            }
             _ => f.copy_from_slice(blk),
         }
         let nstreams = if do_split && blk.len() == bs { ts } else { 1 };

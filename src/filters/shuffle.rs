@@ -371,10 +371,12 @@ impl Rows3 {
     /// rows need.
     pub fn whole_line_rows(&self, dst: *mut u8, esize: usize) -> bool {
         self.n > 0
-            && self.n.wrapping_mul(esize) % 64 == 0
-            && (dst as usize).wrapping_add(self.dst0.wrapping_mul(esize)) % 64 == 0
-            && self.ds[0].wrapping_mul(esize) % 64 == 0
-            && self.ds[1].wrapping_mul(esize) % 64 == 0
+            && self.n.wrapping_mul(esize).is_multiple_of(64)
+            && (dst as usize)
+                .wrapping_add(self.dst0.wrapping_mul(esize))
+                .is_multiple_of(64)
+            && self.ds[0].wrapping_mul(esize).is_multiple_of(64)
+            && self.ds[1].wrapping_mul(esize).is_multiple_of(64)
     }
 
     /// Elements written.

@@ -169,7 +169,7 @@ fn box_sums(a: &[f64], h: usize, w: usize, win: usize) -> Vec<f64> {
 /// The esrf checker's window for an `h` x `w` slice (`None`: too small).
 pub fn window(h: usize, w: usize) -> Option<usize> {
     let mut win = h.min(w).min(7);
-    if win % 2 == 0 {
+    if win.is_multiple_of(2) {
         win = win.saturating_sub(1);
     }
     (win >= 3).then_some(win)

@@ -123,7 +123,7 @@ impl Meta {
         let n = self.chunkshape.len();
         (0..n).any(|k| {
             self.blockshape[..k].iter().all(|&b| b == 1)
-                && self.chunkshape[k] % self.blockshape[k] == 0
+                && self.chunkshape[k].is_multiple_of(self.blockshape[k])
                 && self.blockshape[k + 1..] == self.chunkshape[k + 1..]
         })
     }

@@ -351,7 +351,7 @@ impl ChunkDecoder {
         let bsize = out.len();
         let start = non_negative(le_i32(chunk, hl + 4 * k)?, "block start")?;
         let nstreams = if h.split(bsize, bs) { h.typesize } else { 1 };
-        if bsize % nstreams != 0 {
+        if !bsize.is_multiple_of(nstreams) {
             return Err(bad("block size is not a multiple of the stream count"));
         }
         let active: Vec<(u8, u8)> = h
@@ -418,7 +418,7 @@ impl ChunkDecoder {
                 }
                 filter::BITSHUFFLE => {
                     let n = bsize / ts;
-                    if h.version <= 2 && (n % 8 != 0 || h.blocksize < ts) {
+                    if h.version <= 2 && (!n.is_multiple_of(8) || h.blocksize < ts) {
                         dst.copy_from_slice(&a);
                     } else {
                         bitshuffle::bitunshuffle(&a, dst, ts, &mut self.bits);

@@ -220,7 +220,7 @@ impl<'a> Frame<'a> {
             return 0;
         }
         let last = self.nchunks().saturating_sub(1);
-        if i == last && self.nbytes % self.chunksize != 0 {
+        if i == last && !self.nbytes.is_multiple_of(self.chunksize) {
             self.nbytes % self.chunksize
         } else {
             self.chunksize

@@ -368,7 +368,7 @@ mod tests {
             let k = at % c.len();
             c[k] = v;
         }
-        if cut % 3 == 0 {
+        if cut.is_multiple_of(3) {
             c.truncate(cut % (c.len() + 1));
         }
         let len = match grow {

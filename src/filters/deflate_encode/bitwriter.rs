@@ -123,7 +123,7 @@ mod tests {
                 at += n as usize;
             }
             // Padding bits are zero.
-            if at % 8 != 0 {
+            if !at.is_multiple_of(8) {
                 prop_assert_eq!(body[at / 8] >> (at % 8), 0);
             }
         }

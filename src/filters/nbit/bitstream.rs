@@ -54,7 +54,7 @@ impl BitWriter {
         debug_assert!(n <= 64);
         let mut left = n;
         while left > 0 {
-            if self.pos % 8 == 0 {
+            if self.pos.is_multiple_of(8) {
                 self.out.push(0);
             }
             let avail = 8 - (self.pos % 8) as u32;

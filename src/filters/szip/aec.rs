@@ -334,7 +334,7 @@ mod tests {
         for v in 1..=8u8 {
             bits += &format!("{v:08b}");
         }
-        while bits.len() % 8 != 0 {
+        while !bits.len().is_multiple_of(8) {
             bits.push('0');
         }
         let data: Vec<u8> = bits

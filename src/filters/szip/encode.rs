@@ -157,7 +157,7 @@ fn pairs(block: &[u32], start: usize) -> Option<Vec<u32>> {
     let mut codes = Vec::with_capacity(block.len() / 2 + 1);
     let mut i = start;
     while i < block.len() {
-        let (d0, d1) = if i % 2 == 0 {
+        let (d0, d1) = if i.is_multiple_of(2) {
             let d0 = block[i];
             let d1 = *block.get(i + 1)?;
             i += 2;

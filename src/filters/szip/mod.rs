@@ -171,7 +171,7 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
     } else {
         pixel
     };
-    if input.len() % width != 0 {
+    if !input.len().is_multiple_of(width) {
         return Err(err("chunk is not a whole number of pixels"));
     }
     let data = if sz.interleaved() {

@@ -37,7 +37,7 @@ pub(super) fn repetitive(n: usize, seed: u64) -> Vec<u8> {
     while v.len() < n {
         let w = words[(r() % words.len() as u64) as usize];
         v.extend_from_slice(w);
-        if r() % 7 == 0 {
+        if r().is_multiple_of(7) {
             v.push(r() as u8);
         }
     }
@@ -452,7 +452,7 @@ fn skewed(n: usize, skew: u32, seed: u64) -> Vec<u8> {
     let mut r = lcg(seed);
     let mut v: Vec<u8> = Vec::with_capacity(n + 300);
     while v.len() < n {
-        if v.len() > 16 && r() % 4 == 0 {
+        if v.len() > 16 && r().is_multiple_of(4) {
             let len = 3 + (r() % 200) as usize;
             let dist = match r() % 3 {
                 0 => 1 + (r() % 16) as usize,

@@ -74,7 +74,7 @@ impl Ctx<'_> {
         if size == 0 || !dt.has_vlen_or_ref() {
             return Ok(e);
         }
-        if data.len() % size != 0 {
+        if !data.len().is_multiple_of(size) {
             return Err(bad("data is not a whole number of elements"));
         }
         for k in 0..data.len() / size {

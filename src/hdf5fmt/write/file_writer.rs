@@ -472,7 +472,10 @@ impl Serializer<'_> {
                         ))
                     }
                 };
-                if values.iter().any(|v| v.len() as u64 % base != 0) {
+                if values
+                    .iter()
+                    .any(|v| !(v.len() as u64).is_multiple_of(base))
+                {
                     return Err(Error::InvalidArgument(
                         "sequence bytes are not a whole number of elements".into(),
                     ));

@@ -246,7 +246,7 @@ impl FileWriter {
             .try_fold(1u64, |a, &d| a.checked_mul(d))
             .ok_or_else(|| bad("row size overflows"))?;
         let n = data.len() as u64;
-        if row_elems == 0 || n % row_elems != 0 {
+        if row_elems == 0 || !n.is_multiple_of(row_elems) {
             return Err(bad(format!(
                 "slab of {n} elements is not whole rows of {row_elems}"
             )));
@@ -256,7 +256,7 @@ impl FileWriter {
             .checked_add(rows)
             .filter(|&e| e <= d0)
             .ok_or_else(|| bad(format!("rows {row_start}+{rows} past the extent {d0}")))?;
-        if row_start % c0 != 0 || (rows % c0 != 0 && end != d0) {
+        if !row_start.is_multiple_of(c0) || (!rows.is_multiple_of(c0) && end != d0) {
             return Err(bad(format!(
                 "slab rows {row_start}..{end} do not cover whole chunk rows of {c0}"
             )));
