@@ -25,6 +25,24 @@ pub fn transpose8(mut x: u64) -> u64 {
     x ^ t ^ (t << 28)
 }
 
+/// True when the bit-transpose kernels may take their GFNI form (one
+/// `gf2p8affineqb` per 8×8 bit matrix instead of three shift-and-mask
+/// rounds): checked at run time, cached by std.
+#[cfg(target_arch = "x86_64")]
+fn use_gfni() -> bool {
+    #[cfg(test)]
+    if NO_GFNI.with(|f| f.get()) {
+        return false;
+    }
+    is_x86_feature_detected!("gfni")
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to run the AVX2-only form of the kernels.
+    static NO_GFNI: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Number of elements the transform covers: the largest multiple of 8.
 fn core_len(len: usize, ts: usize) -> usize {
     len.checked_div(ts).unwrap_or(0) & !7
@@ -73,14 +91,21 @@ pub fn bitunshuffle(src: &[u8], dst: &mut [u8], ts: usize, scratch: &mut Vec<u8>
 fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if nb % 32 == 0
+        if nb.is_multiple_of(32)
             && rows.len() == 16 * nb
             && elems.len() == 16 * nb
             && is_x86_feature_detected!("avx2")
         {
-            // SAFETY: AVX2 detected; both buffers hold exactly 16·nb bytes,
-            // nb a multiple of 32, which is all the kernel touches.
-            unsafe { x86::rows_to_elems2_avx2(rows, elems, nb) };
+            // SAFETY: AVX2 (and GFNI for its form) detected; both buffers
+            // hold exactly 16·nb bytes, nb a multiple of 32, which is all
+            // the kernel touches.
+            unsafe {
+                if use_gfni() {
+                    x86::rows_to_elems2_gfni(rows, elems, nb);
+                } else {
+                    x86::rows_to_elems2_avx2(rows, elems, nb);
+                }
+            }
             return true;
         }
     }
@@ -98,9 +123,9 @@ pub fn bitunshuffle_rows_fits(len: usize, ts: usize, g: &shuffle::Rows3) -> bool
     // Elements per 32-byte store of the kernel.
     let per = 32 / ts;
     let box_elems = g.outer.checked_mul(g.ss[0]);
-    let whole = len % (256 * ts) == 0
+    let whole = len.is_multiple_of(256 * ts)
         && g.n > 0
-        && g.n % per == 0
+        && g.n.is_multiple_of(per)
         && g.inner > 0
         && g.src0 == 0
         && g.ss[1] == g.n
@@ -172,16 +197,26 @@ unsafe fn bitunshuffle_rows_with(
     {
         let (nb, cols) = (rows.len() / (8 * ts), g.elements() / 8);
         let stream = streamed && g.whole_line_rows(dst, ts);
-        // SAFETY (every call): AVX2 detected (by the check above); `rows`
+        // SAFETY (every call): AVX2 detected (by the check above), GFNI
+        // for its forms; `rows`
         // holds 8·ts·nb bytes with nb a multiple of 32; the stores are the
         // box rows of `g`, which the caller vouches for; streaming stores
         // only where every row is whole aligned lines (checked here).
         unsafe {
-            match (ts, stream) {
-                (1, true) => x86::rows_to_elems1_rows_avx2::<true>(rows, nb, cols, g, dst),
-                (1, false) => x86::rows_to_elems1_rows_avx2::<false>(rows, nb, cols, g, dst),
-                (_, true) => x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst),
-                (_, false) => x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst),
+            if use_gfni() {
+                match (ts, stream) {
+                    (1, true) => x86::rows_to_elems1_rows_gfni::<true>(rows, nb, cols, g, dst),
+                    (1, false) => x86::rows_to_elems1_rows_gfni::<false>(rows, nb, cols, g, dst),
+                    (_, true) => x86::rows_to_elems2_rows_gfni::<true>(rows, nb, cols, g, dst),
+                    (_, false) => x86::rows_to_elems2_rows_gfni::<false>(rows, nb, cols, g, dst),
+                }
+            } else {
+                match (ts, stream) {
+                    (1, true) => x86::rows_to_elems1_rows_avx2::<true>(rows, nb, cols, g, dst),
+                    (1, false) => x86::rows_to_elems1_rows_avx2::<false>(rows, nb, cols, g, dst),
+                    (_, true) => x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst),
+                    (_, false) => x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst),
+                }
             }
         }
         true
@@ -243,8 +278,15 @@ fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         let done = if is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 detected; accesses stay inside both ts·8·nb-byte buffers.
-            unsafe { x86::rows_to_planes_avx2(rows, planes, ts, nb) }
+            // SAFETY: AVX2 (and GFNI for its form) detected; accesses stay
+            // inside both ts·8·nb-byte buffers.
+            unsafe {
+                if use_gfni() {
+                    x86::rows_to_planes_gfni(rows, planes, ts, nb)
+                } else {
+                    x86::rows_to_planes_avx2(rows, planes, ts, nb)
+                }
+            }
         } else {
             // SAFETY: SSE2 is part of x86-64; same bounds.
             unsafe { x86::rows_to_planes_sse2(rows, planes, ts, nb, 0) }
@@ -458,9 +500,56 @@ mod x86 {
         _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64(t, 28)))
     }
 
+    /// The 8×8 bit transpose of each 64-bit lane with GFNI: the affine map
+    /// whose matrix is the lane (bytes reversed, as the instruction counts
+    /// matrix rows from the top) applied to the bytes 1, 2, 4, … 128 gives
+    /// in byte `r` the bits `r` of the lane's bytes, as [`t8_avx2`] does.
+    #[inline]
+    #[target_feature(enable = "avx2,gfni")]
+    unsafe fn t8_gfni(x: __m256i) -> __m256i {
+        let rev = _mm256_set_epi8(
+            8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0,
+            1, 2, 3, 4, 5, 6, 7,
+        );
+        let unit = _mm256_set1_epi64x(0x8040_2010_0804_0201_u64 as i64);
+        _mm256_gf2p8affine_epi64_epi8::<0>(unit, _mm256_shuffle_epi8(x, rev))
+    }
+
+    /// The bit transpose of the form `G` (GFNI, else AVX2 shifts and masks);
+    /// inlined into the kernels compiled for that form.
+    #[inline(always)]
+    unsafe fn t8<const G: bool>(x: __m256i) -> __m256i {
+        if G {
+            t8_gfni(x)
+        } else {
+            t8_avx2(x)
+        }
+    }
+
     /// AVX2 inverse over 32 columns at a time (each 128-bit lane does 16).
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn rows_to_planes_avx2(
+        rows: &[u8],
+        planes: &mut [u8],
+        ts: usize,
+        nb: usize,
+    ) -> usize {
+        rows_to_planes_body::<false>(rows, planes, ts, nb)
+    }
+
+    /// [`rows_to_planes_avx2`] with the GFNI transpose.
+    #[target_feature(enable = "avx2,gfni")]
+    pub(super) unsafe fn rows_to_planes_gfni(
+        rows: &[u8],
+        planes: &mut [u8],
+        ts: usize,
+        nb: usize,
+    ) -> usize {
+        rows_to_planes_body::<true>(rows, planes, ts, nb)
+    }
+
+    #[inline(always)]
+    unsafe fn rows_to_planes_body<const G: bool>(
         rows: &[u8],
         planes: &mut [u8],
         ts: usize,
@@ -475,9 +564,15 @@ mod x86 {
             let base = src.add(8 * j * nb);
             let mut g = 0;
             while g < done {
-                let ld = |k: usize| _mm256_loadu_si256(base.add(k * nb + g) as *const __m256i);
-                let (r0, r1, r2, r3) = (ld(0), ld(1), ld(2), ld(3));
-                let (r4, r5, r6, r7) = (ld(4), ld(5), ld(6), ld(7));
+                // A macro, not a closure: closures do not take the kernel's
+                // target features.
+                macro_rules! ld {
+                    ($k:expr) => {
+                        _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
+                    };
+                }
+                let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
+                let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
                 let t01l = _mm256_unpacklo_epi8(r0, r1);
                 let t01h = _mm256_unpackhi_epi8(r0, r1);
                 let t23l = _mm256_unpacklo_epi8(r2, r3);
@@ -507,7 +602,7 @@ mod x86 {
                 // Lane 0 of cols[i] holds columns g+2i, g+2i+1; lane 1 holds g+16+2i, g+17+2i.
                 let out = dst.add(j * n + 8 * g);
                 for (i, v) in cols.iter().enumerate() {
-                    let y = t8_avx2(*v);
+                    let y = t8::<G>(*v);
                     _mm_storeu_si128(out.add(16 * i) as *mut __m128i, _mm256_castsi256_si128(y));
                     _mm_storeu_si128(
                         out.add(128 + 16 * i) as *mut __m128i,
@@ -523,12 +618,17 @@ mod x86 {
     /// The 8 column vectors of bit rows `base + k·nb + g .. + 32` (k < 8),
     /// bit-transposed: lane 0 of result `i` holds the 16 plane bytes of
     /// columns `g + 2i, g + 2i + 1`, lane 1 those of `g + 16 + 2i, g + 17 + 2i`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn plane_bytes32(base: *const u8, nb: usize, g: usize) -> [__m256i; 8] {
-        let ld = |k: usize| _mm256_loadu_si256(base.add(k * nb + g) as *const __m256i);
-        let (r0, r1, r2, r3) = (ld(0), ld(1), ld(2), ld(3));
-        let (r4, r5, r6, r7) = (ld(4), ld(5), ld(6), ld(7));
+    #[inline(always)]
+    unsafe fn plane_bytes32<const G: bool>(base: *const u8, nb: usize, g: usize) -> [__m256i; 8] {
+        // A macro, not a closure: closures do not take the kernel's target
+        // features.
+        macro_rules! ld {
+            ($k:expr) => {
+                _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
+            };
+        }
+        let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
+        let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
         let t01l = _mm256_unpacklo_epi8(r0, r1);
         let t01h = _mm256_unpackhi_epi8(r0, r1);
         let t23l = _mm256_unpacklo_epi8(r2, r3);
@@ -546,14 +646,14 @@ mod x86 {
         let b2 = _mm256_unpacklo_epi16(t45h, t67h);
         let b3 = _mm256_unpackhi_epi16(t45h, t67h);
         [
-            t8_avx2(_mm256_unpacklo_epi32(a0, b0)),
-            t8_avx2(_mm256_unpackhi_epi32(a0, b0)),
-            t8_avx2(_mm256_unpacklo_epi32(a1, b1)),
-            t8_avx2(_mm256_unpackhi_epi32(a1, b1)),
-            t8_avx2(_mm256_unpacklo_epi32(a2, b2)),
-            t8_avx2(_mm256_unpackhi_epi32(a2, b2)),
-            t8_avx2(_mm256_unpacklo_epi32(a3, b3)),
-            t8_avx2(_mm256_unpackhi_epi32(a3, b3)),
+            t8::<G>(_mm256_unpacklo_epi32(a0, b0)),
+            t8::<G>(_mm256_unpackhi_epi32(a0, b0)),
+            t8::<G>(_mm256_unpacklo_epi32(a1, b1)),
+            t8::<G>(_mm256_unpackhi_epi32(a1, b1)),
+            t8::<G>(_mm256_unpacklo_epi32(a2, b2)),
+            t8::<G>(_mm256_unpackhi_epi32(a2, b2)),
+            t8::<G>(_mm256_unpacklo_epi32(a3, b3)),
+            t8::<G>(_mm256_unpackhi_epi32(a3, b3)),
         ]
     }
 
@@ -562,13 +662,24 @@ mod x86 {
     /// registers. Requires `nb % 32 == 0` and both buffers of `16·nb` bytes.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn rows_to_elems2_avx2(rows: &[u8], elems: &mut [u8], nb: usize) {
-        debug_assert!(nb % 32 == 0 && rows.len() >= 16 * nb && elems.len() >= 16 * nb);
+        rows_to_elems2_body::<false>(rows, elems, nb)
+    }
+
+    /// [`rows_to_elems2_avx2`] with the GFNI transpose.
+    #[target_feature(enable = "avx2,gfni")]
+    pub(super) unsafe fn rows_to_elems2_gfni(rows: &[u8], elems: &mut [u8], nb: usize) {
+        rows_to_elems2_body::<true>(rows, elems, nb)
+    }
+
+    #[inline(always)]
+    unsafe fn rows_to_elems2_body<const G: bool>(rows: &[u8], elems: &mut [u8], nb: usize) {
+        debug_assert!(nb.is_multiple_of(32) && rows.len() >= 16 * nb && elems.len() >= 16 * nb);
         let src = rows.as_ptr();
         let dst = elems.as_mut_ptr();
         let mut g = 0;
         while g < nb {
-            let lo_planes = plane_bytes32(src, nb, g);
-            let hi_planes = plane_bytes32(src.add(8 * nb), nb, g);
+            let lo_planes = plane_bytes32::<G>(src, nb, g);
+            let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g);
             // Elements 8g + 16i.. (lane 0) and 8g + 128 + 16i.. (lane 1).
             let out = dst.add(16 * g);
             for i in 0..8 {
@@ -668,14 +779,42 @@ mod x86 {
         g: &Rows3,
         dst: *mut u8,
     ) {
-        debug_assert!(cols % 32 == 0 && cols <= nb && rows.len() == 16 * nb && g.n % 16 == 0);
+        rows_to_elems2_rows_body::<STREAM, false>(rows, nb, cols, g, dst)
+    }
+
+    /// [`rows_to_elems2_rows_avx2`] with the GFNI transpose.
+    #[target_feature(enable = "avx2,gfni")]
+    pub(super) unsafe fn rows_to_elems2_rows_gfni<const STREAM: bool>(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        rows_to_elems2_rows_body::<STREAM, true>(rows, nb, cols, g, dst)
+    }
+
+    #[inline(always)]
+    unsafe fn rows_to_elems2_rows_body<const STREAM: bool, const G: bool>(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        debug_assert!(
+            cols.is_multiple_of(32)
+                && cols <= nb
+                && rows.len() == 16 * nb
+                && g.n.is_multiple_of(16)
+        );
         debug_assert_eq!(g.elements(), 8 * cols);
         let src = rows.as_ptr();
         let mut at = RowCursor::new(g, dst, 2);
         let mut g0 = 0;
         while g0 < cols {
-            let lo_planes = plane_bytes32(src, nb, g0);
-            let hi_planes = plane_bytes32(src.add(8 * nb), nb, g0);
+            let lo_planes = plane_bytes32::<G>(src, nb, g0);
+            let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g0);
             // Elements 8·g0 + 16i now, 8·g0 + 128 + 16i after them: every
             // store goes to the cursor, in element order.
             let mut upper = [_mm256_setzero_si256(); 8];
@@ -716,7 +855,32 @@ mod x86 {
         g: &Rows3,
         dst: *mut u8,
     ) {
-        debug_assert!(cols % 32 == 0 && cols <= nb && rows.len() == 8 * nb && g.n % 32 == 0);
+        rows_to_elems1_rows_body::<STREAM, false>(rows, nb, cols, g, dst)
+    }
+
+    /// [`rows_to_elems1_rows_avx2`] with the GFNI transpose.
+    #[target_feature(enable = "avx2,gfni")]
+    pub(super) unsafe fn rows_to_elems1_rows_gfni<const STREAM: bool>(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        rows_to_elems1_rows_body::<STREAM, true>(rows, nb, cols, g, dst)
+    }
+
+    #[inline(always)]
+    unsafe fn rows_to_elems1_rows_body<const STREAM: bool, const G: bool>(
+        rows: &[u8],
+        nb: usize,
+        cols: usize,
+        g: &Rows3,
+        dst: *mut u8,
+    ) {
+        debug_assert!(
+            cols.is_multiple_of(32) && cols <= nb && rows.len() == 8 * nb && g.n.is_multiple_of(32)
+        );
         debug_assert_eq!(g.elements(), 8 * cols);
         let src = rows.as_ptr();
         let mut at = RowCursor::new(g, dst, 1);
@@ -725,7 +889,7 @@ mod x86 {
             // Lane 0 of result i holds elements 8·g0 + 16i .. + 16, lane 1
             // elements 8·g0 + 128 + 16i .. + 16: results 2i and 2i + 1 make
             // 32 elements in a row, lanes 0 first.
-            let e = plane_bytes32(src, nb, g0);
+            let e = plane_bytes32::<G>(src, nb, g0);
             for i in 0..4 {
                 // SAFETY: the cursor points at 32 elements of a box row,
                 // inside what the caller vouches for (the rows cover the
@@ -753,8 +917,7 @@ mod x86 {
 
     /// One 32-byte store at `p`: a streaming store with `STREAM` (`p` then
     /// 32-byte aligned), a plain unaligned one otherwise.
-    #[inline]
-    #[target_feature(enable = "avx2")]
+    #[inline(always)]
     unsafe fn store32<const STREAM: bool>(p: *mut u8, v: __m256i) {
         if STREAM {
             _mm256_stream_si256(p as *mut __m256i, v);
@@ -831,7 +994,7 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
         return Err(bad("decoded size exceeds the chunk bound"));
     }
     let total = total as usize;
-    if total % p.ts != 0 || block_bytes == 0 || block_bytes % (8 * p.ts) != 0 {
+    if !total.is_multiple_of(p.ts) || block_bytes == 0 || block_bytes % (8 * p.ts) != 0 {
         return Err(bad("inconsistent sizes in header"));
     }
     let mut out = vec![0u8; total];
@@ -882,7 +1045,7 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
 /// Apply filter 32008.
 pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
     let p = params(cd_values, ctx)?;
-    if input.len() % p.ts != 0 {
+    if !input.len().is_multiple_of(p.ts) {
         return Err(Error::filter(
             0,
             NAME,
@@ -972,6 +1135,61 @@ mod tests {
         }
     }
 
+    /// The kernels' form for one test case: the AVX2-only one when
+    /// `no_gfni`, else the best this CPU has; restored when dropped.
+    struct Form;
+
+    impl Form {
+        fn new(no_gfni: bool) -> Self {
+            NO_GFNI.with(|f| f.set(no_gfni));
+            Form
+        }
+    }
+
+    impl Drop for Form {
+        fn drop(&mut self) {
+            NO_GFNI.with(|f| f.set(false));
+        }
+    }
+
+    /// Both forms of the kernels, timed in one process, alternating:
+    /// `cargo test --release --lib kernel_forms -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "benchmark"]
+    fn kernel_forms() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let block: Vec<u8> = (0..65536)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        for ts in [1usize, 2] {
+            let mut out = vec![0u8; block.len()];
+            let mut scratch = Vec::new();
+            let mut best = [f64::MAX; 2];
+            for round in 0..40 {
+                for form in [round % 2, 1 - round % 2] {
+                    let _form = Form::new(form == 1);
+                    let t0 = std::time::Instant::now();
+                    for _ in 0..200 {
+                        bitunshuffle(&block, &mut out, ts, &mut scratch);
+                    }
+                    best[form] = best[form].min(t0.elapsed().as_secs_f64());
+                }
+            }
+            let gb = |t: f64| 200.0 * block.len() as f64 / t / 1e9;
+            println!(
+                "bitunshuffle ts {ts}: GFNI {:.1} GB/s, AVX2 {:.1} GB/s ({:.2}x)",
+                gb(best[0]),
+                gb(best[1]),
+                best[1] / best[0]
+            );
+        }
+    }
+
     #[test]
     fn matches_bitwise_definition() {
         let src: Vec<u8> = (0..48u32).map(|i| (i * 37 + 11) as u8).collect();
@@ -982,7 +1200,8 @@ mod tests {
 
     proptest! {
         #[test]
-        fn simd_equals_scalar_and_round_trips(ts in 1usize..=16, data in proptest::collection::vec(any::<u8>(), 0..5000)) {
+        fn simd_equals_scalar_and_round_trips(ts in 1usize..=16, data in proptest::collection::vec(any::<u8>(), 0..5000), no_gfni in any::<bool>()) {
+            let _form = Form::new(no_gfni);
             let mut scratch = Vec::new();
             let mut a = vec![0; data.len()];
             let mut b = vec![0; data.len()];
@@ -1000,7 +1219,8 @@ mod tests {
         /// Sizes that take the fused 2-byte kernel (256-element multiples) and
         /// the ones around them: equal to the scalar path and the input.
         #[test]
-        fn fused_2byte_equals_scalar(k in 1usize..40, extra in 0usize..3, data in proptest::collection::vec(any::<u8>(), 20480)) {
+        fn fused_2byte_equals_scalar(k in 1usize..40, extra in 0usize..3, data in proptest::collection::vec(any::<u8>(), 20480), no_gfni in any::<bool>()) {
+            let _form = Form::new(no_gfni);
             let len = (k * 512 + extra * 2).min(data.len());
             let data = &data[..len];
             let mut scratch = Vec::new();
@@ -1022,14 +1242,15 @@ mod tests {
         fn rows_kernel_equals_unshuffle_then_copy(
             ts in 1usize..=2, n16 in 1usize..6, inner in 1usize..9, k in 1usize..5,
             cut in 0usize..3, pad in 0usize..40, gap in 0usize..3, off in 0usize..17,
-            seed in any::<u64>(),
+            seed in any::<u64>(), no_gfni in any::<bool>(),
         ) {
+            let _form = Form::new(no_gfni);
             let n = 16 * n16;
             // outer · inner · n a multiple of 256 elements.
             let row_elems = inner * n;
             let outer = (256 * k / gcd(256 * k, row_elems)).max(1);
             let elems = outer * row_elems;
-            prop_assume!(elems % 256 == 0 && elems <= 1 << 16);
+            prop_assume!(elems.is_multiple_of(256) && elems <= 1 << 16);
             let mut x = seed | 1;
             let block: Vec<u8> = (0..ts * elems)
                 .map(|_| {
@@ -1081,8 +1302,9 @@ mod tests {
         fn streamed_rows_kernel_equals_plain(
             ts in 1usize..=2, n32 in 1usize..4, inner in 1usize..6, k in 1usize..4, cut in 0usize..3,
             pad32 in 0usize..3, gap in 0usize..3, off32 in 0usize..3, skew in 0usize..2,
-            seed in any::<u64>(),
+            seed in any::<u64>(), no_gfni in any::<bool>(),
         ) {
+            let _form = Form::new(no_gfni);
             let n = 64 / ts * n32;
             let row_elems = inner * n;
             let outer = (256 * k / gcd(256 * k, row_elems)).max(1);
