@@ -379,6 +379,29 @@ mod x86 {
     use crate::filters::shuffle::Rows3;
     use std::arch::x86_64::*;
 
+    /// One kernel body's two entry points: the first compiled for AVX2, the
+    /// second for AVX2 and GFNI (the body's last const parameter, `G`,
+    /// picks the bit transpose, inlined into each).
+    macro_rules! two_forms {
+        (
+            $(#[$doc:meta])*
+            $avx2:ident, $gfni:ident => $body:ident;
+            [$($gen:tt)*] [$($garg:tt)*] ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?
+        ) => {
+            $(#[$doc])*
+            #[target_feature(enable = "avx2")]
+            pub(super) unsafe fn $avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                $body::<$($garg)* false>($($arg),*)
+            }
+
+            #[doc = concat!("[`", stringify!($avx2), "`] with the GFNI transpose.")]
+            #[target_feature(enable = "avx2,gfni")]
+            pub(super) unsafe fn $gfni<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+                $body::<$($garg)* true>($($arg),*)
+            }
+        };
+    }
+
     /// Forward: movemask collects bit 7 of 16 element bytes at a time.
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn planes_to_rows_sse2(
@@ -526,26 +549,10 @@ mod x86 {
         }
     }
 
-    /// AVX2 inverse over 32 columns at a time (each 128-bit lane does 16).
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rows_to_planes_avx2(
-        rows: &[u8],
-        planes: &mut [u8],
-        ts: usize,
-        nb: usize,
-    ) -> usize {
-        rows_to_planes_body::<false>(rows, planes, ts, nb)
-    }
-
-    /// [`rows_to_planes_avx2`] with the GFNI transpose.
-    #[target_feature(enable = "avx2,gfni")]
-    pub(super) unsafe fn rows_to_planes_gfni(
-        rows: &[u8],
-        planes: &mut [u8],
-        ts: usize,
-        nb: usize,
-    ) -> usize {
-        rows_to_planes_body::<true>(rows, planes, ts, nb)
+    two_forms! {
+        /// AVX2 inverse over 32 columns at a time (each 128-bit lane does 16).
+        rows_to_planes_avx2, rows_to_planes_gfni => rows_to_planes_body;
+        [] [] (rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) -> usize
     }
 
     #[inline(always)]
@@ -657,18 +664,12 @@ mod x86 {
         ]
     }
 
-    /// Bit rows of 2-byte elements (16 rows of `nb` bytes) to the elements:
-    /// both byte planes are made 256 elements at a time and interleaved in
-    /// registers. Requires `nb % 32 == 0` and both buffers of `16·nb` bytes.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rows_to_elems2_avx2(rows: &[u8], elems: &mut [u8], nb: usize) {
-        rows_to_elems2_body::<false>(rows, elems, nb)
-    }
-
-    /// [`rows_to_elems2_avx2`] with the GFNI transpose.
-    #[target_feature(enable = "avx2,gfni")]
-    pub(super) unsafe fn rows_to_elems2_gfni(rows: &[u8], elems: &mut [u8], nb: usize) {
-        rows_to_elems2_body::<true>(rows, elems, nb)
+    two_forms! {
+        /// Bit rows of 2-byte elements (16 rows of `nb` bytes) to the elements:
+        /// both byte planes are made 256 elements at a time and interleaved in
+        /// registers. Requires `nb % 32 == 0` and both buffers of `16·nb` bytes.
+        rows_to_elems2_avx2, rows_to_elems2_gfni => rows_to_elems2_body;
+        [] [] (rows: &[u8], elems: &mut [u8], nb: usize)
     }
 
     #[inline(always)]
@@ -760,38 +761,20 @@ mod x86 {
         }
     }
 
-    /// [`rows_to_elems2_avx2`] with every 32-byte store sent to its row of a
-    /// box: the first `cols` columns of the 16 bit rows of `nb` bytes (the
-    /// block's first `8·cols` elements). Requires `cols % 32 == 0`,
-    /// `cols <= nb`, `rows.len() == 16·nb`, `g.n % 16 == 0` and `g` covering
-    /// exactly those elements in order; `dst` valid for the box's rows (see
-    /// [`super::bitunshuffle_rows`]).
-    ///
-    /// With `STREAM`, every store is a streaming store followed at the end by
-    /// one store fence: the caller has checked that every row is a run of
-    /// whole, 64-byte aligned lines ([`Rows3::whole_line_rows`]), so the
-    /// stores, which go in element order, fill each line whole.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rows_to_elems2_rows_avx2<const STREAM: bool>(
-        rows: &[u8],
-        nb: usize,
-        cols: usize,
-        g: &Rows3,
-        dst: *mut u8,
-    ) {
-        rows_to_elems2_rows_body::<STREAM, false>(rows, nb, cols, g, dst)
-    }
-
-    /// [`rows_to_elems2_rows_avx2`] with the GFNI transpose.
-    #[target_feature(enable = "avx2,gfni")]
-    pub(super) unsafe fn rows_to_elems2_rows_gfni<const STREAM: bool>(
-        rows: &[u8],
-        nb: usize,
-        cols: usize,
-        g: &Rows3,
-        dst: *mut u8,
-    ) {
-        rows_to_elems2_rows_body::<STREAM, true>(rows, nb, cols, g, dst)
+    two_forms! {
+        /// [`rows_to_elems2_avx2`] with every 32-byte store sent to its row of a
+        /// box: the first `cols` columns of the 16 bit rows of `nb` bytes (the
+        /// block's first `8·cols` elements). Requires `cols % 32 == 0`,
+        /// `cols <= nb`, `rows.len() == 16·nb`, `g.n % 16 == 0` and `g` covering
+        /// exactly those elements in order; `dst` valid for the box's rows (see
+        /// [`super::bitunshuffle_rows`]).
+        ///
+        /// With `STREAM`, every store is a streaming store followed at the end by
+        /// one store fence: the caller has checked that every row is a run of
+        /// whole, 64-byte aligned lines ([`Rows3::whole_line_rows`]), so the
+        /// stores, which go in element order, fill each line whole.
+        rows_to_elems2_rows_avx2, rows_to_elems2_rows_gfni => rows_to_elems2_rows_body;
+        [const STREAM: bool] [STREAM,] (rows: &[u8], nb: usize, cols: usize, g: &Rows3, dst: *mut u8)
     }
 
     #[inline(always)]
@@ -841,33 +824,15 @@ mod x86 {
         }
     }
 
-    /// [`rows_to_elems2_rows_avx2`] for 1-byte elements: the first `cols`
-    /// columns of the 8 bit rows of `nb` bytes (the block's first `8·cols`
-    /// elements) to the rows of a box, 32 elements per store. Requires
-    /// `cols % 32 == 0`, `cols <= nb`, `rows.len() == 8·nb`, `g.n % 32 == 0`
-    /// and `g` covering exactly those elements in order; `dst` valid for the
-    /// box's rows; with `STREAM`, rows of whole aligned lines (as there).
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rows_to_elems1_rows_avx2<const STREAM: bool>(
-        rows: &[u8],
-        nb: usize,
-        cols: usize,
-        g: &Rows3,
-        dst: *mut u8,
-    ) {
-        rows_to_elems1_rows_body::<STREAM, false>(rows, nb, cols, g, dst)
-    }
-
-    /// [`rows_to_elems1_rows_avx2`] with the GFNI transpose.
-    #[target_feature(enable = "avx2,gfni")]
-    pub(super) unsafe fn rows_to_elems1_rows_gfni<const STREAM: bool>(
-        rows: &[u8],
-        nb: usize,
-        cols: usize,
-        g: &Rows3,
-        dst: *mut u8,
-    ) {
-        rows_to_elems1_rows_body::<STREAM, true>(rows, nb, cols, g, dst)
+    two_forms! {
+        /// [`rows_to_elems2_rows_avx2`] for 1-byte elements: the first `cols`
+        /// columns of the 8 bit rows of `nb` bytes (the block's first `8·cols`
+        /// elements) to the rows of a box, 32 elements per store. Requires
+        /// `cols % 32 == 0`, `cols <= nb`, `rows.len() == 8·nb`, `g.n % 32 == 0`
+        /// and `g` covering exactly those elements in order; `dst` valid for the
+        /// box's rows; with `STREAM`, rows of whole aligned lines (as there).
+        rows_to_elems1_rows_avx2, rows_to_elems1_rows_gfni => rows_to_elems1_rows_body;
+        [const STREAM: bool] [STREAM,] (rows: &[u8], nb: usize, cols: usize, g: &Rows3, dst: *mut u8)
     }
 
     #[inline(always)]
@@ -1157,15 +1122,7 @@ mod tests {
     #[test]
     #[ignore = "benchmark"]
     fn kernel_forms() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let block: Vec<u8> = (0..65536)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let block = crate::test_support::noise(65536, 0x9E37_79B9_7F4A_7C15);
         for ts in [1usize, 2] {
             let mut out = vec![0u8; block.len()];
             let mut scratch = Vec::new();
