@@ -197,26 +197,27 @@ unsafe fn bitunshuffle_rows_with(
     {
         let (nb, cols) = (rows.len() / (8 * ts), g.elements() / 8);
         let stream = streamed && g.whole_line_rows(dst, ts);
-        // SAFETY (every call): AVX2 detected (by the check above), GFNI
-        // for its forms; `rows`
-        // holds 8·ts·nb bytes with nb a multiple of 32; the stores are the
-        // box rows of `g`, which the caller vouches for; streaming stores
-        // only where every row is whole aligned lines (checked here).
+        // One call per (element size, streaming) pair, in the form picked.
+        macro_rules! rows_kernel {
+            ($one:ident, $two:ident) => {
+                match (ts, stream) {
+                    (1, true) => x86::$one::<true>(rows, nb, cols, g, dst),
+                    (1, false) => x86::$one::<false>(rows, nb, cols, g, dst),
+                    (_, true) => x86::$two::<true>(rows, nb, cols, g, dst),
+                    (_, false) => x86::$two::<false>(rows, nb, cols, g, dst),
+                }
+            };
+        }
+        // SAFETY (every call): AVX2 detected (by the check above), and GFNI
+        // for its form; `rows` holds 8·ts·nb bytes with nb a multiple of 32;
+        // the stores are the box rows of `g`, which the caller vouches for;
+        // streaming stores only where every row is whole aligned lines
+        // (checked here).
         unsafe {
             if use_gfni() {
-                match (ts, stream) {
-                    (1, true) => x86::rows_to_elems1_rows_gfni::<true>(rows, nb, cols, g, dst),
-                    (1, false) => x86::rows_to_elems1_rows_gfni::<false>(rows, nb, cols, g, dst),
-                    (_, true) => x86::rows_to_elems2_rows_gfni::<true>(rows, nb, cols, g, dst),
-                    (_, false) => x86::rows_to_elems2_rows_gfni::<false>(rows, nb, cols, g, dst),
-                }
+                rows_kernel!(rows_to_elems1_rows_gfni, rows_to_elems2_rows_gfni);
             } else {
-                match (ts, stream) {
-                    (1, true) => x86::rows_to_elems1_rows_avx2::<true>(rows, nb, cols, g, dst),
-                    (1, false) => x86::rows_to_elems1_rows_avx2::<false>(rows, nb, cols, g, dst),
-                    (_, true) => x86::rows_to_elems2_rows_avx2::<true>(rows, nb, cols, g, dst),
-                    (_, false) => x86::rows_to_elems2_rows_avx2::<false>(rows, nb, cols, g, dst),
-                }
+                rows_kernel!(rows_to_elems1_rows_avx2, rows_to_elems2_rows_avx2);
             }
         }
         true
