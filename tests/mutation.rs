@@ -216,6 +216,15 @@ struct Input {
     medh5: bool,
 }
 
+/// `PUREHDF_MUTATION_SEED` (default 0): picks another deterministic set of
+/// corpus files and mutants, for longer campaigns.
+fn seed_base() -> u64 {
+    std::env::var("PUREHDF_MUTATION_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn inputs(scratch: &Path) -> Vec<Input> {
     let mut out = Vec::new();
     if let Some(dir) = common::corpus_dir() {
@@ -230,7 +239,9 @@ fn inputs(scratch: &Path) -> Vec<Input> {
             .filter_map(|r| r.get("path").cloned())
             .collect();
         small.sort();
-        let mut rng = Rng(0xC0FFEE);
+        // Another seed also samples other corpus files (the default, 0, keeps
+        // the committed sample).
+        let mut rng = Rng(0xC0FFEE ^ (seed_base() << 24));
         for _ in 0..CORPUS_FILES.min(small.len()) {
             let i = rng.below(small.len() as u64) as usize;
             let p = small.swap_remove(i);
@@ -421,11 +432,7 @@ fn mutated_files_never_crash_any_tool() {
     for (k, inp) in ins.iter().enumerate() {
         let structs = checksummed(&inp.bytes);
         // PUREHDF_MUTATION_SEED picks another deterministic set (longer campaigns).
-        let base: u64 = std::env::var("PUREHDF_MUTATION_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let mut rng = Rng(0x5EED_0000 + k as u64 + (base << 20));
+        let mut rng = Rng(0x5EED_0000 + k as u64 + (seed_base() << 20));
         let n = if inp.medh5 {
             MEDH5_MUTANTS
         } else {

@@ -213,6 +213,19 @@ def random_shape(r):
     return (r.randint(1, 4), r.randint(1, 5), r.randint(1, 4))
 
 
+def write(ds, data, sel):
+    """ds[sel] = data. Sequences of a variable-length (non-string) type go
+    through write_direct: h5py 3.16's __setitem__ turns an array of sequences
+    that all have one length into a 2-D array and then refuses to broadcast
+    it ("Can't broadcast (1, 3) -> (1,)", seeds 75 and 77)."""
+    if h5py.check_vlen_dtype(ds.dtype) is not None and h5py.check_string_dtype(ds.dtype) is None:
+        arr = np.empty(data.shape, dtype=ds.dtype)
+        arr[...] = data
+        ds.write_direct(arr, dest_sel=None if sel is Ellipsis else sel)
+    else:
+        ds[sel] = data
+
+
 def make_dataset(r, f, g, name, committed, targets, big_ok):
     dt, kind = make_dtype(r, f, committed)
     npdt = numpy_of(dt)
@@ -262,11 +275,11 @@ def make_dataset(r, f, g, name, committed, targets, big_ok):
     data = values(r, npdt, shape, f, targets)
     how = r.choice(["all", "all", "part", "none"]) if ds.chunks else "all"
     if how == "all" and ds.size:
-        ds[...] = data
+        write(ds, data, ...)
     elif how == "part" and ds.size:
         sl = tuple(slice(0, max(1, s // 2)) for s in shape)
         # h5py refuses a non-contiguous view for some types (seed 102)
-        ds[sl] = np.ascontiguousarray(data[sl])
+        write(ds, np.ascontiguousarray(data[sl]), sl)
     if resize is not None and ds.chunks and ds.maxshape != ds.shape:
         ds.resize(resize[0])
         if r.random() < 0.6 and ds.size:
