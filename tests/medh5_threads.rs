@@ -11,8 +11,10 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("purehdf-threads-{}", std::process::id()));
+/// This process's scratch directory for one test (`what`): the two tests
+/// run in parallel and each removes its own directory when done.
+fn scratch(what: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("purehdf-threads-{}-{what}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -48,7 +50,7 @@ fn demo(out: &Path, flags: &[&str], env: Option<&str>) -> String {
 
 #[test]
 fn thread_counts_give_the_same_sample() {
-    let dir = scratch();
+    let dir = scratch("same");
     let runs: [(&str, &[&str], Option<&str>); 5] = [
         ("t1.medh5", &["--threads", "1"], None),
         ("t2.medh5", &["--threads=2"], None),
@@ -100,8 +102,7 @@ fn thread_counts_give_the_same_sample() {
 
 #[test]
 fn bad_counts_are_usage_errors() {
-    let dir = scratch().join("bad");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("bad");
     let f = dir.join("x.medh5");
     let f = f.to_str().unwrap();
     for (args, env) in [

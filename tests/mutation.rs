@@ -412,8 +412,11 @@ fn read_patches(d: &purehdf::Dataset, rng: &mut Rng) {
     }
 }
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("purehdf-mutation-{}", std::process::id()));
+/// A fresh scratch directory of this process for one test (`what`): the
+/// tests of this binary run in parallel, and a directory shared between them
+/// was removed by one while the other wrote into it.
+fn scratch(what: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("purehdf-mutation-{}-{what}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -424,7 +427,7 @@ fn mutated_files_never_crash_any_tool() {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
-    let dir = scratch();
+    let dir = scratch("mutants");
     let ins = inputs(&dir);
     let t0 = Instant::now();
     // The mutants, all made up front (deterministic).
@@ -494,8 +497,7 @@ fn replayed_reproducers_do_not_crash() {
         println!("skipped: mutation replay (no tests/golden/mutations)");
         return;
     };
-    let dir = scratch().join("replay");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("replay");
     let mut files: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
@@ -516,6 +518,7 @@ fn replayed_reproducers_do_not_crash() {
         files.len(),
         bad.len()
     );
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(bad.is_empty(), "{bad:#?}");
 }
 

@@ -285,7 +285,9 @@ def make_dataset(r, f, g, name, committed, targets, big_ok):
         if r.random() < 0.6 and ds.size:
             sub = values(r, npdt, resize[0], f, targets)
             try:
-                ds[...] = sub
+                # through write(): h5py's own conversion of such sequences
+                # failed with AttributeError in ndarray2vlen (seed 61)
+                write(ds, sub, ...)
             except TypeError:
                 # h5py cannot broadcast some array-typed values into a
                 # one-element extent (seed 113: (1, 4) -> (1,)); left unwritten
