@@ -23,6 +23,15 @@ thread_local! {
     pub(crate) static NO_FAST_LOOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Words of the error for a 4-stream Huffman section whose streams do not
+/// end exactly where their segments do, in the shape libzstd's fast decoder
+/// takes: RFC 8878 (§4.2.2) and libzstd's own generic path call it corrupt,
+/// and so do we; libzstd's fast path (1.5 and later, `HUF_decompress4X1_usingDTable_internal_fast`)
+/// decodes it without an error into other bytes. A reader that reports what
+/// libzstd-based tools see (medh5 `verify`: the data does not match its
+/// digest) recognises the error by these words ([`super::libzstd_decodes`]).
+pub(crate) const LIBZSTD_DECODES: &str = "a corruption libzstd's fast decoder lets through";
+
 /// Largest code length (RFC 8878 §4.2.1: Max_Number_of_Bits <= 11).
 pub(crate) const MAX_BITS: u32 = 11;
 const TABLE_SIZE: usize = 1 << MAX_BITS;
@@ -246,6 +255,12 @@ impl HufTable {
         if 3 * seg > out.len() {
             return Err(corrupt(offset, "too few literals for 4 streams"));
         }
+        // libzstd's fast 4-stream decoder (taken when every stream has at
+        // least 8 bytes and the output more than 3 segments' worth) checks
+        // only that each segment is filled, not that its stream ends there;
+        // such a corruption gets its own words (see `LIBZSTD_DECODES`).
+        let n4 = body.len() - e3;
+        let libzstd_fast = s1.min(s2).min(s3).min(n4) >= 8 && 3 * seg < out.len();
         let o = offset + 6;
         let mut r1 = BackBits::new(&body[..e1], o)?;
         let mut r2 = BackBits::new(&body[e1..e2], o + e1)?;
@@ -304,7 +319,14 @@ impl HufTable {
             }
             r.refill();
             if !r.finished() {
-                return Err(corrupt(offset, "Huffman stream not consumed exactly"));
+                return Err(if libzstd_fast {
+                    corrupt(
+                        offset,
+                        format_args!("Huffman stream not consumed exactly, {LIBZSTD_DECODES}"),
+                    )
+                } else {
+                    corrupt(offset, "Huffman stream not consumed exactly")
+                });
             }
         }
         Ok(())
@@ -994,6 +1016,34 @@ mod tests {
                 proptest::prop_assert_eq!(&wa[..n], &wb[..n]);
             }
         }
+    }
+
+    /// Streams not consumed exactly are refused either way; the error names
+    /// the shape libzstd's fast decoder reads without an error (every stream
+    /// at least 8 bytes) and only that one.
+    #[test]
+    fn inexact_streams_name_what_libzstd_lets_through() {
+        let mut t = HufTable::new();
+        t.build(&random_tree(7, 40), 0).unwrap();
+        let decode = |src: &[u8], n: usize| {
+            let mut out = vec![0u8; n];
+            t.decode_4(src, &mut out, 0).map_err(|e| e.to_string())
+        };
+        // 100 symbols per stream: every stream is at least 13 bytes.
+        let long = four_streams(&t, &symbols(&t, 400, 1));
+        assert!(decode(&long, 400).is_ok());
+        for n in [396, 392, 404] {
+            let e = decode(&long, n).unwrap_err();
+            assert!(e.contains("not consumed exactly"), "{n}: {e}");
+            assert!(super::super::libzstd_decodes(&e), "{n}: {e}");
+        }
+        // 3 symbols per stream: streams of a few bytes, libzstd's generic
+        // path checks the ends too.
+        let short = four_streams(&t, &symbols(&t, 12, 2));
+        assert!(decode(&short, 12).is_ok());
+        let e = decode(&short, 8).unwrap_err();
+        assert!(e.contains("not consumed exactly"), "{e}");
+        assert!(!super::super::libzstd_decodes(&e), "{e}");
     }
 
     #[test]

@@ -60,6 +60,14 @@ thread_local! {
     pub(crate) static FORCE_PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// True when `e` (at any depth of wrapping) is the decoder's refusal of a
+/// corruption that libzstd decodes without an error into other bytes (see
+/// [`huffman::LIBZSTD_DECODES`]): for tools built on libzstd such a stream
+/// simply reads as different data.
+pub fn libzstd_decodes(e: &impl std::fmt::Display) -> bool {
+    e.to_string().contains(huffman::LIBZSTD_DECODES)
+}
+
 /// A corrupt-input error naming what was wrong and where (input byte offset).
 pub(crate) fn corrupt(offset: usize, what: impl std::fmt::Display) -> Error {
     Error::filter(0, "zstd", format!("{what} (input byte {offset})"))
