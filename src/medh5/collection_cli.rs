@@ -248,7 +248,7 @@ fn keyed_info(cmd: &str, a: &Args, print_json: &dyn Fn(&Value)) -> u8 {
     } else {
         // the JSON names the member `PATH::KEY`, the text the file
         super::info::info_file(&f, &format!("{path}::{key}")).and_then(|i| {
-            let text = super::info::info_text(&super::info::info_file(&f, path)?);
+            let text = super::info::info_text(&f, &super::info::info_file(&f, path)?);
             Ok((i, text))
         })
     };

@@ -1,0 +1,115 @@
+//! `medh5 info` and `info --json` against the reference on every sample of
+//! its published conformance suite (`medh5 conformance publish`: valid
+//! samples of every profile and annotation kind, transforms, clinical
+//! histories, collections, and 102 invalid samples) and on the shared
+//! vectors: the same stdout, byte for byte, and the same exit code. Needs the
+//! oracle venv (`scripts/oracle-venv.sh`); skipped with a message without it.
+//!
+//! On invalid samples the reference's `info` loads the sample first and
+//! refuses some (39 of the 102: exit 1, nothing on stdout); which ones is the
+//! rule `info::refuses` states. The wording of the refusal on stderr is not
+//! compared.
+
+mod common;
+use common::{oracle_bin, shared_dir};
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_medh5");
+
+fn ours(args: &[&str]) -> (String, i32) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn info_equals_reference_on_the_conformance_suite_and_vectors() {
+    let Some(venv) = oracle_bin() else {
+        println!("skipped: medh5 info parity (no oracle venv)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("purehdf-info-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let st = Command::new(venv.join("medh5"))
+        .args(["conformance", "publish"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "conformance publish failed");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "medh5" || e == "medh5c"))
+        .collect();
+    files.sort();
+    match shared_dir().map(|d| d.join("vectors/medh5")) {
+        Some(v) if v.is_dir() => {
+            let mut more: Vec<PathBuf> = std::fs::read_dir(&v)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "medh5"))
+                .collect();
+            more.sort();
+            files.extend(more);
+        }
+        _ => println!("note: medh5 info parity: ../shared/vectors/medh5 absent"),
+    }
+    assert!(files.len() >= 175, "{} files published", files.len());
+    let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_info_dump.py");
+    let out = Command::new(venv.join("python"))
+        .arg(&script)
+        .args(&names)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut bad = Vec::new();
+    let (mut refused, mut described) = (0, 0);
+    for f in &names {
+        let t = &theirs[*f];
+        for (key, args) in [
+            ("text", vec!["info", f]),
+            ("json", vec!["info", "--json", f]),
+        ] {
+            let (stdout, code) = ours(&args);
+            let want = t[key].as_str().unwrap();
+            let want_code = t[format!("{key}_code")].as_i64().unwrap();
+            if stdout != want || i64::from(code) != want_code {
+                bad.push(format!(
+                    "{f} ({key}): exit {code} vs {want_code}\n--- ours\n{stdout}--- reference\n{want}"
+                ));
+            }
+            if key == "text" {
+                if want_code == 0 {
+                    described += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "medh5 info: {} files ({described} described, {refused} refused by the reference), {} differ",
+        names.len(),
+        bad.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        bad.is_empty(),
+        "{}",
+        bad.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
