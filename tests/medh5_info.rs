@@ -8,7 +8,9 @@
 //! On invalid samples the reference's `info` loads the sample first and
 //! refuses some (39 of the 102: exit 1, nothing on stdout); which ones is the
 //! rule `info::refuses` states. The wording of the refusal on stderr is not
-//! compared.
+//! compared. `verify` is compared on three of the invalid samples too: a
+//! missing and an unsupported `medh5_version` (refused with the reference's
+//! words) and a malformed digest (its text line).
 
 mod common;
 use common::{oracle_bin, shared_dir};
@@ -106,7 +108,33 @@ fn info_equals_reference_on_the_conformance_suite_and_vectors() {
         names.len(),
         bad.len()
     );
+    // verify's refusals of a file without a 1.x version and its malformed
+    // digest lines: the reference's words
+    let mut verify_bad = Vec::new();
+    for case in [
+        "E001-missing-version",
+        "E002-unsupported-major",
+        "E703-digest-not-canonical",
+    ] {
+        let f = dir.join(format!("{case}.medh5"));
+        let f = f.to_str().unwrap();
+        for args in [vec!["verify", f], vec!["verify", "--json", f]] {
+            let r = Command::new(venv.join("medh5"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let (stdout, code) = ours(&args);
+            if stdout.as_bytes() != r.stdout || Some(code) != r.status.code() {
+                verify_bad.push(format!(
+                    "{args:?}: ours (exit {code})\n{stdout}reference (exit {:?})\n{}",
+                    r.status.code(),
+                    String::from_utf8_lossy(&r.stdout)
+                ));
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
+    assert!(verify_bad.is_empty(), "{}", verify_bad.join("\n"));
     assert!(
         bad.is_empty(),
         "{}",

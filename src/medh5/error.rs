@@ -25,6 +25,10 @@ pub enum Error {
     /// An error of the HDF5 layer (reading, writing, filters, I/O).
     #[error(transparent)]
     Hdf5(#[from] crate::error::Error),
+    /// A file the reference refuses before it looks further, with the
+    /// reference's words (a version this reader does not read, say).
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl Error {
@@ -40,7 +44,7 @@ impl Error {
     pub fn code_str(&self) -> Option<&str> {
         match self {
             Error::Code { code, .. } => Some(code),
-            Error::Hdf5(_) => None,
+            Error::Hdf5(_) | Error::Refused(_) => None,
         }
     }
 

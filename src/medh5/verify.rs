@@ -93,14 +93,16 @@ impl VerifyReport {
         };
         let state = if self.ok { "OK" } else { "FAILED" };
         let mut out = format!("{shown}: {state}  {} objects, {cid}\n", self.checked);
-        for (label, list) in [
-            ("MISMATCH  ", &self.mismatched),
-            ("MALFORMED  ", &self.malformed),
-            ("UNATTESTED  ", &self.unattested),
-        ] {
-            for m in list {
-                out.push_str(&format!("  {label}{m}\n"));
-            }
+        for m in &self.mismatched {
+            out.push_str(&format!("  MISMATCH  {m}\n"));
+        }
+        for m in &self.malformed {
+            out.push_str(&format!(
+                "  MALFORMED {m} (no digest of the form ALGO:HEX at this path)\n"
+            ));
+        }
+        for m in &self.unattested {
+            out.push_str(&format!("  UNATTESTED  {m}\n"));
         }
         for m in &self.stale_index {
             out.push_str(&format!(
@@ -108,6 +110,22 @@ impl VerifyReport {
             ));
         }
         out
+    }
+}
+
+/// The reference's first check of a sample: it declares a `medh5_version`
+/// of major version 1 (a 0.x file needs `medh5 migrate`, a 2.x file a newer
+/// reader); otherwise it is refused with the reference's words.
+fn check_version(file: &File, display: &str) -> Result<()> {
+    let attrs = super::sample::SampleFile::from_file(file.clone()).root_attrs()?;
+    match attrs.iter().find(|(n, _)| n == "medh5_version").map(|(_, v)| v) {
+        None => Err(Error::Refused(format!(
+            "'{display}' declares no `medh5_version`; a 0.x file must be converted with `medh5 migrate`"
+        ))),
+        Some(Json::Str(v)) if v.split('.').next() != Some("1") => Err(Error::Refused(format!(
+            "'{display}' is MEDH5 {v}; this reader implements 1.2"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -390,6 +408,7 @@ pub fn verify_paths(
 /// Verify an open sample file (§5.7). `partial`: only these dataset paths are
 /// recomputed and `content_id` is not judged.
 pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {
+    check_version(file, display)?;
     let w = walk(file)?;
     let mut rep = VerifyReport {
         path: display.to_string(),
