@@ -61,9 +61,11 @@ thread_local! {
 }
 
 /// True when `e` (at any depth of wrapping) is the decoder's refusal of a
-/// corruption that libzstd decodes without an error into other bytes (see
-/// [`huffman::LIBZSTD_DECODES`]): for tools built on libzstd such a stream
-/// simply reads as different data.
+/// corruption that libzstd decodes without an error into other bytes: a
+/// 4-stream Huffman literal section whose streams (each at least 8 bytes)
+/// do not end exactly where their segments do. RFC 8878 calls it corrupt;
+/// libzstd's fast decoder checks only that every segment is filled, so for
+/// tools built on libzstd such a stream simply reads as different data.
 pub fn libzstd_decodes(e: &impl std::fmt::Display) -> bool {
     e.to_string().contains(huffman::LIBZSTD_DECODES)
 }

@@ -320,11 +320,7 @@ fn annotation_json(
         m.insert("frame_uid".into(), a.or("frame_uid", grid_frame));
         m.insert("timepoints".into(), timepoints);
         m.insert("objects".into(), json!(first_dim(name).unwrap_or(0)));
-        m.insert("classes".into(), json!(len_of(&class_ids)));
-        m.insert("annotated_classes".into(), json!(len_of(&annotated)));
-        m.insert("fully_covered".into(), json!(fully));
-        m.insert("quality".into(), a.get("quality"));
-        m.insert("prov".into(), a.get("prov"));
+        coverage_and_record(&mut m, a, &class_ids, &annotated, fully);
         return Ok(Value::Object(m));
     }
     if kind.as_str() == Some("classification") {
@@ -350,11 +346,7 @@ fn annotation_json(
         m.insert("change_label".into(), json!(n_tp >= 2));
         m.insert("labels".into(), Value::Object(labels));
         m.insert("assertions".into(), json!(ids.as_ref().map_or(0, Vec::len)));
-        m.insert("classes".into(), json!(len_of(&class_ids)));
-        m.insert("annotated_classes".into(), json!(len_of(&annotated)));
-        m.insert("fully_covered".into(), json!(fully));
-        m.insert("quality".into(), a.get("quality"));
-        m.insert("prov".into(), a.get("prov"));
+        coverage_and_record(&mut m, a, &class_ids, &annotated, fully);
         return Ok(Value::Object(m));
     }
     m.insert("timepoints".into(), timepoints);
@@ -394,6 +386,22 @@ fn annotation_json(
         _ => {}
     }
     Ok(Value::Object(m))
+}
+
+/// The closing fields of a geometric or classification entry: class counts,
+/// full coverage, quality record and provenance.
+fn coverage_and_record(
+    m: &mut Map<String, Value>,
+    a: &Attrs,
+    class_ids: &Value,
+    annotated: &Value,
+    fully: bool,
+) {
+    m.insert("classes".into(), json!(len_of(class_ids)));
+    m.insert("annotated_classes".into(), json!(len_of(annotated)));
+    m.insert("fully_covered".into(), json!(fully));
+    m.insert("quality".into(), a.get("quality"));
+    m.insert("prov".into(), a.get("prov"));
 }
 
 fn read_all(ds: &Dataset) -> Result<Vec<u8>> {
