@@ -7,6 +7,9 @@ use super::Attrs;
 use crate::hdf5fmt::file::{File, Object};
 use crate::medh5::integrity::dtype_descr;
 
+/// Largest side of an affine's stored matrix read for its Jacobian.
+const MAX_MATRIX: usize = 16;
+
 /// One `transforms` entry: what every kind has, then the kind's own fields.
 /// `timepoints` are those of the grids in its two frames, `from` first.
 pub(super) fn transform_json(
@@ -46,6 +49,11 @@ pub(super) fn transform_json(
         Some("affine") => {
             let det = data("matrix").and_then(|ds| {
                 let n = usize::try_from(*ds.shape().first()?).ok()?;
+                // a homogeneous matrix of a 2-D or 3-D transform; anything
+                // larger is not read for a determinant
+                if n > MAX_MATRIX {
+                    return None;
+                }
                 let v = ds.read::<f64>().ok()?;
                 (n >= 2 && v.len() == n * n).then(|| determinant(&v, n, n - 1))
             });
