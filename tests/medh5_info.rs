@@ -13,7 +13,7 @@
 //! words) and a malformed digest (its text line).
 
 mod common;
-use common::{oracle_bin, shared_dir};
+use common::{oracle_bin, run_ok, shared_dir};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,12 +38,11 @@ fn info_equals_reference_on_the_conformance_suite_and_vectors() {
     };
     let dir = std::env::temp_dir().join(format!("purehdf-info-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let st = Command::new(venv.join("medh5"))
-        .args(["conformance", "publish"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "conformance publish failed");
+    run_ok(
+        Command::new(venv.join("medh5"))
+            .args(["conformance", "publish"])
+            .arg(&dir),
+    );
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -67,16 +66,7 @@ fn info_equals_reference_on_the_conformance_suite_and_vectors() {
     assert!(files.len() >= 175, "{} files published", files.len());
     let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_info_dump.py");
-    let out = Command::new(venv.join("python"))
-        .arg(&script)
-        .args(&names)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(Command::new(venv.join("python")).arg(&script).args(&names));
     let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut bad = Vec::new();
     let (mut refused, mut described) = (0, 0);

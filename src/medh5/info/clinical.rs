@@ -39,18 +39,15 @@ fn clinical_strings(file: &File, rel: &str) -> Option<Vec<String>> {
 /// events, records, documents and links, events per kind, and events whose
 /// availability is unknown.
 pub(super) fn clinical_json(file: &File) -> Value {
-    let meta: Value = clinical_numbers::<u8>(file, "meta")
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .or_else(|| {
-            let Ok(Object::Dataset(ds)) = file.object("clinical/meta") else {
-                return None;
-            };
-            let Ok(a) = ds.read::<String>() else {
-                return None;
-            };
-            a.first().and_then(|t| serde_json::from_str(t).ok())
-        })
-        .unwrap_or(Value::Null);
+    // `clinical/meta`: one JSON string
+    let meta: Value = match file.object("clinical/meta") {
+        Ok(Object::Dataset(ds)) => ds
+            .read::<String>()
+            .ok()
+            .and_then(|a| a.first().and_then(|t| serde_json::from_str(t).ok())),
+        _ => None,
+    }
+    .unwrap_or(Value::Null);
     let c = &meta["clock"];
     let kinds_col = clinical_strings(file, "events/kind").unwrap_or_default();
     let mut kinds = std::collections::BTreeMap::new();
