@@ -7,7 +7,7 @@
 //!
 //! On invalid samples the reference's `info` loads the sample first and
 //! refuses some (39 of the 102: exit 1, nothing on stdout); which ones is the
-//! rule `info::refuses` states. The wording of the refusal on stderr is not
+//! rule `validate::loader` states. The wording of the refusal on stderr is not
 //! compared. `verify` is compared on three of the invalid samples too: a
 //! missing and an unsupported `medh5_version` (refused with the reference's
 //! words) and a malformed digest (its text line).

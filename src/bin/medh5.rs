@@ -314,13 +314,11 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
     let result = if tree {
         info::tree(Path::new(path), path).map(|t| (t.to_json(), t.to_text()))
     } else {
-        purehdf::hdf5fmt::file::File::open(Path::new(path))
-            .map_err(purehdf::medh5::error::Error::from)
-            .and_then(|f| {
-                let i = info::info_file(&f, path)?;
-                let text = info::info_text(&f, &i);
-                Ok((i, text))
-            })
+        purehdf::medh5::self_contained::open(Path::new(path), path).and_then(|f| {
+            let i = info::info_file(&f, path)?;
+            let text = info::info_text(&f, &i);
+            Ok((i, text))
+        })
     };
     match result {
         Ok((v, text)) => {

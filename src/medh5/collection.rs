@@ -45,6 +45,17 @@ fn refused(code: &str, msg: String) -> Error {
     }
 }
 
+/// [`members`] of the collection the user named `display`, refused with
+/// the reference's words when it has no `samples` group.
+pub fn members_shown(file: &File, display: &str) -> Result<Vec<(String, u64)>> {
+    match members(file) {
+        Err(e) if e.code_str() == Some("E008") => Err(Error::Refused(format!(
+            "[E008] collection {display} has no 'samples' group"
+        ))),
+        r => r,
+    }
+}
+
 /// The keys of a collection in byte order, with their root header addresses.
 pub fn members(file: &File) -> Result<Vec<(String, u64)>> {
     let g = match file.object("/samples") {
@@ -100,7 +111,10 @@ pub fn open_member(file: &File, key: &str) -> Result<File> {
 
 /// What a command reporting on one sample says of a collection without `--key`.
 pub fn needs_key(file: &File, display: &str) -> Result<String> {
-    let keys: Vec<String> = members(file)?.into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<String> = members_shown(file, display)?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
     Ok(format!(
         "{display} is a collection of {} sample(s); this command reports on one sample, so name \
          it with --key (keys: {})",
@@ -586,7 +600,8 @@ pub fn ls_text(v: &Value) -> String {
     let rows: Vec<Vec<String>> = samples
         .iter()
         .map(|s| {
-            let cid = s["content_id"].as_str().unwrap_or("");
+            // a member without `content_id` shows `-`, as the reference's
+            let cid = s["content_id"].as_str().unwrap_or("-");
             vec![
                 s["key"].as_str().unwrap_or("").to_string(),
                 s["subject_id"].as_str().unwrap_or("").to_string(),

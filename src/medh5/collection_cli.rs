@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::collection::{ls, ls_text, needs_key, open_member, pack, unpack};
 use super::validate::collection::is_collection;
 use crate::hdf5fmt::file::File;
+use crate::medh5::error::Error;
 
 struct Args {
     positional: Vec<String>,
@@ -149,6 +150,7 @@ pub fn run(cmd: &str, args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
 /// The member a keyed command addresses, or the error it prints.
 fn member(path: &str, key: Option<&String>) -> Result<(File, String), String> {
     let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    super::self_contained::check(&f, path).map_err(|e| e.to_string())?;
     if !is_collection(&f) {
         return match key {
             Some(_) => Err(format!(
@@ -158,7 +160,10 @@ fn member(path: &str, key: Option<&String>) -> Result<(File, String), String> {
         };
     }
     match key {
-        None => Err(needs_key(&f, path).unwrap_or_else(|e| format!("{path}: {e}"))),
+        None => Err(needs_key(&f, path).unwrap_or_else(|e| match e {
+            Error::Refused(m) => m,
+            e => format!("{path}: {e}"),
+        })),
         Some(k) => open_member(&f, k)
             .map(|m| (m, path.to_string()))
             .map_err(|e| format!("{path}: {e}")),
@@ -189,6 +194,9 @@ fn verify(a: &Args, print_json: &dyn Fn(&Value)) -> u8 {
             Err(e) => {
                 ok = false;
                 eprintln!("medh5: {e}");
+                if a.json {
+                    entries.push(serde_json::json!({"path": p, "ok": false, "error": e}));
+                }
             }
         }
     }

@@ -34,6 +34,7 @@ pub mod profiles;
 pub mod pyfloat;
 pub mod recompress;
 pub mod sample;
+pub mod self_contained;
 pub mod typed;
 pub mod validate;
 pub mod verify;

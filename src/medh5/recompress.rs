@@ -481,7 +481,7 @@ pub fn recompress_path(
     display: &str,
     opts: &RecompressOptions,
 ) -> Result<RecompressResult> {
-    let src = File::open(path)?;
+    let src = super::self_contained::open(path, display)?;
     check_version(&src, display)?;
     let members = member_files(&src)?;
     let before_ids: Vec<Option<String>> = members

@@ -30,15 +30,18 @@ pub struct SampleFile {
 }
 
 impl SampleFile {
-    /// Open the file at `path`. Nothing medh5-specific is checked yet.
+    /// Open the file at `path`. The only medh5 check made here is that the
+    /// file holds its own bytes (§2, [`super::self_contained`]).
     ///
     /// # Errors
     ///
     /// An HDF5-layer error ([`Error::Hdf5`]) when the file cannot be read
-    /// or is not HDF5.
+    /// or is not HDF5; [`Error::Refused`] when it has an external link,
+    /// external raw-data storage or a virtual dataset.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
         Ok(SampleFile {
-            file: File::open(path)?,
+            file: super::self_contained::open(path, &path.display().to_string())?,
         })
     }
 
@@ -83,9 +86,9 @@ impl SampleFile {
         SampleDocument::from_meta(text)
     }
 
-    /// Names of the hard-linked members of top-level group `group` (`grids`,
-    /// `images`, `annotations`, `transforms`), in byte order; empty when the
-    /// group is absent.
+    /// Names of the members of top-level group `group` (`grids`, `images`,
+    /// `annotations`, `transforms`), in byte order: its hard links, and its
+    /// soft links that name an object; empty when the group is absent.
     pub fn members(&self, group: &str) -> Result<Vec<String>> {
         let Ok(Object::Group(g)) = self.file.object(group) else {
             return Ok(Vec::new());
@@ -93,7 +96,12 @@ impl SampleFile {
         let mut names: Vec<String> = g
             .links()?
             .into_iter()
-            .filter(|(_, l)| matches!(l, Link::Hard(_)))
+            .filter(|(n, l)| match l {
+                Link::Hard(_) => true,
+                // a soft link is a member when it names an object
+                Link::Soft(_) => self.file.object(&format!("{group}/{n}")).is_ok(),
+                _ => false,
+            })
             .map(|(n, _)| n)
             .collect();
         names.sort();

@@ -89,7 +89,7 @@ impl VerifyReport {
         let cid = match self.content_id_ok {
             Some(true) => "content_id ok",
             Some(false) => "content_id MISMATCH",
-            None => "content_id not checked",
+            None => "content_id not verified",
         };
         let state = if self.ok { "OK" } else { "FAILED" };
         let mut out = format!("{shown}: {state}  {} objects, {cid}\n", self.checked);
@@ -102,7 +102,9 @@ impl VerifyReport {
             ));
         }
         for m in &self.unattested {
-            out.push_str(&format!("  UNATTESTED  {m}\n"));
+            out.push_str(&format!(
+                "  UNSIGNED  {m} (no line of content_id covers it at this path)\n"
+            ));
         }
         for m in &self.stale_index {
             out.push_str(&format!(
@@ -116,7 +118,8 @@ impl VerifyReport {
 /// The reference's first check of a sample: it declares a `medh5_version`
 /// of major version 1 (a 0.x file needs `medh5 migrate`, a 2.x file a newer
 /// reader); otherwise it is refused with the reference's words.
-fn check_version(file: &File, display: &str) -> Result<()> {
+/// Returns the root attributes.
+pub(crate) fn check_version(file: &File, display: &str) -> Result<Vec<(String, Json)>> {
     let attrs = super::sample::SampleFile::from_file(file.clone()).root_attrs()?;
     match attrs.iter().find(|(n, _)| n == "medh5_version").map(|(_, v)| v) {
         None => Err(Error::Refused(format!(
@@ -125,7 +128,41 @@ fn check_version(file: &File, display: &str) -> Result<()> {
         Some(Json::Str(v)) if v.split('.').next() != Some("1") => Err(Error::Refused(format!(
             "'{display}' is MEDH5 {v}; this reader implements 1.2"
         ))),
-        _ => Ok(()),
+        _ => Ok(attrs),
+    }
+}
+
+/// The reference's refusals, with its words, before it checks the digests
+/// of a whole file (not under `--partial`): a root `digest_algo` outside
+/// §2.1 (E703: its digests can be neither checked nor kept), and a `/meta`
+/// that is not a string dataset (the `content_id` input, §5.4).
+fn check_whole_file(file: &File, display: &str, root_attrs: &[(String, Json)]) -> Result<()> {
+    if let Some((_, v)) = root_attrs.iter().find(|(n, _)| n == "digest_algo") {
+        let name = match v {
+            Json::Str(s) => s.clone(),
+            other => other.to_canonical(),
+        };
+        if DigestAlgo::from_name(&name).is_none() {
+            return Err(Error::Refused(format!(
+                "[E703] '{display}' declares digest_algo '{name}': unsupported digest algorithm \
+                 '{name}'; §2.1 permits sha256, sha512 and blake2b, so its digests can be neither \
+                 checked nor kept. Re-attest it deliberately with `medh5 fix --rewrite-digests \
+                 --reason ...`, which restamps it in sha256 and records the reason in the file's \
+                 provenance"
+            )));
+        }
+    }
+    match file.object("meta") {
+        Ok(Object::Dataset(ds)) => match ds.dtype() {
+            Datatype::String { .. } | Datatype::VarString { .. } => Ok(()),
+            dt => Err(Error::Refused(format!(
+                "/meta holds {}, not strings",
+                super::validate::images::dtype_name(dt)
+            ))),
+        },
+        _ => Err(Error::Refused(
+            "\"Unable to synchronously open object (object 'meta' doesn't exist)\"".into(),
+        )),
     }
 }
 
@@ -142,8 +179,6 @@ struct Walk {
     datasets: Vec<Found>,
     /// Paths that are not their object's first path, soft and external links.
     aliases: Vec<String>,
-    /// Member objects of the attested groups: `(path, first-path?)`.
-    members: Vec<String>,
 }
 
 fn walk(file: &File) -> Result<Walk> {
@@ -170,16 +205,18 @@ fn walk(file: &File) -> Result<Walk> {
         } else {
             format!("{prefix}/{name}")
         };
-        let depth1 = !prefix.contains('/') && !prefix.is_empty();
-        if depth1 && ATTESTED_GROUPS.contains(&prefix.as_str()) {
-            out.members.push(path.clone());
-        }
         let addr = match link {
             Link::Hard(a) => a,
-            _ => {
-                out.aliases.push(path);
+            // A soft link that resolves is a second path to an object; one
+            // that resolves to nothing names no object at all, and the
+            // reference passes over it (as over links it cannot follow).
+            Link::Soft(_) => {
+                if file.object(&path).is_ok() {
+                    out.aliases.push(path);
+                }
                 continue;
             }
+            _ => continue,
         };
         if seen.contains_key(&addr) {
             out.aliases.push(path);
@@ -215,11 +252,27 @@ fn walk(file: &File) -> Result<Walk> {
     Ok(out)
 }
 
-fn in_attested(path: &str) -> bool {
+/// Whether `path` lies in a group whose every path `content_id` must
+/// attest (the group's own name included: an `images` that is a dataset is
+/// judged too); `clinical` when the sample declares that profile.
+fn in_attested(path: &str, clinical: bool) -> bool {
     path.split('/')
         .next()
-        .is_some_and(|top| ATTESTED_GROUPS.contains(&top))
-        && path.contains('/')
+        .is_some_and(|top| ATTESTED_GROUPS.contains(&top) || (clinical && top == "clinical"))
+}
+
+/// Whether the root's `medh5_profiles` declares the clinical profile.
+pub(crate) fn declares_clinical(root_attrs: &[(String, Json)]) -> bool {
+    root_attrs
+        .iter()
+        .find(|(n, _)| n == "medh5_profiles")
+        .is_some_and(|(_, v)| match v {
+            Json::Array(items) => items
+                .iter()
+                .any(|i| matches!(i, Json::Str(s) if s == "clinical")),
+            Json::Str(s) => s == "clinical",
+            _ => false,
+        })
 }
 
 /// Recompute the digest of `ds` at sample-relative `path` in `algo`;
@@ -372,7 +425,7 @@ fn check_all(file: &File, items: &[(&Found, &str)]) -> Vec<Result<Check>> {
 
 /// Verify the file at `path`; `display` is the path printed in the report.
 pub fn verify_path(path: &Path, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {
-    let file = File::open(path)?;
+    let file = super::self_contained::open(path, display)?;
     verify_file(&file, display, partial)
 }
 
@@ -405,10 +458,22 @@ pub fn verify_paths(
     }
 }
 
+/// The reference's refusals of a whole file before any digest is read, in
+/// its order: a version it does not read, a `digest_algo` outside §2.1, a
+/// `/meta` that is not a string dataset.
+pub(crate) fn preflight(file: &File, display: &str) -> Result<()> {
+    let root_attrs = check_version(file, display)?;
+    check_whole_file(file, display, &root_attrs)
+}
+
 /// Verify an open sample file (§5.7). `partial`: only these dataset paths are
 /// recomputed and `content_id` is not judged.
 pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Result<VerifyReport> {
-    check_version(file, display)?;
+    let root_attrs = check_version(file, display)?;
+    if partial.is_none() {
+        check_whole_file(file, display, &root_attrs)?;
+    }
+
     let w = walk(file)?;
     let mut rep = VerifyReport {
         path: display.to_string(),
@@ -452,10 +517,11 @@ pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Re
         }
     }
     if partial.is_none() {
+        let clinical = declares_clinical(&root_attrs);
         rep.unattested = w
             .aliases
             .iter()
-            .filter(|p| in_attested(p))
+            .filter(|p| in_attested(p, clinical))
             .cloned()
             .collect();
         rep.content_id_ok = content_id_ok(file, &w)?;
@@ -464,7 +530,7 @@ pub fn verify_file(file: &File, display: &str, partial: Option<&[String]>) -> Re
         // unattested too, and the file fails.
         if rep.content_id_ok.is_some() {
             for p in &rep.undigested {
-                if in_attested(p) && !rep.unattested.contains(p) {
+                if in_attested(p, clinical) && !rep.unattested.contains(p) {
                     rep.unattested.push(p.clone());
                 }
             }
@@ -521,7 +587,15 @@ fn content_id_input(file: &File, w: &Walk) -> Result<ContentIdInput> {
         String::new(),
         canonical_attrs(integrity::ROOT_COVERED, &root_attrs),
     )];
-    for m in &w.members {
+    // The members of each attested group, listed from the group itself (a
+    // group first reached through an alias elsewhere still has them).
+    let mut members = Vec::new();
+    for g in ATTESTED_GROUPS {
+        if let Ok(Object::Group(grp)) = file.object(g) {
+            members.extend(grp.links()?.into_iter().map(|(n, _)| format!("{g}/{n}")));
+        }
+    }
+    for m in &members {
         let Some(covered) = covered_names(m) else {
             continue;
         };
@@ -601,6 +675,8 @@ fn annotation_group_digest(
     let Ok(Object::Group(_)) = file.object(&format!("annotations/{ann}")) else {
         return Ok(None);
     };
+    // The group's own datasets, each under its name here, whatever path
+    // reached it first in the file (an alias elsewhere, say).
     let mut children = Vec::new();
     for f in &w.datasets {
         let Some(name) = f.path.strip_prefix(&prefix) else {
@@ -609,16 +685,39 @@ fn annotation_group_digest(
         if name.contains('/') {
             continue;
         }
-        let d = match &f.digest {
-            Some(d) => d.clone(),
-            None => match compute_digest(file, &f.ds, &f.path, algo)? {
+        children.push((name.to_string(), f.ds.clone(), f.digest.clone()));
+    }
+    for alias in &w.aliases {
+        let Some(name) = alias.strip_prefix(&prefix) else {
+            continue;
+        };
+        if name.contains('/') {
+            continue;
+        }
+        if let Ok(Object::Dataset(ds)) = file.object(alias) {
+            let digest = match ds.attribute("digest") {
+                Ok(a) => match attr_json(file, &a)? {
+                    Json::Str(s) => Some(s),
+                    _ => Some(String::new()),
+                },
+                Err(_) => None,
+            };
+            children.push((name.to_string(), *ds, digest));
+        }
+    }
+    children.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut digests = Vec::new();
+    for (name, ds, digest) in children {
+        let d = match digest {
+            Some(d) => d,
+            None => match compute_digest(file, &ds, &format!("{prefix}{name}"), algo)? {
                 Some(d) => d,
                 None => continue,
             },
         };
-        children.push((name.to_string(), d));
+        digests.push((name, d));
     }
-    Ok(Some(group_digest(algo, &children)))
+    Ok(Some(group_digest(algo, &digests)))
 }
 
 #[cfg(test)]

@@ -179,25 +179,29 @@ impl Repair {
             "{}: needs attention, nothing changed\n",
             self.path
         ));
-        for p in &d.mismatched {
-            out.push_str(&format!(
-                "  digest mismatch: {p} (--rewrite-digests, and read what it means first)\n"
-            ));
-        }
-        for p in &d.malformed {
-            out.push_str(&format!(
-                "  malformed digest: {p} (not of the form ALGO:HEX; --rewrite-digests, and read what it means first)\n"
-            ));
-        }
-        for p in &d.unattested {
-            out.push_str(&format!(
-                "  unsigned: {p} (no line of content_id covers it at this path)\n"
-            ));
-        }
         if !d.stale_index.is_empty() {
             out.push_str(&format!(
                 "  stale index: {} (--rebuild-index)\n",
                 d.stale_index.join(", ")
+            ));
+        }
+        // one line per kind, its paths joined, as the reference prints them
+        if !d.mismatched.is_empty() {
+            out.push_str(&format!(
+                "  digest mismatch: {} (--rewrite-digests, and read what it means first)\n",
+                d.mismatched.join(", ")
+            ));
+        }
+        if !d.malformed.is_empty() {
+            out.push_str(&format!(
+                "  malformed digest: {} (not of the form ALGO:HEX; --rewrite-digests, and read what it means first)\n",
+                d.malformed.join(", ")
+            ));
+        }
+        if !d.unattested.is_empty() {
+            out.push_str(&format!(
+                "  unsigned: {} (no line of content_id covers it at this path)\n",
+                d.unattested.join(", ")
             ));
         }
         if d.content_id_ok == Some(false) {
@@ -316,7 +320,9 @@ pub fn diagnose_file(file: &File, display: &str) -> Result<Diagnosis> {
 /// Diagnose, and repair what `opts` asks for. The file is replaced atomically
 /// only when digests are rewritten.
 pub fn fix_path(path: &Path, display: &str, opts: &FixOptions) -> Result<Repair> {
-    let file = File::open(path)?;
+    let file = super::self_contained::open(path, display)?;
+    super::verify::preflight(&file, display)?;
+    super::validate::loader::refusal(&file, display, super::validate::loader::Loader::Fix)?;
     if !opts.rewrite_digests {
         let diagnosis = diagnose_file(&file, display)?;
         if !opts.rebuild_index {

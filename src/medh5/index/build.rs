@@ -152,7 +152,7 @@ pub fn amend_index(
     targets: &Targets,
     generator: &str,
 ) -> Result<Built> {
-    let file = File::open(path)?;
+    let file = crate::medh5::self_contained::open(path, display)?;
     let algo = amend_check(&file, display)?;
     let anns = voxel_annotations(&file)?;
     let mut jobs: Vec<(String, IndexOptions)> = match targets {

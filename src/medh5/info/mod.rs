@@ -65,42 +65,14 @@ fn len_of(v: &Value) -> usize {
 
 /// The `info --json` object of the sample at `path` (`display` is printed).
 pub fn info(path: &Path, display: &str) -> Result<Value> {
-    info_file(&File::open(path)?, display)
-}
-
-/// Semantic errors on which the reference's `info` refuses a sample (it
-/// loads the sample first, and its loader stops there), by code; for four
-/// codes only some of their checks do (the text says which). Found on the
-/// reference's conformance suite (`medh5 conformance publish`): of its 102
-/// invalid samples, `info` refuses 39 and describes the other 63.
-fn refuses(d: &super::validate::Diagnostic) -> bool {
-    const CODES: &[&str] = &[
-        "E001", "E002", "E004", "E005", "E101", "E102", "E103", "E104", "E108", "E110", "E111",
-        "E205", "E302", "E303", "E304", "E305", "E306", "E401", "E402", "E403", "E405", "E502",
-        "E603", "E604", "E804", "E805", "E807", "E808",
-    ];
-    CODES.contains(&d.code.as_str())
-        || match d.code.as_str() {
-            "E109" => d.message.contains("missing required attribute"),
-            "E404" => d.message.contains("appears in layers"),
-            "E408" => d.location.ends_with("/mask_offsets"),
-            "E806" => d.message.contains("offsets must start at 0"),
-            _ => false,
-        }
+    info_file(&crate::medh5::self_contained::open(path, display)?, display)
 }
 
 /// [`info`] of an open sample (a collection member, say). A sample with a
 /// semantic error the reference's loader stops at is refused with that
 /// error, as the reference does.
 pub fn info_file(file: &File, display: &str) -> Result<Value> {
-    let opts = super::validate::Options::default();
-    let report = super::validate::validate_file(file, display, &opts);
-    if let Some(d) = report.diagnostics.iter().find(|d| refuses(d)) {
-        return Err(Error::code(
-            &d.code,
-            format!("{}: {}", d.location, d.message),
-        ));
-    }
+    super::validate::loader::refusal(file, display, super::validate::loader::Loader::Info)?;
     let s = SampleFile::from_file(file.clone());
     let root = Attrs(s.root_attrs()?);
     let meta_bytes = s.meta_bytes()?;
@@ -167,6 +139,10 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     let mut grid_frame = std::collections::HashMap::new();
     let mut grids = Vec::new();
     for id in s.members("grids")? {
+        // a grid is a group (a dataset there is E109, and not listed)
+        if !matches!(file.object(&format!("grids/{id}")), Ok(Object::Group(_))) {
+            continue;
+        }
         let a = Attrs(s.object_attrs(&format!("grids/{id}"))?);
         let tp = a.or("timepoint", default_tp.clone());
         grid_tp.insert(id.clone(), tp.clone());
@@ -189,6 +165,13 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     out.insert("images".into(), Value::Array(images));
     let mut anns = Vec::new();
     for id in s.members("annotations")? {
+        // an annotation is a group (a dataset there is E412, and not listed)
+        if !matches!(
+            file.object(&format!("annotations/{id}")),
+            Ok(Object::Group(_))
+        ) {
+            continue;
+        }
         let a = Attrs(s.object_attrs(&format!("annotations/{id}"))?);
         let tps = match a.get("timepoints") {
             Value::Null => {
@@ -215,6 +198,13 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     out.insert("annotations".into(), Value::Array(anns));
     let mut transforms = Vec::new();
     for id in s.members("transforms")? {
+        // a transform is a group (the reference lists nothing else there)
+        if !matches!(
+            file.object(&format!("transforms/{id}")),
+            Ok(Object::Group(_))
+        ) {
+            continue;
+        }
         let a = Attrs(s.object_attrs(&format!("transforms/{id}"))?);
         transforms.push(transform::transform_json(file, &id, &a, &frame_tp));
     }

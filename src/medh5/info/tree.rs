@@ -17,7 +17,9 @@ use crate::medh5::profiles::describe_pipeline;
 
 /// One node of the object tree.
 ///
-/// Only hard links are followed; soft and external links are not listed.
+/// Hard and soft links are followed (a soft link that names nothing is
+/// listed as a group without members); external links are not listed (a
+/// sample with one is refused before its tree is built).
 #[derive(Clone, Debug)]
 pub struct Node {
     /// Path from the file root without a leading `/` (`annotations/organs/data`).
@@ -43,6 +45,9 @@ pub struct Node {
     /// for a dataset, and for a group already open higher up the path (a
     /// hard-link cycle).
     pub children: Vec<Node>,
+    /// A soft link that names no object: listed as a group, with no
+    /// `children` in the JSON.
+    pub dangling: bool,
 }
 
 /// The `tree` of a sample.
@@ -54,8 +59,11 @@ pub struct Tree {
     pub objects: Vec<Node>,
 }
 
-fn role(name: &str) -> &'static str {
+/// The role of a top-level object; `clinical` is the clinical history
+/// only when the sample declares that profile.
+fn role(name: &str, clinical: bool) -> &'static str {
     match name {
+        "clinical" if !clinical => "extension object (\u{a7}16)",
         "meta" => "sample document (\u{a7}2.4)",
         "annotations" => "ground truth (\u{a7}6-\u{a7}9)",
         "grids" => "geometry (\u{a7}3.2)",
@@ -84,7 +92,13 @@ fn numpy_name(descr: &str) -> String {
 }
 
 fn dataset_node(path: String, name: String, ds: &Dataset) -> Node {
-    let descr = dtype_descr(ds.dtype()).unwrap_or_else(|| format!("|V{}", ds.dtype().size()));
+    // NumPy reads a fixed-length string as bytes (`|S4`), a vlen one as `|O`
+    let fixed_string = matches!(ds.dtype(), Datatype::String { .. });
+    let descr = if fixed_string {
+        format!("|S{}", ds.dtype().size())
+    } else {
+        dtype_descr(ds.dtype()).unwrap_or_else(|| format!("|V{}", ds.dtype().size()))
+    };
     let shape = ds.shape().to_vec();
     let shape_txt = if shape.is_empty() {
         "scalar".to_string()
@@ -95,16 +109,21 @@ fn dataset_node(path: String, name: String, ds: &Dataset) -> Node {
             .collect::<Vec<_>>()
             .join("x")
     };
-    let dtype = if matches!(
-        ds.dtype(),
-        Datatype::VarString { .. } | Datatype::String { .. }
-    ) {
+    let dtype = if fixed_string {
+        descr.clone()
+    } else if matches!(ds.dtype(), Datatype::VarString { .. }) {
         "object".to_string()
     } else {
         numpy_name(&descr)
     };
+    // without filters the reference names the layout
+    let pipeline = if ds.filters().is_empty() && ds.chunk_dims().is_some() {
+        "chunked".to_string()
+    } else {
+        describe_pipeline(ds.filters())
+    };
     Node {
-        describe: format!("{shape_txt} {descr} {}", describe_pipeline(ds.filters())),
+        describe: format!("{shape_txt} {descr} {pipeline}"),
         path,
         name,
         group: false,
@@ -112,10 +131,22 @@ fn dataset_node(path: String, name: String, ds: &Dataset) -> Node {
         shape,
         dtype,
         children: Vec::new(),
+        dangling: false,
     }
 }
 
-fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<Vec<Node>> {
+/// Cap on the nodes one tree lists: hard and soft links may name one group
+/// from many places, so a small file can describe a tree exponentially
+/// large; past this budget the tree is refused.
+const MAX_NODES: usize = 1 << 18;
+
+fn build(
+    file: &File,
+    path: &str,
+    seen: &mut Vec<u64>,
+    depth: usize,
+    left: &mut usize,
+) -> Result<Vec<Node>> {
     if depth > MAX_DEPTH {
         return Err(Error::invalid(format!("{path}: tree too deep")));
     }
@@ -131,13 +162,37 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
     links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut nodes = Vec::new();
     for (name, link) in links {
+        *left = left.checked_sub(1).ok_or_else(|| {
+            Error::invalid(format!("{path}: more than {MAX_NODES} objects to list"))
+        })?;
         let child = if path.is_empty() {
             name.clone()
         } else {
             format!("{path}/{name}")
         };
-        let Link::Hard(addr) = link else { continue };
-        let obj = file.object_at(addr, format!("/{child}"))?;
+        // A soft link is listed as the object it names; one that names
+        // nothing as a group without members (the reference's listing).
+        let (addr, obj) = match link {
+            Link::Hard(addr) => (addr, file.object_at(addr, format!("/{child}"))?),
+            Link::Soft(_) => match file.object(&child) {
+                Ok(obj) => (obj.address(), obj),
+                Err(_) => {
+                    nodes.push(Node {
+                        path: child,
+                        name,
+                        group: true,
+                        describe: "group".into(),
+                        role: None,
+                        shape: Vec::new(),
+                        dtype: String::new(),
+                        children: Vec::new(),
+                        dangling: true,
+                    });
+                    continue;
+                }
+            },
+            _ => continue,
+        };
         match obj {
             Object::Dataset(ds) => nodes.push(dataset_node(child, name, &ds)),
             Object::Group(grp) => {
@@ -152,7 +207,7 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
                     Vec::new()
                 } else {
                     seen.push(addr);
-                    let c = build(file, &child, seen, depth + 1)?;
+                    let c = build(file, &child, seen, depth + 1, left)?;
                     seen.pop();
                     c
                 };
@@ -165,18 +220,22 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
                     shape: Vec::new(),
                     dtype: String::new(),
                     children,
+                    dangling: false,
                 });
             }
             Object::NamedDatatype(_) => {}
         }
     }
-    // At every level `meta` first, then the rest in byte order (as the
-    // reference lists a sample, a collection and each of its members).
+    // At every level `meta` first, then the rest in byte order, as the
+    // reference's JSON lists them (its text does so at the top level only:
+    // see `Node::render`).
     nodes.sort_by_key(|n| n.name != "meta");
     if depth == 0 {
+        let clinical = crate::medh5::sample::attrs_json(file, &g.attributes()?)
+            .is_ok_and(|a| crate::medh5::verify::declares_clinical(&a));
         // top-level nodes get a role
         for n in &mut nodes {
-            n.role = Some(role(&n.name));
+            n.role = Some(role(&n.name, clinical));
         }
     }
     Ok(nodes)
@@ -184,14 +243,20 @@ fn build(file: &File, path: &str, seen: &mut Vec<u64>, depth: usize) -> Result<V
 
 /// The object tree of the sample at `path`.
 pub fn tree(path: &Path, display: &str) -> Result<Tree> {
-    tree_file(&File::open(path)?, display)
+    let file = crate::medh5::self_contained::open(path, display)?;
+    crate::medh5::verify::check_version(&file, display)?;
+    if crate::medh5::validate::collection::is_collection(&file) {
+        crate::medh5::collection::members_shown(&file, display)?;
+    }
+    tree_file(&file, display)
 }
 
 /// [`tree`] of an open sample (a collection member, say).
 pub fn tree_file(file: &File, display: &str) -> Result<Tree> {
     let file = file.clone();
     let root = file.root()?.address();
-    let objects = build(&file, "", &mut vec![root], 0)?;
+    let mut left = MAX_NODES;
+    let objects = build(&file, "", &mut vec![root], 0, &mut left)?;
     Ok(Tree {
         path: display.to_string(),
         objects,
@@ -211,12 +276,12 @@ impl Node {
         if let Some(r) = self.role {
             m.insert("role".into(), json!(r));
         }
-        if self.group {
+        if self.group && !self.dangling {
             m.insert(
                 "children".into(),
                 Value::Array(self.children.iter().map(Node::to_json).collect()),
             );
-        } else {
+        } else if !self.group {
             m.insert("shape".into(), json!(self.shape));
             m.insert("dtype".into(), json!(self.dtype));
         }
@@ -250,7 +315,11 @@ impl Node {
             return;
         }
         let inner = format!("{prefix}\u{2502}   ");
-        for c in &self.children {
+        // below the top level the text lists members in byte order, `meta`
+        // among them
+        let mut children: Vec<&Node> = self.children.iter().collect();
+        children.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        for c in children {
             c.render(&inner, depth + 1, out);
         }
     }

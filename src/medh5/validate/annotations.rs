@@ -110,11 +110,14 @@ pub fn check_annotations(ctx: &mut Ctx<'_>) {
         match ctx.object(&rel) {
             Some(Object::Group(_)) => {}
             Some(o) => {
-                ctx.emit(
-                    "E412",
-                    &loc,
-                    format!("annotation is a {}, not a group", o.kind_name()),
-                );
+                // the reference reads an annotation's header from whatever
+                // object holds it: without a `kind` that is what it reports
+                let message = if attr(&ctx.attrs(&rel), "kind").is_none() {
+                    "missing required attribute `kind`".to_string()
+                } else {
+                    format!("annotation is a {}, not a group", o.kind_name())
+                };
+                ctx.emit("E412", &loc, message);
                 continue;
             }
             None => continue,
@@ -178,7 +181,44 @@ pub fn check_annotations(ctx: &mut Ctx<'_>) {
 
 /// Header vocabulary; the kind when it is known.
 fn header(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str) -> Option<String> {
-    for req in ["kind", "task", "closure"] {
+    // without a `kind` nothing else of the header is judged (the reference's
+    // order)
+    if attr(a, "kind").is_none() {
+        ctx.emit("E412", loc, "missing required attribute `kind`");
+        return None;
+    }
+    // the kind first: an unknown one ends the header's judgement
+    let kind = attr_str(a, "kind")?.to_string();
+    // a file that declares no version (E001) is not judged by minor
+    let minor = ctx.version.map_or(u64::MAX, |v| v.1);
+    if kind == "rle" {
+        ctx.emit(
+            "E401",
+            loc,
+            "kind 'rle' is reserved by spec §16 and must not appear in a 1.0 or 1.1 file",
+        );
+        return None;
+    }
+    if kind == "polylines" && minor < 2 {
+        let declared = match ctx.root_attr("medh5_version") {
+            Some(Json::Str(v)) => v.clone(),
+            _ => String::new(),
+        };
+        ctx.emit(
+            "E401",
+            loc,
+            format!(
+                "annotation kind '{kind}' is defined by MEDH5 1.2, and this file declares \
+                 {declared}; a sample holding it is written at 1.2 or later"
+            ),
+        );
+        return None;
+    }
+    if !KINDS.contains(&kind.as_str()) {
+        ctx.emit("E401", loc, format!("unknown annotation kind '{kind}'"));
+        return None;
+    }
+    for req in ["task", "closure"] {
         if attr(a, req).is_none() {
             ctx.emit("E412", loc, format!("missing required attribute `{req}`"));
         }
@@ -192,20 +232,6 @@ fn header(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str) -> Option<String> 
         if !CLOSURES.contains(&c) {
             ctx.emit("E412", loc, format!("unknown closure '{c}'"));
         }
-    }
-    let kind = attr_str(a, "kind")?.to_string();
-    let minor = ctx.version.map_or(0, |v| v.1);
-    if kind == "rle" {
-        ctx.emit(
-            "E401",
-            loc,
-            "kind 'rle' is reserved by spec §16 and must not appear in a 1.0 or 1.1 file",
-        );
-        return None;
-    }
-    if !KINDS.contains(&kind.as_str()) || (kind == "polylines" && minor < 2) {
-        ctx.emit("E401", loc, format!("unknown annotation kind '{kind}'"));
-        return None;
     }
     Some(kind)
 }
@@ -445,7 +471,8 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
             }
         }
         prov_ref(ctx, &a, &loc, &acts);
-        if let Some(sk) = attr_str(&a, "skeleton") {
+        // without a readable document there is no label set to look in
+        if let Some(sk) = attr_str(&a, "skeleton").filter(|_| ctx.doc.is_some()) {
             let known = ctx
                 .doc_get("label_set")
                 .and_then(|l| l.get("skeletons"))
@@ -486,7 +513,7 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
         let loc = format!("/transforms/{id}");
         let a = ctx.attrs(&format!("transforms/{id}"));
         prov_ref(ctx, &a, &loc, &acts);
-        if let Some(q) = attr_str(&a, "metrics") {
+        if let Some(q) = attr_str(&a, "metrics").filter(|_| ctx.doc.is_some()) {
             if !quality.iter().any(|k| k == q) {
                 ctx.emit(
                     "E602",
@@ -536,6 +563,12 @@ fn coverage(ctx: &mut Ctx<'_>, rel: &str, a: &[(String, Json)]) {
         .filter(|c| in_set.as_ref().is_none_or(|s| s.contains(c)))
         .collect();
     let annotated: BTreeSet<i128> = ids(a, "annotated_class_ids").into_iter().collect();
+    // coverage is not judged where it is already wrong (E403: annotated ids
+    // outside `class_ids`)
+    let declared: BTreeSet<i128> = ids(a, "class_ids").into_iter().collect();
+    if !annotated.is_subset(&declared) {
+        return;
+    }
     let missing = class_ids.difference(&annotated).count();
     if missing == 0 || attr(a, "ignore_mask").is_some() {
         return;

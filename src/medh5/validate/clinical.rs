@@ -269,8 +269,19 @@ pub fn check_clinical(ctx: &mut Ctx<'_>) {
     }
     if !ctx.has_profile("clinical") {
         ctx.emit("E803", "/clinical", "the sample holds clinical content but does not declare the `clinical` profile in `medh5_profiles`");
+        // undeclared, the tables are not judged further
+        return;
     }
     check_meta(ctx);
+    for name in ctx.member_names("clinical") {
+        if name != "meta" && !TABLES.contains(&name.as_str()) {
+            ctx.emit(
+                "E804",
+                &format!("/clinical/{name}"),
+                format!("'{name}' is not a member the clinical profile defines"),
+            );
+        }
+    }
     for t in TABLES {
         let rel = format!("clinical/{t}");
         for (name, _) in ctx.attrs(&rel) {

@@ -54,7 +54,8 @@ pub fn check_links(ctx: &mut Ctx<'_>, events: &Table, documents: &Table, links: 
         let resolves = match tt {
             "image" => images.iter().any(|x| x == tid),
             "annotation" => annotations.iter().any(|x| x == tid),
-            "timepoint" => tps.iter().any(|x| x == tid),
+            // without a readable document no timepoint can be looked up
+            "timepoint" => ctx.doc.is_none() || tps.iter().any(|x| x == tid),
             "document" => doc_ids.iter().any(|x| x == tid),
             "event" => event_ids.iter().any(|x| x == tid),
             "instance" => links

@@ -10,7 +10,7 @@ use crate::medh5::canonical_json::Json;
 use crate::medh5::document::is_valid_id;
 use crate::medh5::sample::{attrs_json, read_scalar_string};
 
-use super::ctx::{json_strs, py_strs, Ctx};
+use super::ctx::{attr, json_strs, py_strs, Ctx};
 
 /// Profiles format 1.x defines.
 pub const KNOWN_PROFILES: &[&str] = &[
@@ -266,7 +266,7 @@ fn check_members(ctx: &mut Ctx<'_>, group: &str) {
 fn check_meta(ctx: &mut Ctx<'_>) {
     let ds = match ctx.object("meta") {
         None => {
-            ctx.emit("E004", "/meta", "the sample has no `meta` dataset");
+            ctx.emit("E004", "/meta", "required dataset `meta` is absent");
             return;
         }
         Some(Object::Dataset(ds)) => ds,
@@ -286,7 +286,14 @@ fn check_meta(ctx: &mut Ctx<'_>) {
         ds.dtype(),
         Datatype::String { .. } | Datatype::VarString { .. }
     ) {
-        ctx.emit("E004", "/meta", "`meta` does not hold a string");
+        ctx.emit(
+            "E004",
+            "/meta",
+            format!(
+                "`meta` is a dataset of {}; §2.4 makes it one UTF-8 JSON string",
+                super::images::dtype_name(ds.dtype())
+            ),
+        );
         return;
     }
     if !ds.shape().is_empty() {
@@ -328,7 +335,8 @@ pub fn annotation_kinds(ctx: &Ctx<'_>) -> Vec<(String, String)> {
 /// Profile requirements (E009, semantic level).
 pub fn check_profiles(ctx: &mut Ctx<'_>) {
     let minor = ctx.version.map(|v| v.1);
-    if ctx.has_profile("clinical") && minor == Some(0) {
+    // a file that declares no version is not a 1.1 file either
+    if ctx.has_profile("clinical") && (minor == Some(0) || ctx.version.is_none()) {
         let v = match ctx.root_attr("medh5_version") {
             Some(Json::Str(s)) => s.clone(),
             _ => String::new(),
@@ -350,6 +358,39 @@ pub fn check_profiles(ctx: &mut Ctx<'_>) {
             "/",
             "profile `seg` requires a voxel annotation, and none is present",
         );
+    }
+    // (judged against a readable document with a sound label set: the
+    // reference passes over it when either is broken)
+    let document_broken = ctx.doc.is_none()
+        || ctx.diags.iter().any(|d| {
+            matches!(
+                d.code.as_str(),
+                "E004" | "E005" | "E302" | "E303" | "E304" | "E305" | "E306"
+            )
+        });
+    if ctx.has_profile("curation") && !document_broken {
+        for id in ctx.member_names("annotations") {
+            let rel = format!("annotations/{id}");
+            if ctx.object(&rel).is_some() && attr(&ctx.attrs(&rel), "quality").is_none() {
+                ctx.emit(
+                    "E009",
+                    &format!("/{rel}"),
+                    "the `curation` profile requires `quality` on every annotation",
+                );
+            }
+        }
+    }
+    if ctx.has_profile("multiscale") {
+        for id in ctx.member_names("images") {
+            let rel = format!("images/{id}");
+            if matches!(ctx.object(&rel), Some(Object::Dataset(_))) {
+                ctx.emit(
+                    "E009",
+                    &format!("/{rel}"),
+                    "profile `multiscale` lays out every image as a §4.3 pyramid, and this image is single-scale",
+                );
+            }
+        }
     }
     if ctx.has_profile("training") && ctx.member_names("index").is_empty() {
         ctx.emit(

@@ -86,9 +86,18 @@ impl<'a> Ctx<'a> {
     /// Record a diagnostic at sample-relative location `rel` (already
     /// starting with `/` or holding a `#` pointer like `/meta#label_set`).
     pub fn emit(&mut self, code: &str, rel: &str, message: impl Into<String>) {
-        let mut message = message.into();
+        self.emit_as(code, rel, message.into(), true);
+    }
+
+    /// [`Ctx::emit`] of an error a projection keeps an error (what a later
+    /// minor cannot have made valid: a transform without any `kind`, say).
+    pub fn emit_unprojected(&mut self, code: &str, rel: &str, message: impl Into<String>) {
+        self.emit_as(code, rel, message.into(), false);
+    }
+
+    fn emit_as(&mut self, code: &str, rel: &str, mut message: String, projectable: bool) {
         let mut code = code.to_string();
-        if self.projection && PROJECTED.contains(&code.as_str()) {
+        if projectable && self.projection && PROJECTED.contains(&code.as_str()) {
             message = format!(
                 "{message} --- not defined by MEDH5 1.2, which this validator implements; a later minor may define it, so it is ignored in this projection ({code})"
             );

@@ -20,7 +20,13 @@ pub fn check_document(ctx: &mut Ctx<'_>) {
         } else {
             ptr
         };
-        ctx.emit("E005", &format!("/meta#{p}"), msg);
+        // a later minor may add members, never drop a required one: a
+        // missing member stays an error in a projection
+        if msg.ends_with("is a required property") {
+            ctx.emit_unprojected("E005", &format!("/meta#{p}"), msg);
+        } else {
+            ctx.emit("E005", &format!("/meta#{p}"), msg);
+        }
     }
 }
 

@@ -45,6 +45,8 @@ pub struct GridInfo {
     /// The frame of reference the grid's world coordinates are in
     /// (`frame_uid` attribute), when given.
     pub frame_uid: Option<String>,
+    /// The `coord_system` attribute (`LPS`, `RAS`, ...), when a string.
+    pub coord_system: Option<String>,
 }
 
 impl GridInfo {
@@ -99,6 +101,7 @@ pub fn grids(ctx: &Ctx<'_>) -> BTreeMap<String, GridInfo> {
                 units: attr_str(&a, "units").map(str::to_string),
                 timepoint: attr_str(&a, "timepoint").map(str::to_string),
                 frame_uid: attr_str(&a, "frame_uid").map(str::to_string),
+                coord_system: attr_str(&a, "coord_system").map(str::to_string),
             },
         );
     }
@@ -166,7 +169,10 @@ pub fn check_geometry(ctx: &mut Ctx<'_>) {
             Some(o) => ctx.emit(
                 "E109",
                 &loc,
-                format!("grid is a {}, not a group", o.kind_name()),
+                format!(
+                    "is a {}; a grid is a group whose attributes hold its geometry (§3.2)",
+                    o.kind_name()
+                ),
             ),
             None => {}
         }
@@ -322,9 +328,22 @@ fn check_spatial(ctx: &mut Ctx<'_>, a: &[(String, Json)], loc: &str, s: usize) {
 /// Grids' timepoints (E106, E107; semantic).
 pub fn check_grid_timepoints(ctx: &mut Ctx<'_>) {
     let declared = timepoint_ids(ctx);
-    for (id, g) in grids(ctx) {
+    // a grid that is not a group (E109) is judged by its attributes too, as
+    // the reference does
+    let mut timepoints: BTreeMap<String, Option<String>> = grids(ctx)
+        .into_iter()
+        .map(|(id, g)| (id, g.timepoint))
+        .collect();
+    for id in ctx.member_names("grids") {
+        let rel = format!("grids/{id}");
+        if matches!(ctx.object(&rel), Some(Object::Dataset(_))) {
+            let tp = attr_str(&ctx.attrs(&rel), "timepoint").map(str::to_string);
+            timepoints.insert(id, tp);
+        }
+    }
+    for (id, timepoint) in timepoints {
         let loc = format!("/grids/{id}");
-        match &g.timepoint {
+        match &timepoint {
             None if declared.len() > 1 => ctx.emit(
                 "E106",
                 &loc,

@@ -54,12 +54,23 @@ pub fn dtype_name(dt: &Datatype) -> String {
 /// The image rule (structural).
 pub fn check_images(ctx: &mut Ctx<'_>) {
     let ids = ctx.member_names("images");
-    if ids.is_empty() && matches!(ctx.object("images"), Some(Object::Group(_))) {
-        ctx.emit(
-            "E201",
-            "/images",
-            "a sample must contain at least one image",
-        );
+    if matches!(ctx.object("images"), Some(Object::Group(_))) {
+        if ids.is_empty() {
+            ctx.emit(
+                "E201",
+                "/images",
+                "a sample must contain at least one image",
+            );
+        } else if !ids
+            .iter()
+            .any(|id| ctx.object(&format!("images/{id}")).is_some())
+        {
+            ctx.emit(
+                "E201",
+                "/images",
+                "a sample must contain at least one image, and no member of `images` is one",
+            );
+        }
     }
     let grids = grids(ctx);
     for id in ids {
@@ -98,7 +109,29 @@ pub fn check_images(ctx: &mut Ctx<'_>) {
         };
         let Some(ds) = data else {
             if levels {
-                ctx.emit("E001", &loc, "multiscale image without a level `0` dataset");
+                let missing: Vec<&str> = ["levels", "grid_levels", "downsample_factors"]
+                    .into_iter()
+                    .filter(|n| attr(&a, n).is_none())
+                    .collect();
+                // (an image without `grid` is not looked into for levels)
+                if grid.is_some() {
+                    ctx.emit(
+                        "E105",
+                        &loc,
+                        "multiscale image has no level-0 dataset `0` (§4.3)",
+                    );
+                }
+                if !missing.is_empty() {
+                    ctx.emit(
+                        "E105",
+                        &loc,
+                        format!(
+                            "multiscale image needs `levels`, `grid_levels` and \
+                             `downsample_factors`; missing {}",
+                            super::ctx::py_strs(&missing)
+                        ),
+                    );
+                }
             }
             continue;
         };
@@ -175,9 +208,10 @@ fn float_storage(
     if !matches!(ds.dtype(), Datatype::Float { .. }) || ds.num_elements() > MAX_W907_ELEMENTS {
         return;
     }
+    // an image without `value_type` (E205) is not judged for storage
     if matches!(
         attr_str(a, "value_type"),
-        Some("probability" | "displacement" | "mask")
+        None | Some("probability" | "displacement" | "mask")
     ) {
         return;
     }
@@ -331,18 +365,35 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
                 .zip(&sp)
                 .any(|((o, w), s)| (o - w).abs() > 1e-3 * s.abs().max(1e-9));
             if off {
+                // the reference prints these numbers shortest, `0` for 0.0
                 let show = |v: &[f64]| {
-                    let p: Vec<String> =
-                        v.iter().map(|x| crate::medh5::pyfloat::repr(*x)).collect();
+                    let p: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
                     format!("({})", p.join(", "))
                 };
+                // the miss in voxels of this level along each of its axes:
+                // (direction^T (origin - wanted)) / spacing
+                let miss: Vec<f64> = (0..sp.len())
+                    .map(|j| {
+                        let along: f64 = (0..or.len())
+                            .map(|i| {
+                                let d = dir.get(i).and_then(|r| r.get(j)).copied();
+                                d.unwrap_or(if i == j { 1.0 } else { 0.0 })
+                                    * (or.get(i).copied().unwrap_or(0.0)
+                                        - want.get(i).copied().unwrap_or(0.0))
+                            })
+                            .sum();
+                        along / sp.get(j).copied().unwrap_or(1.0)
+                    })
+                    .collect();
                 ctx.emit(
                     "E105",
                     &loc,
                     format!(
-                        "level {k}: origin {} != {} (half-voxel shift missing?)",
+                        "level {k}: origin {} != {}, {} of a voxel off along its axes \
+                         (half-voxel shift missing?)",
                         show(&or),
-                        show(&want)
+                        show(&want),
+                        show(&miss)
                     ),
                 );
             }

@@ -30,6 +30,7 @@ pub mod images;
 pub mod instances;
 pub mod integrity;
 pub mod labels;
+pub mod loader;
 pub mod report;
 pub mod schema;
 pub mod transforms;
@@ -108,7 +109,10 @@ pub fn code_revision(code: &str) -> u32 {
 pub fn validate_path(path: &Path, opts: &Options) -> Report {
     let display = path.display().to_string();
     let mut report = match File::open(path) {
-        Ok(file) => validate_file(&file, &display, opts),
+        Ok(file) => match crate::medh5::self_contained::check(&file, &display) {
+            Ok(()) => validate_file(&file, &display, opts),
+            Err(e) => Report::unreadable(&display, opts.level, &e.to_string()),
+        },
         Err(e) => Report::unreadable(&display, opts.level, &open_error(path, &e)),
     };
     if let Some(rev) = opts.codes_revision {

@@ -21,6 +21,8 @@ const KINDS: &[&str] = &["identity", "affine", "displacement", "bspline", "compo
 #[derive(Clone, Debug, Default)]
 struct Tf {
     kind: String,
+    /// Whether the transform has a `kind` attribute at all.
+    has_kind: bool,
     from_frame: Option<String>,
     to_frame: Option<String>,
     from_grid: Option<String>,
@@ -34,12 +36,18 @@ struct Tf {
 fn transforms(ctx: &Ctx<'_>) -> BTreeMap<String, Tf> {
     let mut out = BTreeMap::new();
     for id in ctx.member_names("transforms") {
-        let a = ctx.attrs(&format!("transforms/{id}"));
+        let rel = format!("transforms/{id}");
+        // a link that names no object is E001's; it is no transform
+        if ctx.object(&rel).is_none() {
+            continue;
+        }
+        let a = ctx.attrs(&rel);
         let s = |n: &str| attr_str(&a, n).map(str::to_string);
         out.insert(
             id,
             Tf {
                 kind: s("kind").unwrap_or_default(),
+                has_kind: super::ctx::attr(&a, "kind").is_some(),
                 from_frame: s("from_frame"),
                 to_frame: s("to_frame"),
                 from_grid: s("from_grid"),
@@ -70,7 +78,9 @@ pub fn check_transforms(ctx: &mut Ctx<'_>) {
     let tfs = transforms(ctx);
     for (id, t) in &tfs {
         let loc = format!("/transforms/{id}");
-        if !KINDS.contains(&t.kind.as_str()) {
+        if !t.has_kind {
+            ctx.emit_unprojected("E502", &loc, "transform has no `kind` attribute");
+        } else if !KINDS.contains(&t.kind.as_str()) {
             let list: Vec<String> = KINDS.iter().map(|k| format!("'{k}'")).collect();
             ctx.emit(
                 "E502",
@@ -212,7 +222,13 @@ fn check_inverse(
         ctx.emit(
             "E505",
             loc,
-            format!("`inverse_id` names '{inv}', which does not map this transform's frames back"),
+            format!(
+                "`inverse_id` names '{inv}', which maps '{}' -> '{}'; an inverse must map '{}' -> '{}'",
+                other.from_frame.as_deref().unwrap_or(""),
+                other.to_frame.as_deref().unwrap_or(""),
+                t.to_frame.as_deref().unwrap_or(""),
+                t.from_frame.as_deref().unwrap_or("")
+            ),
         );
     }
 }
@@ -275,6 +291,10 @@ fn check_units(ctx: &mut Ctx<'_>, grids: &BTreeMap<String, GridInfo>, t: &Tf, lo
 
 /// W910 (a frame shared across timepoints), W917 (a plane and a volume in one frame).
 fn check_frames(ctx: &mut Ctx<'_>, grids: &BTreeMap<String, GridInfo>) {
+    // frames are judged with the document's timepoints: not without one
+    if ctx.doc.is_none() {
+        return;
+    }
     let mut by_frame: BTreeMap<&str, Vec<(&String, &GridInfo)>> = BTreeMap::new();
     for (id, g) in grids {
         if let Some(f) = &g.frame_uid {
@@ -292,19 +312,26 @@ fn check_frames(ctx: &mut Ctx<'_>, grids: &BTreeMap<String, GridInfo>) {
                 format!("frame_uid '{frame}' is shared by timepoints {}; follow-up imaging is a new frame unless the subject was never repositioned", py_strs(&tps)),
             );
         }
-        let mut dims: Vec<usize> = gs.iter().map(|(_, g)| g.spatial_shape().len()).collect();
-        dims.sort_unstable();
-        dims.dedup();
-        if dims.len() > 1 {
-            let names: Vec<&str> = gs.iter().map(|(i, _)| i.as_str()).collect();
-            ctx.emit(
-                "W917",
-                "/grids",
-                format!(
-                    "grids {} name one frame '{frame}' with different spatial dimensionality",
-                    py_strs(&names)
-                ),
-            );
+        // each pair of grids (in id order) whose spatial ranks differ
+        for (i, (a, ga)) in gs.iter().enumerate() {
+            for (b, gb) in gs.iter().skip(i + 1) {
+                let (da, db) = (ga.spatial_shape().len(), gb.spatial_shape().len());
+                if da == db {
+                    continue;
+                }
+                let cs = |g: &GridInfo| g.coord_system.clone().unwrap_or_else(|| "?".into());
+                ctx.emit(
+                    "W917",
+                    "/grids",
+                    format!(
+                        "grids '{a}' ({da}-D, {}) and '{b}' ({db}-D, {}) name one frame '{frame}': \
+                         §3.3 compares neither with the other; give the plane its own frame, or \
+                         store it as a one-slice 3-D grid where it lies (§3.6)",
+                        cs(ga),
+                        cs(gb)
+                    ),
+                );
+            }
         }
     }
 }

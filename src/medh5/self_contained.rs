@@ -1,0 +1,188 @@
+//! `shared/spec/medh5.md` §2: a MEDH5 file holds its own bytes. A file in
+//! which any object would read another file — an external link, a dataset
+//! with external raw-data storage (the External Data Files message), a
+//! virtual dataset — is refused before anything else is looked at, as the
+//! reference refuses it: following those would read files on this machine
+//! that the file's author chose.
+//!
+//! The walk visits every object once (by header address), depth first in the
+//! byte order of link names, the order the reference lists offenders in.
+//! Soft links are not followed (they name objects of this file, which the
+//! walk reaches through their hard links). Objects that cannot be read are
+//! skipped here: the command that needs them reports them itself.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::messages::layout::Layout;
+use crate::hdf5fmt::messages::link::Link;
+use crate::medh5::error::{Error, Result};
+
+/// Cap on the objects one walk visits (a file-driven loop).
+const MAX_OBJECTS: usize = 1 << 20;
+/// Offenders named in the message; the rest are counted.
+const SHOWN: usize = 5;
+
+/// What makes an object read another file, in the reference's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Foreign {
+    /// A link to an object in another file.
+    ExternalLink,
+    /// A dataset whose raw data lives in other files.
+    ExternalStorage,
+    /// A virtual dataset (its data is mapped from other datasets).
+    Virtual,
+}
+
+impl Foreign {
+    fn words(self) -> &'static str {
+        match self {
+            Foreign::ExternalLink => "an external link",
+            Foreign::ExternalStorage => "external raw-data storage",
+            Foreign::Virtual => "a virtual dataset",
+        }
+    }
+}
+
+/// Every path (without the leading `/`) at which the file reaches outside
+/// itself, in walk order.
+pub fn foreign_paths(file: &File) -> Result<Vec<(String, Foreign)>> {
+    let mut found = Vec::new();
+    let root = file.root()?;
+    let mut seen: HashSet<u64> = HashSet::from([root.address()]);
+    let mut pending = vec![(String::new(), sorted_links(root.links()?).into_iter())];
+    while let Some((prefix, links)) = pending.last_mut() {
+        let Some((name, link)) = links.next() else {
+            pending.pop();
+            continue;
+        };
+        let path = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let addr = match link {
+            Link::Hard(a) => a,
+            Link::External { .. } => {
+                found.push((path, Foreign::ExternalLink));
+                continue;
+            }
+            Link::Soft(_) | Link::UserDefined { .. } => continue,
+        };
+        if !seen.insert(addr) {
+            continue;
+        }
+        if seen.len() > MAX_OBJECTS {
+            return Err(Error::invalid("too many objects"));
+        }
+        match file.object_at(addr, format!("/{path}")) {
+            Ok(Object::Group(g)) => {
+                if let Ok(links) = g.links() {
+                    pending.push((path, sorted_links(links).into_iter()));
+                }
+            }
+            Ok(Object::Dataset(ds)) => {
+                if matches!(ds.layout(), Layout::Virtual { .. }) {
+                    found.push((path, Foreign::Virtual));
+                } else if ds.external_files().is_some() {
+                    found.push((path, Foreign::ExternalStorage));
+                }
+            }
+            Ok(Object::NamedDatatype(_)) | Err(_) => {}
+        }
+    }
+    Ok(found)
+}
+
+fn sorted_links(mut links: Vec<(String, Link)>) -> Vec<(String, Link)> {
+    links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    links
+}
+
+/// Refuse the file when it reaches outside itself, with the reference's
+/// words; `display` is the file as the user named it.
+pub fn check(file: &File, display: &str) -> Result<()> {
+    let found = foreign_paths(file)?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut list = found
+        .iter()
+        .take(SHOWN)
+        .map(|(p, k)| format!("/{p} is {}", k.words()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if found.len() > SHOWN {
+        list.push_str(&format!(" (and {} more)", found.len() - SHOWN));
+    }
+    Err(Error::Refused(format!(
+        "'{display}' is not self-contained: {list}. A MEDH5 file holds its own bytes (§2); \
+         following these would read files on this machine that the file's author chose, \
+         so the file is refused"
+    )))
+}
+
+/// Open the file at `path` and refuse it unless it is self-contained
+/// ([`check`]); `display` is the file as the user named it.
+pub fn open(path: &Path, display: &str) -> Result<File> {
+    let file = File::open(path)?;
+    check(&file, display)?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hdf5fmt::write::FileWriter;
+
+    /// A file with `n` external links under `x/`, a soft link that resolves
+    /// and one that dangles.
+    fn file_with_links(n: usize) -> File {
+        let mut w = FileWriter::in_memory();
+        let r = w.root();
+        let x = w.create_group(r, "x").unwrap();
+        let g = w.create_group(r, "images").unwrap();
+        w.soft_link(g, "alias", "/x").unwrap();
+        w.soft_link(g, "gone", "/nowhere").unwrap();
+        for i in 0..n {
+            w.external_link(x, &format!("e{i:02}"), "other.h5", "/a")
+                .unwrap();
+        }
+        // a second name for `x`: its links are counted once
+        w.hard_link(r, "y", x).unwrap();
+        File::from_bytes(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn self_contained_file_passes() {
+        let f = file_with_links(0);
+        assert!(foreign_paths(&f).unwrap().is_empty());
+        assert!(check(&f, "s.medh5").is_ok());
+    }
+
+    #[test]
+    fn external_links_are_refused_with_the_reference_words() {
+        let f = file_with_links(1);
+        let found = foreign_paths(&f).unwrap();
+        assert_eq!(found, vec![("x/e00".to_string(), Foreign::ExternalLink)]);
+        let e = check(&f, "s.medh5").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "'s.medh5' is not self-contained: /x/e00 is an external link. A MEDH5 file holds \
+             its own bytes (§2); following these would read files on this machine that the \
+             file's author chose, so the file is refused"
+        );
+    }
+
+    #[test]
+    fn five_offenders_are_named_and_the_rest_counted() {
+        let f = file_with_links(8);
+        let e = check(&f, "s.medh5").unwrap_err().to_string();
+        assert!(
+            e.contains("/x/e04 is an external link (and 3 more). A MEDH5"),
+            "{e}"
+        );
+        assert!(!e.contains("/x/e05"), "{e}");
+    }
+}
