@@ -1,5 +1,5 @@
 //! `medh5 verify`, `fix` (diagnosis), `tree`, `validate` and `info`, text
-//! and `--json`, against the reference on its published conformance suite
+//! and `--json` (and `validate --level integrity` on the suite), against the reference on its published conformance suite
 //! and on samples edited at random by `tests/interop/medh5_edits.py` (soft
 //! links that resolve and that dangle, hard-link aliases, external links,
 //! external raw-data storage, virtual datasets, `meta` removed or replaced,
@@ -21,7 +21,7 @@
 //!   its call and is left out of every comparison.
 
 mod common;
-use common::{oracle_bin, run_ok};
+use common::{medh5_files, oracle_bin, publish_conformance, run_ok};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,9 +40,15 @@ const COMMANDS: &[&str] = &[
     "tree --json",
     "validate",
     "validate --json",
+    "validate --level integrity",
     "info",
     "info --json",
 ];
+
+/// Commands compared on the published suite only: on edited samples the
+/// integrity level still differs (which aliases get E704 and which
+/// undigested datasets W915; see notes/parity-2026-12-06b.md).
+const SUITE_ONLY: &[&str] = &["validate --level integrity"];
 
 fn ours(cmd: &str, file: &str) -> (String, i64) {
     let out = Command::new(BIN)
@@ -71,17 +77,6 @@ fn without_error_words(s: &str) -> String {
     }
 }
 
-fn medh5_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "medh5" || e == "medh5c"))
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn storage_commands_equal_reference_on_conformance_and_edited_samples() {
     let Some(venv) = oracle_bin() else {
@@ -94,13 +89,7 @@ fn storage_commands_equal_reference_on_conformance_and_edited_samples() {
         .unwrap_or(1);
     let dir = std::env::temp_dir().join(format!("purehdf-cli-parity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let conf = dir.join("conf");
-    run_ok(
-        Command::new(venv.join("medh5"))
-            .args(["conformance", "publish"])
-            .arg(&conf),
-    );
-    let published = medh5_files(&conf);
+    let published = publish_conformance(&venv, &dir.join("conf"));
     assert!(
         published.len() >= 175,
         "{} files published",
@@ -143,8 +132,12 @@ fn storage_commands_equal_reference_on_conformance_and_edited_samples() {
         .collect();
     let mut bad = Vec::new();
     let mut compared = 0;
+    let published_names: Vec<&str> = published.iter().map(|p| p.to_str().unwrap()).collect();
     for cmd in COMMANDS {
         for f in names.iter().filter(|f| !killed.contains(f)) {
+            if SUITE_ONLY.contains(cmd) && !published_names.contains(f) {
+                continue;
+            }
             compared += 1;
             let t = &theirs[format!("{cmd}\t{f}")];
             let (mut want, want_code) = (

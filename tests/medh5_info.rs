@@ -13,9 +13,9 @@
 //! words) and a malformed digest (its text line).
 
 mod common;
-use common::{oracle_bin, run_ok, shared_dir};
+use common::{medh5_files, oracle_bin, publish_conformance, run_ok, shared_dir};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -38,47 +38,32 @@ fn info_equals_reference_on_the_conformance_suite_and_vectors() {
     };
     let dir = std::env::temp_dir().join(format!("purehdf-info-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    run_ok(
-        Command::new(venv.join("medh5"))
-            .args(["conformance", "publish"])
-            .arg(&dir),
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "medh5" || e == "medh5c"))
-        .collect();
-    files.sort();
+    let mut files = publish_conformance(&venv, &dir);
     match shared_dir().map(|d| d.join("vectors/medh5")) {
-        Some(v) if v.is_dir() => {
-            let mut more: Vec<PathBuf> = std::fs::read_dir(&v)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "medh5"))
-                .collect();
-            more.sort();
-            files.extend(more);
-        }
+        Some(v) if v.is_dir() => files.extend(medh5_files(&v)),
         _ => println!("note: medh5 info parity: ../shared/vectors/medh5 absent"),
     }
     assert!(files.len() >= 175, "{} files published", files.len());
     let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_info_dump.py");
-    let out = run_ok(Command::new(venv.join("python")).arg(&script).args(&names));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/medh5_cli_dump.py");
+    let out = run_ok(
+        Command::new(venv.join("python"))
+            .arg(&script)
+            .arg("info,info --json")
+            .args(&names),
+    );
     let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut bad = Vec::new();
     let (mut refused, mut described) = (0, 0);
     for f in &names {
-        let t = &theirs[*f];
         for (key, args) in [
             ("text", vec!["info", f]),
             ("json", vec!["info", "--json", f]),
         ] {
             let (stdout, code) = ours(&args);
-            let want = t[key].as_str().unwrap();
-            let want_code = t[format!("{key}_code")].as_i64().unwrap();
+            let t = &theirs[format!("{}\t{f}", args[..args.len() - 1].join(" "))];
+            let want = t["out"].as_str().unwrap();
+            let want_code = t["code"].as_i64().unwrap();
             if stdout != want || i64::from(code) != want_code {
                 bad.push(format!(
                     "{f} ({key}): exit {code} vs {want_code}\n--- ours\n{stdout}--- reference\n{want}"

@@ -23,6 +23,7 @@ pub mod global_heap;
 pub mod group;
 pub mod limits;
 pub mod link;
+pub mod link_walk;
 pub mod local_heap;
 #[cfg(all(feature = "mmap", target_os = "linux"))]
 pub mod mapguard;

@@ -262,7 +262,7 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
         if out_canon.is_some() && std::fs::canonicalize(src).ok() == out_canon {
             return Err(Error::invalid(format!("{} is the output", src.display())));
         }
-        let f = File::open(src)?;
+        let f = super::self_contained::open(src, &src.display().to_string())?;
         if is_collection(&f) {
             return Err(Error::invalid(format!(
                 "{} is a collection; pack takes samples",
@@ -342,7 +342,7 @@ pub fn pack(sources: &[PathBuf], out: &Path, keys: &[String]) -> Result<Packed> 
 /// when an output's `content_id` differs (outputs already published stay);
 /// I/O and HDF5-layer errors.
 pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> {
-    let f = File::open(shard)?;
+    let f = super::self_contained::open(shard, &shard.display().to_string())?;
     if !is_collection(&f) {
         return Err(Error::invalid(format!(
             "{} is not a collection",
@@ -531,7 +531,7 @@ fn json_of(j: Option<Json>) -> Value {
 
 /// `ls --json`: the collection and one entry per member.
 pub fn ls(shard: &Path, display: &str) -> Result<Value> {
-    let f = File::open(shard)?;
+    let f = super::self_contained::open(shard, display)?;
     if !is_collection(&f) {
         return Err(Error::invalid(format!(
             "{display} is a sample file, not a collection; `medh5 info {display}` describes it"

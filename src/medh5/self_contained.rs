@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::link_walk::LinkWalk;
 use crate::hdf5fmt::messages::layout::Layout;
 use crate::hdf5fmt::messages::link::Link;
 use crate::medh5::error::{Error, Result};
@@ -51,17 +52,8 @@ pub fn foreign_paths(file: &File) -> Result<Vec<(String, Foreign)>> {
     let mut found = Vec::new();
     let root = file.root()?;
     let mut seen: HashSet<u64> = HashSet::from([root.address()]);
-    let mut pending = vec![(String::new(), sorted_links(root.links()?).into_iter())];
-    while let Some((prefix, links)) = pending.last_mut() {
-        let Some((name, link)) = links.next() else {
-            pending.pop();
-            continue;
-        };
-        let path = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
+    let mut walk = LinkWalk::new(&root)?;
+    while let Some((path, link)) = walk.next_link() {
         let addr = match link {
             Link::Hard(a) => a,
             Link::External { .. } => {
@@ -78,9 +70,8 @@ pub fn foreign_paths(file: &File) -> Result<Vec<(String, Foreign)>> {
         }
         match file.object_at(addr, format!("/{path}")) {
             Ok(Object::Group(g)) => {
-                if let Ok(links) = g.links() {
-                    pending.push((path, sorted_links(links).into_iter()));
-                }
+                // a group whose links cannot be read is skipped too
+                let _ = walk.enter(path, &g);
             }
             Ok(Object::Dataset(ds)) => {
                 if matches!(ds.layout(), Layout::Virtual { .. }) {
@@ -93,11 +84,6 @@ pub fn foreign_paths(file: &File) -> Result<Vec<(String, Foreign)>> {
         }
     }
     Ok(found)
-}
-
-fn sorted_links(mut links: Vec<(String, Link)>) -> Vec<(String, Link)> {
-    links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    links
 }
 
 /// Refuse the file when it reaches outside itself, with the reference's

@@ -15,6 +15,7 @@ use crate::filters::zstd_decode::libzstd_decodes;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::link_walk::LinkWalk;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::selection::Selection;
 use crate::medh5::error::{Error, Result};
@@ -181,30 +182,26 @@ struct Walk {
     aliases: Vec<String>,
 }
 
+/// A dataset's `digest` attribute: `None` without one, `""` when it is not
+/// text (then malformed).
+fn stored_digest(file: &File, ds: &Dataset) -> Result<Option<String>> {
+    Ok(match ds.attribute("digest") {
+        Ok(a) => match attr_json(file, &a)? {
+            Json::Str(s) => Some(s),
+            _ => Some(String::new()),
+        },
+        Err(_) => None,
+    })
+}
+
 fn walk(file: &File) -> Result<Walk> {
     let mut out = Walk::default();
     let mut seen: HashMap<u64, String> = HashMap::new();
     let root = file.root()?;
     seen.insert(root.address(), String::new());
-    let mut stack = vec![(root, String::new())];
-    // Depth-first in byte order: process a group's links in order, recursing
-    // immediately (explicit stack of pending link lists).
-    let mut pending: Vec<(String, std::vec::IntoIter<(String, Link)>)> = Vec::new();
-    if let Some((g, p)) = stack.pop() {
-        let mut links = g.links()?;
-        links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        pending.push((p, links.into_iter()));
-    }
-    while let Some((prefix, iter)) = pending.last_mut() {
-        let Some((name, link)) = iter.next() else {
-            pending.pop();
-            continue;
-        };
-        let path = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
+    // depth first in byte order, each group entered at its first path
+    let mut walk = LinkWalk::new(&root)?;
+    while let Some((path, link)) = walk.next_link() {
         let addr = match link {
             Link::Hard(a) => a,
             // A soft link that resolves is a second path to an object; one
@@ -227,19 +224,9 @@ fn walk(file: &File) -> Result<Walk> {
         }
         seen.insert(addr, path.clone());
         match file.object_at(addr, format!("/{path}"))? {
-            Object::Group(g) => {
-                let mut links = g.links()?;
-                links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                pending.push((path, links.into_iter()));
-            }
+            Object::Group(g) => walk.enter(path, &g)?,
             Object::Dataset(ds) => {
-                let digest = match ds.attribute("digest") {
-                    Ok(a) => match attr_json(file, &a)? {
-                        Json::Str(s) => Some(s),
-                        _ => Some(String::new()),
-                    },
-                    Err(_) => None,
-                };
+                let digest = stored_digest(file, &ds)?;
                 out.datasets.push(Found {
                     path,
                     ds: *ds,
@@ -695,13 +682,7 @@ fn annotation_group_digest(
             continue;
         }
         if let Ok(Object::Dataset(ds)) = file.object(alias) {
-            let digest = match ds.attribute("digest") {
-                Ok(a) => match attr_json(file, &a)? {
-                    Json::Str(s) => Some(s),
-                    _ => Some(String::new()),
-                },
-                Err(_) => None,
-            };
+            let digest = stored_digest(file, &ds)?;
             children.push((name.to_string(), *ds, digest));
         }
     }

@@ -145,3 +145,27 @@ pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
     );
     out
 }
+
+/// Publish the reference's conformance suite into `dir` (`medh5 conformance
+/// publish`, with the oracle venv's `bin` folder `venv`) and return its
+/// samples and collections, sorted.
+pub fn publish_conformance(venv: &Path, dir: &Path) -> Vec<PathBuf> {
+    run_ok(
+        std::process::Command::new(venv.join("medh5"))
+            .args(["conformance", "publish"])
+            .arg(dir),
+    );
+    medh5_files(dir)
+}
+
+/// The `.medh5` and `.medh5c` files directly in `dir`, sorted.
+pub fn medh5_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "medh5" || e == "medh5c"))
+        .collect();
+    files.sort();
+    files
+}

@@ -22,6 +22,7 @@ use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::datatype::{CharSet, Datatype};
 use crate::hdf5fmt::file::{File, Object};
+use crate::hdf5fmt::link_walk::LinkWalk;
 use crate::hdf5fmt::messages::link::Link;
 use crate::hdf5fmt::write::{
     vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, Dataspace, FileWriter, GroupId,
@@ -90,22 +91,8 @@ pub fn first_paths(file: &File, skip: &dyn Fn(&str) -> bool) -> Result<Vec<(Stri
     let root = file.root()?;
     let mut seen: HashSet<u64> = HashSet::from([root.address()]);
     let mut out = Vec::new();
-    let sorted = |g: &crate::hdf5fmt::group::Group| -> Result<Vec<(String, Link)>> {
-        let mut links = g.links()?;
-        links.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        Ok(links)
-    };
-    let mut pending = vec![(String::new(), sorted(&root)?.into_iter())];
-    while let Some((prefix, iter)) = pending.last_mut() {
-        let Some((name, link)) = iter.next() else {
-            pending.pop();
-            continue;
-        };
-        let path = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
+    let mut walk = LinkWalk::new(&root)?;
+    while let Some((path, link)) = walk.next_link() {
         let Link::Hard(addr) = link else { continue };
         if path == "meta" || skip(&path) || !seen.insert(addr) {
             continue;
@@ -120,10 +107,7 @@ pub fn first_paths(file: &File, skip: &dyn Fn(&str) -> bool) -> Result<Vec<(Stri
             });
         }
         match file.object_at(addr, format!("/{path}"))? {
-            Object::Group(g) => {
-                let links = sorted(&g)?;
-                pending.push((path, links.into_iter()));
-            }
+            Object::Group(g) => walk.enter(path, &g)?,
             Object::Dataset(ds) => out.push((path, *ds)),
             Object::NamedDatatype(_) => {}
         }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use crate::filters::zstd_decode::libzstd_decodes;
 use crate::hdf5fmt::dataset::Dataset;
 use crate::hdf5fmt::file::Object;
+use crate::hdf5fmt::link_walk::LinkWalk;
 use crate::hdf5fmt::messages::link::Link;
 use crate::medh5::canonical_json::Json;
 use crate::medh5::error::{Error, Result};
@@ -53,8 +54,6 @@ pub struct Walk {
     pub datasets: Vec<Found>,
     /// Every soft, external or repeated hard link met, in walk order.
     pub aliases: Vec<Alias>,
-    /// Direct members of the covered layout groups (every link kind).
-    pub members: Vec<String>,
 }
 
 /// Walk the sample depth-first in byte order of names, each object once at
@@ -67,24 +66,16 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
     };
     let mut seen: HashMap<u64, String> = HashMap::new();
     seen.insert(root.address(), String::new());
-    let mut pending = vec![(String::new(), root.links()?.into_iter())];
-    while let Some((prefix, iter)) = pending.last_mut() {
-        let Some((name, link)) = iter.next() else {
-            pending.pop();
-            continue;
-        };
-        let path = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        if LAYOUT_GROUPS.contains(&prefix.as_str()) {
-            out.members.push(path.clone());
-        }
+    let mut walk = LinkWalk::new(&root)?;
+    while let Some((path, link)) = walk.next_link() {
         let addr = match link {
             Link::Hard(a) => a,
+            // a soft link that names nothing is no path of any object
+            // (E001 names it), as the reference passes over it
             Link::Soft(t) => {
-                out.aliases.push(Alias { path, first: t });
+                if ctx.object(&path).is_some() {
+                    out.aliases.push(Alias { path, first: t });
+                }
                 continue;
             }
             Link::External { file, path: p } => {
@@ -109,9 +100,8 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
         seen.insert(addr, path.clone());
         match ctx.file.object_at(addr, ctx.path(&path)) {
             Ok(Object::Group(g)) => {
-                if let Ok(links) = g.links() {
-                    pending.push((path, links.into_iter()));
-                }
+                // a group whose links cannot be read is not walked
+                let _ = walk.enter(path, &g);
             }
             Ok(Object::Dataset(ds)) => {
                 let digest = match ds.attribute("digest") {
@@ -131,6 +121,11 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
         }
     }
     Ok(out)
+}
+
+fn is_string(dt: &crate::hdf5fmt::datatype::Datatype) -> bool {
+    use crate::hdf5fmt::datatype::Datatype;
+    matches!(dt, Datatype::String { .. } | Datatype::VarString { .. })
 }
 
 fn in_index(path: &str) -> bool {
@@ -198,8 +193,11 @@ fn check_datasets(ctx: &mut Ctx<'_>, w: &Walk) {
         .iter()
         .filter(|f| f.path != "meta" && !in_index(&f.path))
         .collect();
+    // (a sample without any dataset to stamp is not W901's)
     if !stamped.iter().any(|f| f.digest.is_some()) {
-        ctx.emit("W901", "/", "no dataset carries a `digest` attribute");
+        if !stamped.is_empty() {
+            ctx.emit("W901", "/", "no dataset carries a `digest` attribute");
+        }
         return;
     }
     for f in stamped {
@@ -235,14 +233,35 @@ fn check_datasets(ctx: &mut Ctx<'_>, w: &Walk) {
 }
 
 fn check_content_id(ctx: &mut Ctx<'_>, w: &Walk, algo: DigestAlgo) {
+    // without a string `/meta` there is no content_id input: the
+    // reference says why, in its words (whether or not one is declared)
+    let meta = match ctx.object("meta") {
+        Some(Object::Dataset(ds)) if !is_string(ds.dtype()) => {
+            let why = format!(
+                "TypeError: /meta holds {}, not strings",
+                super::images::dtype_name(ds.dtype())
+            );
+            ctx.emit(
+                "E001",
+                "/",
+                format!("the root's `content_id` could not be checked: {why}"),
+            );
+            return;
+        }
+        Some(Object::Dataset(ds)) => read_scalar_string(ctx.file, &ds).unwrap_or_default(),
+        _ => {
+            ctx.emit(
+                "E001",
+                "/",
+                "the root's `content_id` could not be checked: KeyError: '\"Unable to synchronously open object (object \\'meta\\' doesn\\'t exist)\"'",
+            );
+            return;
+        }
+    };
     let declared = match ctx.root_attr("content_id") {
         None => return,
         Some(Json::Str(s)) => s.clone(),
         Some(other) => other.to_canonical(),
-    };
-    let meta = match ctx.object("meta") {
-        Some(Object::Dataset(ds)) => read_scalar_string(ctx.file, &ds).unwrap_or_default(),
-        _ => Vec::new(),
     };
     let datasets = w
         .datasets
@@ -254,7 +273,17 @@ fn check_content_id(ctx: &mut Ctx<'_>, w: &Walk, algo: DigestAlgo) {
         String::new(),
         canonical_attrs(ROOT_COVERED, &ctx.root_attrs),
     )];
-    for m in &w.members {
+    // each layout group's members, listed from the group itself (a group
+    // first reached through an alias elsewhere still has them)
+    let members: Vec<String> = LAYOUT_GROUPS
+        .iter()
+        .flat_map(|g| {
+            ctx.member_names(g)
+                .into_iter()
+                .map(move |n| format!("{g}/{n}"))
+        })
+        .collect();
+    for m in &members {
         let Some(covered) = covered_names(m) else {
             continue;
         };
