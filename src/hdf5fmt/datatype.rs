@@ -237,6 +237,11 @@ pub enum Datatype {
 }
 
 impl Datatype {
+    /// Whether this is a string type, fixed-length or variable-length.
+    pub fn is_string(&self) -> bool {
+        matches!(self, Datatype::String { .. } | Datatype::VarString { .. })
+    }
+
     /// Size in bytes of one stored element.
     pub fn size(&self) -> u64 {
         match self {

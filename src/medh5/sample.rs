@@ -108,6 +108,20 @@ impl SampleFile {
         Ok(names)
     }
 
+    /// [`SampleFile::members`] of `group` that are groups themselves (a
+    /// grid, annotation or transform is a group; anything else standing
+    /// there is the validator's to report, not a member to describe).
+    pub fn group_members(&self, group: &str) -> Result<Vec<String>> {
+        let mut names = self.members(group)?;
+        names.retain(|n| {
+            matches!(
+                self.file.object(&format!("{group}/{n}")),
+                Ok(Object::Group(_))
+            )
+        });
+        Ok(names)
+    }
+
     /// The attributes of the object at `path` as `(name, JSON value)`.
     pub fn object_attrs(&self, path: &str) -> Result<Vec<(String, Json)>> {
         attrs_json(&self.file, &self.file.object(path)?.attributes()?)

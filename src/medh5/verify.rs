@@ -154,13 +154,11 @@ fn check_whole_file(file: &File, display: &str, root_attrs: &[(String, Json)]) -
         }
     }
     match file.object("meta") {
-        Ok(Object::Dataset(ds)) => match ds.dtype() {
-            Datatype::String { .. } | Datatype::VarString { .. } => Ok(()),
-            dt => Err(Error::Refused(format!(
-                "/meta holds {}, not strings",
-                super::validate::images::dtype_name(dt)
-            ))),
-        },
+        Ok(Object::Dataset(ds)) if ds.dtype().is_string() => Ok(()),
+        Ok(Object::Dataset(ds)) => Err(Error::Refused(format!(
+            "/meta holds {}, not strings",
+            super::validate::images::dtype_name(ds.dtype())
+        ))),
         _ => Err(Error::Refused(
             "\"Unable to synchronously open object (object 'meta' doesn't exist)\"".into(),
         )),

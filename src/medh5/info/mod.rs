@@ -138,11 +138,7 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     let mut frame_tp: Vec<(Value, Value)> = Vec::new();
     let mut grid_frame = std::collections::HashMap::new();
     let mut grids = Vec::new();
-    for id in s.members("grids")? {
-        // a grid is a group (a dataset there is E109, and not listed)
-        if !matches!(file.object(&format!("grids/{id}")), Ok(Object::Group(_))) {
-            continue;
-        }
+    for id in s.group_members("grids")? {
         let a = Attrs(s.object_attrs(&format!("grids/{id}"))?);
         let tp = a.or("timepoint", default_tp.clone());
         grid_tp.insert(id.clone(), tp.clone());
@@ -164,14 +160,7 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     }
     out.insert("images".into(), Value::Array(images));
     let mut anns = Vec::new();
-    for id in s.members("annotations")? {
-        // an annotation is a group (a dataset there is E412, and not listed)
-        if !matches!(
-            file.object(&format!("annotations/{id}")),
-            Ok(Object::Group(_))
-        ) {
-            continue;
-        }
+    for id in s.group_members("annotations")? {
         let a = Attrs(s.object_attrs(&format!("annotations/{id}"))?);
         let tps = match a.get("timepoints") {
             Value::Null => {
@@ -197,14 +186,7 @@ pub fn info_file(file: &File, display: &str) -> Result<Value> {
     }
     out.insert("annotations".into(), Value::Array(anns));
     let mut transforms = Vec::new();
-    for id in s.members("transforms")? {
-        // a transform is a group (the reference lists nothing else there)
-        if !matches!(
-            file.object(&format!("transforms/{id}")),
-            Ok(Object::Group(_))
-        ) {
-            continue;
-        }
+    for id in s.group_members("transforms")? {
         let a = Attrs(s.object_attrs(&format!("transforms/{id}"))?);
         transforms.push(transform::transform_json(file, &id, &a, &frame_tp));
     }

@@ -3,7 +3,6 @@
 //! the layout groups, identifier syntax of layout members, `/meta` as a scalar
 //! UTF-8 JSON object; and the profile requirements (E009).
 
-use crate::hdf5fmt::datatype::Datatype;
 use crate::hdf5fmt::file::Object;
 use crate::hdf5fmt::messages::link::Link;
 use crate::medh5::canonical_json::Json;
@@ -282,10 +281,7 @@ fn check_meta(ctx: &mut Ctx<'_>) {
             return;
         }
     };
-    if !matches!(
-        ds.dtype(),
-        Datatype::String { .. } | Datatype::VarString { .. }
-    ) {
+    if !ds.dtype().is_string() {
         ctx.emit(
             "E004",
             "/meta",

@@ -123,11 +123,6 @@ pub fn walk(ctx: &Ctx<'_>) -> Result<Walk> {
     Ok(out)
 }
 
-fn is_string(dt: &crate::hdf5fmt::datatype::Datatype) -> bool {
-    use crate::hdf5fmt::datatype::Datatype;
-    matches!(dt, Datatype::String { .. } | Datatype::VarString { .. })
-}
-
 fn in_index(path: &str) -> bool {
     path == "index" || path.starts_with("index/")
 }
@@ -236,7 +231,7 @@ fn check_content_id(ctx: &mut Ctx<'_>, w: &Walk, algo: DigestAlgo) {
     // without a string `/meta` there is no content_id input: the
     // reference says why, in its words (whether or not one is declared)
     let meta = match ctx.object("meta") {
-        Some(Object::Dataset(ds)) if !is_string(ds.dtype()) => {
+        Some(Object::Dataset(ds)) if !ds.dtype().is_string() => {
             let why = format!(
                 "TypeError: /meta holds {}, not strings",
                 super::images::dtype_name(ds.dtype())
