@@ -428,15 +428,80 @@ pub fn scatter_planes(meta: &Meta, k: usize, planes: &[&[u8]], c: &mut [u8]) -> 
     if ts == 0 || planes.iter().any(|p| p.len() != block_items) {
         return Err(bad("planes do not match the block geometry"));
     }
+    if let [p0, p1] = planes {
+        if let Some(g) = block_rows3(meta, k, c.len() / 2)? {
+            // The rows kernel checks the planes against the geometry; the
+            // destination end is checked here.
+            if g.dst_end()
+                .and_then(|e| e.checked_mul(2))
+                .is_some_and(|e| e <= c.len())
+            {
+                // SAFETY: `c` holds `2 · g.dst_end()` bytes (checked above)
+                // and is borrowed mutably for the call.
+                if unsafe { crate::filters::shuffle::unshuffle2_rows(p0, p1, &g, c.as_mut_ptr()) } {
+                    return Ok(());
+                }
+            }
+            return Err(bad("planes do not match the block geometry"));
+        }
+    }
     let mut sub: Vec<&[u8]> = planes.to_vec();
     for_each_row(meta, ts, k, c.len(), |item, n, co| {
         for (s, p) in sub.iter_mut().zip(planes) {
             *s = &p[item..item + n];
         }
-        // Rows are short: the portable kernel (auto-vectorised for 2 and 4 planes)
-        // avoids the per-call dispatch of the SIMD one.
-        crate::filters::shuffle::unshuffle_planes_scalar(&sub, &mut c[co * ts..(co + n) * ts]);
+        crate::filters::shuffle::unshuffle_planes(&sub, &mut c[co * ts..(co + n) * ts]);
     })
+}
+
+/// The rows of block `k` inside a C-order chunk of `c_items` items, as one
+/// [`Rows3`](crate::filters::shuffle::Rows3) box copy (source: item indices
+/// in the padded block; destination: item indices in the chunk), for ranks
+/// 1 to 3; `Ok(None)` for higher ranks.
+fn block_rows3(
+    meta: &Meta,
+    k: usize,
+    c_items: usize,
+) -> Result<Option<crate::filters::shuffle::Rows3>> {
+    let (cs, bsh) = (&meta.chunkshape, &meta.blockshape);
+    let rank = cs.len();
+    if rank == 0 || rank > 3 {
+        return Ok(None);
+    }
+    if bsh.len() != rank || bsh.contains(&0) {
+        return Err(bad("rank mismatch"));
+    }
+    if meta.chunk_items() != Some(c_items) {
+        return Err(bad("buffer sizes do not match the block geometry"));
+    }
+    // Pad to rank 3 with leading axes of one item.
+    let pad = 3 - rank;
+    let dim = |v: &[usize], d: usize| if d < pad { 1 } else { v[d - pad] };
+    let (c3, b3) = (
+        [dim(cs, 0), dim(cs, 1), dim(cs, 2)],
+        [dim(bsh, 0), dim(bsh, 1), dim(bsh, 2)],
+    );
+    let mut g = [0usize; 3];
+    let mut rem = k;
+    for d in (0..3).rev() {
+        let n = c3[d].div_ceil(b3[d]);
+        g[d] = rem % n;
+        rem /= n;
+    }
+    if rem != 0 {
+        return Err(bad("block index out of range"));
+    }
+    let o = [g[0] * b3[0], g[1] * b3[1], g[2] * b3[2]];
+    let ext = |d: usize| b3[d].min(c3[d] - o[d]);
+    Ok(Some(crate::filters::shuffle::Rows3 {
+        n: ext(2),
+        outer: ext(0),
+        inner: ext(1),
+        src0: 0,
+        ss: [b3[1] * b3[2], b3[2]],
+        dst0: o[0] * c3[1] * c3[2] + o[1] * c3[2] + o[2],
+        ds: [c3[1] * c3[2], c3[2]],
+    }))
 }
 
 /// Visit the in-chunk rows of block `k`: `(first item in the block, item
@@ -605,5 +670,49 @@ mod tests {
         assert_eq!(p.shape, vec![10, 50, 100]);
         assert!(!p.is_c_order());
         assert_eq!(write_meta(&[64, 64], &[64, 64], 1).len(), 53);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Interleaving a block's byte planes straight into the chunk (the
+        /// rows kernel for 2-byte items up to rank 3, per-row SIMD otherwise)
+        /// gives the bytes of interleaving the block first and copying it.
+        #[test]
+        fn scatter_planes_is_scatter_block(
+            dims in proptest::collection::vec((1usize..24, 1usize..12), 1..5),
+            ts in proptest::sample::select(vec![1usize, 2, 3, 4, 8]),
+            seed in proptest::prelude::any::<u8>(),
+        ) {
+            let meta = Meta {
+                shape: dims.iter().map(|&(c, _)| c as u64).collect(),
+                chunkshape: dims.iter().map(|&(c, _)| c).collect(),
+                blockshape: dims.iter().map(|&(c, b)| b.min(c + 3)).collect(),
+            };
+            let block_items: usize = meta.blockshape.iter().product();
+            let items = meta.chunk_items().unwrap();
+            let nblocks: usize = meta
+                .chunkshape
+                .iter()
+                .zip(&meta.blockshape)
+                .map(|(c, b)| c.div_ceil(*b))
+                .product();
+            let mut want = vec![0u8; items * ts];
+            let mut got = vec![0u8; items * ts];
+            for k in 0..nblocks {
+                let planes: Vec<Vec<u8>> = (0..ts)
+                    .map(|j| {
+                        (0..block_items)
+                            .map(|i| (i * 31 + j * 7 + k * 13) as u8 ^ seed)
+                            .collect()
+                    })
+                    .collect();
+                let refs: Vec<&[u8]> = planes.iter().map(|p| p.as_slice()).collect();
+                let mut block = vec![0u8; block_items * ts];
+                crate::filters::shuffle::unshuffle_planes(&refs, &mut block);
+                scatter_block(&meta, ts, k, &block, &mut want).unwrap();
+                scatter_planes(&meta, k, &refs, &mut got).unwrap();
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
