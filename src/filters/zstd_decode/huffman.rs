@@ -441,13 +441,17 @@ impl HufTable {
             };
         }
         let q0 = out.as_mut_ptr();
-        // The shift that brings a stream's next 11 bits down, hidden from
-        // the optimizer so it stays in a register: with BMI2 the symbol
-        // lookup is then one `shrx` (three operands) instead of a copy and
-        // a shift by an immediate.
-        let sh: u32 = std::hint::black_box(64 - MAX_BITS);
-        let mut i = 0usize;
-        while i < rounds * ROUND {
+        // One output pointer per stream, moved on a round at a time: with the
+        // shift as an immediate this keeps the four window pointers, four bit
+        // registers, four output pointers and the table in registers (output
+        // bases plus an index, and the shift in a register, spilled two window
+        // pointers into the refill's dependency chain).
+        // SAFETY: k * seg <= 3 * seg <= out.len() (checked by the caller's
+        // `last`), so each is inside `out` or one past it.
+        let [mut o0, mut o1, mut o2, mut o3] = [0, 1, 2, 3].map(|k| unsafe { q0.add(k * seg) });
+        // The last stream's output address at which the rounds end.
+        let o3_end = (o3 as usize).wrapping_add(rounds * ROUND);
+        while (o3 as usize) < o3_end {
             if (p0 as usize) < lo[0]
                 || (p1 as usize) < lo[1]
                 || (p2 as usize) < lo[2]
@@ -455,21 +459,21 @@ impl HufTable {
             {
                 break;
             }
-            // SAFETY: i + ROUND <= last (the loop bound), so the round's
-            // outputs q + k * seg + j (k < 4, j < ROUND) lie inside `out`
-            // (3 * seg + last = out.len()).
-            let q = unsafe { q0.add(i) };
-            // Decode one symbol of one stream into `q[$k * seg + $j]`.
+            // Decode one symbol of one stream into `$o[$j]`.
             macro_rules! sym {
-                ($b:ident, $k:expr, $j:expr) => {
-                    let at = ($b >> sh) as usize;
+                ($b:ident, $o:ident, $j:expr) => {
+                    let at = ($b >> (64 - MAX_BITS)) as usize;
                     debug_assert!(at < TABLE_SIZE);
-                    // SAFETY: `sh` is 64 - MAX_BITS (black_box is the
-                    // identity), so `at` < 2^MAX_BITS = cells.len().
+                    // SAFETY: a 64-bit value shifted right by 64 - MAX_BITS
+                    // is below 2^MAX_BITS = cells.len().
                     let v = unsafe { *cells.get_unchecked(at) };
                     $b <<= u32::from(v & 0xFF);
-                    // SAFETY: inside `out`, see `q`.
-                    unsafe { *q.add($k * seg + $j) = (v >> 8) as u8 };
+                    // SAFETY: every stream has done as many rounds as the
+                    // last, whose output ends at `o3_end` <= out.len() after
+                    // this round (the loop bound: rounds * ROUND <= last); the
+                    // other segments are longer, so `$o + $j` (j < ROUND) lies
+                    // inside its segment of `out`.
+                    unsafe { *$o.add($j) = (v >> 8) as u8 };
                 };
             }
             // Two halves of PER_REFILL (5) symbols per stream.
@@ -480,17 +484,24 @@ impl HufTable {
                     refill!(p2, b2);
                     refill!(p3, b3);
                     $(
-                        sym!(b0, 0, $j);
-                        sym!(b1, 1, $j);
-                        sym!(b2, 2, $j);
-                        sym!(b3, 3, $j);
+                        sym!(b0, o0, $j);
+                        sym!(b1, o1, $j);
+                        sym!(b2, o2, $j);
+                        sym!(b3, o3, $j);
                     )*
                 };
             }
             half!(0, 1, 2, 3, 4);
             half!(5, 6, 7, 8, 9);
-            i += ROUND;
+            // SAFETY: at most one past each segment's part of the rounds (see `sym`).
+            unsafe {
+                o0 = o0.add(ROUND);
+                o1 = o1.add(ROUND);
+                o2 = o2.add(ROUND);
+                o3 = o3.add(ROUND);
+            }
         }
+        let i = (o0 as usize).wrapping_sub(q0 as usize);
         if i > 0 {
             let ptr = [p0, p1, p2, p3];
             let bits = [b0, b1, b2, b3];
