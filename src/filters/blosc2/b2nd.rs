@@ -429,6 +429,9 @@ pub fn scatter_planes(meta: &Meta, k: usize, planes: &[&[u8]], c: &mut [u8]) -> 
         return Err(bad("planes do not match the block geometry"));
     }
     if let [p0, p1] = planes {
+        if !c.len().is_multiple_of(2) {
+            return Err(bad("buffer sizes do not match the block geometry"));
+        }
         if let Some(g) = block_rows3(meta, k, c.len() / 2)? {
             // The rows kernel checks the planes against the geometry; the
             // destination end is checked here.
@@ -670,6 +673,26 @@ mod tests {
         assert_eq!(p.shape, vec![10, 50, 100]);
         assert!(!p.is_c_order());
         assert_eq!(write_meta(&[64, 64], &[64, 64], 1).len(), 53);
+    }
+
+    #[test]
+    fn scatter_planes_refuses_a_chunk_buffer_of_another_size() {
+        let meta = Meta {
+            shape: vec![5],
+            chunkshape: vec![5],
+            blockshape: vec![4],
+        };
+        let (p0, p1) = ([1u8; 4], [2u8; 4]);
+        for len in [9, 11, 12] {
+            let mut c = vec![0u8; len];
+            assert!(
+                scatter_planes(&meta, 0, &[&p0, &p1], &mut c).is_err(),
+                "{len}"
+            );
+        }
+        let mut c = vec![0u8; 10];
+        scatter_planes(&meta, 0, &[&p0, &p1], &mut c).unwrap();
+        assert_eq!(&c[..8], &[1, 2, 1, 2, 1, 2, 1, 2]);
     }
 
     proptest::proptest! {
