@@ -353,70 +353,20 @@ pub fn scatter_block(
     block: &[u8],
     c: &mut [u8],
 ) -> Result<()> {
-    let rank = meta.chunkshape.len();
-    let (cs, bsh) = (&meta.chunkshape, &meta.blockshape);
-    if rank == 0 || bsh.len() != rank {
+    let bsh = &meta.blockshape;
+    if meta.chunkshape.is_empty() || bsh.len() != meta.chunkshape.len() {
         return Err(bad("rank mismatch"));
     }
-    let items = meta.chunk_items().ok_or_else(|| bad("size overflow"))?;
     let block_items = bsh.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    if block_items.and_then(|b| b.checked_mul(typesize)) != Some(block.len())
-        || items.checked_mul(typesize) != Some(c.len())
-    {
+    if block_items.and_then(|b| b.checked_mul(typesize)) != Some(block.len()) {
         return Err(bad("buffer sizes do not match the block geometry"));
     }
-    // Grid coordinates of block k.
-    let mut g = vec![0usize; rank];
-    let mut rem = k;
-    for d in (0..rank).rev() {
-        let n = cs[d].div_ceil(bsh[d]);
-        g[d] = rem % n;
-        rem /= n;
-    }
-    if rem != 0 {
-        return Err(bad("block index out of range"));
-    }
-    let last = rank - 1;
-    let row = bsh[last];
-    let x0 = g[last] * row;
-    let n = row.min(cs[last] - x0) * typesize;
-    // Clipped extents (items of this block inside the chunk), strides in rows
-    // of the block and in items of the chunk.
-    let mut ext = vec![0usize; last];
-    let mut bstride = vec![0usize; last];
-    let mut cstride = vec![0usize; last];
-    let (mut brows, mut citems) = (1usize, cs[last]);
-    let mut base = x0;
-    for d in (0..last).rev() {
-        ext[d] = bsh[d].min(cs[d] - g[d] * bsh[d]);
-        bstride[d] = brows;
-        cstride[d] = citems;
-        base += g[d] * bsh[d] * citems;
-        brows *= bsh[d];
-        citems *= cs[d];
-    }
-    let outer: usize = ext.iter().product();
-    let rowb = row * typesize;
-    let (mut src_row, mut coff) = (0usize, base);
-    let mut idx = vec![0usize; last];
-    for _ in 0..outer {
-        let s = &block[src_row * rowb..src_row * rowb + n];
-        copy_row(&mut c[coff * typesize..coff * typesize + n], s);
-        let mut d = last;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            src_row += bstride[d];
-            coff += cstride[d];
-            if idx[d] < ext[d] {
-                break;
-            }
-            src_row -= bstride[d] * ext[d];
-            coff -= cstride[d] * ext[d];
-            idx[d] = 0;
-        }
-    }
-    Ok(())
+    // The rows, the chunk's size and the block index are checked there.
+    for_each_row(meta, typesize, k, c.len(), |item, n, co| {
+        let (src, dst) = (item * typesize, co * typesize);
+        let len = n * typesize;
+        copy_row(&mut c[dst..dst + len], &block[src..src + len]);
+    })
 }
 
 /// Like [`scatter_block`], but the block is given as its byte planes (a
@@ -485,15 +435,7 @@ fn block_rows3(
         [dim(bsh, 0), dim(bsh, 1), dim(bsh, 2)],
     );
     let mut g = [0usize; 3];
-    let mut rem = k;
-    for d in (0..3).rev() {
-        let n = c3[d].div_ceil(b3[d]);
-        g[d] = rem % n;
-        rem /= n;
-    }
-    if rem != 0 {
-        return Err(bad("block index out of range"));
-    }
+    block_coords(&c3, &b3, k, &mut g)?;
     let o = [g[0] * b3[0], g[1] * b3[1], g[2] * b3[2]];
     let ext = |d: usize| b3[d].min(c3[d] - o[d]);
     Ok(Some(crate::filters::shuffle::Rows3 {
@@ -505,6 +447,21 @@ fn block_rows3(
         dst0: o[0] * c3[1] * c3[2] + o[1] * c3[2] + o[2],
         ds: [c3[1] * c3[2], c3[2]],
     }))
+}
+
+/// The grid coordinates of block `k` (C order over the blocks of `chunk`
+/// cut into `block`), written to `g` (one per axis).
+fn block_coords(chunk: &[usize], block: &[usize], k: usize, g: &mut [usize]) -> Result<()> {
+    let mut rem = k;
+    for d in (0..g.len()).rev() {
+        let n = chunk[d].div_ceil(block[d]);
+        g[d] = rem % n;
+        rem /= n;
+    }
+    if rem != 0 {
+        return Err(bad("block index out of range"));
+    }
+    Ok(())
 }
 
 /// Visit the in-chunk rows of block `k`: `(first item in the block, item
@@ -526,15 +483,7 @@ fn for_each_row(
         return Err(bad("buffer sizes do not match the block geometry"));
     }
     let mut g = vec![0usize; rank];
-    let mut rem = k;
-    for d in (0..rank).rev() {
-        let n = cs[d].div_ceil(bsh[d]);
-        g[d] = rem % n;
-        rem /= n;
-    }
-    if rem != 0 {
-        return Err(bad("block index out of range"));
-    }
+    block_coords(cs, bsh, k, &mut g)?;
     let last = rank - 1;
     let row = bsh[last];
     let x0 = g[last] * row;

@@ -333,6 +333,13 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
             continue;
         };
         let (sp0, or0, dir) = grid_attrs(ctx, base);
+        // direction[i][j], the identity where the grid does not give it
+        let dir_at = |i: usize, j: usize| {
+            dir.get(i)
+                .and_then(|r| r.get(j))
+                .copied()
+                .unwrap_or(if i == j { 1.0 } else { 0.0 })
+        };
         let loc = format!("/{rel}");
         for (k, lg) in levels.iter().enumerate().skip(1) {
             let Some(f) = factors.get(k) else {
@@ -350,11 +357,7 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
             let want: Vec<f64> = (0..or0.len())
                 .map(|i| {
                     let moved: f64 = (0..shift.len())
-                        .map(|j| {
-                            let d = dir.get(i).and_then(|r| r.get(j)).copied();
-                            d.unwrap_or(if i == j { 1.0 } else { 0.0 })
-                                * shift.get(j).copied().unwrap_or(0.0)
-                        })
+                        .map(|j| dir_at(i, j) * shift.get(j).copied().unwrap_or(0.0))
                         .sum();
                     or0.get(i).copied().unwrap_or(0.0) + moved
                 })
@@ -376,8 +379,7 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
                     .map(|j| {
                         let along: f64 = (0..or.len())
                             .map(|i| {
-                                let d = dir.get(i).and_then(|r| r.get(j)).copied();
-                                d.unwrap_or(if i == j { 1.0 } else { 0.0 })
+                                dir_at(i, j)
                                     * (or.get(i).copied().unwrap_or(0.0)
                                         - want.get(i).copied().unwrap_or(0.0))
                             })
