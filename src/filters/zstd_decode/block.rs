@@ -26,6 +26,7 @@ impl BlockState {
     /// Forget the entropy tables and repeat offsets: a new frame starts.
     pub(crate) fn reset(&mut self) {
         self.huf.valid = false;
+        self.huf.x2.valid = false;
         self.seq.reset();
     }
 }

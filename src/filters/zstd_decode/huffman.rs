@@ -4,6 +4,7 @@
 
 use super::bits::BackBits;
 use super::fse::{self, Cell};
+use super::huffman_x2::{self, X2Table};
 use super::{corrupt, Result};
 
 /// False when a test asks for the plain 4-stream loop only (the fast loop
@@ -15,6 +16,26 @@ fn fast_loop_enabled() -> bool {
         return false;
     }
     true
+}
+
+/// False when a test asks for the single-symbol decoder only.
+#[inline(always)]
+fn x2_enabled() -> bool {
+    static E: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *E.get_or_init(|| std::env::var_os("NO_X2").is_some()) {
+        return false;
+    }
+    #[cfg(test)]
+    if NO_X2.with(|f| f.get()) {
+        return false;
+    }
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to decode every section one symbol per lookup.
+    pub(crate) static NO_X2: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -34,13 +55,15 @@ pub(crate) const LIBZSTD_DECODES: &str = "a corruption libzstd's fast decoder le
 
 /// Largest code length (RFC 8878 §4.2.1: Max_Number_of_Bits <= 11).
 pub(crate) const MAX_BITS: u32 = 11;
-const TABLE_SIZE: usize = 1 << MAX_BITS;
+pub(crate) const TABLE_SIZE: usize = 1 << MAX_BITS;
 const TABLE_MASK: usize = TABLE_SIZE - 1;
 
 /// Decoding table indexed by the next 11 bits of the stream: `symbol << 8 | length`.
 pub(crate) struct HufTable {
     pub(crate) cells: Box<[u16; TABLE_SIZE]>,
     pub(crate) valid: bool,
+    /// The same code two symbols per lookup, built when a section asks for it.
+    pub(crate) x2: X2Table,
 }
 
 impl HufTable {
@@ -48,6 +71,7 @@ impl HufTable {
         HufTable {
             cells: Box::new([0u16; TABLE_SIZE]),
             valid: false,
+            x2: X2Table::new(),
         }
     }
 
@@ -55,6 +79,7 @@ impl HufTable {
     /// returns the bytes used.
     pub(crate) fn read(&mut self, src: &[u8], offset: usize) -> Result<usize> {
         self.valid = false;
+        self.x2.valid = false;
         let mut weights = [0u8; 256];
         let (n, used) = read_weights(src, &mut weights, offset)?;
         self.build(&weights[..n], offset)?;
@@ -218,26 +243,67 @@ impl HufTable {
         Ok(())
     }
 
+    /// Decode the 4-stream layout (6-byte jump table then 4 streams) into
+    /// `out`, two symbols per lookup where [`huffman_x2::worth_it`] says
+    /// so: the same output and errors as [`HufTable::decode_4`].
+    pub(crate) fn decode_4_auto(
+        &mut self,
+        src: &[u8],
+        out: &mut [u8],
+        offset: usize,
+    ) -> Result<()> {
+        // The double-symbol loop is x86-64 assembly with BMI2.
+        if !x2_enabled() || !super::use_bmi2() || !huffman_x2::worth_it(src.len(), out.len()) {
+            return self.decode_4(src, out, offset);
+        }
+        if !self.x2.valid && !self.x2.build(&self.cells) {
+            return self.decode_4(src, out, offset);
+        }
+        self.decode_4_with(Some(&self.x2), src, out, offset)
+    }
+
     /// Decode the 4-stream layout (6-byte jump table then 4 streams) into `out`.
     pub(crate) fn decode_4(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
+        self.decode_4_with(None, src, out, offset)
+    }
+
+    fn decode_4_with(
+        &self,
+        x2: Option<&X2Table>,
+        src: &[u8],
+        out: &mut [u8],
+        offset: usize,
+    ) -> Result<()> {
         #[cfg(target_arch = "x86_64")]
         if super::use_bmi2() {
             // SAFETY: the CPU supports BMI1, BMI2 and LZCNT (checked by use_bmi2).
-            return unsafe { self.decode_4_bmi2(src, out, offset) };
+            return unsafe { self.decode_4_bmi2(x2, src, out, offset) };
         }
-        self.decode_4_body(src, out, offset)
+        self.decode_4_body(x2, src, out, offset)
     }
 
-    /// [`HufTable::decode_4`] compiled with BMI1/BMI2/LZCNT (`shrx`/`shlx`
-    /// take the shift count in any register; `tzcnt`).
+    /// [`HufTable::decode_4_with`] compiled with BMI1/BMI2/LZCNT
+    /// (`shrx`/`shlx` take the shift count in any register; `tzcnt`).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "bmi1,bmi2,lzcnt")]
-    fn decode_4_bmi2(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
-        self.decode_4_body(src, out, offset)
+    fn decode_4_bmi2(
+        &self,
+        x2: Option<&X2Table>,
+        src: &[u8],
+        out: &mut [u8],
+        offset: usize,
+    ) -> Result<()> {
+        self.decode_4_body(x2, src, out, offset)
     }
 
     #[inline(always)]
-    fn decode_4_body(&self, src: &[u8], out: &mut [u8], offset: usize) -> Result<()> {
+    fn decode_4_body(
+        &self,
+        x2: Option<&X2Table>,
+        src: &[u8],
+        out: &mut [u8],
+        offset: usize,
+    ) -> Result<()> {
         let jump = src
             .get(..6)
             .ok_or_else(|| corrupt(offset, "truncated Huffman jump table"))?;
@@ -266,28 +332,31 @@ impl HufTable {
         let mut r2 = BackBits::new(&body[e1..e2], o + e1)?;
         let mut r3 = BackBits::new(&body[e2..e3], o + e2)?;
         let mut r4 = BackBits::new(&body[e3..], o + e3)?;
-        let fast = if fast_loop_enabled() {
-            self.decode_4_fast(
-                body,
-                [0, e1, e2, e3],
-                [&mut r1, &mut r2, &mut r3, &mut r4],
-                out,
-                seg,
-            )
-        } else {
-            0
+        let readers = [&mut r1, &mut r2, &mut r3, &mut r4];
+        // Symbols the fast loop decoded per stream, and whether the streams
+        // are still in lock step.
+        let (fast, lockstep) = match x2 {
+            _ if !fast_loop_enabled() => ([0; 4], true),
+            Some(t) => (
+                t.decode_4_fast(body, [0, e1, e2, e3], readers, out, seg),
+                false,
+            ),
+            None => {
+                let n = self.decode_4_fast(body, [0, e1, e2, e3], readers, out, seg);
+                ([n; 4], true)
+            }
         };
         let (o1, rest) = out.split_at_mut(seg);
         let (o2, rest) = rest.split_at_mut(seg);
         let (o3, o4) = rest.split_at_mut(seg);
         let (o1, o2, o3, o4) = (
-            &mut o1[fast..],
-            &mut o2[fast..],
-            &mut o3[fast..],
-            &mut o4[fast..],
+            &mut o1[fast[0]..],
+            &mut o2[fast[1]..],
+            &mut o3[fast[2]..],
+            &mut o4[fast[3]..],
         );
         // All four streams in lock step over the common length, 4 symbols per refill.
-        let common = o4.len() & !3;
+        let common = if lockstep { o4.len() & !3 } else { 0 };
         {
             let it = o1[..common]
                 .chunks_exact_mut(4)
@@ -836,17 +905,34 @@ mod tests {
     /// Decode the 4-stream section with and without the fast loop (on the
     /// dispatched and the portable build): same result, and on success the
     /// same output bytes.
-    fn both_loops(t: &HufTable, src: &[u8], n: usize) -> (bool, Vec<u8>) {
+    fn both_loops(t: &mut HufTable, src: &[u8], n: usize) -> (bool, Vec<u8>) {
         let mut results = Vec::new();
+        assert!(t.x2.build(&t.cells));
+        let t = &*t;
         for portable in [false, true] {
             for plain in [false, true] {
-                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
-                NO_FAST_LOOP.with(|f| f.set(plain));
-                let mut out = vec![0xA5u8; n];
-                let ok = t.decode_4(src, &mut out, 0).is_ok();
-                NO_FAST_LOOP.with(|f| f.set(false));
-                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
-                results.push((ok, out));
+                for x2 in [None, Some(&t.x2)] {
+                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                    NO_FAST_LOOP.with(|f| f.set(plain));
+                    // Guard bytes past the output: no loop may write there.
+                    let mut out = vec![0xA5u8; n + 32];
+                    let r = t.decode_4_with(x2, src, &mut out[..n], 0);
+                    assert!(out[n..].iter().all(|&b| b == 0xA5), "write past the output");
+                    out.truncate(n);
+                    // The double-symbol loop ends where the single-symbol
+                    // one would: the same error, word for word.
+                    if x2.is_some() {
+                        let mut want = vec![0xA5u8; n];
+                        let w = t.decode_4_with(None, src, &mut want, 0);
+                        assert_eq!(
+                            r.as_ref().err().map(|e| e.to_string()),
+                            w.as_ref().err().map(|e| e.to_string())
+                        );
+                    }
+                    NO_FAST_LOOP.with(|f| f.set(false));
+                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                    results.push((r.is_ok(), out));
+                }
             }
         }
         // On an error the output is unspecified (the loops stop at
@@ -908,7 +994,9 @@ mod tests {
             splits in 1usize..300,
             // At least 6: a 4-stream section of 5 literals is corrupt
             // (segments of 2, 2, 2 leave -1 for the last; RFC 8878 §4.2.2).
-            n in 6usize..3000,
+            // Up to 40,000: the double-symbol loop's rounds, its idle
+            // slots and the calls between them all run on long streams.
+            n in proptest::prop_oneof![6usize..3000, 3000usize..40_000],
             seed in proptest::num::u64::ANY,
             flips in proptest::collection::vec((proptest::num::usize::ANY, 1u8..=255), 0..4),
             cut in 0usize..3,
@@ -919,7 +1007,7 @@ mod tests {
             t.build(&stored, 0).unwrap();
             let syms = symbols(&t, n, seed);
             let src = four_streams(&t, &syms);
-            let (ok, out) = both_loops(&t, &src, n);
+            let (ok, out) = both_loops(&mut t, &src, n);
             proptest::prop_assert!(ok);
             proptest::prop_assert_eq!(&out, &syms);
             let mut bad = src.clone();
@@ -928,10 +1016,45 @@ mod tests {
                 bad[i] ^= x;
             }
             bad.truncate(bad.len() - cut.min(bad.len()));
-            both_loops(&t, &bad, n);
+            both_loops(&mut t, &bad, n);
             // Another literal count than the streams hold.
-            both_loops(&t, &src, n + dn * 7 + 1);
-            both_loops(&t, &src, n.saturating_sub(dn * 5 + 1).max(4));
+            both_loops(&mut t, &src, n + dn * 7 + 1);
+            both_loops(&mut t, &src, n.saturating_sub(dn * 5 + 1).max(4));
+        }
+    }
+
+    proptest::proptest! {
+        /// The double-symbol table built from random trees equals its
+        /// per-cell definition.
+        #[test]
+        fn x2_build_equals_reference(tree in proptest::num::u64::ANY, splits in 1usize..300) {
+            let mut t = HufTable::new();
+            t.build(&random_tree(tree, splits), 0).unwrap();
+            let mut x2 = X2Table::new();
+            proptest::prop_assert!(x2.build(&t.cells));
+            proptest::prop_assert_eq!(x2.cells(), &X2Table::reference(&t.cells)[..]);
+        }
+    }
+
+    /// Four codes of 2 bits: every double-symbol lookup yields two symbols,
+    /// so each round moves every output pointer by exactly the 10 bytes
+    /// the round bound allows; with fewer literals than the streams hold,
+    /// that bound ends the rounds, and a looser one writes past the output.
+    #[test]
+    fn x2_rounds_that_fill_their_bound() {
+        let mut t = HufTable::new();
+        t.build(&[1, 1, 1], 0).unwrap();
+        for n in [4000, 4001, 4003, 20_000, 39_999] {
+            let syms = symbols(&t, n, n as u64);
+            let src = four_streams(&t, &syms);
+            let (ok, out) = both_loops(&mut t, &src, n);
+            assert!(ok);
+            assert_eq!(out, syms);
+            // Fewer literals than the streams hold: the output bound stops
+            // the rounds (both_loops checks nothing is written past it).
+            for less in [1, 7, 1000] {
+                both_loops(&mut t, &src, n - less);
+            }
         }
     }
 

@@ -100,7 +100,7 @@ pub(crate) fn read(
     let out = &mut buf[..size];
     let o = offset + hlen + at;
     if four {
-        huf.decode_4(streams, out, o)?;
+        huf.decode_4_auto(streams, out, o)?;
     } else {
         huf.decode_stream(streams, out, o)?;
     }

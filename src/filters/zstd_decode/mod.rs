@@ -12,6 +12,7 @@ mod block;
 mod frame;
 mod fse;
 mod huffman;
+mod huffman_x2;
 mod literals;
 #[cfg(test)]
 mod seq_reference;
