@@ -171,6 +171,9 @@ impl Header {
     }
 }
 
+/// The page size the scratch placement of `decode_block` works modulo.
+const PAGE: usize = 4096;
+
 /// Reusable scratch space and codec state for decoding chunks.
 #[derive(Default)]
 pub struct ChunkDecoder {
@@ -397,10 +400,20 @@ impl ChunkDecoder {
             }
         }
         // General path: streams into scratch, then undo filters slot 5 → 0.
+        // The streams land at a fixed distance, modulo a page, from the
+        // output block: the filter kernels then load and store addresses
+        // whose low 12 bits stay apart. Where the allocator happened to put
+        // the scratch 16 bytes below the output (modulo 4096), the bit
+        // transpose of 2-byte items ran 10 % slower (the CPU takes such
+        // loads for reads of the stores just issued, and waits on them).
         let mut a = std::mem::take(&mut self.a);
-        a.resize(bsize, 0);
+        a.resize(bsize + PAGE, 0);
+        let mut sa = (PAGE / 2 + (out.as_ptr() as usize) % PAGE + PAGE
+            - (a.as_ptr() as usize) % PAGE)
+            % PAGE;
+        let mut sb = 0;
         let mut pos = start;
-        for part in a.chunks_mut(bsize / nstreams) {
+        for part in a[sa..sa + bsize].chunks_mut(bsize / nstreams) {
             pos = self.stream_into(h, chunk, pos, part)?;
         }
         let mut b = std::mem::take(&mut self.b);
@@ -409,26 +422,32 @@ impl ChunkDecoder {
         for (i, (f, meta)) in active.iter().rev().enumerate() {
             // The last filter to undo writes straight into the output block.
             let last = i + 1 == nf;
-            let dst: &mut [u8] = if last { &mut *out } else { &mut b };
+            let dst: &mut [u8] = if last {
+                &mut *out
+            } else {
+                &mut b[sb..sb + bsize]
+            };
+            let src = &a[sa..sa + bsize];
             let ts = h.typesize;
             match *f {
                 filter::SHUFFLE => {
                     let es = if *meta != 0 { usize::from(*meta) } else { ts };
-                    shuffle::unshuffle(&a, dst, es);
+                    shuffle::unshuffle(src, dst, es);
                 }
                 filter::BITSHUFFLE => {
                     let n = bsize / ts;
                     if h.version <= 2 && (!n.is_multiple_of(8) || h.blocksize < ts) {
-                        dst.copy_from_slice(&a);
+                        dst.copy_from_slice(src);
                     } else {
-                        bitshuffle::bitunshuffle(&a, dst, ts, &mut self.bits);
+                        bitshuffle::bitunshuffle(src, dst, ts, &mut self.bits);
                     }
                 }
-                filter::DELTA => delta_decode(&a, dst, ref0, ts),
-                _ => dst.copy_from_slice(&a),
+                filter::DELTA => delta_decode(src, dst, ref0, ts),
+                _ => dst.copy_from_slice(src),
             }
             if !last {
                 std::mem::swap(&mut a, &mut b);
+                std::mem::swap(&mut sa, &mut sb);
             }
         }
         self.a = a;
