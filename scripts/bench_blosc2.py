@@ -252,8 +252,15 @@ def build(bench):
     return m[-1]
 
 
+def ratio(a, b):
+    """a / b for CPU times, which can read 0 (see `gbps`)."""
+    return a / b if b > 0 else float("inf")
+
+
 def gbps(nbytes, t):
-    return nbytes / t / 1e9
+    # CPU times come from tick-based accounting on some kernels (4 ms steps
+    # here): a pass shorter than a tick can read as 0.
+    return nbytes / t / 1e9 if t > 0 else float("inf")
 
 
 def measure(work, names):
@@ -318,8 +325,8 @@ def measure(work, names):
         row = {"compression_ratio": ratios[name], "our_size_over_c": size,
                "c_min_gbps": gbps(n, min(cw)), "ours_min_gbps": gbps(n, min(ow)),
                "c_cpu_min_gbps": gbps(n, min(cc)), "ours_cpu_min_gbps": gbps(n, min(oc)),
-               "ratio_of_min_wall": min(cw) / min(ow), "ratio_of_min_cpu": min(cc) / min(oc),
-               "median_paired_cpu_ratio": statistics.median(a / b for a, b in zip(cc, oc)),
+               "ratio_of_min_wall": min(cw) / min(ow), "ratio_of_min_cpu": ratio(min(cc), min(oc)),
+               "median_paired_cpu_ratio": statistics.median(ratio(a, b) for a, b in zip(cc, oc)),
                "c_wall": cw, "c_cpu": cc, "ours_wall": ow, "ours_cpu": oc, "bytes_per_pass": n}
         res["configs"][name] = row
         sz = f"{size:6.3f}" if size is not None else f"{'':6}"
