@@ -447,6 +447,71 @@ pub(super) const WILD: usize = 32;
 /// with it, and 8-byte copies at that distance never read unwritten bytes).
 const SHORT_STEP: [usize; 8] = [0, 8, 8, 9, 8, 10, 12, 14];
 
+/// True when the short-offset match copy may use AVX2 (tests turn it off
+/// with `FORCE_PORTABLE` to run the 8-byte-step path).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn use_avx2() -> bool {
+    #[cfg(test)]
+    if super::FORCE_PORTABLE.with(|f| f.get()) {
+        return false;
+    }
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// `PATTERN_MASK[d][i] = i % d`: the shuffle that repeats the `d` bytes
+/// before a match across 32 bytes (each 16-byte lane indexes the same 16
+/// source bytes).
+#[cfg(target_arch = "x86_64")]
+const PATTERN_MASK: [[u8; 32]; 16] = {
+    let mut m = [[0u8; 32]; 16];
+    let mut d = 1;
+    while d < 16 {
+        let mut i = 0;
+        while i < 32 {
+            m[d][i] = (i % d) as u8;
+            i += 1;
+        }
+        d += 1;
+    }
+    m
+};
+
+/// A match of offset `dist` (1..=15) and length `ml` at `m`: the `dist`
+/// bytes before `m` repeat, so one shuffle builds 32 bytes of the pattern
+/// and the copy is stores only, each `dist * (32 / dist)` bytes after the
+/// last (a whole number of periods). The 8-byte copies at such offsets
+/// read what the previous store just wrote (or two stores, which the CPU
+/// cannot forward): a store-to-load wait per 8 bytes.
+///
+/// # Safety
+/// AVX2 present; `m - dist .. m` written and `m - dist .. m - dist + 16`
+/// readable; `m .. m + ml + 31` writable (wild_sequence's contract: its
+/// writes end below pos + ll + ml + 32).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn short_match_avx2(m: *mut u8, dist: usize, ml: usize) {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm256_broadcastsi128_si256, _mm256_loadu_si256, _mm256_shuffle_epi8,
+        _mm256_storeu_si256, _mm_loadu_si128,
+    };
+    let d = dist & 15;
+    // Never 0 (dist >= 1; the max keeps the loop moving regardless).
+    let step = (d * (32 / d.max(1))).max(1);
+    // SAFETY: the caller's contract (reads at m - dist, 16 bytes; the mask
+    // is a 32-byte table row; stores of 32 bytes at m + k for k < ml).
+    unsafe {
+        let src = _mm_loadu_si128(m.sub(dist).cast::<__m128i>());
+        let mask = _mm256_loadu_si256(PATTERN_MASK[d].as_ptr().cast::<__m256i>());
+        let p = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(src), mask);
+        let mut k = 0;
+        while k < ml {
+            _mm256_storeu_si256(m.add(k).cast::<__m256i>(), p);
+            k += step;
+        }
+    }
+}
+
 /// 16 bytes from `src` to `dst` (regions may not overlap within the 16 bytes).
 ///
 /// # Safety
@@ -522,6 +587,13 @@ pub(super) unsafe fn wild_sequence(
                 k += 16;
             }
         } else {
+            #[cfg(target_arch = "x86_64")]
+            if use_avx2() {
+                // The contract covers its reads and writes (see
+                // short_match_avx2); AVX2 is present.
+                short_match_avx2(m, dist, ml);
+                return;
+            }
             let step = if dist >= 8 {
                 dist
             } else {
@@ -1010,8 +1082,8 @@ mod tests {
 
     proptest::proptest! {
         /// The wide-copy sequence (literals then match, every offset class:
-        /// 1..=7 with the byte prologue, 8..=15 in 8-byte steps, >= 16 in
-        /// 16-byte steps) equals the byte-by-byte definition, with the output
+        /// 1..=15 as AVX2 pattern stores, or 1..=7 with the byte prologue and
+        /// 8..=15 in 8-byte steps, >= 16 in 16-byte steps) equals the byte-by-byte definition, with the output
         /// and the literals sized to the least room its contract allows.
         #[test]
         fn wild_sequence_equals_bytewise(
@@ -1037,9 +1109,15 @@ mod tests {
                 let b = want[want.len() - dist];
                 want.push(b);
             }
-            // SAFETY: the buffers are sized to the contract of wild_sequence.
-            unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml) };
-            proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
+            // Both short-offset paths: AVX2 pattern stores and 8-byte steps.
+            for portable in [false, true] {
+                let mut buf = buf.clone();
+                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                // SAFETY: the buffers are sized to the contract of wild_sequence.
+                unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml) };
+                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
+            }
         }
     }
 
@@ -1057,9 +1135,18 @@ mod tests {
                     let b = want[want.len() - dist];
                     want.push(b);
                 }
-                // SAFETY: buf holds pos + ml + 32 bytes, lits 32, dist <= 50.
-                unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml) };
-                assert_eq!(&buf[..want.len()], &want[..], "dist {dist} ml {ml}");
+                for portable in [false, true] {
+                    let mut buf = buf.clone();
+                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                    // SAFETY: buf holds pos + ml + 32 bytes, lits 32, dist <= 50.
+                    unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml) };
+                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                    assert_eq!(
+                        &buf[..want.len()],
+                        &want[..],
+                        "dist {dist} ml {ml} portable {portable}"
+                    );
+                }
             }
         }
     }
