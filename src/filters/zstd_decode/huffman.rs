@@ -342,6 +342,14 @@ impl HufTable {
                 false,
             ),
             None => {
+                #[cfg(target_arch = "x86_64")]
+                let n = if super::use_bmi2() {
+                    // SAFETY: the CPU supports BMI1, BMI2 and LZCNT (checked by use_bmi2).
+                    unsafe { self.decode_4_fast_bmi2(body, [0, e1, e2, e3], readers, out, seg) }
+                } else {
+                    self.decode_4_fast(body, [0, e1, e2, e3], readers, out, seg)
+                };
+                #[cfg(not(target_arch = "x86_64"))]
                 let n = self.decode_4_fast(body, [0, e1, e2, e3], readers, out, seg);
                 ([n; 4], true)
             }
@@ -433,6 +441,24 @@ const ROUND: usize = 2 * PER_REFILL;
 const ROUND_STEP_MAX: usize = 16;
 
 impl HufTable {
+    /// [`HufTable::decode_4_fast`] as a function of its own, compiled with
+    /// BMI1/BMI2/LZCNT: inlined into the 4-stream decode next to the
+    /// double-symbol branch, its loop lost registers and reloaded two
+    /// window pointers and a segment offset from the stack every round.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2,lzcnt")]
+    #[inline(never)]
+    fn decode_4_fast_bmi2(
+        &self,
+        body: &[u8],
+        starts: [usize; 4],
+        readers: [&mut BackBits; 4],
+        out: &mut [u8],
+        seg: usize,
+    ) -> usize {
+        self.decode_4_fast(body, starts, readers, out, seg)
+    }
+
     /// Bulk of the 4-stream decode while every stream is far from its start:
     /// 10 symbols per stream per round, bits kept left-aligned in one
     /// register per stream with a marker bit below them (its trailing-zero
