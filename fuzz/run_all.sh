@@ -7,6 +7,8 @@
 # logs/<t>.log and summary.tsv (target, revision, exit code, runs, seconds).
 # Seeds: python3 fuzz/seed.py WORKDIR/seeds (read as a second corpus dir).
 # Needs the nightly toolchain and cargo-fuzz ($CARGO_FUZZ, default cargo-fuzz).
+# FUZZ_BUILD (default "-O") holds the build flags: "-O -a" adds debug
+# assertions, which check what the sanitizer cannot see (inside assembly).
 set -u
 work=$1; rev=$2; shift 2
 secs=${SECS:-300}
@@ -16,7 +18,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$work/target}
 mkdir -p "$work/snap" "$work/logs"
 git -C "$repo" archive "$rev" | tar -x -C "$work/snap"
 commit=$(git -C "$repo" rev-parse --short "$rev")
-(cd "$work/snap" && nice -n "${NICE_BUILD:-19}" rustup run nightly "$fuzz" build -O --fuzz-dir fuzz) \
+(cd "$work/snap" && nice -n "${NICE_BUILD:-19}" rustup run nightly "$fuzz" build ${FUZZ_BUILD:--O} --fuzz-dir fuzz) \
   > "$work/logs/build-$commit.log" 2>&1 || { echo "build failed: $work/logs/build-$commit.log"; exit 1; }
 for t in "$@"; do
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t" "$work/seeds/$t"

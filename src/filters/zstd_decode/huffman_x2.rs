@@ -256,6 +256,11 @@ impl X2Table {
                     p_off[k] = (args.ip[k] as usize).wrapping_sub(base as usize);
                     o_off[k] = (args.op[k] as usize).wrapping_sub(q0 as usize);
                     bits[k] = args.bits[k];
+                    // What the bounds above promise (tests and fuzzing run
+                    // with debug assertions; the sanitizers do not see
+                    // inside the assembly).
+                    debug_assert!(p_off[k] >= starts[k] && p_off[k] <= lim);
+                    debug_assert!(o_off[k] >= k * seg && o_off[k] <= ends[k]);
                 }
             }
         }
