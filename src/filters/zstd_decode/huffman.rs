@@ -609,8 +609,9 @@ impl HufTable {
     }
 }
 
+/// The 8 bytes at `at` in `body`, little-endian (0 past its end).
 #[inline(always)]
-fn load(body: &[u8], at: usize) -> u64 {
+pub(crate) fn load(body: &[u8], at: usize) -> u64 {
     match body.get(at..at + 8) {
         Some(s) => {
             let mut b = [0u8; 8];

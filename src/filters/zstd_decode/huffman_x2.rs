@@ -18,6 +18,8 @@
 //! symbol at a time.
 
 use super::bits::BackBits;
+#[cfg(target_arch = "x86_64")]
+use super::huffman::load;
 use super::huffman::{MAX_BITS, TABLE_SIZE};
 
 /// Double-symbol cells, one per value of the next 11 bits: the first
@@ -38,7 +40,9 @@ pub(crate) struct X2Table {
 
 /// Fewest literals in a section decoded with the double-symbol table: below
 /// this the table's 2,048 cells cost more to build than the lookups save.
-const MIN_LITERALS: usize = 4096;
+/// Fuzz builds (`cfg(fuzzing)`, set by cargo-fuzz) take it for sections of
+/// 64, so that inputs of a few kilobytes reach the assembly loop.
+const MIN_LITERALS: usize = if cfg!(fuzzing) { 64 } else { 4096 };
 
 /// Whether a 4-stream section of `csize` bytes holding `regen` literals
 /// decodes faster with the double-symbol table: under 6.5 bits per literal
@@ -387,19 +391,6 @@ unsafe fn asm_rounds(args: &mut AsmArgs) {
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
         );
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn load(body: &[u8], at: usize) -> u64 {
-    match body.get(at..at + 8) {
-        Some(s) => {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(s);
-            u64::from_le_bytes(b)
-        }
-        None => 0,
     }
 }
 
