@@ -491,19 +491,9 @@ impl HufTable {
             return 0;
         };
         let rounds = last / ROUND;
-        let mut pos = [0usize; 4];
-        let mut used = [0u32; 4];
-        for k in 0..4 {
-            let (p, c) = readers[k].position();
-            pos[k] = starts[k] + p;
-            used[k] = c;
-            // Windows start inside `body` (readers keep them in their
-            // stream); checked here so the pointer arithmetic below rests
-            // on nothing outside this function.
-            if pos[k] > lim {
-                return 0;
-            }
-        }
+        let Some((pos, used)) = windows(&readers, starts, lim) else {
+            return 0;
+        };
         let cells = &*self.cells;
         let base = body.as_ptr();
         // Lowest window start at which a round may begin, per stream (as
@@ -607,6 +597,31 @@ impl HufTable {
         }
         i
     }
+}
+
+/// Where the four readers stand, for a fast loop over raw pointers: each
+/// stream's window start in `body` and the bits consumed of it. None unless
+/// every window starts inside its stream and at most at `lim` (so 8 bytes
+/// from it lie in `body`) with fewer than 64 bits consumed: readers keep them
+/// so, and the check here lets the pointer arithmetic of the loops rest on
+/// nothing outside them.
+#[inline(always)]
+pub(crate) fn windows(
+    readers: &[&mut BackBits; 4],
+    starts: [usize; 4],
+    lim: usize,
+) -> Option<([usize; 4], [u32; 4])> {
+    let mut pos = [0usize; 4];
+    let mut used = [0u32; 4];
+    for k in 0..4 {
+        let (p, c) = readers[k].position();
+        pos[k] = starts[k].checked_add(p)?;
+        used[k] = c;
+        if pos[k] > lim || c > 63 {
+            return None;
+        }
+    }
+    Some((pos, used))
 }
 
 /// The 8 bytes at `at` in `body`, little-endian (0 past its end).

@@ -19,7 +19,7 @@
 
 use super::bits::BackBits;
 #[cfg(target_arch = "x86_64")]
-use super::huffman::load;
+use super::huffman::{load, windows};
 use super::huffman::{MAX_BITS, TABLE_SIZE};
 
 /// Double-symbol cells, one per value of the next 11 bits: the first
@@ -173,20 +173,9 @@ impl X2Table {
         }
         // Segment k is out[k * seg .. ends[k]].
         let ends = [seg, 2 * seg, 3 * seg, out.len()];
-        let mut pos = [0usize; 4];
-        let mut used = [0u32; 4];
-        for k in 0..4 {
-            let (p, c) = readers[k].position();
-            pos[k] = starts[k] + p;
-            used[k] = c;
-            // Windows start inside `body` and inside their stream, with a
-            // bit consumed at most per bit loaded (readers keep them so;
-            // checked here so the pointer arithmetic below rests on
-            // nothing outside this function).
-            if pos[k] > lim || pos[k] < starts[k] || c > 63 {
-                return [0; 4];
-            }
-        }
+        let Some((pos, used)) = windows(&readers, starts, lim) else {
+            return [0; 4];
+        };
         let base = body.as_ptr();
         let q0 = out.as_mut_ptr();
         // Windows and outputs as offsets; the assembly works on pointers
