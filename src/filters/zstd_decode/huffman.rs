@@ -21,10 +21,6 @@ fn fast_loop_enabled() -> bool {
 /// False when a test asks for the single-symbol decoder only.
 #[inline(always)]
 fn x2_enabled() -> bool {
-    static E: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *E.get_or_init(|| std::env::var_os("NO_X2").is_some()) {
-        return false;
-    }
     #[cfg(test)]
     if NO_X2.with(|f| f.get()) {
         return false;

@@ -55,6 +55,18 @@ pub(crate) fn use_bmi2() -> bool {
     }
 }
 
+/// True when the short-offset match copy may use AVX2; like [`use_bmi2`],
+/// off under `FORCE_PORTABLE` so tests run the 8-byte-step path too.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn use_avx2() -> bool {
+    #[cfg(test)]
+    if FORCE_PORTABLE.with(|f| f.get()) {
+        return false;
+    }
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests set this to run the portable copies of the hot loops.

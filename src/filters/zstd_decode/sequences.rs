@@ -447,18 +447,6 @@ pub(super) const WILD: usize = 32;
 /// with it, and 8-byte copies at that distance never read unwritten bytes).
 const SHORT_STEP: [usize; 8] = [0, 8, 8, 9, 8, 10, 12, 14];
 
-/// True when the short-offset match copy may use AVX2 (tests turn it off
-/// with `FORCE_PORTABLE` to run the 8-byte-step path).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn use_avx2() -> bool {
-    #[cfg(test)]
-    if super::FORCE_PORTABLE.with(|f| f.get()) {
-        return false;
-    }
-    std::arch::is_x86_feature_detected!("avx2")
-}
-
 /// `PATTERN_MASK[d][i] = i % d`: the shuffle that repeats the `d` bytes
 /// before a match across 32 bytes (each 16-byte lane indexes the same 16
 /// source bytes).
@@ -588,7 +576,7 @@ pub(super) unsafe fn wild_sequence(
             }
         } else {
             #[cfg(target_arch = "x86_64")]
-            if use_avx2() {
+            if super::use_avx2() {
                 // The contract covers its reads and writes (see
                 // short_match_avx2); AVX2 is present.
                 short_match_avx2(m, dist, ml);
