@@ -18,22 +18,6 @@ fn fast_loop_enabled() -> bool {
     true
 }
 
-/// False when a test asks for the single-symbol decoder only.
-#[inline(always)]
-fn x2_enabled() -> bool {
-    #[cfg(test)]
-    if NO_X2.with(|f| f.get()) {
-        return false;
-    }
-    true
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Tests set this to decode every section one symbol per lookup.
-    pub(crate) static NO_X2: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 #[cfg(test)]
 thread_local! {
     /// Tests set this to skip [`HufTable::decode_4_fast`].
@@ -249,7 +233,7 @@ impl HufTable {
         offset: usize,
     ) -> Result<()> {
         // The double-symbol loop is x86-64 assembly with BMI2.
-        if !x2_enabled() || !super::use_bmi2() || !huffman_x2::worth_it(src.len(), out.len()) {
+        if !super::use_bmi2() || !huffman_x2::worth_it(src.len(), out.len()) {
             return self.decode_4(src, out, offset);
         }
         if !self.x2.valid && !self.x2.build(&self.cells) {
