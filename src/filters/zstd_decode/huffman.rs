@@ -165,13 +165,25 @@ impl HufTable {
                         }
                     }
                 }
-                2 | 4 => {
+                // One arm per width: a copy of a run-time length is a
+                // `memcpy` call per symbol.
+                2 => {
                     for &s in syms {
                         let v = (u16::from(s) << 8) | code_len;
-                        if let Some(run) = cells.get_mut(at..at + len) {
-                            run.copy_from_slice(&[v; 4][..len]);
+                        if let Some(run) = cells.get_mut(at..at + 2) {
+                            run.copy_from_slice(&[v; 2]);
                         }
-                        at += len;
+                        at += 2;
+                    }
+                    continue;
+                }
+                4 => {
+                    for &s in syms {
+                        let v = (u16::from(s) << 8) | code_len;
+                        if let Some(run) = cells.get_mut(at..at + 4) {
+                            run.copy_from_slice(&[v; 4]);
+                        }
+                        at += 4;
                     }
                     continue;
                 }

@@ -513,6 +513,21 @@ unsafe fn copy16(dst: *mut u8, src: *const u8) {
     }
 }
 
+/// 32 bytes from `src` to `dst` as two 16-byte halves (regions may not
+/// overlap within the 32 bytes). One load and one store where the caller
+/// is compiled with AVX2.
+///
+/// # Safety
+/// `src..src + 32` readable, `dst..dst + 32` writable.
+#[inline(always)]
+unsafe fn copy32(dst: *mut u8, src: *const u8) {
+    // SAFETY: the caller guarantees both 32-byte ranges.
+    unsafe {
+        dst.cast::<[u8; 32]>()
+            .write_unaligned(src.cast::<[u8; 32]>().read_unaligned())
+    }
+}
+
 /// 8 bytes from `src` to `dst` (regions may not overlap within the 8 bytes).
 ///
 /// # Safety
@@ -534,6 +549,7 @@ unsafe fn copy8(dst: *mut u8, src: *const u8) {
 /// # Safety
 /// `lit_pos + ll + 32 <= lits.len()`, `pos + ll + ml + 32 <= buf.len()`,
 /// `1 <= dist <= pos + ll`.
+#[cfg(test)]
 #[inline(always)]
 pub(super) unsafe fn wild_sequence(
     buf: &mut [u8],
@@ -544,29 +560,69 @@ pub(super) unsafe fn wild_sequence(
     dist: usize,
     ml: usize,
 ) {
-    let base = buf.as_mut_ptr();
-    // SAFETY (whole body): literal copies read lits[lit_pos + 16k..+16] for
-    // 16k < max(ll, 32), all below lit_pos + ll + 32; they write the same
-    // span at pos. Match copies write 16- or 8-byte pieces starting below
-    // pos + ll + max(ml, 32), so they end below pos + ll + ml + 32; they
-    // read at most `dist` back (>= buf start by the contract), each piece
-    // after the bytes it reads were written (distance >= the piece size) or
-    // byte by byte.
+    // SAFETY: the contract puts both positions inside their slices, and
+    // is wild_copy's in indices.
     unsafe {
-        let lp = lits.as_ptr().add(lit_pos);
-        let d = base.add(pos);
-        copy16(d, lp);
-        copy16(d.add(16), lp.add(16));
+        wild_copy::<false>(
+            buf.as_mut_ptr().add(pos),
+            lits.as_ptr().add(lit_pos),
+            ll,
+            dist,
+            ml,
+        )
+    }
+}
+
+/// [`wild_sequence`] on pointers: `ll` literals from `lp` to `op`, then
+/// `ml` bytes from `dist` back. `AVX2`: the caller is compiled with AVX2
+/// (the 32-byte pieces are one load and one store, and matches of offset
+/// under 16 take [`short_match_avx2`]).
+///
+/// # Safety
+/// `lp .. lp + ll + 32` readable; `op .. op + ll + ml + 32` writable;
+/// `op + ll - dist .. op + ll` written (in the same allocation), `dist >= 1`;
+/// with `AVX2`, the CPU has AVX2.
+#[inline(always)]
+unsafe fn wild_copy<const AVX2: bool>(
+    d: *mut u8,
+    lp: *const u8,
+    ll: usize,
+    dist: usize,
+    ml: usize,
+) {
+    // SAFETY (whole body): literal copies read lp[32k..32k + 32] for 32k <
+    // max(ll, 1), all below lp + ll + 32; they write the same span at `d`.
+    // Match copies write pieces of at most 32 bytes starting below
+    // d + ll + max(ml, 32) - 16 (32-byte pieces: below d + ll + ml), so
+    // they end below d + ll + ml + 32; they read at most `dist` back
+    // (written bytes, by the contract), each piece after the bytes it
+    // reads were written (distance >= the piece size) or byte by byte.
+    unsafe {
+        // Two pieces per step and one after: a loop of one piece per step
+        // whose size is its stride has a trip count LLVM turns into a
+        // `memcpy` call (register spills and a call for every literal run
+        // over 32 bytes).
+        copy32(d, lp);
         let mut k = 32;
-        while k < ll {
-            copy16(d.add(k), lp.add(k));
-            k += 16;
+        while k + 32 < ll {
+            copy32(d.add(k), lp.add(k));
+            copy32(d.add(k + 32), lp.add(k + 32));
+            k += 64;
         }
-        let m = base.add(pos + ll);
-        if dist >= 16 {
-            // Sequential 16-byte pieces: each reads at least 16 bytes back,
-            // so it only reads bytes written before it.
-            let s = m.sub(dist);
+        if k < ll {
+            copy32(d.add(k), lp.add(k));
+        }
+        let m = d.add(ll);
+        let s = m.sub(dist);
+        if dist >= 32 {
+            // Each piece reads at least 32 bytes back: bytes written before it.
+            copy32(m, s);
+            let mut k = 32;
+            while k < ml {
+                copy32(m.add(k), s.add(k));
+                k += 32;
+            }
+        } else if dist >= 16 {
             copy16(m, s);
             copy16(m.add(16), s.add(16));
             let mut k = 32;
@@ -576,7 +632,7 @@ pub(super) unsafe fn wild_sequence(
             }
         } else {
             #[cfg(target_arch = "x86_64")]
-            if super::use_avx2() {
+            if AVX2 || super::use_avx2() {
                 // The contract covers its reads and writes (see
                 // short_match_avx2); AVX2 is present.
                 short_match_avx2(m, dist, ml);
@@ -586,7 +642,6 @@ pub(super) unsafe fn wild_sequence(
                 dist
             } else {
                 // Byte by byte until 8 bytes of the pattern are out.
-                let s = m.sub(dist);
                 for j in 0..8 {
                     *m.add(j) = *s.add(j);
                 }
@@ -666,7 +721,8 @@ fn decode_fast(
     tables: &[&[SeqCell; 512]; 3],
     states: &mut [usize; 3],
     extra_budget: u32,
-    out: &mut [Seq],
+    max: usize,
+    mut sink: impl FnMut(Seq) -> bool,
 ) -> usize {
     r.refill_always();
     let (ptr, used) = r.position();
@@ -710,7 +766,7 @@ fn decode_fast(
         }};
     }
     let mut n = 0usize;
-    for s in out.iter_mut() {
+    while n < max {
         if (p as usize) < lo {
             break;
         }
@@ -748,17 +804,55 @@ fn decode_fast(
         ll_s = usize::from(ll.next) + (w >> (ml_n + of_n)) as usize;
         ml_s = usize::from(ml.next) + low(w >> of_n, ml_n) as usize;
         of_s = usize::from(of.next) + low(w, of_n) as usize;
-        *s = Seq {
+        n += 1;
+        if !sink(Seq {
             ll: ll_v,
             ml: ml_v,
             of: off_val,
-        };
-        n += 1;
+        }) {
+            break;
+        }
     }
     *states = [ll_s, of_s, ml_s];
     let at = p as usize - base as usize;
     r.set_position(at, bits.trailing_zeros());
     n
+}
+
+/// [`decode_fast`] executing each sequence as soon as it is decoded (as
+/// [`execute_wide`] does), compiled with AVX2: the copies then overlap the
+/// next sequence's bit reads, a chain of dependent loads and shifts that a
+/// batch decoded ahead leaves alone on the core. Stops where
+/// [`decode_fast`] does, after `max` sequences, or at a sequence the wide
+/// path cannot take, which it returns decoded but not executed (its offset
+/// not yet resolved). Returns the sequences executed.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn decode_execute_avx2(
+    r: &mut BackBits,
+    stream: &[u8],
+    tables: &[&[SeqCell; 512]; 3],
+    states: &mut [usize; 3],
+    extra_budget: u32,
+    max: usize,
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+) -> (usize, Option<Seq>) {
+    let mut w = Wide::new(ex, buf, lits);
+    let mut pending = None;
+    let n = decode_fast(r, stream, tables, states, extra_budget, max, |s| {
+        // SAFETY: AVX2 is present (this function's target features).
+        let taken = unsafe { w.execute::<true>(s) };
+        if !taken {
+            pending = Some(s);
+        }
+        taken
+    });
+    w.finish(ex, buf, lits);
+    (n - usize::from(pending.is_some()), pending)
 }
 
 /// The low `n` (< 32) bits of `v`.
@@ -830,6 +924,8 @@ fn execute_body(
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
     let mut batch = [Seq::default(); BATCH];
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = super::use_avx2() && super::use_bmi2();
     // Decode one sequence into `$s`; `$update` reads the next states (all
     // but the last sequence of the section).
     macro_rules! decode {
@@ -861,7 +957,34 @@ fn execute_body(
         }};
     }
     let mut done = 0usize;
+    #[cfg(target_arch = "x86_64")]
+    let mut fused = avx2 && fast_decode_enabled();
     while done < nb_seq {
+        #[cfg(target_arch = "x86_64")]
+        if fused {
+            // SAFETY: the CPU has AVX2, BMI1, BMI2 and LZCNT (checked above).
+            let (n, pending) = unsafe {
+                decode_execute_avx2(
+                    &mut r,
+                    stream,
+                    &tables,
+                    &mut states,
+                    extra_budget,
+                    nb_seq - 1 - done,
+                    &mut ex,
+                    buf,
+                    lits,
+                )
+            };
+            done += n;
+            if let Some(s) = pending {
+                // SAFETY: as above.
+                unsafe { execute_batch_avx2(&[s], done, &mut ex, buf, lits, offset)? };
+                done += 1;
+                continue;
+            }
+            fused = false;
+        }
         let k = (nb_seq - done).min(BATCH);
         let last = done + k == nb_seq;
         // The section's last sequence reads no next states (§3.1.1.3.2.2).
@@ -874,7 +997,15 @@ fn execute_body(
                 &tables,
                 &mut states,
                 extra_budget,
-                &mut batch[..updating],
+                updating,
+                |s| {
+                    // `updating <= BATCH`: decode_fast stops after that many.
+                    if let Some(b) = batch.get_mut(j) {
+                        *b = s;
+                    }
+                    j += 1;
+                    true
+                },
             );
         }
         for s in &mut batch[j..updating] {
@@ -882,6 +1013,13 @@ fn execute_body(
         }
         if last {
             decode!(batch[k - 1], false);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked above).
+            unsafe { execute_batch_avx2(&batch[..k], done, &mut ex, buf, lits, offset)? };
+            done += k;
+            continue;
         }
         execute_batch(&batch[..k], done, &mut ex, buf, lits, offset)?;
         done += k;
@@ -917,6 +1055,32 @@ struct Exec {
     lit_fast: usize,
 }
 
+/// Resolve a sequence's offset value (RFC 8878 §3.1.1.5) against the
+/// repeat offsets `rep`, updating them; returns the match distance (0 when
+/// "repeat offset 1 minus one" meets a repeat offset of 1: invalid, and
+/// refused by the execution's bounds).
+///
+/// Without branches: which repeat offset a value names depends on the
+/// data, and a mispredicted branch costs more than the selects.
+#[inline(always)]
+fn resolve_offset(of: u32, ll: u32, rep: &mut [u32; 3]) -> usize {
+    let [r0, r1, r2] = *rep;
+    // 0..=3 for a repeat code: the value minus one, plus one when the
+    // sequence has no literals.
+    let idx = of.wrapping_sub(1).wrapping_add(u32::from(ll == 0));
+    let odd = if idx & 1 != 0 { r1 } else { r0 };
+    let even = if idx & 1 != 0 { r0.wrapping_sub(1) } else { r2 };
+    let repeat = if idx & 2 != 0 { even } else { odd };
+    let new = of > 3;
+    let dist = if new { of - 3 } else { repeat };
+    // Repeat 0 keeps the order; repeat 1 swaps the first two; the others
+    // and a new offset push down the first two.
+    let r2 = if new || idx >= 2 { r1 } else { r2 };
+    let r1 = if new || idx >= 1 { r0 } else { r1 };
+    *rep = [dist, r1, r2];
+    dist as usize
+}
+
 /// Execute decoded sequences (`first` is the section index of `seqs[0]`, for
 /// errors). A function of its own so its loop gets the registers: inlined
 /// next to the decode loop it spilled positions and bounds.
@@ -929,86 +1093,191 @@ fn execute_batch(
     lits: &[u8],
     offset: usize,
 ) -> Result<()> {
-    let [mut r0, mut r1, mut r2] = ex.rep;
-    let (mut pos, mut lit_pos) = (ex.pos, ex.lit_pos);
-    let (limit, lit_len, frame_start) = (ex.limit, ex.lit_len, ex.frame_start);
-    let (out_fast, lit_fast) = (ex.out_fast, ex.lit_fast);
-    let mut res = Ok(());
-    for (j, s) in seqs.iter().enumerate() {
-        let (ll_v, ml_v) = (s.ll as usize, s.ml as usize);
-        // Repeat offsets (RFC 8878 §3.1.1.5), kept in three registers.
-        let dist = if s.of > 3 {
-            r2 = r1;
-            r1 = r0;
-            r0 = s.of - 3;
-            r0
-        } else {
-            match s.of - 1 + u32::from(ll_v == 0) {
-                0 => r0,
-                1 => {
-                    std::mem::swap(&mut r0, &mut r1);
-                    r0
-                }
-                2 => {
-                    let o = r2;
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = o;
-                    o
-                }
-                _ => {
-                    let o = r0.wrapping_sub(1);
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = o;
-                    o
-                }
-            }
-        } as usize;
-        let lit_end = lit_pos + ll_v;
-        let m_pos = pos + ll_v;
-        let end = m_pos + ml_v;
-        // `dist - 1 < m_pos - frame_start` is 1 <= dist <= m_pos - frame_start.
-        if end < out_fast && lit_end < lit_fast && dist.wrapping_sub(1) < m_pos - frame_start {
-            // SAFETY: checked just above: the sequence's literal reads lie in
-            // lits[lit_pos..lit_end + WILD] and its writes in
-            // buf[pos..end + WILD] (wild_sequence's contract), both inside
-            // their slices; the match source starts at m_pos - dist >=
-            // frame_start.
-            unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
-        } else {
-            let i = first + j;
-            if lit_end > lit_len {
-                res = Err(corrupt(
-                    offset,
-                    format!("sequence {i} uses more literals than decoded"),
-                ));
-                break;
-            }
-            if end > limit {
-                res = Err(corrupt(
-                    offset,
-                    format!("sequence {i} writes past the block maximum"),
-                ));
-                break;
-            }
-            if dist == 0 || dist > m_pos - frame_start {
-                res = Err(corrupt(
-                    offset,
-                    format!("sequence {i}: offset {dist} reaches before the frame"),
-                ));
-                break;
-            }
-            buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
-            copy_match(buf, m_pos, dist, ml_v);
-        }
-        lit_pos = lit_end;
-        pos = end;
+    execute_batch_body::<false>(seqs, first, ex, buf, lits, offset)
+}
+
+/// [`execute_batch`] compiled with AVX2: 32-byte copies, and the short-offset
+/// match copy inlined.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+#[inline(never)]
+fn execute_batch_avx2(
+    seqs: &[Seq],
+    first: usize,
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+    offset: usize,
+) -> Result<()> {
+    execute_batch_body::<true>(seqs, first, ex, buf, lits, offset)
+}
+
+#[inline(always)]
+fn execute_batch_body<const AVX2: bool>(
+    seqs: &[Seq],
+    first: usize,
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+    offset: usize,
+) -> Result<()> {
+    let mut done = 0usize;
+    while done < seqs.len() {
+        // SAFETY: the caller's word on AVX2 (execute_batch_avx2's target
+        // features).
+        let (n, dist) = unsafe { execute_wide::<AVX2>(&seqs[done..], ex, buf, lits) };
+        done += n;
+        let Some(s) = seqs.get(done) else {
+            break;
+        };
+        execute_checked(s, dist, first + done, ex, buf, lits, offset)?;
+        done += 1;
     }
-    ex.rep = [r0, r1, r2];
-    ex.pos = pos;
-    ex.lit_pos = lit_pos;
-    res
+    Ok(())
+}
+
+/// The wide-copy executor: output and literal positions as pointers and
+/// their bounds as addresses, so a loop over sequences needs no slice
+/// bases and names no error (its positions and bounds stay in registers).
+struct Wide {
+    rep: [u32; 3],
+    op: *mut u8,
+    lp: *const u8,
+    /// Addresses, only compared: see [`Exec`].
+    out_fast: usize,
+    lit_fast: usize,
+    frame_start: usize,
+}
+
+impl Wide {
+    #[inline(always)]
+    fn new(ex: &Exec, buf: &mut [u8], lits: &[u8]) -> Self {
+        let base = buf.as_mut_ptr();
+        let lbase = lits.as_ptr();
+        Wide {
+            rep: ex.rep,
+            // Never out of their slices: pos <= buf.len() and lit_pos <=
+            // lits.len() (positions only move by executed sequences).
+            op: base.wrapping_add(ex.pos),
+            lp: lbase.wrapping_add(ex.lit_pos),
+            out_fast: (base as usize).wrapping_add(ex.out_fast),
+            lit_fast: (lbase as usize).wrapping_add(ex.lit_fast),
+            frame_start: (base as usize).wrapping_add(ex.frame_start),
+        }
+    }
+
+    /// Execute `s` if its reads and writes keep their slack inside the
+    /// buffers ([`wild_copy`]'s contract); false (nothing changed) if not.
+    ///
+    /// # Safety
+    /// With `AVX2`, the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn execute<const AVX2: bool>(&mut self, s: Seq) -> bool {
+        let (ll, ml) = (s.ll as usize, s.ml as usize);
+        let mut rep = self.rep;
+        let dist = resolve_offset(s.of, s.ll, &mut rep);
+        let m = (self.op as usize).wrapping_add(ll);
+        // `dist - 1 < m - frame_start` is 1 <= dist <= m - frame_start.
+        if m.wrapping_add(ml) >= self.out_fast
+            || (self.lp as usize).wrapping_add(ll) >= self.lit_fast
+            || dist.wrapping_sub(1) >= m.wrapping_sub(self.frame_start)
+        {
+            return false;
+        }
+        self.rep = rep;
+        // SAFETY: checked just above (the sums cannot wrap: each is below a
+        // bound of the form slice end + 1 - WILD): the literal reads lie
+        // below lp + ll + WILD <= lits' end and the writes below op + ll +
+        // ml + WILD <= buf's end (wild_copy's contract); the match source
+        // starts at m - dist >= frame_start, inside buf and written; AVX2
+        // as the caller says.
+        unsafe {
+            wild_copy::<AVX2>(self.op, self.lp, ll, dist, ml);
+            self.op = self.op.add(ll + ml);
+            self.lp = self.lp.add(ll);
+        }
+        true
+    }
+
+    /// Write the positions and repeat offsets back (`buf` and `lits` as
+    /// given to [`Wide::new`]).
+    #[inline(always)]
+    fn finish(self, ex: &mut Exec, buf: &[u8], lits: &[u8]) {
+        ex.rep = self.rep;
+        ex.pos = self.op as usize - buf.as_ptr() as usize;
+        ex.lit_pos = self.lp as usize - lits.as_ptr() as usize;
+    }
+}
+
+/// Execute sequences with wide copies while [`Wide::execute`] takes them;
+/// returns how many it executed and, when it stopped before the end, the
+/// distance of the sequence it stopped at (the repeat offsets updated for
+/// it): that one goes to [`execute_checked`].
+///
+/// # Safety
+/// With `AVX2`, the CPU has AVX2.
+#[inline(always)]
+unsafe fn execute_wide<const AVX2: bool>(
+    seqs: &[Seq],
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+) -> (usize, usize) {
+    let mut w = Wide::new(ex, buf, lits);
+    let mut n = 0usize;
+    let mut stop = None;
+    for &s in seqs {
+        // SAFETY: the caller's word on AVX2.
+        if !unsafe { w.execute::<AVX2>(s) } {
+            stop = Some(resolve_offset(s.of, s.ll, &mut w.rep));
+            break;
+        }
+        n += 1;
+    }
+    w.finish(ex, buf, lits);
+    (n, stop.unwrap_or(0))
+}
+
+/// Execute one sequence whose distance is resolved, checking every bound
+/// (`i` is its index in the section, for errors).
+#[inline(never)]
+fn execute_checked(
+    s: &Seq,
+    dist: usize,
+    i: usize,
+    ex: &mut Exec,
+    buf: &mut [u8],
+    lits: &[u8],
+    offset: usize,
+) -> Result<()> {
+    let (ll_v, ml_v) = (s.ll as usize, s.ml as usize);
+    let (pos, lit_pos) = (ex.pos, ex.lit_pos);
+    let lit_end = lit_pos + ll_v;
+    let m_pos = pos + ll_v;
+    let end = m_pos + ml_v;
+    if lit_end > ex.lit_len {
+        return Err(corrupt(
+            offset,
+            format!("sequence {i} uses more literals than decoded"),
+        ));
+    }
+    if end > ex.limit {
+        return Err(corrupt(
+            offset,
+            format!("sequence {i} writes past the block maximum"),
+        ));
+    }
+    if dist == 0 || dist > m_pos - ex.frame_start {
+        return Err(corrupt(
+            offset,
+            format!("sequence {i}: offset {dist} reaches before the frame"),
+        ));
+    }
+    buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
+    copy_match(buf, m_pos, dist, ml_v);
+    ex.lit_pos = lit_end;
+    ex.pos = end;
+    Ok(())
 }
 
 #[cfg(test)]
