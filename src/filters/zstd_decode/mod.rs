@@ -9,6 +9,7 @@
 
 mod bits;
 mod block;
+mod execute;
 mod frame;
 mod fse;
 mod huffman;

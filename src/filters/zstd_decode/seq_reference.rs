@@ -4,7 +4,8 @@
 //! compare the two on any input (same output, same errors).
 
 use super::bits::BackBits;
-use super::sequences::{copy_match, wild_sequence, SeqState, Target, WILD};
+use super::execute::{copy_match, wild_sequence, WILD};
+use super::sequences::{SeqState, Target};
 use super::{corrupt, Result};
 
 #[allow(clippy::too_many_arguments)]
@@ -137,5 +138,5 @@ pub(crate) fn execute_interleaved(
     }
     st.rep = [r0, r1, r2];
     t.pos = pos;
-    super::sequences::copy_literals(t, lits, lit_pos, lit_len, offset)
+    super::execute::copy_literals(t, lits, lit_pos, lit_len, offset)
 }
