@@ -195,13 +195,11 @@ pub(crate) fn build_with(
         if state == 0 {
             return Err(corrupt(offset, "FSE state of a zero-count symbol"));
         }
-        let nb = c.log - (15 - state.leading_zeros());
-        emit(
-            i,
-            sym,
-            nb as u8,
-            ((u32::from(state) << nb) - size as u32) as u16,
-        );
+        // In 32 bits: a 16-bit bit scan writes part of its register and
+        // waits on the register's last value.
+        let state = u32::from(state);
+        let nb = c.log - (31 - state.leading_zeros());
+        emit(i, sym, nb as u8, ((state << nb) - size as u32) as u16);
     }
     Ok(())
 }
@@ -282,13 +280,11 @@ pub(crate) fn build_with_reference(
         if state == 0 {
             return Err(corrupt(offset, "FSE state of a zero-count symbol"));
         }
-        let nb = c.log - (15 - state.leading_zeros());
-        emit(
-            i,
-            sym,
-            nb as u8,
-            ((u32::from(state) << nb) - size as u32) as u16,
-        );
+        // In 32 bits: a 16-bit bit scan writes part of its register and
+        // waits on the register's last value.
+        let state = u32::from(state);
+        let nb = c.log - (31 - state.leading_zeros());
+        emit(i, sym, nb as u8, ((state << nb) - size as u32) as u16);
     }
     Ok(())
 }
