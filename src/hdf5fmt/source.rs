@@ -235,6 +235,8 @@ pub struct MmapSource {
     #[cfg(unix)]
     file: std::fs::File,
     identity: Identity,
+    /// For the truncation error (the guard exists on Linux only).
+    #[cfg(target_os = "linux")]
     path: String,
 }
 
@@ -267,6 +269,7 @@ impl MmapSource {
             #[cfg(unix)]
             file,
             identity: Identity::of(&meta),
+            #[cfg(target_os = "linux")]
             path: path.display().to_string(),
         })
     }

@@ -199,10 +199,10 @@ pub(super) unsafe fn wild_sequence(
     }
 }
 
-/// [`wild_sequence`] on pointers: `ll` literals from `lp` to `op`, then
-/// `ml` bytes from `dist` back. `AVX2`: the caller is compiled with AVX2
-/// (the 32-byte pieces are one load and one store, and matches of offset
-/// under 16 take [`short_match_avx2`]).
+/// A sequence with wide copies, on pointers: `ll` literals from `lp` to
+/// `op`, then `ml` bytes from `dist` back. `AVX2`: the caller is compiled
+/// with AVX2 (the 32-byte pieces are one load and one store, and matches of
+/// offset under 16 take [`short_match_avx2`]).
 ///
 /// # Safety
 /// `lp .. lp + ll + 32` readable; `op .. op + ll + ml + 32` writable;
@@ -210,35 +210,35 @@ pub(super) unsafe fn wild_sequence(
 /// with `AVX2`, the CPU has AVX2.
 #[inline(always)]
 unsafe fn wild_copy<const AVX2: bool>(
-    d: *mut u8,
+    op: *mut u8,
     lp: *const u8,
     ll: usize,
     dist: usize,
     ml: usize,
 ) {
-    // SAFETY (whole body): literal copies read lp[32k..32k + 32] for 32k <
-    // max(ll, 1), all below lp + ll + 32; they write the same span at `d`.
-    // Match copies write pieces of at most 32 bytes starting below
-    // d + ll + max(ml, 32) - 16 (32-byte pieces: below d + ll + ml), so
-    // they end below d + ll + ml + 32; they read at most `dist` back
-    // (written bytes, by the contract), each piece after the bytes it
-    // reads were written (distance >= the piece size) or byte by byte.
+    // SAFETY (whole body): the literal pieces (32 bytes) start at op + k
+    // and lp + k for k = 0 and k < ll, so they end below op + ll + 32 and
+    // lp + ll + 32. The match pieces (8, 16 or 32 bytes) start at m + k
+    // (m = op + ll) for k < ml, or are the first ones (ending at most at
+    // m + 32), so they end below m + ml + 32; they read at most `dist` back
+    // (written bytes, by the contract), each piece after the bytes it reads
+    // were written (distance >= the piece size) or byte by byte.
     unsafe {
         // Two pieces per step and one after: a loop of one piece per step
         // whose size is its stride has a trip count LLVM turns into a
         // `memcpy` call (register spills and a call for every literal run
         // over 32 bytes).
-        copy32(d, lp);
+        copy32(op, lp);
         let mut k = 32;
         while k + 32 < ll {
-            copy32(d.add(k), lp.add(k));
-            copy32(d.add(k + 32), lp.add(k + 32));
+            copy32(op.add(k), lp.add(k));
+            copy32(op.add(k + 32), lp.add(k + 32));
             k += 64;
         }
         if k < ll {
-            copy32(d.add(k), lp.add(k));
+            copy32(op.add(k), lp.add(k));
         }
-        let m = d.add(ll);
+        let m = op.add(ll);
         let s = m.sub(dist);
         if dist >= 32 {
             // Each piece reads at least 32 bytes back: bytes written before it.

@@ -8,7 +8,9 @@ use super::bits::BackBits;
 use super::execute::execute_batch;
 #[cfg(target_arch = "x86_64")]
 use super::execute::execute_batch_avx2;
-use super::execute::{copy_literals, Exec, Seq, Wide, WILD};
+#[cfg(target_arch = "x86_64")]
+use super::execute::Wide;
+use super::execute::{copy_literals, Exec, Seq, WILD};
 use super::fse::{self, Cell};
 use super::{corrupt, Result};
 use std::sync::OnceLock;
@@ -551,8 +553,8 @@ fn decode_fast(
     n
 }
 
-/// [`decode_fast`] executing each sequence as soon as it is decoded (as
-/// [`execute_wide`] does), compiled with AVX2: the copies then overlap the
+/// [`decode_fast`] executing each sequence as soon as it is decoded (with
+/// the batch executor's wide copies, [`Wide`]), compiled with AVX2: the copies then overlap the
 /// next sequence's bit reads, a chain of dependent loads and shifts that a
 /// batch decoded ahead leaves alone on the core. Stops where
 /// [`decode_fast`] does, after `max` sequences, or at a sequence the wide
