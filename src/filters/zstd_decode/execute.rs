@@ -126,44 +126,18 @@ unsafe fn short_match_avx2(m: *mut u8, dist: usize, ml: usize) {
     }
 }
 
-/// 16 bytes from `src` to `dst` (regions may not overlap within the 16 bytes).
+/// `N` bytes from `src` to `dst` (regions may not overlap within the `N`
+/// bytes): one unaligned load and store of 8 or 16 bytes, or of 32 where the
+/// caller is compiled with AVX2 (two 16-byte halves without it).
 ///
 /// # Safety
-/// `src..src + 16` readable, `dst..dst + 16` writable.
+/// `src..src + N` readable, `dst..dst + N` writable.
 #[inline(always)]
-unsafe fn copy16(dst: *mut u8, src: *const u8) {
-    // SAFETY: the caller guarantees both 16-byte ranges.
+unsafe fn copy<const N: usize>(dst: *mut u8, src: *const u8) {
+    // SAFETY: the caller guarantees both N-byte ranges.
     unsafe {
-        dst.cast::<[u8; 16]>()
-            .write_unaligned(src.cast::<[u8; 16]>().read_unaligned())
-    }
-}
-
-/// 32 bytes from `src` to `dst` as two 16-byte halves (regions may not
-/// overlap within the 32 bytes). One load and one store where the caller
-/// is compiled with AVX2.
-///
-/// # Safety
-/// `src..src + 32` readable, `dst..dst + 32` writable.
-#[inline(always)]
-unsafe fn copy32(dst: *mut u8, src: *const u8) {
-    // SAFETY: the caller guarantees both 32-byte ranges.
-    unsafe {
-        dst.cast::<[u8; 32]>()
-            .write_unaligned(src.cast::<[u8; 32]>().read_unaligned())
-    }
-}
-
-/// 8 bytes from `src` to `dst` (regions may not overlap within the 8 bytes).
-///
-/// # Safety
-/// `src..src + 8` readable, `dst..dst + 8` writable.
-#[inline(always)]
-unsafe fn copy8(dst: *mut u8, src: *const u8) {
-    // SAFETY: the caller guarantees both 8-byte ranges.
-    unsafe {
-        dst.cast::<[u8; 8]>()
-            .write_unaligned(src.cast::<[u8; 8]>().read_unaligned())
+        dst.cast::<[u8; N]>()
+            .write_unaligned(src.cast::<[u8; N]>().read_unaligned())
     }
 }
 
@@ -228,32 +202,32 @@ unsafe fn wild_copy<const AVX2: bool>(
         // whose size is its stride has a trip count LLVM turns into a
         // `memcpy` call (register spills and a call for every literal run
         // over 32 bytes).
-        copy32(op, lp);
+        copy::<32>(op, lp);
         let mut k = 32;
         while k + 32 < ll {
-            copy32(op.add(k), lp.add(k));
-            copy32(op.add(k + 32), lp.add(k + 32));
+            copy::<32>(op.add(k), lp.add(k));
+            copy::<32>(op.add(k + 32), lp.add(k + 32));
             k += 64;
         }
         if k < ll {
-            copy32(op.add(k), lp.add(k));
+            copy::<32>(op.add(k), lp.add(k));
         }
         let m = op.add(ll);
         let s = m.sub(dist);
         if dist >= 32 {
             // Each piece reads at least 32 bytes back: bytes written before it.
-            copy32(m, s);
+            copy::<32>(m, s);
             let mut k = 32;
             while k < ml {
-                copy32(m.add(k), s.add(k));
+                copy::<32>(m.add(k), s.add(k));
                 k += 32;
             }
         } else if dist >= 16 {
-            copy16(m, s);
-            copy16(m.add(16), s.add(16));
+            copy::<16>(m, s);
+            copy::<16>(m.add(16), s.add(16));
             let mut k = 32;
             while k < ml {
-                copy16(m.add(k), s.add(k));
+                copy::<16>(m.add(k), s.add(k));
                 k += 16;
             }
         } else {
@@ -275,7 +249,7 @@ unsafe fn wild_copy<const AVX2: bool>(
             };
             let mut k = if dist >= 8 { 0 } else { 8 };
             while k < ml {
-                copy8(m.add(k), m.add(k).sub(step));
+                copy::<8>(m.add(k), m.add(k).sub(step));
                 k += 8;
             }
         }
