@@ -161,16 +161,26 @@ pub(super) unsafe fn wild_sequence(
     ml: usize,
 ) {
     // SAFETY: the contract puts both positions inside their slices, and
-    // is wild_copy's in indices.
+    // is wild_copy's in indices; the AVX2 copy runs where use_avx2 found it.
     unsafe {
-        wild_copy::<false>(
-            buf.as_mut_ptr().add(pos),
-            lits.as_ptr().add(lit_pos),
-            ll,
-            dist,
-            ml,
-        )
+        let (op, lp) = (buf.as_mut_ptr().add(pos), lits.as_ptr().add(lit_pos));
+        #[cfg(target_arch = "x86_64")]
+        if super::use_avx2() {
+            return wild_copy_avx2(op, lp, ll, dist, ml);
+        }
+        wild_copy::<false>(op, lp, ll, dist, ml)
     }
+}
+
+/// [`wild_copy`] compiled with AVX2, for [`wild_sequence`]'s tests.
+///
+/// # Safety
+/// As [`wild_copy`], with AVX2 present.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[target_feature(enable = "avx2")]
+unsafe fn wild_copy_avx2(op: *mut u8, lp: *const u8, ll: usize, dist: usize, ml: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { wild_copy::<true>(op, lp, ll, dist, ml) }
 }
 
 /// A sequence with wide copies, on pointers: `ll` literals from `lp` to
@@ -232,9 +242,9 @@ unsafe fn wild_copy<const AVX2: bool>(
             }
         } else {
             #[cfg(target_arch = "x86_64")]
-            if AVX2 || super::use_avx2() {
+            if AVX2 {
                 // The contract covers its reads and writes (see
-                // short_match_avx2); AVX2 is present.
+                // short_match_avx2); AVX2 is present (the caller's word).
                 short_match_avx2(m, dist, ml);
                 return;
             }
@@ -474,7 +484,7 @@ unsafe fn execute_wide<const AVX2: bool>(
 /// Execute one sequence whose distance is resolved, checking every bound
 /// (`i` is its index in the section, for errors).
 #[inline(never)]
-fn execute_checked(
+pub(super) fn execute_checked(
     s: &Seq,
     dist: usize,
     i: usize,

@@ -165,26 +165,14 @@ impl HufTable {
                         }
                     }
                 }
-                // One arm per width: a copy of a run-time length is a
-                // `memcpy` call per symbol.
+                // A width fixed at compile time: a copy of a run-time length
+                // is a `memcpy` call per symbol.
                 2 => {
-                    for &s in syms {
-                        let v = (u16::from(s) << 8) | code_len;
-                        if let Some(run) = cells.get_mut(at..at + 2) {
-                            run.copy_from_slice(&[v; 2]);
-                        }
-                        at += 2;
-                    }
+                    at = fill_runs::<2>(cells, at, syms, code_len);
                     continue;
                 }
                 4 => {
-                    for &s in syms {
-                        let v = (u16::from(s) << 8) | code_len;
-                        if let Some(run) = cells.get_mut(at..at + 4) {
-                            run.copy_from_slice(&[v; 4]);
-                        }
-                        at += 4;
-                    }
+                    at = fill_runs::<4>(cells, at, syms, code_len);
                     continue;
                 }
                 _ => {
@@ -400,6 +388,26 @@ impl HufTable {
         }
         Ok(())
     }
+}
+
+/// Runs of `N` cells from `at`, one per symbol of `syms` (code length
+/// `code_len`); returns where the runs end. A run past the table is skipped
+/// (the caller checks that the runs fill it exactly).
+#[inline(always)]
+fn fill_runs<const N: usize>(
+    cells: &mut [u16],
+    mut at: usize,
+    syms: &[u8],
+    code_len: u16,
+) -> usize {
+    for &s in syms {
+        let v = (u16::from(s) << 8) | code_len;
+        if let Some(run) = cells.get_mut(at..at + N) {
+            run.copy_from_slice(&[v; N]);
+        }
+        at += N;
+    }
+    at
 }
 
 /// Set every cell of `run` (a multiple of 8 cells long) to `v`, 8 cells

@@ -56,8 +56,9 @@ pub(crate) fn use_bmi2() -> bool {
     }
 }
 
-/// True when the short-offset match copy may use AVX2; like [`use_bmi2`],
-/// off under `FORCE_PORTABLE` so tests run the 8-byte-step path too.
+/// True when sequences may execute with AVX2 (32-byte copies, short-offset
+/// pattern stores, the fused decode-and-execute loop); like [`use_bmi2`],
+/// off under `FORCE_PORTABLE` so tests run the portable path too.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn use_avx2() -> bool {

@@ -8,9 +8,9 @@ use super::bits::BackBits;
 use super::execute::execute_batch;
 #[cfg(target_arch = "x86_64")]
 use super::execute::execute_batch_avx2;
-#[cfg(target_arch = "x86_64")]
-use super::execute::Wide;
 use super::execute::{copy_literals, Exec, Seq, WILD};
+#[cfg(target_arch = "x86_64")]
+use super::execute::{execute_checked, resolve_offset, Wide};
 use super::fse::{self, Cell};
 use super::{corrupt, Result};
 use std::sync::OnceLock;
@@ -704,8 +704,9 @@ fn execute_body(
             };
             done += n;
             if let Some(s) = pending {
-                // SAFETY: as above.
-                unsafe { execute_batch_avx2(&[s], done, &mut ex, buf, lits, offset)? };
+                // The wide path refused it: every bound checked.
+                let dist = resolve_offset(s.of, s.ll, &mut ex.rep);
+                execute_checked(&s, dist, done, &mut ex, buf, lits, offset)?;
                 done += 1;
                 continue;
             }
