@@ -25,7 +25,7 @@ Made for a shared, loaded machine: our side runs as a server process
 one of ours back to back (order alternating), for every configuration; a
 decode pass decodes the whole volume into one reused buffer, single-threaded.
 Each pass is timed in wall time and in CPU time of the working thread (C:
-`time.thread_time`, ours: /proc/thread-self/schedstat). It reports per side
+`time.thread_time`, ours: `CLOCK_THREAD_CPUTIME_ID`, the same clock). It reports per side
 the minimum pass time as GB/s (10^9 B/s, wall), ours/C as the ratio of the
 minima (wall and CPU) and the median of the per-round CPU-time ratios, and
 the load average before and after. Results also go to WORKDIR/results.json.
@@ -258,8 +258,8 @@ def ratio(a, b):
 
 
 def gbps(nbytes, t):
-    # CPU times come from tick-based accounting on some kernels (4 ms steps
-    # here): a pass shorter than a tick can read as 0.
+    # A CPU time can read 0 where the clock is coarse (not on Linux, where
+    # both sides read CLOCK_THREAD_CPUTIME_ID).
     return nbytes / t / 1e9 if t > 0 else float("inf")
 
 
@@ -274,8 +274,8 @@ def measure(work, names):
                            env=senv)
     assert srv.stdout.readline().strip() == "ready"
     our_bytes = {}
-    # Passes of at least ~64 MiB decoded / 16 MiB encoded (ours reports CPU
-    # time in scheduler ticks); clevel 9 encode passes are long anyway.
+    # Passes of at least ~64 MiB decoded / 16 MiB encoded, long against timer
+    # noise; clevel 9 encode passes are long anyway.
     reps = {n: 1 if "_9_" in n and n in enc_jobs else
             max(1, -(-(16 if n in enc_jobs else 64) * 2**20 // nbytes[n])) for n in names}
 

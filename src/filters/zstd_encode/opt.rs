@@ -465,12 +465,20 @@ impl Parser {
 }
 
 #[cfg(test)]
-/// Thread CPU time in nanoseconds (Linux schedstat; 0 elsewhere).
+/// Thread CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`; 0 where there is none).
 pub(crate) fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec, and the clock id is a constant.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64;
+        }
+    }
+    0
 }
 
 #[cfg(test)]
