@@ -13,7 +13,6 @@
 
 use flate2::{Compress, Compression, FlushCompress};
 use purehdf::filters::deflate_encode::Compressor;
-use std::time::Instant;
 
 /// CPU time of this thread in seconds (`CLOCK_THREAD_CPUTIME_ID`; wall time
 /// since the first call where there is none). Not `/proc/thread-self/schedstat`:
