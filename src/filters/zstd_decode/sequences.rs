@@ -213,7 +213,11 @@ enum Kind {
 pub(crate) struct SeqTable {
     pub(super) cells: Box<[SeqCell; 512]>,
     pub(super) log: u32,
+    /// What `cells` hold; kept across frames, so a frame after frames in
+    /// predefined mode does not copy the predefined table again.
     kind: Kind,
+    /// Whether this frame has set the table up (repeat mode needs it).
+    in_frame: bool,
     code: Code,
 }
 
@@ -223,13 +227,14 @@ impl SeqTable {
             cells: Box::new([SeqCell::default(); 512]),
             log: 0,
             kind: Kind::None,
+            in_frame: false,
             code,
         }
     }
 
-    /// Forget the table (a new frame starts).
+    /// Forget the table for repeat mode (a new frame starts).
     pub(crate) fn reset(&mut self) {
-        self.kind = Kind::None;
+        self.in_frame = false;
     }
 
     fn fill(&mut self, fse_cells: &[Cell], log: u32) {
@@ -256,6 +261,7 @@ impl SeqTable {
                     self.log = *log;
                     self.kind = Kind::Predefined;
                 }
+                self.in_frame = true;
                 Ok(0)
             }
             1 => {
@@ -272,10 +278,12 @@ impl SeqTable {
                 fse::rle(s, &mut cells);
                 self.fill(&cells, 0);
                 self.kind = Kind::Other;
+                self.in_frame = true;
                 Ok(1)
             }
             2 => {
                 self.kind = Kind::None;
+                self.in_frame = false;
                 let (c, used) =
                     fse::read_counts(src, self.code.max_log(), self.code.max_symbol(), offset)?;
                 let values = self.code.values();
@@ -291,10 +299,11 @@ impl SeqTable {
                 })?;
                 self.log = c.log;
                 self.kind = Kind::Other;
+                self.in_frame = true;
                 Ok(used)
             }
             _ => {
-                if self.kind == Kind::None {
+                if !self.in_frame {
                     return Err(corrupt(
                         offset,
                         format!("repeat {:?} table with none before", self.code),

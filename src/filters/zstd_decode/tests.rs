@@ -636,3 +636,71 @@ proptest! {
         sequence_loops_agree(&bad, n);
     }
 }
+
+/// Offset of the sequences section's mode byte in a one-block frame (RFC 8878
+/// §3.1.1, §3.1.1.3.1, §3.1.1.3.2.1), or None if the block has no sequences.
+fn seq_mode_offset(f: &[u8]) -> Option<usize> {
+    let fhd = f[4];
+    let fcs = [usize::from(fhd & 0x20 != 0), 2, 4, 8][usize::from(fhd >> 6)];
+    let mut o = 5 + usize::from(fhd & 0x20 == 0) + [0, 1, 2, 4][usize::from(fhd & 3)] + fcs;
+    let bh = u32::from_le_bytes([f[o], f[o + 1], f[o + 2], 0]);
+    assert_eq!((bh >> 1) & 3, 2, "a compressed block");
+    o += 3;
+    let (lt, sf) = (f[o] & 3, (f[o] >> 2) & 3);
+    let v = u64::from_le_bytes(f[o..o + 8].try_into().ok()?);
+    o += match (lt, sf) {
+        (0 | 1, 0 | 2) => 1 + if lt == 0 { (v >> 3) as usize & 31 } else { 1 },
+        (0 | 1, 1) => {
+            2 + if lt == 0 {
+                (v >> 4) as usize & 0xFFF
+            } else {
+                1
+            }
+        }
+        (0 | 1, _) => {
+            3 + if lt == 0 {
+                (v >> 4) as usize & 0xFFFFF
+            } else {
+                1
+            }
+        }
+        (_, 0 | 1) => 3 + ((v >> 14) as usize & 0x3FF),
+        (_, 2) => 4 + ((v >> 18) as usize & 0x3FFF),
+        _ => 5 + ((v >> 22) as usize & 0x3FFFF),
+    };
+    match f[o] {
+        0 => None,
+        n if n < 128 => Some(o + 1),
+        n if n < 255 => Some(o + 2),
+        _ => Some(o + 3),
+    }
+}
+
+/// Repeat mode names the table of an earlier block of the same frame; a
+/// table the previous frame set up is not one (RFC 8878 §3.1.1.3.2.1: the
+/// tables are reset at each frame). The decoder keeps a predefined table's
+/// cells across frames, not its standing for repeat mode.
+#[test]
+fn repeat_mode_does_not_reach_into_the_previous_frame() {
+    let data = repetitive(3000, 7);
+    let a = crate::filters::zstd_codec::compress(&data, 3);
+    let at = seq_mode_offset(&a).expect("the frame has sequences");
+    let mut b = a.clone();
+    b[at] = 0xFC; // every table in repeat mode
+    let mut out = vec![0u8; 2 * data.len()];
+    assert!(decompress_exact(&a, &mut out[..data.len()]).is_ok());
+    for modes in [0x00u8, a[at]] {
+        let mut first = a.clone();
+        if modes == 0 {
+            // A first frame in predefined mode, when its stream still decodes
+            // to its length (else only the frame as compressed is used).
+            first[at] = 0;
+            if decompress_exact(&first, &mut out[..data.len()]).is_err() {
+                continue;
+            }
+        }
+        let two = [first.as_slice(), b.as_slice()].concat();
+        let e = decompress_exact(&two, &mut out).expect_err("repeat mode in a new frame");
+        assert!(e.to_string().contains("repeat"), "{e}");
+    }
+}
