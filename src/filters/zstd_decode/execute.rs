@@ -65,8 +65,18 @@ pub(super) fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
 
 /// Room a sequence's wide copies need past its end (in the output) and past
 /// its last literal (in the literals): they round every run up to a whole
-/// number of 16- or 32-byte pieces.
-pub(super) const WILD: usize = 32;
+/// number of 16- or 32-byte pieces, and copy 64 bytes of a run whatever
+/// its length in sections of long runs.
+pub(super) const WILD: usize = 64;
+
+/// Whether a section's sequences average 64 output bytes or more (`room`,
+/// the block's output bound, over `nb_seq` sequences; the bound is the
+/// block's size when the frame declares its content size, as Blosc2's and
+/// HDF5's frames do): [`wild_copy`]'s `LONG` form.
+#[inline(always)]
+pub(super) fn long_runs(room: usize, nb_seq: usize) -> bool {
+    room >= nb_seq.saturating_mul(24)
+}
 
 /// Effective distance used after the 8-byte prologue of a match with offset
 /// `d` < 8: the smallest multiple of `d` that is >= 8 (the pattern repeats
@@ -142,15 +152,17 @@ unsafe fn copy<const N: usize>(dst: *mut u8, src: *const u8) {
 }
 
 /// Execute one sequence with wide copies: `ll` literals from `lits[lit_pos..]`
-/// to `buf[pos..]`, then `ml` bytes from `dist` back. Bytes of `buf` up to 32
-/// past the sequence's end may be overwritten with garbage (later writes or
-/// the caller's truncation replace them).
+/// to `buf[pos..]`, then `ml` bytes from `dist` back, in [`wild_copy`]'s
+/// `LONG` form when `long`. Bytes of `buf` up to [`WILD`] past the
+/// sequence's end may be overwritten with garbage (later writes or the
+/// caller's truncation replace them).
 ///
 /// # Safety
-/// `lit_pos + ll + 32 <= lits.len()`, `pos + ll + ml + 32 <= buf.len()`,
+/// `lit_pos + ll + WILD <= lits.len()`, `pos + ll + ml + WILD <= buf.len()`,
 /// `1 <= dist <= pos + ll`.
 #[cfg(test)]
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn wild_sequence(
     buf: &mut [u8],
     pos: usize,
@@ -159,6 +171,7 @@ pub(super) unsafe fn wild_sequence(
     ll: usize,
     dist: usize,
     ml: usize,
+    long: bool,
 ) {
     // SAFETY: the contract puts both positions inside their slices, and
     // is wild_copy's in indices; the AVX2 copy runs where use_avx2 found it.
@@ -166,9 +179,17 @@ pub(super) unsafe fn wild_sequence(
         let (op, lp) = (buf.as_mut_ptr().add(pos), lits.as_ptr().add(lit_pos));
         #[cfg(target_arch = "x86_64")]
         if super::use_avx2() {
-            return wild_copy_avx2(op, lp, ll, dist, ml);
+            return if long {
+                wild_copy_avx2::<true>(op, lp, ll, dist, ml)
+            } else {
+                wild_copy_avx2::<false>(op, lp, ll, dist, ml)
+            };
         }
-        wild_copy::<false>(op, lp, ll, dist, ml)
+        if long {
+            wild_copy::<false, true>(op, lp, ll, dist, ml)
+        } else {
+            wild_copy::<false, false>(op, lp, ll, dist, ml)
+        }
     }
 }
 
@@ -178,22 +199,35 @@ pub(super) unsafe fn wild_sequence(
 /// As [`wild_copy`], with AVX2 present.
 #[cfg(all(test, target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
-unsafe fn wild_copy_avx2(op: *mut u8, lp: *const u8, ll: usize, dist: usize, ml: usize) {
+unsafe fn wild_copy_avx2<const LONG: bool>(
+    op: *mut u8,
+    lp: *const u8,
+    ll: usize,
+    dist: usize,
+    ml: usize,
+) {
     // SAFETY: the caller's contract.
-    unsafe { wild_copy::<true>(op, lp, ll, dist, ml) }
+    unsafe { wild_copy::<true, LONG>(op, lp, ll, dist, ml) }
 }
 
 /// A sequence with wide copies, on pointers: `ll` literals from `lp` to
 /// `op`, then `ml` bytes from `dist` back. `AVX2`: the caller is compiled
 /// with AVX2 (the 32-byte pieces are one load and one store, and matches of
-/// offset under 16 take [`short_match_avx2`]).
+/// offset under 16 take [`short_match_avx2`]). `LONG`: the section's
+/// sequences are long (see [`long_runs`]), and the literals and a match of
+/// offset 32 or more start with 64 bytes copied whatever their length:
+/// runs of 33–64 bytes then take no branch on their length (1.7 % of a
+/// pass over shuffled CT planes, 143 bytes a sequence).
+/// Short runs keep one piece before the first branch: copying 64 there
+/// costs more than the branch saves (2.7 % on text), since the extra stores
+/// overlap bytes the next sequences read back.
 ///
 /// # Safety
-/// `lp .. lp + ll + 32` readable; `op .. op + ll + ml + 32` writable;
+/// `lp .. lp + ll + WILD` readable; `op .. op + ll + ml + WILD` writable;
 /// `op + ll - dist .. op + ll` written (in the same allocation), `dist >= 1`;
 /// with `AVX2`, the CPU has AVX2.
 #[inline(always)]
-unsafe fn wild_copy<const AVX2: bool>(
+unsafe fn wild_copy<const AVX2: bool, const LONG: bool>(
     op: *mut u8,
     lp: *const u8,
     ll: usize,
@@ -213,14 +247,24 @@ unsafe fn wild_copy<const AVX2: bool>(
         // `memcpy` call (register spills and a call for every literal run
         // over 32 bytes).
         copy::<32>(op, lp);
-        let mut k = 32;
-        while k + 32 < ll {
-            copy::<32>(op.add(k), lp.add(k));
-            copy::<32>(op.add(k + 32), lp.add(k + 32));
-            k += 64;
-        }
-        if k < ll {
-            copy::<32>(op.add(k), lp.add(k));
+        if LONG {
+            copy::<32>(op.add(32), lp.add(32));
+            let mut k = 64;
+            while k < ll {
+                copy::<32>(op.add(k), lp.add(k));
+                copy::<32>(op.add(k + 32), lp.add(k + 32));
+                k += 64;
+            }
+        } else {
+            let mut k = 32;
+            while k + 32 < ll {
+                copy::<32>(op.add(k), lp.add(k));
+                copy::<32>(op.add(k + 32), lp.add(k + 32));
+                k += 64;
+            }
+            if k < ll {
+                copy::<32>(op.add(k), lp.add(k));
+            }
         }
         let m = op.add(ll);
         let s = m.sub(dist);
@@ -228,6 +272,10 @@ unsafe fn wild_copy<const AVX2: bool>(
             // Each piece reads at least 32 bytes back: bytes written before it.
             copy::<32>(m, s);
             let mut k = 32;
+            if LONG {
+                copy::<32>(m.add(32), s.add(32));
+                k = 64;
+            }
             while k < ml {
                 copy::<32>(m.add(k), s.add(k));
                 k += 32;
@@ -415,7 +463,7 @@ impl Wide {
     /// # Safety
     /// With `AVX2`, the CPU has AVX2.
     #[inline(always)]
-    pub(super) unsafe fn execute<const AVX2: bool>(&mut self, s: Seq) -> bool {
+    pub(super) unsafe fn execute<const AVX2: bool, const LONG: bool>(&mut self, s: Seq) -> bool {
         let (ll, ml) = (s.ll as usize, s.ml as usize);
         let mut rep = self.rep;
         let dist = resolve_offset(s.of, s.ll, &mut rep);
@@ -435,7 +483,7 @@ impl Wide {
         // starts at m - dist >= frame_start, inside buf and written; AVX2
         // as the caller says.
         unsafe {
-            wild_copy::<AVX2>(self.op, self.lp, ll, dist, ml);
+            wild_copy::<AVX2, LONG>(self.op, self.lp, ll, dist, ml);
             self.op = self.op.add(ll + ml);
             self.lp = self.lp.add(ll);
         }
@@ -471,7 +519,7 @@ unsafe fn execute_wide<const AVX2: bool>(
     let mut stop = None;
     for &s in seqs {
         // SAFETY: the caller's word on AVX2.
-        if !unsafe { w.execute::<AVX2>(s) } {
+        if !unsafe { w.execute::<AVX2, false>(s) } {
             stop = Some(resolve_offset(s.of, s.ll, &mut w.rep));
             break;
         }
@@ -570,21 +618,22 @@ mod tests {
             let dist = 1 + dist_pick % (pos + ll).max(1);
             proptest::prop_assume!(dist <= pos + ll);
             let mut l = lits.clone();
-            l.resize(lit_pos + ll + 32, 0xAB);
+            l.resize(lit_pos + ll + WILD, 0xAB);
             let mut buf = head.clone();
-            buf.resize(pos + ll + ml + 32, 0xEE);
+            buf.resize(pos + ll + ml + WILD, 0xEE);
             let mut want = head.clone();
             want.extend_from_slice(&l[lit_pos..lit_pos + ll]);
             for _ in 0..ml {
                 let b = want[want.len() - dist];
                 want.push(b);
             }
-            // Both short-offset paths: AVX2 pattern stores and 8-byte steps.
-            for portable in [false, true] {
+            // Both short-offset paths (AVX2 pattern stores and 8-byte
+            // steps), and both forms of the first pieces.
+            for (portable, long) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut buf = buf.clone();
                 crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
                 // SAFETY: the buffers are sized to the contract of wild_sequence.
-                unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml) };
+                unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml, long) };
                 crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
                 proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
             }
@@ -598,23 +647,24 @@ mod tests {
             for ml in 3..=70usize {
                 let head: Vec<u8> = (0..50u8).map(|b| b.wrapping_mul(37)).collect();
                 let mut buf = head.clone();
-                buf.resize(50 + ml + 32, 0);
-                let lits = [0u8; 32];
+                buf.resize(50 + ml + WILD, 0);
+                let lits = [0u8; WILD];
                 let mut want = head.clone();
                 for _ in 0..ml {
                     let b = want[want.len() - dist];
                     want.push(b);
                 }
-                for portable in [false, true] {
+                for (portable, long) in [(false, false), (true, false), (false, true), (true, true)]
+                {
                     let mut buf = buf.clone();
                     crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
-                    // SAFETY: buf holds pos + ml + 32 bytes, lits 32, dist <= 50.
-                    unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml) };
+                    // SAFETY: buf holds pos + ml + WILD bytes, lits WILD, dist <= 50.
+                    unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml, long) };
                     crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
                     assert_eq!(
                         &buf[..want.len()],
                         &want[..],
-                        "dist {dist} ml {ml} portable {portable}"
+                        "dist {dist} ml {ml} portable {portable} long {long}"
                     );
                 }
             }

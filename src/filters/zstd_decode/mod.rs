@@ -31,7 +31,7 @@ pub(crate) use sequences::{LL_DEFAULT, ML_DEFAULT, OF_DEFAULT};
 /// RFC 8878 §3.1.1.2.3: a block never holds more than 128 KiB.
 pub(crate) const BLOCK_MAX: usize = 128 << 10;
 /// Writable bytes kept past the end of growable output, for wide copies.
-pub(crate) const SLACK: usize = 32;
+pub(crate) const SLACK: usize = 64;
 
 /// True when the hot loops (Huffman 4-stream, sequence execution) may run
 /// their copies compiled with BMI1/BMI2/LZCNT (variable shifts without the

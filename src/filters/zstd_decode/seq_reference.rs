@@ -4,7 +4,7 @@
 //! compare the two on any input (same output, same errors).
 
 use super::bits::BackBits;
-use super::execute::{copy_match, wild_sequence, WILD};
+use super::execute::{copy_match, long_runs, wild_sequence, WILD};
 use super::sequences::{SeqState, Target};
 use super::{corrupt, Result};
 
@@ -34,6 +34,7 @@ pub(crate) fn execute_interleaved(
     // end is below).
     let wild_out = (buf.len() + 1).saturating_sub(WILD);
     let wild_lits = (lits.len() + 1).saturating_sub(WILD);
+    let long = long_runs(limit.saturating_sub(pos), nb_seq);
     // Extra bits a sequence may read after one refill (56 bits) and still leave
     // room for the three state updates (at most each table's accuracy log).
     let extra_budget = 56u32.saturating_sub(st.ll.log + st.of.log + st.ml.log);
@@ -114,10 +115,10 @@ pub(crate) fn execute_interleaved(
             }
             if end < wild_out && lit_end < wild_lits {
                 // SAFETY: checked just above: the sequence's literal reads lie in
-                // lits[lit_pos..lit_end + 32] and its writes in buf[pos..end + 32]
+                // lits[lit_pos..lit_end + WILD] and its writes in buf[pos..end + WILD]
                 // (wild_sequence's contract), both inside their slices; the match
                 // source starts at m_pos - dist >= frame_start.
-                unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v) };
+                unsafe { wild_sequence(buf, pos, lits, lit_pos, ll_v, dist, ml_v, long) };
             } else {
                 buf[pos..m_pos].copy_from_slice(&lits[lit_pos..lit_end]);
                 copy_match(buf, m_pos, dist, ml_v);

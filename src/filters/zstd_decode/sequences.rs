@@ -573,7 +573,7 @@ fn decode_fast(
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn decode_execute_avx2(
+fn decode_execute_avx2<const LONG: bool>(
     r: &mut BackBits,
     stream: &[u8],
     tables: &[&[SeqCell; 512]; 3],
@@ -588,7 +588,7 @@ fn decode_execute_avx2(
     let mut pending = None;
     let n = decode_fast(r, stream, tables, states, extra_budget, max, |s| {
         // SAFETY: AVX2 is present (this function's target features).
-        let taken = unsafe { w.execute::<true>(s) };
+        let taken = unsafe { w.execute::<true, LONG>(s) };
         if !taken {
             pending = Some(s);
         }
@@ -694,22 +694,38 @@ fn execute_body(
     let mut done = 0usize;
     #[cfg(target_arch = "x86_64")]
     let mut fused = avx2 && fast_decode_enabled();
+    #[cfg(target_arch = "x86_64")]
+    let long = super::execute::long_runs(t.limit.saturating_sub(t.pos), nb_seq);
     while done < nb_seq {
         #[cfg(target_arch = "x86_64")]
         if fused {
             // SAFETY: the CPU has AVX2, BMI1, BMI2 and LZCNT (checked above).
             let (n, pending) = unsafe {
-                decode_execute_avx2(
-                    &mut r,
-                    stream,
-                    &tables,
-                    &mut states,
-                    extra_budget,
-                    nb_seq - 1 - done,
-                    &mut ex,
-                    buf,
-                    lits,
-                )
+                if long {
+                    decode_execute_avx2::<true>(
+                        &mut r,
+                        stream,
+                        &tables,
+                        &mut states,
+                        extra_budget,
+                        nb_seq - 1 - done,
+                        &mut ex,
+                        buf,
+                        lits,
+                    )
+                } else {
+                    decode_execute_avx2::<false>(
+                        &mut r,
+                        stream,
+                        &tables,
+                        &mut states,
+                        extra_budget,
+                        nb_seq - 1 - done,
+                        &mut ex,
+                        buf,
+                        lits,
+                    )
+                }
             };
             done += n;
             if let Some(s) = pending {
