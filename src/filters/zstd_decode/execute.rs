@@ -69,10 +69,12 @@ pub(super) fn copy_match(buf: &mut [u8], pos: usize, dist: usize, len: usize) {
 /// its length in sections of long runs.
 pub(super) const WILD: usize = 64;
 
-/// Whether a section's sequences average 64 output bytes or more (`room`,
+/// Whether a section's sequences average 24 output bytes or more (`room`,
 /// the block's output bound, over `nb_seq` sequences; the bound is the
 /// block's size when the frame declares its content size, as Blosc2's and
-/// HDF5's frames do): [`wild_copy`]'s `LONG` form.
+/// HDF5's frames do): [`wild_copy`]'s `LONG` form. Shuffled CT planes run
+/// 40–150 bytes a sequence, text 10–15 (where the long form cost 2.7 %);
+/// 64 as the threshold left a third of the gain on the CT planes.
 #[inline(always)]
 pub(super) fn long_runs(room: usize, nb_seq: usize) -> bool {
     room >= nb_seq.saturating_mul(24)
