@@ -237,12 +237,14 @@ unsafe fn wild_copy<const AVX2: bool, const LONG: bool>(
     ml: usize,
 ) {
     // SAFETY (whole body): the literal pieces (32 bytes) start at op + k
-    // and lp + k for k = 0 and k < ll, so they end below op + ll + 32 and
-    // lp + ll + 32. The match pieces (8, 16 or 32 bytes) start at m + k
-    // (m = op + ll) for k < ml, or are the first ones (ending at most at
-    // m + 32), so they end below m + ml + 32; they read at most `dist` back
-    // (written bytes, by the contract), each piece after the bytes it reads
-    // were written (distance >= the piece size) or byte by byte.
+    // and lp + k for k < ll, or are the first ones (ending at most at + 64),
+    // and a loop step's second piece starts at most 32 past a k < ll: they
+    // end below op + ll + 64 and lp + ll + 64 (WILD). The match pieces (8,
+    // 16 or 32 bytes) start at m + k (m = op + ll) for k < ml, or are the
+    // first ones (ending at most at m + 64), so they end below m + ml + 64;
+    // they read at most `dist` back (written bytes, by the contract), each
+    // piece after the bytes it reads were written (distance >= the piece
+    // size) or byte by byte.
     unsafe {
         // Two pieces per step and one after: a loop of one piece per step
         // whose size is its stride has a trip count LLVM turns into a
