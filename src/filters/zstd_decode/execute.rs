@@ -75,6 +75,7 @@ pub(super) const WILD: usize = 64;
 /// HDF5's frames do): [`wild_copy`]'s `LONG` form. Shuffled CT planes run
 /// 40–150 bytes a sequence, text 10–15 (where the long form cost 2.7 %);
 /// 64 as the threshold left a third of the gain on the CT planes.
+#[cfg(any(test, target_arch = "x86_64"))]
 #[inline(always)]
 pub(super) fn long_runs(room: usize, nb_seq: usize) -> bool {
     room >= nb_seq.saturating_mul(24)
