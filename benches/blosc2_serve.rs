@@ -75,28 +75,9 @@ impl Config {
     }
 }
 
-/// CPU time of this thread in seconds (`CLOCK_THREAD_CPUTIME_ID`; wall time
-/// since the first call where there is none). Not `/proc/thread-self/schedstat`:
-/// a running thread's entry there is only brought up to date at scheduler
-/// ticks (1–4 ms), which made short passes read too little and biased the
-/// minimum of many passes low.
-fn cpu_time() -> f64 {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec, and the clock id is a constant.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9;
-        }
-    }
-    static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    T0.get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_secs_f64()
-}
+#[path = "common/clock.rs"]
+mod clock;
+use clock::cpu_or_wall as cpu_time;
 
 /// The clevel in a configuration name `..<codec>_<clevel>_<filter>`.
 fn clevel_of(name: &str) -> u8 {

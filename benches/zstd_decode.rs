@@ -29,23 +29,9 @@ fn ruzstd_frame(fd: &mut FrameDecoder, src: &[u8], dst: &mut Vec<u8>) -> Option<
     Some(src.len() - s.len())
 }
 
-/// CPU time of this thread in seconds (`CLOCK_THREAD_CPUTIME_ID`), where there is one.
-/// Not `/proc/thread-self/schedstat`: a running thread's entry there is only brought
-/// up to date at scheduler ticks (1–4 ms), which biased short passes low.
-fn cpu_time() -> Option<f64> {
-    #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec, and the clock id is a constant.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return Some(ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9);
-        }
-    }
-    None
-}
+#[path = "common/clock.rs"]
+mod clock;
+use clock::thread_cpu as cpu_time;
 
 /// Run `f`, returning (wall seconds, CPU seconds or wall if unknown).
 fn timed(mut f: impl FnMut()) -> (f64, f64) {

@@ -439,116 +439,110 @@ mod x86 {
         done
     }
 
-    /// Forward, 4 columns (32 element bytes) at a time: one 32-bit mask per
-    /// bit row; `slli_epi16` brings the next bit of every byte to bit 7 (the
-    /// bits carried in from the lower byte never reach bit 7 in 7 shifts).
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn planes_to_rows_avx2(
+    two_forms! {
+        /// Forward. AVX2: 4 columns (32 element bytes) at a time, one 32-bit
+        /// mask per bit row; `slli_epi16` brings the next bit of every byte
+        /// to bit 7 (the bits carried in from the lower byte never reach bit
+        /// 7 in 7 shifts). GFNI: 32 columns (256 element bytes) at a time,
+        /// the inverse of [`rows_to_planes_gfni`]: each 64-bit lane of 8
+        /// element bytes is bit-transposed into its 8 row bytes (the
+        /// transpose is its own inverse), the two columns of a 128-bit lane
+        /// are interleaved into 2-byte words, one per row, and an 8×8 word
+        /// transpose per lane gives each row's 32 bytes for one store, where
+        /// the movemask form takes 8 mask extractions per 32 bytes.
+        planes_to_rows_avx2, planes_to_rows_gfni => planes_to_rows_body;
+        [] [] (planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) -> usize
+    }
+
+    #[inline(always)]
+    unsafe fn planes_to_rows_body<const G: bool>(
         planes: &[u8],
         rows: &mut [u8],
         ts: usize,
         nb: usize,
     ) -> usize {
         let n = nb * 8;
-        let done = nb & !3;
+        let done = if G { nb & !31 } else { nb & !3 };
         debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
         let src = planes.as_ptr();
         let dst = rows.as_mut_ptr();
         for j in 0..ts {
+            let inp = src.add(j * n);
             let out = dst.add(8 * j * nb);
-            let mut c = 0;
-            while c < done {
-                let mut x = _mm256_loadu_si256(src.add(j * n + 8 * c) as *const __m256i);
-                for k in (0..8).rev() {
-                    let m = _mm256_movemask_epi8(x) as u32;
-                    (out.add(k * nb + c) as *mut [u8; 4]).write_unaligned(m.to_le_bytes());
-                    x = _mm256_slli_epi16(x, 1);
+            let mut g = 0;
+            while g < done {
+                if G {
+                    rows32_gfni(inp.add(8 * g), out.add(g), nb);
+                    g += 32;
+                } else {
+                    let mut x = _mm256_loadu_si256(inp.add(8 * g) as *const __m256i);
+                    for k in (0..8).rev() {
+                        let m = _mm256_movemask_epi8(x) as u32;
+                        (out.add(k * nb + g) as *mut [u8; 4]).write_unaligned(m.to_le_bytes());
+                        x = _mm256_slli_epi16(x, 1);
+                    }
+                    g += 4;
                 }
-                c += 4;
             }
         }
         done
     }
 
-    /// Forward with GFNI, 32 columns (256 element bytes) at a time, the
-    /// inverse of [`rows_to_planes_gfni`]: each 64-bit lane of 8 element
-    /// bytes is bit-transposed into its 8 row bytes (the transpose is its own
-    /// inverse), the two columns of a 128-bit lane are interleaved into
-    /// 2-byte words, one per row, and an 8×8 word transpose per lane gives
-    /// each row's 32 bytes for one store. Movemask and 4-byte stores, as
-    /// [`planes_to_rows_avx2`] does, took 8 mask extractions per 32 bytes.
+    /// 32 columns of bit rows from the 256 plane bytes at `at`: row `k`'s
+    /// 32 bytes go to `out + k·nb` (see [`planes_to_rows_gfni`]).
+    #[inline]
     #[target_feature(enable = "avx2,gfni")]
-    pub(super) unsafe fn planes_to_rows_gfni(
-        planes: &[u8],
-        rows: &mut [u8],
-        ts: usize,
-        nb: usize,
-    ) -> usize {
-        let n = nb * 8;
-        let done = nb & !31;
-        debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
-        let src = planes.as_ptr();
-        let dst = rows.as_mut_ptr();
+    unsafe fn rows32_gfni(at: *const u8, out: *mut u8, nb: usize) {
         // Bytes 0..8 and 8..16 of a lane (one column each) to words k of
         // (byte k, byte 8 + k).
         let pair = _mm256_set_epi8(
             15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0, 15, 7, 14, 6, 13, 5, 12, 4, 11,
             3, 10, 2, 9, 1, 8, 0,
         );
-        for j in 0..ts {
-            let inp = src.add(j * n);
-            let out = dst.add(8 * j * nb);
-            let mut g = 0;
-            while g < done {
-                // Vector i: lane 0 columns g + 2i, g + 2i + 1; lane 1
-                // columns g + 16 + 2i, g + 17 + 2i (as rows_to_planes_body's).
-                let at = inp.add(8 * g);
-                macro_rules! col {
-                    ($i:expr) => {
-                        _mm256_shuffle_epi8(
-                            t8_gfni(_mm256_loadu2_m128i(
-                                at.add(128 + 16 * $i) as *const __m128i,
-                                at.add(16 * $i) as *const __m128i,
-                            )),
-                            pair,
-                        )
-                    };
-                }
-                let (c0, c1, c2, c3) = (col!(0), col!(1), col!(2), col!(3));
-                let (c4, c5, c6, c7) = (col!(4), col!(5), col!(6), col!(7));
-                let s0 = _mm256_unpacklo_epi16(c0, c1);
-                let s1 = _mm256_unpackhi_epi16(c0, c1);
-                let s2 = _mm256_unpacklo_epi16(c2, c3);
-                let s3 = _mm256_unpackhi_epi16(c2, c3);
-                let s4 = _mm256_unpacklo_epi16(c4, c5);
-                let s5 = _mm256_unpackhi_epi16(c4, c5);
-                let s6 = _mm256_unpacklo_epi16(c6, c7);
-                let s7 = _mm256_unpackhi_epi16(c6, c7);
-                let u0 = _mm256_unpacklo_epi32(s0, s2);
-                let u1 = _mm256_unpackhi_epi32(s0, s2);
-                let u2 = _mm256_unpacklo_epi32(s1, s3);
-                let u3 = _mm256_unpackhi_epi32(s1, s3);
-                let u4 = _mm256_unpacklo_epi32(s4, s6);
-                let u5 = _mm256_unpackhi_epi32(s4, s6);
-                let u6 = _mm256_unpacklo_epi32(s5, s7);
-                let u7 = _mm256_unpackhi_epi32(s5, s7);
-                let r = [
-                    _mm256_unpacklo_epi64(u0, u4),
-                    _mm256_unpackhi_epi64(u0, u4),
-                    _mm256_unpacklo_epi64(u1, u5),
-                    _mm256_unpackhi_epi64(u1, u5),
-                    _mm256_unpacklo_epi64(u2, u6),
-                    _mm256_unpackhi_epi64(u2, u6),
-                    _mm256_unpacklo_epi64(u3, u7),
-                    _mm256_unpackhi_epi64(u3, u7),
-                ];
-                for (k, v) in r.iter().enumerate() {
-                    _mm256_storeu_si256(out.add(k * nb + g) as *mut __m256i, *v);
-                }
-                g += 32;
-            }
+        // Vector i: lane 0 columns 2i, 2i + 1; lane 1 columns 16 + 2i,
+        // 17 + 2i (as rows_to_planes_body's).
+        macro_rules! col {
+            ($i:expr) => {
+                _mm256_shuffle_epi8(
+                    t8_gfni(_mm256_loadu2_m128i(
+                        at.add(128 + 16 * $i) as *const __m128i,
+                        at.add(16 * $i) as *const __m128i,
+                    )),
+                    pair,
+                )
+            };
         }
-        done
+        let (c0, c1, c2, c3) = (col!(0), col!(1), col!(2), col!(3));
+        let (c4, c5, c6, c7) = (col!(4), col!(5), col!(6), col!(7));
+        let s0 = _mm256_unpacklo_epi16(c0, c1);
+        let s1 = _mm256_unpackhi_epi16(c0, c1);
+        let s2 = _mm256_unpacklo_epi16(c2, c3);
+        let s3 = _mm256_unpackhi_epi16(c2, c3);
+        let s4 = _mm256_unpacklo_epi16(c4, c5);
+        let s5 = _mm256_unpackhi_epi16(c4, c5);
+        let s6 = _mm256_unpacklo_epi16(c6, c7);
+        let s7 = _mm256_unpackhi_epi16(c6, c7);
+        let u0 = _mm256_unpacklo_epi32(s0, s2);
+        let u1 = _mm256_unpackhi_epi32(s0, s2);
+        let u2 = _mm256_unpacklo_epi32(s1, s3);
+        let u3 = _mm256_unpackhi_epi32(s1, s3);
+        let u4 = _mm256_unpacklo_epi32(s4, s6);
+        let u5 = _mm256_unpackhi_epi32(s4, s6);
+        let u6 = _mm256_unpacklo_epi32(s5, s7);
+        let u7 = _mm256_unpackhi_epi32(s5, s7);
+        let r = [
+            _mm256_unpacklo_epi64(u0, u4),
+            _mm256_unpackhi_epi64(u0, u4),
+            _mm256_unpacklo_epi64(u1, u5),
+            _mm256_unpackhi_epi64(u1, u5),
+            _mm256_unpacklo_epi64(u2, u6),
+            _mm256_unpackhi_epi64(u2, u6),
+            _mm256_unpacklo_epi64(u3, u7),
+            _mm256_unpackhi_epi64(u3, u7),
+        ];
+        for (k, v) in r.iter().enumerate() {
+            _mm256_storeu_si256(out.add(k * nb) as *mut __m256i, *v);
+        }
     }
 
     #[inline]

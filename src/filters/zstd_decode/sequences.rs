@@ -699,32 +699,27 @@ fn execute_body(
     while done < nb_seq {
         #[cfg(target_arch = "x86_64")]
         if fused {
+            macro_rules! fused {
+                ($long:literal) => {
+                    decode_execute_avx2::<$long>(
+                        &mut r,
+                        stream,
+                        &tables,
+                        &mut states,
+                        extra_budget,
+                        nb_seq - 1 - done,
+                        &mut ex,
+                        buf,
+                        lits,
+                    )
+                };
+            }
             // SAFETY: the CPU has AVX2, BMI1, BMI2 and LZCNT (checked above).
             let (n, pending) = unsafe {
                 if long {
-                    decode_execute_avx2::<true>(
-                        &mut r,
-                        stream,
-                        &tables,
-                        &mut states,
-                        extra_budget,
-                        nb_seq - 1 - done,
-                        &mut ex,
-                        buf,
-                        lits,
-                    )
+                    fused!(true)
                 } else {
-                    decode_execute_avx2::<false>(
-                        &mut r,
-                        stream,
-                        &tables,
-                        &mut states,
-                        extra_budget,
-                        nb_seq - 1 - done,
-                        &mut ex,
-                        buf,
-                        lits,
-                    )
+                    fused!(false)
                 }
             };
             done += n;
