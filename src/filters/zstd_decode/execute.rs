@@ -378,8 +378,9 @@ pub(super) fn resolve_offset(of: u32, ll: u32, rep: &mut [u32; 3]) -> usize {
 }
 
 /// Execute decoded sequences (`first` is the section index of `seqs[0]`, for
-/// errors). A function of its own so its loop gets the registers: inlined
-/// next to the decode loop it spilled positions and bounds.
+/// errors), with 32-byte copies and the short-offset match copy inlined where
+/// the CPU has AVX2. Not inlined, so its loop gets the registers: next to
+/// the decode loop it spilled positions and bounds.
 #[inline(never)]
 pub(super) fn execute_batch(
     seqs: &[Seq],
@@ -389,15 +390,18 @@ pub(super) fn execute_batch(
     lits: &[u8],
     offset: usize,
 ) -> Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    if super::use_avx2() && super::use_bmi2() {
+        // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked just above).
+        return unsafe { execute_batch_avx2(seqs, first, ex, buf, lits, offset) };
+    }
     execute_batch_body::<false>(seqs, first, ex, buf, lits, offset)
 }
 
-/// [`execute_batch`] compiled with AVX2: 32-byte copies, and the short-offset
-/// match copy inlined.
+/// [`execute_batch`]'s body compiled with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-#[inline(never)]
-pub(super) fn execute_batch_avx2(
+fn execute_batch_avx2(
     seqs: &[Seq],
     first: usize,
     ex: &mut Exec,
@@ -419,7 +423,7 @@ fn execute_batch_body<const AVX2: bool>(
 ) -> Result<()> {
     let mut done = 0usize;
     while done < seqs.len() {
-        // SAFETY: the caller's word on AVX2 (execute_batch_avx2's target
+        // SAFETY: with AVX2, this body is execute_batch_avx2's (its target
         // features).
         let (n, dist) = unsafe { execute_wide::<AVX2>(&seqs[done..], ex, buf, lits) };
         done += n;

@@ -5,10 +5,7 @@
 //! as they are decoded, or in batches of [`BATCH`], straight into the output.
 
 use super::bits::BackBits;
-use super::execute::execute_batch;
-#[cfg(target_arch = "x86_64")]
-use super::execute::execute_batch_avx2;
-use super::execute::{copy_literals, Exec, Seq, WILD};
+use super::execute::{copy_literals, execute_batch, Exec, Seq, WILD};
 #[cfg(target_arch = "x86_64")]
 use super::execute::{execute_checked, resolve_offset, Wide};
 use super::fse::{self, Cell};
@@ -760,13 +757,6 @@ fn execute_body(
         }
         if last {
             decode!(batch[k - 1], false);
-        }
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked above).
-            unsafe { execute_batch_avx2(&batch[..k], done, &mut ex, buf, lits, offset)? };
-            done += k;
-            continue;
         }
         execute_batch(&batch[..k], done, &mut ex, buf, lits, offset)?;
         done += k;
