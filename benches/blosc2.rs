@@ -7,9 +7,9 @@
 //! configuration: best-of-N single-thread decode throughput in GB/s (10⁹ B/s),
 //! after checking the decoded bytes equal the volume.
 
-use purehdf::filters::blosc2::chunk::{ChunkDecoder, Header};
-use purehdf::filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
-use purehdf::filters::blosc2::{self, frame};
+use purehdf_filters::blosc2::chunk::{ChunkDecoder, Header};
+use purehdf_filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
+use purehdf_filters::blosc2::{self, frame};
 use std::path::Path;
 use std::time::Instant;
 
@@ -135,7 +135,7 @@ fn main() {
 
 /// In-cache throughput of the shuffle kernels on 64 KiB blocks (GB/s).
 fn kernels() {
-    use purehdf::filters::{bitshuffle, shuffle};
+    use purehdf_filters::{bitshuffle, shuffle};
     let src: Vec<u8> = (0..65536u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();

@@ -17,9 +17,9 @@
 //!   `<codec>_<clevel>_<filter>`); adds `"bytes"`, our compressed size. The
 //!   first pass is checked to decode to the input.
 
-use purehdf::filters::blosc2::chunk::{ChunkDecoder, Header};
-use purehdf::filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
-use purehdf::filters::blosc2::{self, frame};
+use purehdf_filters::blosc2::chunk::{ChunkDecoder, Header};
+use purehdf_filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
+use purehdf_filters::blosc2::{self, frame};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;

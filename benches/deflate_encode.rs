@@ -1,4 +1,4 @@
-//! Deflate encode benchmark: `purehdf::filters::deflate_encode` vs zlib-rs
+//! Deflate encode benchmark: `purehdf_filters::deflate_encode` vs zlib-rs
 //! (flate2), single-threaded, one reused compressor each, chunk by chunk.
 //!
 //! Usage: `cargo bench --bench deflate_encode -- [LEVELS]` (default `4`).
@@ -12,7 +12,7 @@
 //! side once (for `valgrind --tool=callgrind`).
 
 use flate2::{Compress, Compression, FlushCompress};
-use purehdf::filters::deflate_encode::Compressor;
+use purehdf_filters::deflate_encode::Compressor;
 
 #[path = "common/clock.rs"]
 mod clock;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use purehdf::filters::{decode, encode, ChunkContext, FilterSpec};
+use purehdf_filters::{decode, encode, ChunkContext, FilterSpec};
 
 fn ct_like(n: usize) -> Vec<u8> {
     let mut x = 12345u32;

@@ -1,4 +1,4 @@
-//! Zstandard decode benchmark: `purehdf::filters::zstd_decode` vs `ruzstd`,
+//! Zstandard decode benchmark: `purehdf_filters::zstd_decode` vs `ruzstd`,
 //! single-threaded, on the Zstd frames inside Blosc2 chunks (C libzstd level 3).
 //!
 //! Usage: `cargo bench --bench zstd_decode -- [DIR]` where DIR holds
@@ -94,7 +94,7 @@ fn main() {
     let mut buf = vec![0u8; 1 << 20];
     for (f, want) in &frames {
         let dst = &mut buf[..want.len()];
-        purehdf::filters::zstd_decode::decompress_exact(f, dst).expect("ours decodes");
+        purehdf_filters::zstd_decode::decompress_exact(f, dst).expect("ours decodes");
         assert!(dst == &want[..], "ours differs");
     }
     let mut best_ours = (f64::MAX, f64::MAX);
@@ -104,7 +104,7 @@ fn main() {
     for _ in 0..reps {
         let t = timed(|| {
             for (f, want) in &frames {
-                purehdf::filters::zstd_decode::decompress_exact(f, &mut buf[..want.len()]).unwrap();
+                purehdf_filters::zstd_decode::decompress_exact(f, &mut buf[..want.len()]).unwrap();
             }
         });
         best_ours = min2(best_ours, t);

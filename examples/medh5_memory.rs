@@ -1,10 +1,10 @@
 //! medh5 entirely in memory: create the demo sample, open it from bytes,
 //! verify its digests and content_id, read an image patch typed and a
 //! labelmap patch. `cargo run --example medh5_memory`.
-use purehdf::medh5::{create, profiles::Profile, sample::SampleFile, verify, writer};
+use purehdf_medh5::{create, profiles::Profile, sample::SampleFile, verify, writer};
 use purehdf::File;
 
-fn main() -> purehdf::medh5::error::Result<()> {
+fn main() -> purehdf_medh5::error::Result<()> {
     let sample = create::demo_sample()?; // a 32x64x64 CT phantom with an organ labelmap
     let plan = create::plan_at(sample, Profile::Balanced, None, "2026-01-01T00:00:00Z")?;
     let bytes = writer::write_plan_bytes(&plan)?;

@@ -11,8 +11,8 @@
 //! Needs `PUREHDF_ORACLE_PYTHON` (a Python with h5py and hdf5plugin);
 //! without it the test prints `skipped: ...` and passes.
 
-use purehdf::filters::{self, ChunkContext, FilterSpec};
-use purehdf::hdf5fmt::file::File;
+use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
+use purehdf::low_level::file::File;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -152,7 +152,8 @@ fn blosc2_parity() {
                 }
                 None => {
                     let why = match (&api, &read) {
-                        (Err(e), _) | (_, Err(e)) => e.to_string(),
+                        (Err(e), _) => e.to_string(),
+                        (_, Err(e)) => e.to_string(),
                         _ => String::new(),
                     };
                     bad.push(format!("{ds} ({field}): C {c}, ours {via_api} {why}"));

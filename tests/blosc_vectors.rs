@@ -7,7 +7,7 @@
 mod common;
 use common::oracle_python;
 
-use purehdf::filters::{self, blosc2, ChunkContext, FilterSpec};
+use purehdf_filters::{self as filters, blosc2, ChunkContext, FilterSpec};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -221,7 +221,7 @@ fn sample(n: usize, ts: usize, seed: u32) -> Vec<u8> {
 /// bytes, and C-Blosc2's decode with ours.
 #[test]
 fn blosc2_interop_with_c() {
-    use purehdf::filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
+    use purehdf_filters::blosc2::encode_chunk::{ChunkEncoder, Settings};
     let Some(py) = oracle_python() else {
         println!("skipped: blosc2_interop_with_c (no oracle python)");
         return;

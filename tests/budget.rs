@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use purehdf::hdf5fmt::datatype::Datatype;
-use purehdf::hdf5fmt::write::{DatasetData, DatasetSpec, FileWriter};
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::write::{DatasetData, DatasetSpec, FileWriter};
 use purehdf::{Error, File, Object, Selection};
 
 fn scratch() -> PathBuf {
@@ -95,26 +95,26 @@ fn sparse_chunks_and_the_data_budget() {
     );
 
     // The data budget: fixed at 1 MiB, the 40 MB dataset is over it.
-    purehdf::hdf5fmt::limits::set_data_budget(Some(1 << 20));
+    purehdf::low_level::limits::set_data_budget(Some(1 << 20));
     let e = ds.check_budget().unwrap_err();
     assert!(
         matches!(&e, Error::OverBudget { object, size, .. } if object == "/sparse" && *size == CHUNKS * CHUNK),
         "{e}"
     );
-    let v = purehdf::medh5::verify::compute_digest(
+    let v = purehdf_medh5::verify::compute_digest(
         &f,
         &ds,
         "sparse",
-        purehdf::medh5::integrity::DigestAlgo::Sha256,
+        purehdf_medh5::integrity::DigestAlgo::Sha256,
     );
     assert!(
         matches!(
             v,
-            Err(purehdf::medh5::error::Error::Hdf5(Error::OverBudget { .. }))
+            Err(purehdf_medh5::error::Error::Hdf5(Error::OverBudget { .. }))
         ),
         "{v:?}"
     );
-    purehdf::hdf5fmt::limits::set_data_budget(None);
+    purehdf::low_level::limits::set_data_budget(None);
     assert!(ds.check_budget().is_ok());
     println!("budget: over-budget dataset refused by name (OverBudget) in verify's digest");
     let _ = std::fs::remove_dir_all(&dir);

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use purehdf::medh5::sample::read_patch_vec;
+use purehdf_medh5::sample::read_patch_vec;
 use purehdf::{File, Object, Selection};
 use sha2::{Digest, Sha256};
 
@@ -77,7 +77,7 @@ fn fingerprint(f: &File, path: &Path) -> String {
             }
         }
     }
-    let report = purehdf::medh5::verify::verify_file(f, &path.display().to_string(), None)
+    let report = purehdf_medh5::verify::verify_file(f, &path.display().to_string(), None)
         .map(|r| r.to_json().to_string())
         .unwrap_or_else(|e| e.to_string());
     h.update(report.as_bytes());
@@ -102,10 +102,10 @@ fn samples(dir: &Path) -> Vec<PathBuf> {
     let lab: Vec<u8> = (0..n).map(|i| (i / 9000 % 6) as u8).collect();
     let (ip, lp) = (dir.join("img.npy"), dir.join("lab.npy"));
     let mut b = Vec::new();
-    purehdf::npy::write(&mut b, "<i2", &shape, &img).unwrap();
+    purehdf_medh5::npy::write(&mut b, "<i2", &shape, &img).unwrap();
     std::fs::write(&ip, &b).unwrap();
     b.clear();
-    purehdf::npy::write(&mut b, "|u1", &shape, &lab).unwrap();
+    purehdf_medh5::npy::write(&mut b, "|u1", &shape, &lab).unwrap();
     std::fs::write(&lp, &b).unwrap();
     let mut out = vec![demo];
     for profile in ["training", "balanced"] {

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use common::{corpus_dir, dump_with_limit, load_json, read_manifest, Outcome};
-use purehdf::dump::compare::compare;
+use purehdf_cli::dump::compare::compare;
 
 /// Minimum number of matching files in scope `contiguous` (raise as the reader improves).
 const FLOOR_CONTIGUOUS: usize = 546;

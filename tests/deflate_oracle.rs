@@ -1,9 +1,9 @@
-//! The deflate encoder (`purehdf::filters::deflate_encode`) against the
+//! The deflate encoder (`purehdf_filters::deflate_encode`) against the
 //! oracles: Python's `zlib.decompress` reads our level-4 streams, and h5py
 //! reads HDF5 files written with deflate 4 and shuffle + deflate 4 (which
 //! go through our compressor). Skipped without `PUREHDF_ORACLE_PYTHON`.
 
-use purehdf::filters::deflate_encode::Compressor;
+use purehdf_filters::deflate_encode::Compressor;
 
 #[path = "common/noise.rs"]
 mod noise;

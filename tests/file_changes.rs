@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use purehdf::hdf5fmt::datatype::Datatype;
-use purehdf::hdf5fmt::write::{DatasetSpec, FileWriter};
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::write::{DatasetSpec, FileWriter};
 use purehdf::{Error, File, Object, Selection};
 
 const N: usize = 48 << 20;
@@ -260,11 +260,11 @@ fn truncation_under_the_cli_never_kills_it() {
     let imgv: Vec<u8> = (0..n)
         .flat_map(|i| ((i % 3000) as i16 - 1000).to_le_bytes())
         .collect();
-    purehdf::npy::write(&mut b, "<i2", &shape, &imgv).unwrap();
+    purehdf_medh5::npy::write(&mut b, "<i2", &shape, &imgv).unwrap();
     std::fs::write(&img, &b).unwrap();
     b.clear();
     let labv: Vec<u8> = (0..n).map(|i| (i / 100_000 % 6) as u8).collect();
-    purehdf::npy::write(&mut b, "|u1", &shape, &labv).unwrap();
+    purehdf_medh5::npy::write(&mut b, "|u1", &shape, &labv).unwrap();
     std::fs::write(&lab, &b).unwrap();
     let s = dir.join("s.medh5");
     let ss = s.to_str().unwrap().to_string();

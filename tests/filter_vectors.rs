@@ -1,5 +1,5 @@
 //! Known-answer tests: the stored chunks of `shared/vectors/filters` (written by
-//! libhdf5 + hdf5plugin) decoded through `purehdf::filters::decode_pipeline`.
+//! libhdf5 + hdf5plugin) decoded through `purehdf_filters::decode_pipeline`.
 //!
 //! Every vector whose pipeline is in the supported set is checked (all of them:
 //! built-ins, LZF, bzip2, LZ4, Zstd, bitshuffle, Blosc and Blosc2); any other
@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use purehdf::filters::{decode_pipeline, encode_pipeline, ChunkContext, FilterSpec};
+use purehdf_filters::{decode_pipeline, encode_pipeline, ChunkContext, FilterSpec};
 use serde_json::Value;
 
 /// Filters whose encoders are deterministic and must reproduce libhdf5's bytes.

@@ -1,7 +1,7 @@
 //! Inputs the fuzz targets found (`fuzz/regressions/<target>/`), replayed
 //! through the product API with the outcome each must keep.
 
-use purehdf::filters::zstd_decode::decompress_append;
+use purehdf_filters::zstd_decode::decompress_append;
 
 /// f_zstd_own (issue 16 item 4 campaign): a frame without a content checksum
 /// whose 4-stream Huffman literals were shuffled so that the codes no longer

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{dump_with_limit, load_json, Outcome};
-use purehdf::dump::compare::compare;
+use purehdf_cli::dump::compare::compare;
 
 /// (file, most differences allowed). The 14 of the v0 and v3 files are the
 /// shuffle / Blosc / Blosc2 / bitshuffle datasets (filters still stubs when set).

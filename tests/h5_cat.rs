@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::tools::cat::{npy_target, parse_slice, read_slice, swap_bytes};
+use purehdf::low_level::file::{File, Object};
+use purehdf_cli::tools::cat::{npy_target, parse_slice, read_slice, swap_bytes};
 
 fn corpus() -> Option<PathBuf> {
     let rel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
@@ -82,8 +82,8 @@ fn cat_slices_match_full_reads() {
             assert_eq!(shape, sl.out_shape);
             assert!(descr.starts_with('<') || descr.starts_with('|'), "{descr}");
             let mut npy = Vec::new();
-            purehdf::npy::write(&mut npy, &descr, &shape, &got).unwrap();
-            let (hdr, data) = purehdf::npy::read(&npy).unwrap();
+            purehdf_medh5::npy::write(&mut npy, &descr, &shape, &got).unwrap();
+            let (hdr, data) = purehdf_medh5::npy::read(&npy).unwrap();
             assert_eq!((hdr.shape, data), (shape, &got[..]));
             checked += 1;
         }

@@ -10,8 +10,8 @@ mod common;
 
 use std::process::Command;
 
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::tools::compare::{compare_dataset, Metric, Slices};
+use purehdf::low_level::file::{File, Object};
+use purehdf_cli::tools::compare::{compare_dataset, Metric, Slices};
 use serde_json::Value;
 
 const ORACLE: &str = r#"

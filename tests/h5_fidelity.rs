@@ -13,9 +13,9 @@ use common::{oracle_python, shared_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::dump::dump_file;
-use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
-use purehdf::hdf5fmt::file::File;
+use purehdf_cli::dump::dump_file;
+use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
+use purehdf::low_level::file::File;
 use serde_json::Value;
 
 const MAKE: &str = r#"
@@ -131,7 +131,7 @@ fn py(py: &Path, script: &str, args: &[String]) -> Value {
     serde_json::from_slice(&out.stdout).expect("oracle JSON")
 }
 
-fn copy(dir: &Path, name: &str, filter: &str) -> purehdf::hdf5fmt::copy::CopyReport {
+fn copy(dir: &Path, name: &str, filter: &str) -> purehdf::low_level::copy::CopyReport {
     // `..default()`: other branches add fields to CopyOptions
     #[allow(clippy::needless_update)]
     let opts = CopyOptions {
@@ -248,7 +248,7 @@ fn issue13_regressions() {
         root.dataset("good").unwrap().read_all_raw().unwrap().len(),
         800
     );
-    let code = purehdf::tools::copy::run(&[
+    let code = purehdf_cli::tools::copy::run(&[
         dir.join("gz.h5").display().to_string(),
         dir.join("gz.c2.h5").display().to_string(),
         "--filter".into(),

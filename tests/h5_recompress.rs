@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use purehdf::tools::recompress::verify::{file_sha256, verify};
+use purehdf_cli::tools::recompress::verify::{file_sha256, verify};
 use serde_json::Value;
 
 const FILTER: &str = "blosc2:zstd:3:shuffle";
@@ -360,7 +360,7 @@ fn sibling_mirror_and_refusals() {
     let Some(py) = oracle("h5 recompress layouts") else {
         return;
     };
-    use purehdf::hdf5fmt::file::{File, Object};
+    use purehdf::low_level::file::{File, Object};
     let base = std::env::temp_dir().join(format!("purehdf-h5rc-lay-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let tree = base.join("tree");

@@ -9,12 +9,12 @@ mod common;
 
 use std::process::Command;
 
-use purehdf::hdf5fmt::chunk_index;
-use purehdf::hdf5fmt::copy::{copy_file_digested, CopyOptions, FilterChoice};
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::tools::recompress::parse_spec;
-use purehdf::tools::recompress::plan::{plan_path, Rules};
-use purehdf::tools::recompress::verify::{output_digest, verify, verify_copy};
+use purehdf::low_level::chunk_index;
+use purehdf::low_level::copy::{copy_file_digested, CopyOptions, FilterChoice};
+use purehdf::low_level::file::{File, Object};
+use purehdf_cli::tools::recompress::parse_spec;
+use purehdf_cli::tools::recompress::plan::{plan_path, Rules};
+use purehdf_cli::tools::recompress::verify::{output_digest, verify, verify_copy};
 
 const GEN: &str = r#"
 import sys, numpy as np, h5py

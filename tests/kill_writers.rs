@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use purehdf::hdf5fmt::write::atomic::temp_owner;
+use purehdf::low_level::write::atomic::temp_owner;
 
 mod common;
 use common::Rng;
@@ -33,10 +33,10 @@ fn inputs(dir: &Path) -> PathBuf {
         .collect();
     let lab: Vec<u8> = (0..n).map(|i| (i / 30_000 % 4) as u8).collect();
     let mut b = Vec::new();
-    purehdf::npy::write(&mut b, "<i2", &SHAPE, &img).unwrap();
+    purehdf_medh5::npy::write(&mut b, "<i2", &SHAPE, &img).unwrap();
     std::fs::write(dir.join("ct.npy"), &b).unwrap();
     b.clear();
-    purehdf::npy::write(&mut b, "|u1", &SHAPE, &lab).unwrap();
+    purehdf_medh5::npy::write(&mut b, "|u1", &SHAPE, &lab).unwrap();
     std::fs::write(dir.join("organs.npy"), &b).unwrap();
     let manifest = serde_json::json!({
         "sample_id": "kill", "subject_id": "S-1", "profile": "balanced",
@@ -100,7 +100,7 @@ fn temporaries(dir: &Path, target: &str, keep: &[&str]) -> usize {
 }
 
 fn verifies(p: &Path) -> bool {
-    purehdf::medh5::verify::verify_path(p, "t", None).is_ok_and(|r| r.ok)
+    purehdf_medh5::verify::verify_path(p, "t", None).is_ok_and(|r| r.ok)
 }
 
 struct Tally {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use purehdf::medh5::sample::{read_patch_vec, SampleFile};
+use purehdf_medh5::sample::{read_patch_vec, SampleFile};
 use std::path::Path;
 use std::process::Command;
 
@@ -53,7 +53,7 @@ fn write_npy(path: &Path, descr: &str, bytes: &[u8]) {
 
 fn write_npy_of(path: &Path, descr: &str, shape: &[u64], bytes: &[u8]) {
     let mut f = std::fs::File::create(path).unwrap();
-    purehdf::npy::write(&mut f, descr, shape, bytes).unwrap();
+    purehdf_medh5::npy::write(&mut f, descr, shape, bytes).unwrap();
 }
 
 /// `medh5 bench-op write` of `dir`'s image.npy and label.npy with `profile` to `out`.

@@ -13,9 +13,9 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::medh5::amend::Amend;
-use purehdf::medh5::model::{ArrayData, Image, NumDtype};
-use purehdf::medh5::profiles::Profile;
+use purehdf_medh5::amend::Amend;
+use purehdf_medh5::model::{ArrayData, Image, NumDtype};
+use purehdf_medh5::profiles::Profile;
 use serde_json::Value;
 
 fn py(venv: &Path, script: &str, args: &[&str]) -> Value {
@@ -62,8 +62,8 @@ fn setup(tag: &str) -> Option<(PathBuf, PathBuf)> {
 }
 
 fn image_like(file: &Path) -> Image {
-    let f = purehdf::hdf5fmt::file::File::open(file).unwrap();
-    let purehdf::hdf5fmt::file::Object::Dataset(ct) = f.object("images/CT").unwrap() else {
+    let f = purehdf::low_level::file::File::open(file).unwrap();
+    let purehdf::low_level::file::Object::Dataset(ct) = f.object("images/CT").unwrap() else {
         panic!("images/CT")
     };
     let raw = ct.read_all_raw().unwrap();
@@ -145,9 +145,9 @@ fn amend_keeps_unknown_objects_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn code_of(e: &purehdf::medh5::error::Error) -> String {
+fn code_of(e: &purehdf_medh5::error::Error) -> String {
     match e {
-        purehdf::medh5::error::Error::Code { code, .. } => code.clone(),
+        purehdf_medh5::error::Error::Code { code, .. } => code.clone(),
         other => format!("not a medh5 error: {other}"),
     }
 }
@@ -206,7 +206,7 @@ fn amend_refusals_are_typed() {
         ),
     ];
     let shard = dir.join("shard.medh5c");
-    purehdf::medh5::collection::pack(std::slice::from_ref(&src), &shard, &[]).unwrap();
+    purehdf_medh5::collection::pack(std::slice::from_ref(&src), &shard, &[]).unwrap();
     let mut n = 0;
     for (file, want, at_commit) in cases
         .iter()

@@ -12,8 +12,8 @@ use common::oracle_python;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::medh5::bench::{Reader, What};
-use purehdf::medh5::sample::SampleFile;
+use purehdf_medh5::bench::{Reader, What};
+use purehdf_medh5::sample::SampleFile;
 use serde_json::Value;
 
 const SHAPE: [u64; 3] = [40, 72, 80];
@@ -26,7 +26,7 @@ fn scratch() -> PathBuf {
 
 fn npy(path: &Path, descr: &str, data: &[u8]) {
     let mut b = Vec::new();
-    purehdf::npy::write(&mut b, descr, &SHAPE, data).unwrap();
+    purehdf_medh5::npy::write(&mut b, descr, &SHAPE, data).unwrap();
     std::fs::write(path, b).unwrap();
 }
 

@@ -359,8 +359,8 @@ fn unpack_of_many_members() {
         assert_eq!(found, want, "threads {threads}");
         for m in &members {
             let key = m["key"].as_str().unwrap();
-            let f = purehdf::hdf5fmt::file::File::open(out.join(format!("{key}.medh5"))).unwrap();
-            let cid = purehdf::medh5::verify::compute_content_id(&f).unwrap();
+            let f = purehdf::low_level::file::File::open(out.join(format!("{key}.medh5"))).unwrap();
+            let cid = purehdf_medh5::verify::compute_content_id(&f).unwrap();
             assert_eq!(Some(cid.as_str()), m["content_id"].as_str(), "{key}");
         }
     }

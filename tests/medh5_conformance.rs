@@ -1,5 +1,5 @@
 //! medh5 validator conformance: the reference publishes its conformance suite
-//! (`medh5 conformance publish`), our validator (`purehdf::medh5::validate`)
+//! (`medh5 conformance publish`), our validator (`purehdf_medh5::validate`)
 //! checks each case at its declared level, and the reference's scorer
 //! (`medh5 conformance score`) judges the results. The 41 storage, integrity
 //! and collection cases must all pass; the full 175-case suite is scored
@@ -14,7 +14,7 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::medh5::validate::{validate_path, Level, Options};
+use purehdf_medh5::validate::{validate_path, Level, Options};
 use serde_json::{json, Value};
 
 /// The 41 cases of the spec digest's §12 table.

@@ -7,11 +7,11 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::hdf5fmt::write::FileWriter;
-use purehdf::medh5::create::{demo_sample, plan};
-use purehdf::medh5::profiles::Profile;
-use purehdf::medh5::verify::verify_path;
-use purehdf::medh5::writer::{emit, write_plan};
+use purehdf::low_level::write::FileWriter;
+use purehdf_medh5::create::{demo_sample, plan};
+use purehdf_medh5::profiles::Profile;
+use purehdf_medh5::verify::verify_path;
+use purehdf_medh5::writer::{emit, write_plan};
 use serde_json::Value;
 
 fn tmp(name: &str) -> PathBuf {
@@ -23,7 +23,7 @@ fn tmp(name: &str) -> PathBuf {
 
 fn npy(path: &Path, descr: &str, shape: &[u64], data: &[u8]) {
     let mut f = std::fs::File::create(path).unwrap();
-    purehdf::npy::write(&mut f, descr, shape, data).unwrap();
+    purehdf_medh5::npy::write(&mut f, descr, shape, data).unwrap();
 }
 
 #[test]

@@ -17,7 +17,7 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::hdf5fmt::copy::{copy_file, CopyOptions};
+use purehdf::low_level::copy::{copy_file, CopyOptions};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");

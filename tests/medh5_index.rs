@@ -20,12 +20,12 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::source::Source;
-use purehdf::medh5::index::draw::{Sampler, Strategy};
-use purehdf::medh5::index::foreground;
-use purehdf::medh5::index::load::{read_array, voxel_annotations};
-use purehdf::medh5::model::annotation::Encoding;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::source::Source;
+use purehdf_medh5::index::draw::{Sampler, Strategy};
+use purehdf_medh5::index::foreground;
+use purehdf_medh5::index::load::{read_array, voxel_annotations};
+use purehdf_medh5::model::annotation::Encoding;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");

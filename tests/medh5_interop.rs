@@ -10,12 +10,12 @@ use common::oracle_bin;
 use std::path::Path;
 use std::process::Command;
 
-use purehdf::medh5::create::{demo_sample, plan};
-use purehdf::medh5::document::LabelSet;
-use purehdf::medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
-use purehdf::medh5::plan::{PlanData, PlanStep, WritePlan};
-use purehdf::medh5::profiles::Profile;
-use purehdf::medh5::writer::write_plan;
+use purehdf_medh5::create::{demo_sample, plan};
+use purehdf_medh5::document::LabelSet;
+use purehdf_medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
+use purehdf_medh5::plan::{PlanData, PlanStep, WritePlan};
+use purehdf_medh5::profiles::Profile;
+use purehdf_medh5::writer::write_plan;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

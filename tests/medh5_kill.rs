@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use purehdf::hdf5fmt::file::File;
-use purehdf::medh5::collection::member_files;
-use purehdf::medh5::verify::{compute_content_id, verify_file};
+use purehdf::low_level::file::File;
+use purehdf_medh5::collection::member_files;
+use purehdf_medh5::verify::{compute_content_id, verify_file};
 
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");
 const KILLS: usize = 50;

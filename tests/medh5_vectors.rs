@@ -2,17 +2,17 @@
 //! `shared/vectors/medh5/README.md` (digests and `content_id`s), profiles and
 //! the chunk optimiser table of `shared/spec/medh5.md` §6.4.
 
-use purehdf::medh5::canonical_json::Json;
-use purehdf::medh5::chunking::{self, Patch};
-use purehdf::medh5::document::LabelSet;
-use purehdf::medh5::document::SampleDocument;
-use purehdf::medh5::index::IndexOptions;
-use purehdf::medh5::integrity::{self, ContentIdInput, DigestAlgo};
-use purehdf::medh5::model::encode;
-use purehdf::medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
-use purehdf::medh5::plan::{Layout, PlanStep, WriteOptions, WritePlan};
-use purehdf::medh5::profiles::{Profile, Role};
-use purehdf::medh5::pyfloat;
+use purehdf_medh5::canonical_json::Json;
+use purehdf_medh5::chunking::{self, Patch};
+use purehdf_medh5::document::LabelSet;
+use purehdf_medh5::document::SampleDocument;
+use purehdf_medh5::index::IndexOptions;
+use purehdf_medh5::integrity::{self, ContentIdInput, DigestAlgo};
+use purehdf_medh5::model::encode;
+use purehdf_medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
+use purehdf_medh5::plan::{Layout, PlanStep, WriteOptions, WritePlan};
+use purehdf_medh5::profiles::{Profile, Role};
+use purehdf_medh5::pyfloat;
 use std::path::{Path, PathBuf};
 
 #[path = "medh5_vectors/plans.rs"]

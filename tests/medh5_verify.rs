@@ -7,10 +7,10 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::hdf5fmt::chunk_index::list_chunks;
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::messages::layout::Layout;
-use purehdf::medh5::verify::verify_path;
+use purehdf::low_level::chunk_index::list_chunks;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::layout::Layout;
+use purehdf_medh5::verify::verify_path;
 
 /// The medh5 vectors of the shared material (`../shared/vectors/medh5`).
 fn vectors_dir() -> PathBuf {

@@ -13,7 +13,7 @@ use common::oracle_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf::medh5::sample::SampleFile;
+use purehdf_medh5::sample::SampleFile;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_medh5");

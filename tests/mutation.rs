@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use purehdf::hdf5fmt::checksum::metadata_checksum;
+use purehdf::low_level::checksum::metadata_checksum;
 
 mod common;
 use common::Rng;
@@ -528,7 +528,7 @@ fn checksum_finder_finds_v2_structures() {
         return;
     }
     // our writer's files have a v2 superblock and v2 object headers
-    let mut w = purehdf::hdf5fmt::write::FileWriter::in_memory();
+    let mut w = purehdf::low_level::write::FileWriter::in_memory();
     let r = w.root();
     w.create_group(r, "g").unwrap();
     let b = w.finish().unwrap();

@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use purehdf::hdf5fmt::datatype::{ByteOrder, Datatype};
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::link::Link;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::link::Link;
 use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {
@@ -34,8 +34,8 @@ fn class_name(dt: &Datatype) -> &'static str {
         Datatype::Opaque { .. } => "opaque",
         Datatype::Compound { .. } => "compound",
         Datatype::Reference { kind, .. } => match kind {
-            purehdf::hdf5fmt::datatype::ReferenceKind::Object => "reference_object",
-            purehdf::hdf5fmt::datatype::ReferenceKind::Region => "reference_region",
+            purehdf::low_level::datatype::ReferenceKind::Object => "reference_object",
+            purehdf::low_level::datatype::ReferenceKind::Region => "reference_region",
             _ => "reference_h5r",
         },
         Datatype::Enum { .. } => "enum",
@@ -147,7 +147,7 @@ fn le_plain(dt: &Datatype) -> bool {
             layout,
         } => {
             *order == ByteOrder::Little
-                && *layout == purehdf::hdf5fmt::datatype::FloatLayout::ieee(*size)
+                && *layout == purehdf::low_level::datatype::FloatLayout::ieee(*size)
                 && [2, 4, 8].contains(size)
         }
         Datatype::Array { base, .. } => le_plain(base),
@@ -174,7 +174,7 @@ fn numbers(dt: &Datatype, raw: &[u8]) -> Option<Vec<f64>> {
     let float_ok = match dt {
         Datatype::Float { layout, .. } => {
             (size == 4 || size == 8)
-                && *layout == purehdf::hdf5fmt::datatype::FloatLayout::ieee(size as u32)
+                && *layout == purehdf::low_level::datatype::FloatLayout::ieee(size as u32)
         }
         _ => true,
     };
@@ -691,7 +691,7 @@ fn smoke_walk_contiguous_files() {
                         for (name, link) in links {
                             if let Link::Hard(_) = link {
                                 stack.push((
-                                    purehdf::hdf5fmt::link::join_path(&path, &name),
+                                    purehdf::low_level::link::join_path(&path, &name),
                                     depth + 1,
                                 ));
                             }

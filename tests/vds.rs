@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use purehdf::dump::numpy_dtype;
+use purehdf_cli::dump::numpy_dtype;
 use purehdf::{Dataset, Error, File, Object, Selection};
 use serde_json::Value;
 
@@ -123,7 +123,7 @@ fn every_virtual_dataset_matches_h5py() {
 #[test]
 fn mapping_list_is_exposed() {
     let d = open("vds_several.h5", "v");
-    let maps = purehdf::hdf5fmt::virtual_layout::mappings(&d).unwrap();
+    let maps = purehdf::low_level::virtual_layout::mappings(&d).unwrap();
     let names: Vec<(&str, &str)> = maps
         .iter()
         .map(|m| (m.source_file.as_str(), m.source_dataset.as_str()))
@@ -181,7 +181,7 @@ fn dump_reads_every_virtual_dataset() {
         "vds_same_file.h5",
         "vds_chain.h5",
     ] {
-        let dump = purehdf::dump::dump_file(dir().join(f)).unwrap();
+        let dump = purehdf_cli::dump::dump_file(dir().join(f)).unwrap();
         assert_eq!(dump.failures, 0, "{f}: {}", dump.doc);
     }
 }

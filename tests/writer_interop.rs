@@ -1,13 +1,13 @@
-//! Interop tests: files written by `purehdf::hdf5fmt::write` opened by libhdf5
+//! Interop tests: files written by `purehdf::low_level::write` opened by libhdf5
 //! (h5py via the oracle interpreter, and `h5dump`). Each file gets a JSON of
 //! expectations next to it that `tests/interop/check_h5py.py` compares.
 
 mod common;
 use common::oracle_python;
 
-use purehdf::filters::FilterSpec;
-use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
-use purehdf::hdf5fmt::write::{
+use purehdf_filters::FilterSpec;
+use purehdf::low_level::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
+use purehdf::low_level::write::{
     bool_type, to_bytes, vlen_string_type, AttrValue, DatasetData, DatasetSpec, Dataspace,
     FileWriter,
 };
@@ -94,7 +94,7 @@ fn ints() -> (FileWriter, Vec<Value>) {
     macro_rules! int_ds {
         ($t:ty, $name:expr, $dt:expr) => {{
             let v: Vec<$t> = vec![<$t>::MIN, 0, 1, <$t>::MAX];
-            w.create_dataset(r, $name, DatasetSpec::new(<$t as purehdf::hdf5fmt::write::Element>::dtype(), &[4]), to_bytes(&v))
+            w.create_dataset(r, $name, DatasetSpec::new(<$t as purehdf::low_level::write::Element>::dtype(), &[4]), to_bytes(&v))
                 .unwrap();
             exp.push(json!({"path": format!("/{}", $name), "kind": "dataset", "dtype": $dt, "shape": [4], "value": v}));
         }};
@@ -623,7 +623,7 @@ fn encode_throughput() {
         r,
         "x",
         DatasetSpec::new(Datatype::float(4), &[n as u64])
-            .chunked(&[256 * 1024], vec![spec(2, vec![]), spec(1, vec![4])]),
+            .chunked_stored(&[256 * 1024], vec![spec(2, vec![]), spec(1, vec![4])]),
         bytes,
     )
     .unwrap();

@@ -6,9 +6,9 @@
 mod common;
 use common::oracle_python;
 
-use purehdf::hdf5fmt::copy::{copy_file, parse_filter, CopyOptions};
-use purehdf::hdf5fmt::datatype::{CharSet, CompoundMember, Datatype, ReferenceKind};
-use purehdf::hdf5fmt::write::{
+use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
+use purehdf::low_level::datatype::{CharSet, CompoundMember, Datatype, ReferenceKind};
+use purehdf::low_level::write::{
     to_bytes, AttrData, AttrValue, DatasetSpec, Dataspace, Elements, FileWriter, Fixup, ObjectId,
 };
 use std::path::{Path, PathBuf};
@@ -73,7 +73,7 @@ fn write_direct(path: &Path) {
             r,
             "refs",
             DatasetSpec::new(obj_ref_type(), &[3]),
-            purehdf::hdf5fmt::write::DatasetData::None,
+            purehdf::low_level::write::DatasetData::None,
         )
         .unwrap();
     let g = w.create_group(r, "g").unwrap();
@@ -106,9 +106,9 @@ fn write_direct(path: &Path) {
     w.create_dataset(
         g,
         "chunked_refs",
-        DatasetSpec::new(obj_ref_type(), &[4]).chunked(
+        DatasetSpec::new(obj_ref_type(), &[4]).chunked_stored(
             &[2],
-            vec![purehdf::filters::FilterSpec {
+            vec![purehdf_filters::FilterSpec {
                 id: 1,
                 flags: 1,
                 cd_values: vec![4],
@@ -164,7 +164,7 @@ fn write_direct(path: &Path) {
             CompoundMember {
                 name: "name".into(),
                 offset: 0,
-                dtype: purehdf::hdf5fmt::write::vlen_string_type(CharSet::Utf8),
+                dtype: purehdf::low_level::write::vlen_string_type(CharSet::Utf8),
             },
             CompoundMember {
                 name: "target".into(),
@@ -276,8 +276,8 @@ fn writer_references_resolve_in_h5py() {
     let p = dir.join("refs.h5");
     write_direct(&p);
     // our reader sees the same references
-    let f = purehdf::hdf5fmt::file::File::open(&p).unwrap();
-    let purehdf::hdf5fmt::file::Object::Dataset(d) = f.object("/refs").unwrap() else {
+    let f = purehdf::low_level::file::File::open(&p).unwrap();
+    let purehdf::low_level::file::Object::Dataset(d) = f.object("/refs").unwrap() else {
         panic!("not a dataset")
     };
     let raw = d.read_all_raw().unwrap();
@@ -319,8 +319,8 @@ fn revised_references_point_at_their_objects() {
     let dir = out_dir("revised");
     let p = dir.join("rev.h5");
     write_revised(&p);
-    let f = purehdf::hdf5fmt::file::File::open(&p).unwrap();
-    let purehdf::hdf5fmt::file::Object::Dataset(d) = f.object("/revised").unwrap() else {
+    let f = purehdf::low_level::file::File::open(&p).unwrap();
+    let purehdf::low_level::file::Object::Dataset(d) = f.object("/revised").unwrap() else {
         panic!("not a dataset")
     };
     assert_eq!(d.dtype().size(), 18);

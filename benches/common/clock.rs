@@ -5,7 +5,7 @@
 /// is one. Not `/proc/thread-self/schedstat`: a running thread's entry there
 /// is only brought up to date at scheduler ticks (1–4 ms), which made short
 /// passes read too little and biased the minimum of many passes low.
-pub fn thread_cpu() -> Option<f64> {
+pub(crate) fn thread_cpu() -> Option<f64> {
     #[cfg(unix)]
     {
         let mut ts = libc::timespec {
@@ -22,7 +22,7 @@ pub fn thread_cpu() -> Option<f64> {
 
 /// [`thread_cpu`], or wall time since the first call where there is none.
 #[allow(dead_code)]
-pub fn cpu_or_wall() -> f64 {
+pub(crate) fn cpu_or_wall() -> f64 {
     static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     thread_cpu().unwrap_or_else(|| {
         T0.get_or_init(std::time::Instant::now)

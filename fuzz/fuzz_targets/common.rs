@@ -1,7 +1,7 @@
 //! Shared decoding of fuzzer bytes into filter stages.
 #![allow(dead_code)]
 
-use purehdf::filters::{ids, ChunkContext, FilterSpec};
+use purehdf_filters::{ids, ChunkContext, FilterSpec};
 
 /// Every filter id the dispatch knows, implemented or not.
 pub const IDS: [u32; 20] = [
@@ -90,7 +90,7 @@ pub fn filter(id: u32, data: &[u8]) {
         cd_values,
         name: None,
     };
-    if let Ok(out) = purehdf::filters::decode(&spec, &ctx, t.0) {
+    if let Ok(out) = purehdf_filters::decode(&spec, &ctx, t.0) {
         assert!(out.len() <= ctx.max_output.max(t.0.len()));
     }
 }

@@ -1,4 +1,4 @@
-//! One filter stage on arbitrary bytes: `purehdf::filters::decode` must return
+//! One filter stage on arbitrary bytes: `purehdf_filters::decode` must return
 //! (Ok or Err) without panicking and within its output bound.
 #![no_main]
 
@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let mut t = common::Take(data);
     let spec = t.spec();
     let ctx = t.ctx();
-    if let Ok(out) = purehdf::filters::decode(&spec, &ctx, t.0) {
+    if let Ok(out) = purehdf_filters::decode(&spec, &ctx, t.0) {
         assert!(out.len() <= ctx.max_output.max(t.0.len()));
     }
 });

@@ -11,5 +11,5 @@ fuzz_target!(|data: &[u8]| {
     let pipeline: Vec<_> = (0..stages).map(|_| t.spec()).collect();
     let mask = u32::from(t.u8() & 0x0F);
     let ctx = t.ctx();
-    let _ = purehdf::filters::decode_pipeline(&pipeline, mask, &ctx, t.0);
+    let _ = purehdf_filters::decode_pipeline(&pipeline, mask, &ctx, t.0);
 });

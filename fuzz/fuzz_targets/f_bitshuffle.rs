@@ -5,4 +5,4 @@ use libfuzzer_sys::fuzz_target;
 
 mod common;
 
-fuzz_target!(|data: &[u8]| common::filter(purehdf::filters::ids::BITSHUFFLE, data));
+fuzz_target!(|data: &[u8]| common::filter(purehdf_filters::ids::BITSHUFFLE, data));

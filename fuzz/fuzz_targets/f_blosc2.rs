@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::filters::blosc2::chunk::{ChunkDecoder, Header};
+use purehdf_filters::blosc2::chunk::{ChunkDecoder, Header};
 
 mod common;
 
@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if mode & 1 == 0 {
-        return common::filter(purehdf::filters::ids::BLOSC2, rest);
+        return common::filter(purehdf_filters::ids::BLOSC2, rest);
     }
     let mut dec = ChunkDecoder::new();
     let Ok(h) = Header::parse(rest) else {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(out) = &whole {
         assert_eq!(out.len(), h.nbytes);
     }
-    if let Ok((blocksize, nblocks)) = purehdf::filters::blosc2::chunk::block_layout(&h) {
+    if let Ok((blocksize, nblocks)) = purehdf_filters::blosc2::chunk::block_layout(&h) {
         let mut buf = vec![0u8; blocksize];
         for k in 0..nblocks.min(64) {
             let len = blocksize.min(h.nbytes.saturating_sub(k * blocksize));

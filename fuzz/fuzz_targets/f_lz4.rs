@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::filters::blosc2::lz4block;
+use purehdf_filters::blosc2::lz4block;
 
 mod common;
 
@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if mode & 1 == 0 {
-        return common::filter(purehdf::filters::ids::LZ4, rest);
+        return common::filter(purehdf_filters::ids::LZ4, rest);
     }
     // Raw block: u16 LE output size, then the block.
     let Some((n, block)) = rest.split_first_chunk::<2>() else {

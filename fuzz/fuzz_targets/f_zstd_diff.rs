@@ -31,7 +31,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::filters::zstd_codec;
+use purehdf_filters::zstd_codec;
 
 const CAP: usize = 1 << 20;
 static ONLY_CANDIDATE: AtomicUsize = AtomicUsize::new(0);

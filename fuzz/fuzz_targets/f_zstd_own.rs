@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::filters::zstd_decode::{decompress_append, decompress_exact};
+use purehdf_filters::zstd_decode::{decompress_append, decompress_exact};
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 

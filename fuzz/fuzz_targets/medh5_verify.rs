@@ -8,19 +8,19 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::hdf5fmt::file::File;
-use purehdf::hdf5fmt::limits;
+use purehdf::low_level::file::File;
+use purehdf::low_level::limits;
 
 fuzz_target!(|data: &[u8]| {
     limits::set_data_budget(Some(64 << 20));
     let Ok(file) = File::from_bytes(data.to_vec()) else {
         return;
     };
-    let _ = purehdf::medh5::self_contained::check(&file, "fuzz");
-    let _ = purehdf::medh5::verify::verify_file(&file, "fuzz", None);
-    let _ = purehdf::medh5::info::tree_file(&file, "fuzz");
-    let _ = purehdf::medh5::verify::compute_content_id(&file);
-    let sample = purehdf::medh5::sample::SampleFile::from_file(file);
+    let _ = purehdf_medh5::self_contained::check(&file, "fuzz");
+    let _ = purehdf_medh5::verify::verify_file(&file, "fuzz", None);
+    let _ = purehdf_medh5::info::tree_file(&file, "fuzz");
+    let _ = purehdf_medh5::verify::compute_content_id(&file);
+    let sample = purehdf_medh5::sample::SampleFile::from_file(file);
     let _ = sample.root_attrs();
     let _ = sample.meta_bytes();
 });

@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::selection::Selection;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::selection::Selection;
 
 fn walk(file: &File, obj: Object, seen: &mut HashSet<u64>, depth: usize) {
     if depth > 64 || !seen.insert(obj.address()) || seen.len() > 10_000 {

@@ -9,9 +9,9 @@
 use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
-use purehdf::hdf5fmt::dataset::Dataset;
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::selection::Selection;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::selection::Selection;
 
 const CAP: u64 = 4 << 20;
 

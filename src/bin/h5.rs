@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! h5 ls [-r] FILE [PATH]     list a group's links (-r: the whole subtree)
-//! h5 dump --json FILE        describe the whole file as JSON (see purehdf::dump)
-//! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf::tools::cat)
-//! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::hdf5fmt::copy)
+//! h5 dump --json FILE        describe the whole file as JSON (see purehdf_cli::dump)
+//! h5 cat FILE DSET [--slice S] --out F.npy   one hyperslab as .npy (purehdf_cli::tools::cat)
+//! h5 copy SRC DST [--filter F] [--threads N] rebuild a file (purehdf::low_level::copy)
 //! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
@@ -21,12 +21,12 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
-use purehdf::dump::numpy_dtype;
-use purehdf::dump::walk::dump_file;
-use purehdf::hdf5fmt::file::{File, Object};
-use purehdf::hdf5fmt::group::Group;
-use purehdf::hdf5fmt::link::join_path;
-use purehdf::hdf5fmt::messages::link::Link;
+use purehdf_cli::dump::numpy_dtype;
+use purehdf_cli::dump::walk::dump_file;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::group::Group;
+use purehdf::low_level::link::join_path;
+use purehdf::low_level::messages::link::Link;
 
 const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       \
 h5 dump --json FILE\n       \
@@ -41,8 +41,8 @@ every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thre
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet.
-    unsafe { purehdf::filters::zstd_codec::tune_process_env() };
-    let args = match purehdf::threads::take_flag(std::env::args().skip(1).collect()) {
+    unsafe { purehdf_filters::zstd_codec::tune_process_env() };
+    let args = match purehdf_filters::threads::take_flag(std::env::args().skip(1).collect()) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("h5: {e}\n{USAGE}");
@@ -52,11 +52,11 @@ fn main() -> ExitCode {
     let code = match args.first().map(String::as_str) {
         Some("ls") => ls(&args[1..]),
         Some("dump") => dump(&args[1..]),
-        Some("cat") => purehdf::tools::cat::run(&args[1..]),
-        Some("copy") => purehdf::tools::copy::run(&args[1..]),
-        Some("import") => purehdf::tools::import::run(&args[1..]),
-        Some("recompress") => purehdf::tools::recompress::run(&args[1..]),
-        Some("compare") => purehdf::tools::compare::run(&args[1..]),
+        Some("cat") => purehdf_cli::tools::cat::run(&args[1..]),
+        Some("copy") => purehdf_cli::tools::copy::run(&args[1..]),
+        Some("import") => purehdf_cli::tools::import::run(&args[1..]),
+        Some("recompress") => purehdf_cli::tools::recompress::run(&args[1..]),
+        Some("compare") => purehdf_cli::tools::compare::run(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
             0
@@ -180,11 +180,11 @@ fn ls(args: &[String]) -> u8 {
 /// The effective codec of a dataset as `h5 recompress --dry-run` detects it
 /// (Blosc/Blosc2: codec and shuffle read from the first stored chunk's
 /// header, never from the filter's client data; lossy codecs marked).
-fn codec_column(d: &purehdf::hdf5fmt::dataset::Dataset) -> String {
+fn codec_column(d: &purehdf::low_level::dataset::Dataset) -> String {
     if d.layout_kind() == "virtual" {
         return "codec virtual".into();
     }
-    match purehdf::tools::recompress::plan::effective_codec(d) {
+    match purehdf_cli::tools::recompress::plan::effective_codec(d) {
         Ok(Some((c, false))) => format!("codec {c}"),
         Ok(Some((c, true))) => format!("codec {c} (lossy)"),
         Ok(None) => "codec ? (no chunk stored)".into(),

@@ -10,7 +10,7 @@ static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use purehdf::medh5::{
+use purehdf_medh5::{
     bench, check, create, fix, info, profiles::Profile, validate, verify, writer,
 };
 
@@ -76,7 +76,7 @@ fn take_workers(args: Vec<String>) -> Result<Vec<String>, String> {
         }
     }
     if let (Some(n), false) = (workers, threads_given) {
-        purehdf::threads::set_threads(n).map_err(|e| format!("--workers: {e}"))?;
+        purehdf_filters::threads::set_threads(n).map_err(|e| format!("--workers: {e}"))?;
     }
     Ok(rest)
 }
@@ -131,7 +131,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
 }
 
 fn write_and_report(
-    sample: purehdf::medh5::model::Sample,
+    sample: purehdf_medh5::model::Sample,
     profile: Profile,
     out: &Path,
     json: bool,
@@ -171,9 +171,9 @@ fn write_and_report(
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet.
-    unsafe { purehdf::filters::zstd_codec::tune_process_env() };
+    unsafe { purehdf_filters::zstd_codec::tune_process_env() };
     let args = match take_workers(std::env::args().skip(1).collect())
-        .and_then(purehdf::threads::take_flag)
+        .and_then(purehdf_filters::threads::take_flag)
     {
         Ok(a) => a,
         Err(e) => return usage(&e),
@@ -196,18 +196,18 @@ fn main() -> ExitCode {
         return run_validate(&args[1..]);
     }
     if cmd == "index" {
-        return match purehdf::medh5::index::cli::parse(&args[1..]) {
-            Ok(a) => ExitCode::from(purehdf::medh5::index::cli::run(&a)),
+        return match purehdf_medh5::index::cli::parse(&args[1..]) {
+            Ok(a) => ExitCode::from(purehdf_medh5::index::cli::run(&a)),
             Err(e) => usage(&e),
         };
     }
     if cmd == "recompress" {
-        return ExitCode::from(purehdf::medh5::recompress::run_cli(&args[1..], &print_json));
+        return ExitCode::from(purehdf_medh5::recompress::run_cli(&args[1..], &print_json));
     }
     let keyed = matches!(cmd.as_str(), "verify" | "info" | "tree")
-        && purehdf::medh5::collection_cli::handles(&args[1..]);
+        && purehdf_medh5::collection_cli::handles(&args[1..]);
     if keyed || matches!(cmd.as_str(), "pack" | "unpack" | "ls") {
-        return ExitCode::from(purehdf::medh5::collection_cli::run(
+        return ExitCode::from(purehdf_medh5::collection_cli::run(
             cmd,
             &args[1..],
             &print_json,
@@ -242,7 +242,7 @@ fn main() -> ExitCode {
                 return usage("create needs --from MANIFEST.json");
             };
             let loaded = std::fs::read(&manifest)
-                .map_err(|e| purehdf::medh5::error::Error::io(manifest.display(), e))
+                .map_err(|e| purehdf_medh5::error::Error::io(manifest.display(), e))
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(Into::into))
                 .and_then(|m| {
                     let base = manifest.parent().unwrap_or(Path::new("."));
@@ -273,7 +273,7 @@ fn main() -> ExitCode {
 
 /// Pretty JSON as the reference prints it: 2-space indent, non-ASCII escaped.
 fn print_json(v: &serde_json::Value) {
-    println!("{}", purehdf::medh5::index::cli::json_text(v));
+    println!("{}", purehdf_medh5::index::cli::json_text(v));
 }
 
 fn run_verify(o: &Opts) -> ExitCode {
@@ -314,7 +314,7 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
     let result = if tree {
         info::tree(Path::new(path), path).map(|t| (t.to_json(), t.to_text()))
     } else {
-        purehdf::medh5::self_contained::open(Path::new(path), path).and_then(|f| {
+        purehdf_medh5::self_contained::open(Path::new(path), path).and_then(|f| {
             let i = info::info_file(&f, path)?;
             let text = info::info_text(&f, &i);
             Ok((i, text))
@@ -338,7 +338,7 @@ fn run_info(tree: bool, path: &str, json: bool) -> ExitCode {
 
 fn run_bench_op(args: &[String]) -> ExitCode {
     if args.first().is_some_and(|a| a == "draw") {
-        return match purehdf::medh5::index::draw::bench_draw(&args[1..]) {
+        return match purehdf_medh5::index::draw::bench_draw(&args[1..]) {
             Ok(v) => {
                 println!("{v}");
                 ExitCode::SUCCESS

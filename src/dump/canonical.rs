@@ -20,8 +20,8 @@ use super::numpy::{
     complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype,
     numpy_float_size,
 };
-use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};
+use purehdf::{Error, Result};
+use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
 
 /// How a dataset's data hash is formed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! bytes. Conversions the oracle makes are widening, so they are exact; NaN becomes a
 //! NaN with every significand bit set, as libhdf5's soft conversion does.
 
-use crate::hdf5fmt::datatype::{ByteOrder, FloatLayout};
+use purehdf::low_level::datatype::{ByteOrder, FloatLayout};
 
 /// A finite, infinite or NaN value decoded from its bit fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use super::canonical::{
 };
 use super::float;
 use super::numpy::{complex_compound_part, has_object, is_bool_enum, numpy_float_size};
-use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::Datatype;
+use purehdf::{Error, Result};
+use purehdf::low_level::datatype::Datatype;
 
 /// Largest number of elements rendered as a JSON value.
 pub const MAX_PREVIEW: u64 = 64;
@@ -98,7 +98,7 @@ fn np_float_value(canon: &[u8]) -> f64 {
     match canon.len() {
         2 => float::to_f64(float::decode(
             le_uint(canon),
-            &crate::hdf5fmt::datatype::FloatLayout::ieee(2),
+            &purehdf::low_level::datatype::FloatLayout::ieee(2),
         )),
         4 => f64::from(f32::from_le_bytes([canon[0], canon[1], canon[2], canon[3]])),
         8 => {
@@ -107,7 +107,7 @@ fn np_float_value(canon: &[u8]) -> f64 {
             f64::from_le_bytes(a)
         }
         16 => {
-            let x87 = crate::hdf5fmt::datatype::FloatLayout {
+            let x87 = purehdf::low_level::datatype::FloatLayout {
                 bit_offset: 0,
                 precision: 80,
                 sign_pos: 79,

@@ -1,7 +1,7 @@
 //! Attribute values checked against the oracle's `expected/*.json`.
 
 use super::*;
-use crate::hdf5fmt::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
+use purehdf::low_level::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
 use serde_json::json;
 
 fn no_vlen(_: &[u8]) -> Result<Vec<u8>> {
@@ -42,7 +42,7 @@ fn numeric_arrays_are_nested_lists() {
     // hdf5-json tall.h5 / attr2: >i4 [2, 2] = [[0, 1], [2, 3]]
     let dt = Datatype::Integer {
         size: 4,
-        order: crate::hdf5fmt::datatype::ByteOrder::Big,
+        order: purehdf::low_level::datatype::ByteOrder::Big,
         signed: true,
         bit_offset: 0,
         precision: 32,
@@ -208,7 +208,7 @@ fn vlen_attributes_and_empty() {
 fn references_render_as_placeholder() {
     let dt = Datatype::Reference {
         size: 8,
-        kind: crate::hdf5fmt::datatype::ReferenceKind::Object,
+        kind: purehdf::low_level::datatype::ReferenceKind::Object,
     };
     assert_eq!(
         value(&dt, &[2], &[0u8; 16]),
@@ -224,7 +224,7 @@ fn big_endian_vlen_items_read_as_h5py_labels_them() {
         size: 16,
         base: Box::new(Datatype::Integer {
             size: 8,
-            order: crate::hdf5fmt::datatype::ByteOrder::Big,
+            order: purehdf::low_level::datatype::ByteOrder::Big,
             signed: false,
             bit_offset: 0,
             precision: 64,

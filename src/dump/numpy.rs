@@ -10,7 +10,7 @@
 //! are that dtype, and types numpy cannot hold (time class, 128-bit integers, IEEE
 //! quad floats, new-style references, VAX floats) have no dtype at all.
 
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype, FloatLayout, ReferenceKind};
+use purehdf::low_level::datatype::{ByteOrder, Datatype, FloatLayout, ReferenceKind};
 
 /// One numpy floating-point type as h5py sees it on x86-64:
 /// (itemsize, mantissa bits, max exponent, min exponent).
@@ -335,7 +335,7 @@ pub fn compound_out_of_order(dt: &Datatype) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
+    use purehdf::low_level::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
 
     fn int(size: u32, order: ByteOrder, signed: bool) -> Datatype {
         Datatype::Integer {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::numpy_dtype;
-use crate::hdf5fmt::datatype::{
+use purehdf::low_level::datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
 

@@ -12,17 +12,17 @@ use serde_json::{json, Map, Value};
 use super::canonical::{DataHasher, VlenResolver};
 use super::json::{attr_value, inner_array_hash, AttrData};
 use super::numpy::numpy_dtype;
-use crate::error::{Error, Result};
-use crate::hdf5fmt::attribute::{read_each, Attribute};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::link::join_path;
-use crate::hdf5fmt::messages::dataspace::SpaceKind;
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::object_header::ObjectHeader;
-use crate::hdf5fmt::selection::Selection;
+use purehdf::{Error, Result};
+use purehdf::low_level::attribute::{read_each, Attribute};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::group::Group;
+use purehdf::low_level::link::join_path;
+use purehdf::low_level::messages::dataspace::SpaceKind;
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::object_header::ObjectHeader;
+use purehdf::low_level::selection::Selection;
 
 /// Bytes read at once when hashing a large dataset (slabs along the first axis).
 const BLOCK_BYTES: u64 = 64 << 20;
@@ -218,7 +218,7 @@ impl Walker<'_> {
                                 r.insert("path".into(), Value::String(t.path.clone()));
                                 r.insert("kind".into(), Value::String("datatype".into()));
                                 r.insert("dtype".into(), opt_str(numpy_dtype(&t.dtype)));
-                                let (attrs, problem) = self.attrs_of(&t.file, &t.header);
+                                let (attrs, problem) = self.attrs_of(t.file(), &t.header);
                                 r.insert("attrs".into(), attrs);
                                 match problem {
                                     Some(e) => self.fail(r, &e),
@@ -454,8 +454,8 @@ fn hash_dataset(file: &File, d: &Dataset) -> Result<Hashed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::checksum::metadata_checksum;
-    use crate::hdf5fmt::superblock::SIGNATURE;
+    use purehdf::low_level::checksum::metadata_checksum;
+    use purehdf::low_level::superblock::SIGNATURE;
 
     /// A writer that never closed its file leaves the root header unwritten:
     /// the dump still describes the root, as a group that could not be read.

@@ -7,10 +7,10 @@
 //! past the last multiple of 8 (and bytes past the last whole element) are
 //! copied unchanged. Kernels: portable scalar plus SSE2/AVX2 on x86-64.
 
+use crate::blosc2::codec;
 use crate::error::{Error, Result};
-use crate::filters::blosc2::codec;
-use crate::filters::shuffle;
-use crate::filters::ChunkContext;
+use crate::shuffle;
+use crate::ChunkContext;
 
 const NAME: &str = "bitshuffle";
 
@@ -208,11 +208,11 @@ unsafe fn bitunshuffle_rows_with(
                 }
             };
         }
-        // SAFETY (every call): AVX2 detected (by the check above), and GFNI
-        // for its form; `rows` holds 8·ts·nb bytes with nb a multiple of 32;
-        // the stores are the box rows of `g`, which the caller vouches for;
-        // streaming stores only where every row is whole aligned lines
-        // (checked here).
+        // SAFETY: (every call) AVX2 detected (by `bitunshuffle_rows_fits`
+        // above, which also limits `ts` to 1 or 2), and GFNI for its form;
+        // `rows` holds 8·ts·nb bytes with nb a multiple of 32; the stores
+        // are the box rows of `g`, which the caller vouches for; streaming
+        // stores only where every row is whole aligned lines (checked here).
         unsafe {
             if use_gfni() {
                 rows_kernel!(rows_to_elems1_rows_gfni, rows_to_elems2_rows_gfni);
@@ -384,7 +384,7 @@ fn rows_to_planes_scalar(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize, s
 mod x86 {
     //! SIMD bit-transpose kernels; each returns the number of columns (bytes
     //! per bit row) it handled, the scalar code finishes the rest.
-    use crate::filters::shuffle::Rows3;
+    use crate::shuffle::Rows3;
     use std::arch::x86_64::*;
 
     /// One kernel body's two entry points: the first compiled for AVX2, the
@@ -399,18 +399,31 @@ mod x86 {
             $(#[$doc])*
             #[target_feature(enable = "avx2")]
             pub(super) unsafe fn $avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
-                $body::<$($garg)* false>($($arg),*)
+                // SAFETY: AVX2 is enabled on this function, which the body's
+                // intrinsics need; the bounds the body relies on are this
+                // function's own `# Safety` contract, upheld by the caller.
+                unsafe { $body::<$($garg)* false>($($arg),*) }
             }
 
             #[doc = concat!("[`", stringify!($avx2), "`] with the GFNI transpose.")]
+            ///
+            /// # Safety
+            #[doc = concat!("As [`", stringify!($avx2), "`], and the CPU must support GFNI.")]
             #[target_feature(enable = "avx2,gfni")]
             pub(super) unsafe fn $gfni<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
-                $body::<$($garg)* true>($($arg),*)
+                // SAFETY: AVX2 and GFNI are enabled on this function, which
+                // the body's intrinsics need; the bounds the body relies on
+                // are this function's own `# Safety` contract, upheld by the
+                // caller.
+                unsafe { $body::<$($garg)* true>($($arg),*) }
             }
         };
     }
 
     /// Forward: movemask collects bit 7 of 16 element bytes at a time.
+    ///
+    /// # Safety
+    /// `planes` and `rows` must each hold at least `ts·8·nb` bytes.
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn planes_to_rows_sse2(
         planes: &[u8],
@@ -418,25 +431,31 @@ mod x86 {
         ts: usize,
         nb: usize,
     ) -> usize {
-        let n = nb * 8;
-        let done = nb & !1;
-        debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
-        let src = planes.as_ptr();
-        let dst = rows.as_mut_ptr();
-        for j in 0..ts {
-            let mut c = 0;
-            while c < done {
-                let mut x = _mm_loadu_si128(src.add(j * n + 8 * c) as *const __m128i);
-                for k in (0..8).rev() {
-                    let m = _mm_movemask_epi8(x) as u16;
-                    let p = dst.add((8 * j + k) * nb + c) as *mut [u8; 2];
-                    p.write_unaligned(m.to_le_bytes());
-                    x = _mm_slli_epi16(x, 1);
+        // SAFETY: SSE2 is enabled here. With `c + 2 <= nb`, each load reads
+        // 16 bytes at `j·n + 8·c` of plane `j` and each store writes 2 bytes
+        // at `c` of row `8·j + k`, all inside the `ts·8·nb` bytes of each
+        // buffer that this function's contract requires.
+        unsafe {
+            let n = nb * 8;
+            let done = nb & !1;
+            debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
+            let src = planes.as_ptr();
+            let dst = rows.as_mut_ptr();
+            for j in 0..ts {
+                let mut c = 0;
+                while c < done {
+                    let mut x = _mm_loadu_si128(src.add(j * n + 8 * c) as *const __m128i);
+                    for k in (0..8).rev() {
+                        let m = _mm_movemask_epi8(x) as u16;
+                        let p = dst.add((8 * j + k) * nb + c) as *mut [u8; 2];
+                        p.write_unaligned(m.to_le_bytes());
+                        x = _mm_slli_epi16(x, 1);
+                    }
+                    c += 2;
                 }
-                c += 2;
             }
+            done
         }
-        done
     }
 
     two_forms! {
@@ -450,10 +469,20 @@ mod x86 {
         /// are interleaved into 2-byte words, one per row, and an 8×8 word
         /// transpose per lane gives each row's 32 bytes for one store, where
         /// the movemask form takes 8 mask extractions per 32 bytes.
+        ///
+        /// # Safety
+        /// `planes` and `rows` must each hold at least `ts·8·nb` bytes, and
+        /// the CPU must support AVX2.
         planes_to_rows_avx2, planes_to_rows_gfni => planes_to_rows_body;
         [] [] (planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) -> usize
     }
 
+    /// The body of [`planes_to_rows_avx2`] (`G` false) and
+    /// [`planes_to_rows_gfni`] (`G` true), inlined into each.
+    ///
+    /// # Safety
+    /// As those functions: `planes` and `rows` each hold at least `ts·8·nb`
+    /// bytes, and the CPU supports AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn planes_to_rows_body<const G: bool>(
         planes: &[u8],
@@ -461,87 +490,105 @@ mod x86 {
         ts: usize,
         nb: usize,
     ) -> usize {
-        let n = nb * 8;
-        let done = if G { nb & !31 } else { nb & !3 };
-        debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
-        let src = planes.as_ptr();
-        let dst = rows.as_mut_ptr();
-        for j in 0..ts {
-            let inp = src.add(j * n);
-            let out = dst.add(8 * j * nb);
-            let mut g = 0;
-            while g < done {
-                if G {
-                    rows32_gfni(inp.add(8 * g), out.add(g), nb);
-                    g += 32;
-                } else {
-                    let mut x = _mm256_loadu_si256(inp.add(8 * g) as *const __m256i);
-                    for k in (0..8).rev() {
-                        let m = _mm256_movemask_epi8(x) as u32;
-                        (out.add(k * nb + g) as *mut [u8; 4]).write_unaligned(m.to_le_bytes());
-                        x = _mm256_slli_epi16(x, 1);
+        // SAFETY: the CPU features are this function's contract. Columns
+        // stop at `done <= nb` (a multiple of 4, or of 32 with GFNI), so
+        // reads of plane `j` stay below `8·(g + 4)` (or the 256 bytes
+        // `rows32_gfni` reads below `8·(g + 32)`) of its `8·nb`, and writes to
+        // row `8·j + k` stay within its `nb` bytes: all inside the
+        // `ts·8·nb` bytes per buffer that the contract requires.
+        unsafe {
+            let n = nb * 8;
+            let done = if G { nb & !31 } else { nb & !3 };
+            debug_assert!(planes.len() >= ts * n && rows.len() >= ts * n);
+            let src = planes.as_ptr();
+            let dst = rows.as_mut_ptr();
+            for j in 0..ts {
+                let inp = src.add(j * n);
+                let out = dst.add(8 * j * nb);
+                let mut g = 0;
+                while g < done {
+                    if G {
+                        rows32_gfni(inp.add(8 * g), out.add(g), nb);
+                        g += 32;
+                    } else {
+                        let mut x = _mm256_loadu_si256(inp.add(8 * g) as *const __m256i);
+                        for k in (0..8).rev() {
+                            let m = _mm256_movemask_epi8(x) as u32;
+                            (out.add(k * nb + g) as *mut [u8; 4]).write_unaligned(m.to_le_bytes());
+                            x = _mm256_slli_epi16(x, 1);
+                        }
+                        g += 4;
                     }
-                    g += 4;
                 }
             }
+            done
         }
-        done
     }
 
     /// 32 columns of bit rows from the 256 plane bytes at `at`: row `k`'s
     /// 32 bytes go to `out + k·nb` (see [`planes_to_rows_gfni`]).
+    ///
+    /// # Safety
+    /// `at` must be valid for reads of 256 bytes and `out + k·nb` for writes
+    /// of 32 bytes for every `k < 8`.
     #[inline]
     #[target_feature(enable = "avx2,gfni")]
     unsafe fn rows32_gfni(at: *const u8, out: *mut u8, nb: usize) {
-        // Bytes 0..8 and 8..16 of a lane (one column each) to words k of
-        // (byte k, byte 8 + k).
-        let pair = _mm256_set_epi8(
-            15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0, 15, 7, 14, 6, 13, 5, 12, 4, 11,
-            3, 10, 2, 9, 1, 8, 0,
-        );
-        // Vector i: lane 0 columns 2i, 2i + 1; lane 1 columns 16 + 2i,
-        // 17 + 2i (as rows_to_planes_body's).
-        macro_rules! col {
-            ($i:expr) => {
-                _mm256_shuffle_epi8(
-                    t8_gfni(_mm256_loadu2_m128i(
-                        at.add(128 + 16 * $i) as *const __m128i,
-                        at.add(16 * $i) as *const __m128i,
-                    )),
-                    pair,
-                )
-            };
-        }
-        let (c0, c1, c2, c3) = (col!(0), col!(1), col!(2), col!(3));
-        let (c4, c5, c6, c7) = (col!(4), col!(5), col!(6), col!(7));
-        let s0 = _mm256_unpacklo_epi16(c0, c1);
-        let s1 = _mm256_unpackhi_epi16(c0, c1);
-        let s2 = _mm256_unpacklo_epi16(c2, c3);
-        let s3 = _mm256_unpackhi_epi16(c2, c3);
-        let s4 = _mm256_unpacklo_epi16(c4, c5);
-        let s5 = _mm256_unpackhi_epi16(c4, c5);
-        let s6 = _mm256_unpacklo_epi16(c6, c7);
-        let s7 = _mm256_unpackhi_epi16(c6, c7);
-        let u0 = _mm256_unpacklo_epi32(s0, s2);
-        let u1 = _mm256_unpackhi_epi32(s0, s2);
-        let u2 = _mm256_unpacklo_epi32(s1, s3);
-        let u3 = _mm256_unpackhi_epi32(s1, s3);
-        let u4 = _mm256_unpacklo_epi32(s4, s6);
-        let u5 = _mm256_unpackhi_epi32(s4, s6);
-        let u6 = _mm256_unpacklo_epi32(s5, s7);
-        let u7 = _mm256_unpackhi_epi32(s5, s7);
-        let r = [
-            _mm256_unpacklo_epi64(u0, u4),
-            _mm256_unpackhi_epi64(u0, u4),
-            _mm256_unpacklo_epi64(u1, u5),
-            _mm256_unpackhi_epi64(u1, u5),
-            _mm256_unpacklo_epi64(u2, u6),
-            _mm256_unpackhi_epi64(u2, u6),
-            _mm256_unpacklo_epi64(u3, u7),
-            _mm256_unpackhi_epi64(u3, u7),
-        ];
-        for (k, v) in r.iter().enumerate() {
-            _mm256_storeu_si256(out.add(k * nb) as *mut __m256i, *v);
+        // SAFETY: AVX2 and GFNI are enabled here; the loads read 16 bytes
+        // at `at + 16·i` and `at + 128 + 16·i` (i < 8), inside the 256
+        // readable bytes, and the stores write 32 bytes at `out + k·nb`
+        // (k < 8): the ranges this function's contract makes valid.
+        unsafe {
+            // Bytes 0..8 and 8..16 of a lane (one column each) to words k of
+            // (byte k, byte 8 + k).
+            let pair = _mm256_set_epi8(
+                15, 7, 14, 6, 13, 5, 12, 4, 11, 3, 10, 2, 9, 1, 8, 0, 15, 7, 14, 6, 13, 5, 12, 4,
+                11, 3, 10, 2, 9, 1, 8, 0,
+            );
+            // Vector i: lane 0 columns 2i, 2i + 1; lane 1 columns 16 + 2i,
+            // 17 + 2i (as rows_to_planes_body's).
+            macro_rules! col {
+                ($i:expr) => {
+                    _mm256_shuffle_epi8(
+                        t8_gfni(_mm256_loadu2_m128i(
+                            at.add(128 + 16 * $i) as *const __m128i,
+                            at.add(16 * $i) as *const __m128i,
+                        )),
+                        pair,
+                    )
+                };
+            }
+            let (c0, c1, c2, c3) = (col!(0), col!(1), col!(2), col!(3));
+            let (c4, c5, c6, c7) = (col!(4), col!(5), col!(6), col!(7));
+            let s0 = _mm256_unpacklo_epi16(c0, c1);
+            let s1 = _mm256_unpackhi_epi16(c0, c1);
+            let s2 = _mm256_unpacklo_epi16(c2, c3);
+            let s3 = _mm256_unpackhi_epi16(c2, c3);
+            let s4 = _mm256_unpacklo_epi16(c4, c5);
+            let s5 = _mm256_unpackhi_epi16(c4, c5);
+            let s6 = _mm256_unpacklo_epi16(c6, c7);
+            let s7 = _mm256_unpackhi_epi16(c6, c7);
+            let u0 = _mm256_unpacklo_epi32(s0, s2);
+            let u1 = _mm256_unpackhi_epi32(s0, s2);
+            let u2 = _mm256_unpacklo_epi32(s1, s3);
+            let u3 = _mm256_unpackhi_epi32(s1, s3);
+            let u4 = _mm256_unpacklo_epi32(s4, s6);
+            let u5 = _mm256_unpackhi_epi32(s4, s6);
+            let u6 = _mm256_unpacklo_epi32(s5, s7);
+            let u7 = _mm256_unpackhi_epi32(s5, s7);
+            let r = [
+                _mm256_unpacklo_epi64(u0, u4),
+                _mm256_unpackhi_epi64(u0, u4),
+                _mm256_unpacklo_epi64(u1, u5),
+                _mm256_unpackhi_epi64(u1, u5),
+                _mm256_unpacklo_epi64(u2, u6),
+                _mm256_unpackhi_epi64(u2, u6),
+                _mm256_unpacklo_epi64(u3, u7),
+                _mm256_unpackhi_epi64(u3, u7),
+            ];
+            for (k, v) in r.iter().enumerate() {
+                _mm256_storeu_si256(out.add(k * nb) as *mut __m256i, *v);
+            }
         }
     }
 
@@ -560,6 +607,10 @@ mod x86 {
     }
 
     /// Inverse: gather 16 columns of 8 rows, byte-transpose, bit-transpose.
+    /// Handles columns `start..` in steps of 16 and returns where it stopped.
+    ///
+    /// # Safety
+    /// `rows` and `planes` must each hold at least `ts·8·nb` bytes.
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn rows_to_planes_sse2(
         rows: &[u8],
@@ -568,28 +619,36 @@ mod x86 {
         nb: usize,
         start: usize,
     ) -> usize {
-        let n = nb * 8;
-        let done = start + ((nb - start.min(nb)) & !15);
-        debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
-        let src = rows.as_ptr();
-        let dst = planes.as_mut_ptr();
-        for j in 0..ts {
-            let base = src.add(8 * j * nb);
-            let mut g = start;
-            while g < done {
-                let mut r = [_mm_setzero_si128(); 8];
-                for (k, v) in r.iter_mut().enumerate() {
-                    *v = _mm_loadu_si128(base.add(k * nb + g) as *const __m128i);
+        // SAFETY: SSE2 is enabled here. Columns run from `start` in steps
+        // of 16 up to `done <= nb`, so each load reads 16 bytes of row
+        // `8·j + k` within its `nb` bytes, and each group's 8 stores write
+        // the 128 plane bytes `j·n + 8·g ..` below `j·n + 8·nb`: inside
+        // the `ts·8·nb` bytes per buffer that this function's contract
+        // requires.
+        unsafe {
+            let n = nb * 8;
+            let done = start + ((nb - start.min(nb)) & !15);
+            debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
+            let src = rows.as_ptr();
+            let dst = planes.as_mut_ptr();
+            for j in 0..ts {
+                let base = src.add(8 * j * nb);
+                let mut g = start;
+                while g < done {
+                    let mut r = [_mm_setzero_si128(); 8];
+                    for (k, v) in r.iter_mut().enumerate() {
+                        *v = _mm_loadu_si128(base.add(k * nb + g) as *const __m128i);
+                    }
+                    let cols = crate::shuffle::transpose_8x16_sse2(r);
+                    let out = dst.add(j * n + 8 * g) as *mut __m128i;
+                    for (i, v) in cols.iter().enumerate() {
+                        _mm_storeu_si128(out.add(i), t8_sse2(*v));
+                    }
+                    g += 16;
                 }
-                let cols = crate::filters::shuffle::transpose_8x16_sse2(r);
-                let out = dst.add(j * n + 8 * g) as *mut __m128i;
-                for (i, v) in cols.iter().enumerate() {
-                    _mm_storeu_si128(out.add(i), t8_sse2(*v));
-                }
-                g += 16;
             }
+            done
         }
-        done
     }
 
     #[inline]
@@ -623,21 +682,40 @@ mod x86 {
 
     /// The bit transpose of the form `G` (GFNI, else AVX2 shifts and masks);
     /// inlined into the kernels compiled for that form.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn t8<const G: bool>(x: __m256i) -> __m256i {
-        if G {
-            t8_gfni(x)
-        } else {
-            t8_avx2(x)
+        // SAFETY: neither transpose touches memory; each needs only the
+        // CPU features this function's contract requires (AVX2 and GFNI
+        // for `t8_gfni`, taken only when `G`; AVX2 for `t8_avx2`).
+        unsafe {
+            if G {
+                t8_gfni(x)
+            } else {
+                t8_avx2(x)
+            }
         }
     }
 
     two_forms! {
         /// AVX2 inverse over 32 columns at a time (each 128-bit lane does 16).
+        ///
+        /// # Safety
+        /// `rows` and `planes` must each hold at least `ts·8·nb` bytes, and
+        /// the CPU must support AVX2.
         rows_to_planes_avx2, rows_to_planes_gfni => rows_to_planes_body;
         [] [] (rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) -> usize
     }
 
+    /// The body of [`rows_to_planes_avx2`] (`G` false) and
+    /// [`rows_to_planes_gfni`] (`G` true), inlined into each; the SSE2
+    /// kernel finishes the columns past the last multiple of 32.
+    ///
+    /// # Safety
+    /// As those functions: `rows` and `planes` each hold at least `ts·8·nb`
+    /// bytes, and the CPU supports AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn rows_to_planes_body<const G: bool>(
         rows: &[u8],
@@ -645,141 +723,178 @@ mod x86 {
         ts: usize,
         nb: usize,
     ) -> usize {
-        let n = nb * 8;
-        let done = nb & !31;
-        debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
-        let src = rows.as_ptr();
-        let dst = planes.as_mut_ptr();
-        for j in 0..ts {
-            let base = src.add(8 * j * nb);
-            let mut g = 0;
-            while g < done {
-                // A macro, not a closure: closures do not take the kernel's
-                // target features.
-                macro_rules! ld {
-                    ($k:expr) => {
-                        _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
-                    };
+        // SAFETY: the CPU features are this function's contract (SSE2 is
+        // part of x86-64). Columns stop at `done = nb & !31`, so each load
+        // reads 32 bytes of row `8·j + k` within its `nb` bytes and each
+        // group's stores write the 256 plane bytes `j·n + 8·g ..` below
+        // `j·n + 8·nb`: inside the `ts·8·nb` bytes per buffer that the
+        // contract requires, which is also what the SSE2 tail needs.
+        unsafe {
+            let n = nb * 8;
+            let done = nb & !31;
+            debug_assert!(rows.len() >= ts * n && planes.len() >= ts * n);
+            let src = rows.as_ptr();
+            let dst = planes.as_mut_ptr();
+            for j in 0..ts {
+                let base = src.add(8 * j * nb);
+                let mut g = 0;
+                while g < done {
+                    // A macro, not a closure: closures do not take the kernel's
+                    // target features.
+                    macro_rules! ld {
+                        ($k:expr) => {
+                            _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
+                        };
+                    }
+                    let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
+                    let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
+                    let t01l = _mm256_unpacklo_epi8(r0, r1);
+                    let t01h = _mm256_unpackhi_epi8(r0, r1);
+                    let t23l = _mm256_unpacklo_epi8(r2, r3);
+                    let t23h = _mm256_unpackhi_epi8(r2, r3);
+                    let t45l = _mm256_unpacklo_epi8(r4, r5);
+                    let t45h = _mm256_unpackhi_epi8(r4, r5);
+                    let t67l = _mm256_unpacklo_epi8(r6, r7);
+                    let t67h = _mm256_unpackhi_epi8(r6, r7);
+                    let a0 = _mm256_unpacklo_epi16(t01l, t23l);
+                    let a1 = _mm256_unpackhi_epi16(t01l, t23l);
+                    let a2 = _mm256_unpacklo_epi16(t01h, t23h);
+                    let a3 = _mm256_unpackhi_epi16(t01h, t23h);
+                    let b0 = _mm256_unpacklo_epi16(t45l, t67l);
+                    let b1 = _mm256_unpackhi_epi16(t45l, t67l);
+                    let b2 = _mm256_unpacklo_epi16(t45h, t67h);
+                    let b3 = _mm256_unpackhi_epi16(t45h, t67h);
+                    let cols = [
+                        _mm256_unpacklo_epi32(a0, b0),
+                        _mm256_unpackhi_epi32(a0, b0),
+                        _mm256_unpacklo_epi32(a1, b1),
+                        _mm256_unpackhi_epi32(a1, b1),
+                        _mm256_unpacklo_epi32(a2, b2),
+                        _mm256_unpackhi_epi32(a2, b2),
+                        _mm256_unpacklo_epi32(a3, b3),
+                        _mm256_unpackhi_epi32(a3, b3),
+                    ];
+                    // Lane 0 of cols[i] holds columns g+2i, g+2i+1; lane 1 holds g+16+2i, g+17+2i.
+                    let out = dst.add(j * n + 8 * g);
+                    for (i, v) in cols.iter().enumerate() {
+                        let y = t8::<G>(*v);
+                        _mm_storeu_si128(
+                            out.add(16 * i) as *mut __m128i,
+                            _mm256_castsi256_si128(y),
+                        );
+                        _mm_storeu_si128(
+                            out.add(128 + 16 * i) as *mut __m128i,
+                            _mm256_extracti128_si256(y, 1),
+                        );
+                    }
+                    g += 32;
                 }
-                let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
-                let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
-                let t01l = _mm256_unpacklo_epi8(r0, r1);
-                let t01h = _mm256_unpackhi_epi8(r0, r1);
-                let t23l = _mm256_unpacklo_epi8(r2, r3);
-                let t23h = _mm256_unpackhi_epi8(r2, r3);
-                let t45l = _mm256_unpacklo_epi8(r4, r5);
-                let t45h = _mm256_unpackhi_epi8(r4, r5);
-                let t67l = _mm256_unpacklo_epi8(r6, r7);
-                let t67h = _mm256_unpackhi_epi8(r6, r7);
-                let a0 = _mm256_unpacklo_epi16(t01l, t23l);
-                let a1 = _mm256_unpackhi_epi16(t01l, t23l);
-                let a2 = _mm256_unpacklo_epi16(t01h, t23h);
-                let a3 = _mm256_unpackhi_epi16(t01h, t23h);
-                let b0 = _mm256_unpacklo_epi16(t45l, t67l);
-                let b1 = _mm256_unpackhi_epi16(t45l, t67l);
-                let b2 = _mm256_unpacklo_epi16(t45h, t67h);
-                let b3 = _mm256_unpackhi_epi16(t45h, t67h);
-                let cols = [
-                    _mm256_unpacklo_epi32(a0, b0),
-                    _mm256_unpackhi_epi32(a0, b0),
-                    _mm256_unpacklo_epi32(a1, b1),
-                    _mm256_unpackhi_epi32(a1, b1),
-                    _mm256_unpacklo_epi32(a2, b2),
-                    _mm256_unpackhi_epi32(a2, b2),
-                    _mm256_unpacklo_epi32(a3, b3),
-                    _mm256_unpackhi_epi32(a3, b3),
-                ];
-                // Lane 0 of cols[i] holds columns g+2i, g+2i+1; lane 1 holds g+16+2i, g+17+2i.
-                let out = dst.add(j * n + 8 * g);
-                for (i, v) in cols.iter().enumerate() {
-                    let y = t8::<G>(*v);
-                    _mm_storeu_si128(out.add(16 * i) as *mut __m128i, _mm256_castsi256_si128(y));
-                    _mm_storeu_si128(
-                        out.add(128 + 16 * i) as *mut __m128i,
-                        _mm256_extracti128_si256(y, 1),
-                    );
-                }
-                g += 32;
             }
+            rows_to_planes_sse2(rows, planes, ts, nb, done)
         }
-        rows_to_planes_sse2(rows, planes, ts, nb, done)
     }
 
     /// The 8 column vectors of bit rows `base + k·nb + g .. + 32` (k < 8),
     /// bit-transposed: lane 0 of result `i` holds the 16 plane bytes of
     /// columns `g + 2i, g + 2i + 1`, lane 1 those of `g + 16 + 2i, g + 17 + 2i`.
+    ///
+    /// # Safety
+    /// `base + k·nb + g` must be valid for reads of 32 bytes for every
+    /// `k < 8`, and the CPU must support AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn plane_bytes32<const G: bool>(base: *const u8, nb: usize, g: usize) -> [__m256i; 8] {
-        // A macro, not a closure: closures do not take the kernel's target
-        // features.
-        macro_rules! ld {
-            ($k:expr) => {
-                _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
-            };
+        // SAFETY: the only loads are the 32 bytes at `base + k·nb + g`
+        // (k < 8) and the rest is register work needing the CPU features:
+        // both are this function's contract.
+        unsafe {
+            // A macro, not a closure: closures do not take the kernel's target
+            // features.
+            macro_rules! ld {
+                ($k:expr) => {
+                    _mm256_loadu_si256(base.add($k * nb + g) as *const __m256i)
+                };
+            }
+            let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
+            let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
+            let t01l = _mm256_unpacklo_epi8(r0, r1);
+            let t01h = _mm256_unpackhi_epi8(r0, r1);
+            let t23l = _mm256_unpacklo_epi8(r2, r3);
+            let t23h = _mm256_unpackhi_epi8(r2, r3);
+            let t45l = _mm256_unpacklo_epi8(r4, r5);
+            let t45h = _mm256_unpackhi_epi8(r4, r5);
+            let t67l = _mm256_unpacklo_epi8(r6, r7);
+            let t67h = _mm256_unpackhi_epi8(r6, r7);
+            let a0 = _mm256_unpacklo_epi16(t01l, t23l);
+            let a1 = _mm256_unpackhi_epi16(t01l, t23l);
+            let a2 = _mm256_unpacklo_epi16(t01h, t23h);
+            let a3 = _mm256_unpackhi_epi16(t01h, t23h);
+            let b0 = _mm256_unpacklo_epi16(t45l, t67l);
+            let b1 = _mm256_unpackhi_epi16(t45l, t67l);
+            let b2 = _mm256_unpacklo_epi16(t45h, t67h);
+            let b3 = _mm256_unpackhi_epi16(t45h, t67h);
+            [
+                t8::<G>(_mm256_unpacklo_epi32(a0, b0)),
+                t8::<G>(_mm256_unpackhi_epi32(a0, b0)),
+                t8::<G>(_mm256_unpacklo_epi32(a1, b1)),
+                t8::<G>(_mm256_unpackhi_epi32(a1, b1)),
+                t8::<G>(_mm256_unpacklo_epi32(a2, b2)),
+                t8::<G>(_mm256_unpackhi_epi32(a2, b2)),
+                t8::<G>(_mm256_unpacklo_epi32(a3, b3)),
+                t8::<G>(_mm256_unpackhi_epi32(a3, b3)),
+            ]
         }
-        let (r0, r1, r2, r3) = (ld!(0), ld!(1), ld!(2), ld!(3));
-        let (r4, r5, r6, r7) = (ld!(4), ld!(5), ld!(6), ld!(7));
-        let t01l = _mm256_unpacklo_epi8(r0, r1);
-        let t01h = _mm256_unpackhi_epi8(r0, r1);
-        let t23l = _mm256_unpacklo_epi8(r2, r3);
-        let t23h = _mm256_unpackhi_epi8(r2, r3);
-        let t45l = _mm256_unpacklo_epi8(r4, r5);
-        let t45h = _mm256_unpackhi_epi8(r4, r5);
-        let t67l = _mm256_unpacklo_epi8(r6, r7);
-        let t67h = _mm256_unpackhi_epi8(r6, r7);
-        let a0 = _mm256_unpacklo_epi16(t01l, t23l);
-        let a1 = _mm256_unpackhi_epi16(t01l, t23l);
-        let a2 = _mm256_unpacklo_epi16(t01h, t23h);
-        let a3 = _mm256_unpackhi_epi16(t01h, t23h);
-        let b0 = _mm256_unpacklo_epi16(t45l, t67l);
-        let b1 = _mm256_unpackhi_epi16(t45l, t67l);
-        let b2 = _mm256_unpacklo_epi16(t45h, t67h);
-        let b3 = _mm256_unpackhi_epi16(t45h, t67h);
-        [
-            t8::<G>(_mm256_unpacklo_epi32(a0, b0)),
-            t8::<G>(_mm256_unpackhi_epi32(a0, b0)),
-            t8::<G>(_mm256_unpacklo_epi32(a1, b1)),
-            t8::<G>(_mm256_unpackhi_epi32(a1, b1)),
-            t8::<G>(_mm256_unpacklo_epi32(a2, b2)),
-            t8::<G>(_mm256_unpackhi_epi32(a2, b2)),
-            t8::<G>(_mm256_unpacklo_epi32(a3, b3)),
-            t8::<G>(_mm256_unpackhi_epi32(a3, b3)),
-        ]
     }
 
     two_forms! {
         /// Bit rows of 2-byte elements (16 rows of `nb` bytes) to the elements:
         /// both byte planes are made 256 elements at a time and interleaved in
         /// registers. Requires `nb % 32 == 0` and both buffers of `16·nb` bytes.
+        ///
+        /// # Safety
+        /// `nb` must be a multiple of 32, `rows` and `elems` must each hold
+        /// at least `16·nb` bytes, and the CPU must support AVX2.
         rows_to_elems2_avx2, rows_to_elems2_gfni => rows_to_elems2_body;
         [] [] (rows: &[u8], elems: &mut [u8], nb: usize)
     }
 
+    /// The body of [`rows_to_elems2_avx2`] (`G` false) and
+    /// [`rows_to_elems2_gfni`] (`G` true), inlined into each.
+    ///
+    /// # Safety
+    /// As those functions: `nb % 32 == 0`, `rows` and `elems` each hold at
+    /// least `16·nb` bytes, and the CPU supports AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn rows_to_elems2_body<const G: bool>(rows: &[u8], elems: &mut [u8], nb: usize) {
-        debug_assert!(nb.is_multiple_of(32) && rows.len() >= 16 * nb && elems.len() >= 16 * nb);
-        let src = rows.as_ptr();
-        let dst = elems.as_mut_ptr();
-        let mut g = 0;
-        while g < nb {
-            let lo_planes = plane_bytes32::<G>(src, nb, g);
-            let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g);
-            // Elements 8g + 16i.. (lane 0) and 8g + 128 + 16i.. (lane 1).
-            let out = dst.add(16 * g);
-            for i in 0..8 {
-                let (a, b) = (lo_planes[i], hi_planes[i]);
-                let l = _mm256_unpacklo_epi8(a, b);
-                let h = _mm256_unpackhi_epi8(a, b);
-                _mm256_storeu_si256(
-                    out.add(32 * i) as *mut __m256i,
-                    _mm256_permute2x128_si256(l, h, 0x20),
-                );
-                _mm256_storeu_si256(
-                    out.add(256 + 32 * i) as *mut __m256i,
-                    _mm256_permute2x128_si256(l, h, 0x31),
-                );
+        // SAFETY: the CPU features are this function's contract. With `nb`
+        // a multiple of 32, every step has `g + 32 <= nb`: `plane_bytes32`
+        // reads 32 bytes of each of the 16 rows of `nb` bytes at column
+        // `g`, and the stores write the 512 element bytes `16·g ..` below
+        // `16·nb`, inside both `16·nb`-byte buffers the contract requires.
+        unsafe {
+            debug_assert!(nb.is_multiple_of(32) && rows.len() >= 16 * nb && elems.len() >= 16 * nb);
+            let src = rows.as_ptr();
+            let dst = elems.as_mut_ptr();
+            let mut g = 0;
+            while g < nb {
+                let lo_planes = plane_bytes32::<G>(src, nb, g);
+                let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g);
+                // Elements 8g + 16i.. (lane 0) and 8g + 128 + 16i.. (lane 1).
+                let out = dst.add(16 * g);
+                for i in 0..8 {
+                    let (a, b) = (lo_planes[i], hi_planes[i]);
+                    let l = _mm256_unpacklo_epi8(a, b);
+                    let h = _mm256_unpackhi_epi8(a, b);
+                    _mm256_storeu_si256(
+                        out.add(32 * i) as *mut __m256i,
+                        _mm256_permute2x128_si256(l, h, 0x20),
+                    );
+                    _mm256_storeu_si256(
+                        out.add(256 + 32 * i) as *mut __m256i,
+                        _mm256_permute2x128_si256(l, h, 0x31),
+                    );
+                }
+                g += 32;
             }
-            g += 32;
         }
     }
     /// Where the next 32-byte store of [`rows_to_elems2_rows_avx2`] and
@@ -856,10 +971,22 @@ mod x86 {
         /// one store fence: the caller has checked that every row is a run of
         /// whole, 64-byte aligned lines ([`Rows3::whole_line_rows`]), so the
         /// stores, which go in element order, fill each line whole.
+        ///
+        /// # Safety
+        /// The requirements above must hold, `dst` must be valid for writes
+        /// of every row of `g` (`2·g.dst_end()` bytes) with no other access
+        /// to those bytes during the call, with `STREAM` every row must be
+        /// whole 64-byte aligned lines, and the CPU must support AVX2.
         rows_to_elems2_rows_avx2, rows_to_elems2_rows_gfni => rows_to_elems2_rows_body;
         [const STREAM: bool] [STREAM,] (rows: &[u8], nb: usize, cols: usize, g: &Rows3, dst: *mut u8)
     }
 
+    /// The body of [`rows_to_elems2_rows_avx2`] (`G` false) and
+    /// [`rows_to_elems2_rows_gfni`] (`G` true), inlined into each.
+    ///
+    /// # Safety
+    /// As those functions (geometry, `dst` rows, `STREAM` alignment), and
+    /// the CPU supports AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn rows_to_elems2_rows_body<const STREAM: bool, const G: bool>(
         rows: &[u8],
@@ -868,42 +995,49 @@ mod x86 {
         g: &Rows3,
         dst: *mut u8,
     ) {
-        debug_assert!(
-            cols.is_multiple_of(32)
-                && cols <= nb
-                && rows.len() == 16 * nb
-                && g.n.is_multiple_of(16)
-        );
-        debug_assert_eq!(g.elements(), 8 * cols);
-        let src = rows.as_ptr();
-        let mut at = RowCursor::new(g, dst, 2);
-        let mut g0 = 0;
-        while g0 < cols {
-            let lo_planes = plane_bytes32::<G>(src, nb, g0);
-            let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g0);
-            // Elements 8·g0 + 16i now, 8·g0 + 128 + 16i after them: every
-            // store goes to the cursor, in element order.
-            let mut upper = [_mm256_setzero_si256(); 8];
-            for i in 0..8 {
-                let (a, b) = (lo_planes[i], hi_planes[i]);
-                let l = _mm256_unpacklo_epi8(a, b);
-                let h = _mm256_unpackhi_epi8(a, b);
-                // SAFETY: the cursor points at 16 elements of a box row,
-                // inside what the caller vouches for (the rows cover the
-                // elements exactly, so no store goes past the last row).
-                store32::<STREAM>(at.ptr, _mm256_permute2x128_si256(l, h, 0x20));
-                at.step();
-                upper[i] = _mm256_permute2x128_si256(l, h, 0x31);
+        // SAFETY: the CPU features and the `dst` rows are this function's
+        // contract. Reads: `cols <= nb` is a multiple of 32, so each
+        // `plane_bytes32` call reads 32 bytes at column `g0 < cols` of the
+        // 16 rows of `nb` bytes in `rows` (`16·nb` long). Stores: see the
+        // comments at each `store32` below.
+        unsafe {
+            debug_assert!(
+                cols.is_multiple_of(32)
+                    && cols <= nb
+                    && rows.len() == 16 * nb
+                    && g.n.is_multiple_of(16)
+            );
+            debug_assert_eq!(g.elements(), 8 * cols);
+            let src = rows.as_ptr();
+            let mut at = RowCursor::new(g, dst, 2);
+            let mut g0 = 0;
+            while g0 < cols {
+                let lo_planes = plane_bytes32::<G>(src, nb, g0);
+                let hi_planes = plane_bytes32::<G>(src.add(8 * nb), nb, g0);
+                // Elements 8·g0 + 16i now, 8·g0 + 128 + 16i after them: every
+                // store goes to the cursor, in element order.
+                let mut upper = [_mm256_setzero_si256(); 8];
+                for i in 0..8 {
+                    let (a, b) = (lo_planes[i], hi_planes[i]);
+                    let l = _mm256_unpacklo_epi8(a, b);
+                    let h = _mm256_unpackhi_epi8(a, b);
+                    // SAFETY: the cursor points at 16 elements of a box row,
+                    // inside what the caller vouches for (the rows cover the
+                    // elements exactly, so no store goes past the last row).
+                    store32::<STREAM>(at.ptr, _mm256_permute2x128_si256(l, h, 0x20));
+                    at.step();
+                    upper[i] = _mm256_permute2x128_si256(l, h, 0x31);
+                }
+                for v in upper {
+                    // SAFETY: as above.
+                    store32::<STREAM>(at.ptr, v);
+                    at.step();
+                }
+                g0 += 32;
             }
-            for v in upper {
-                // SAFETY: as above.
-                store32::<STREAM>(at.ptr, v);
-                at.step();
+            if STREAM {
+                _mm_sfence();
             }
-            g0 += 32;
-        }
-        if STREAM {
-            _mm_sfence();
         }
     }
 
@@ -914,10 +1048,21 @@ mod x86 {
         /// `cols % 32 == 0`, `cols <= nb`, `rows.len() == 8·nb`, `g.n % 32 == 0`
         /// and `g` covering exactly those elements in order; `dst` valid for the
         /// box's rows; with `STREAM`, rows of whole aligned lines (as there).
+        ///
+        /// # Safety
+        /// The requirements above must hold, `dst` must be valid for writes
+        /// of every row of `g` (`g.dst_end()` bytes) with no other access to
+        /// those bytes during the call, and the CPU must support AVX2.
         rows_to_elems1_rows_avx2, rows_to_elems1_rows_gfni => rows_to_elems1_rows_body;
         [const STREAM: bool] [STREAM,] (rows: &[u8], nb: usize, cols: usize, g: &Rows3, dst: *mut u8)
     }
 
+    /// The body of [`rows_to_elems1_rows_avx2`] (`G` false) and
+    /// [`rows_to_elems1_rows_gfni`] (`G` true), inlined into each.
+    ///
+    /// # Safety
+    /// As those functions (geometry, `dst` rows, `STREAM` alignment), and
+    /// the CPU supports AVX2, and GFNI when `G`.
     #[inline(always)]
     unsafe fn rows_to_elems1_rows_body<const STREAM: bool, const G: bool>(
         rows: &[u8],
@@ -926,51 +1071,70 @@ mod x86 {
         g: &Rows3,
         dst: *mut u8,
     ) {
-        debug_assert!(
-            cols.is_multiple_of(32) && cols <= nb && rows.len() == 8 * nb && g.n.is_multiple_of(32)
-        );
-        debug_assert_eq!(g.elements(), 8 * cols);
-        let src = rows.as_ptr();
-        let mut at = RowCursor::new(g, dst, 1);
-        let mut g0 = 0;
-        while g0 < cols {
-            // Lane 0 of result i holds elements 8·g0 + 16i .. + 16, lane 1
-            // elements 8·g0 + 128 + 16i .. + 16: results 2i and 2i + 1 make
-            // 32 elements in a row, lanes 0 first.
-            let e = plane_bytes32::<G>(src, nb, g0);
-            for i in 0..4 {
-                // SAFETY: the cursor points at 32 elements of a box row,
-                // inside what the caller vouches for (the rows cover the
-                // elements exactly, so no store goes past the last row).
-                store32::<STREAM>(
-                    at.ptr,
-                    _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x20),
-                );
-                at.step();
+        // SAFETY: the CPU features and the `dst` rows are this function's
+        // contract. Reads: `cols <= nb` is a multiple of 32, so each
+        // `plane_bytes32` call reads 32 bytes at column `g0 < cols` of the
+        // 8 rows of `nb` bytes in `rows` (`8·nb` long). Stores: see the
+        // comments at each `store32` below.
+        unsafe {
+            debug_assert!(
+                cols.is_multiple_of(32)
+                    && cols <= nb
+                    && rows.len() == 8 * nb
+                    && g.n.is_multiple_of(32)
+            );
+            debug_assert_eq!(g.elements(), 8 * cols);
+            let src = rows.as_ptr();
+            let mut at = RowCursor::new(g, dst, 1);
+            let mut g0 = 0;
+            while g0 < cols {
+                // Lane 0 of result i holds elements 8·g0 + 16i .. + 16, lane 1
+                // elements 8·g0 + 128 + 16i .. + 16: results 2i and 2i + 1 make
+                // 32 elements in a row, lanes 0 first.
+                let e = plane_bytes32::<G>(src, nb, g0);
+                for i in 0..4 {
+                    // SAFETY: the cursor points at 32 elements of a box row,
+                    // inside what the caller vouches for (the rows cover the
+                    // elements exactly, so no store goes past the last row).
+                    store32::<STREAM>(
+                        at.ptr,
+                        _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x20),
+                    );
+                    at.step();
+                }
+                for i in 0..4 {
+                    // SAFETY: as above.
+                    store32::<STREAM>(
+                        at.ptr,
+                        _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x31),
+                    );
+                    at.step();
+                }
+                g0 += 32;
             }
-            for i in 0..4 {
-                // SAFETY: as above.
-                store32::<STREAM>(
-                    at.ptr,
-                    _mm256_permute2x128_si256(e[2 * i], e[2 * i + 1], 0x31),
-                );
-                at.step();
+            if STREAM {
+                _mm_sfence();
             }
-            g0 += 32;
-        }
-        if STREAM {
-            _mm_sfence();
         }
     }
 
     /// One 32-byte store at `p`: a streaming store with `STREAM` (`p` then
     /// 32-byte aligned), a plain unaligned one otherwise.
+    ///
+    /// # Safety
+    /// `p` must be valid for writes of 32 bytes, 32-byte aligned with
+    /// `STREAM`, and the CPU must support AVX2.
     #[inline(always)]
     unsafe fn store32<const STREAM: bool>(p: *mut u8, v: __m256i) {
-        if STREAM {
-            _mm256_stream_si256(p as *mut __m256i, v);
-        } else {
-            _mm256_storeu_si256(p as *mut __m256i, v);
+        // SAFETY: the one store writes the 32 bytes at `p`, valid (and
+        // aligned for the streaming form) by this function's contract,
+        // which also provides AVX2.
+        unsafe {
+            if STREAM {
+                _mm256_stream_si256(p as *mut __m256i, v);
+            } else {
+                _mm256_storeu_si256(p as *mut __m256i, v);
+            }
         }
     }
 }
@@ -1383,6 +1547,8 @@ mod tests {
                 prop_assert_eq!(g.whole_line_rows(streamed.as_mut_ptr(), ts), skew == 0);
                 // SAFETY: both buffers hold more than ts · dst_end bytes and are not shared.
                 let a = unsafe { bitunshuffle_rows(&block, ts, &g, plain.as_mut_ptr()) };
+                // SAFETY: as for `a`: `streamed` is `len` > ts · dst_end bytes
+                // of `aligned`, borrowed mutably only here.
                 let b = unsafe { bitunshuffle_rows_streamed(&block, ts, &g, streamed.as_mut_ptr()) };
                 prop_assert_eq!(a, b);
                 if is_x86_feature_detected!("avx2") {

@@ -1,13 +1,13 @@
 //! Blosc (Blosc1) as the HDF5 filter 32001 (`shared/spec/filters.md` §4):
 //! one Blosc1 chunk (format version 2, 16-byte header) per HDF5 chunk.
-//! Decoding shares the chunk decoder of [`crate::filters::blosc2::chunk`];
+//! Decoding shares the chunk decoder of [`crate::blosc2::chunk`];
 //! encoding follows C-Blosc 1.21's block-size and split rules (§4.4).
 
+use crate::blosc2::chunk::ChunkDecoder;
+use crate::blosc2::codec::{self, code};
+use crate::blosc2::encode_chunk::{compress_stream, push_stream, StreamOut};
 use crate::error::{Error, Result};
-use crate::filters::blosc2::chunk::ChunkDecoder;
-use crate::filters::blosc2::codec::{self, code};
-use crate::filters::blosc2::encode_chunk::{compress_stream, push_stream, StreamOut};
-use crate::filters::{bitshuffle, shuffle, ChunkContext};
+use crate::{bitshuffle, shuffle, ChunkContext};
 
 const NAME: &str = "blosc";
 

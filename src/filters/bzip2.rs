@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "bzip2";
 

@@ -10,9 +10,9 @@ use std::io::Write;
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
+use crate::deflate_encode::{self, Compressor};
 use crate::error::{Error, Result};
-use crate::filters::deflate_encode::{self, Compressor};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "deflate";
 

@@ -7,7 +7,7 @@
 //! 16-bit half swapped, written by libhdf5 before 1.6.3.
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "fletcher32";
 

@@ -5,7 +5,7 @@
 //! size equals the block's uncompressed size). `cd_values = [block bytes]`, 0 = 1 GiB.
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "lz4";
 /// The plugin's default block size (1 GiB) when `cd_values[0]` is 0 or absent.

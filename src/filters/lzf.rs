@@ -13,7 +13,7 @@
 //!   bytes from that distance back (overlap allowed).
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "lzf";
 /// h5py's filter version and the liblzf version it stores in `cd_values[0..2]`.

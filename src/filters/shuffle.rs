@@ -9,7 +9,7 @@
 use std::mem::MaybeUninit;
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 /// Undo the HDF5 shuffle filter; `cd_values[0]` is the element size.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
@@ -319,12 +319,19 @@ fn unshuffle_planes_from(planes: &[&[u8]], dst: &mut [MaybeUninit<u8>], start: u
 /// element `dst0 + a·ds[0] + b·ds[1]` of the destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rows3 {
+    /// Elements per row.
     pub n: usize,
+    /// Row count along the outer (slower) box dimension, index `a`.
     pub outer: usize,
+    /// Row count along the inner box dimension, index `b`: rows per outer step.
     pub inner: usize,
+    /// Source element where row `(0, 0)` starts.
     pub src0: usize,
+    /// Source strides in elements: `[per outer step a, per inner step b]`.
     pub ss: [usize; 2],
+    /// Destination element where row `(0, 0)` starts.
     pub dst0: usize,
+    /// Destination strides in elements: `[per outer step a, per inner step b]`.
     pub ds: [usize; 2],
 }
 
@@ -541,69 +548,114 @@ mod x86 {
     }
 
     /// Store 16 bytes at `p + i` (the caller owns `p .. p + i + 16`).
+    ///
+    /// # Safety
+    /// `p + i` must be valid for writes of 16 bytes.
     #[inline]
     unsafe fn stp(p: *mut u8, i: usize, v: __m128i) {
-        _mm_storeu_si128(p.add(i) as *mut __m128i, v)
+        // SAFETY: the 16 bytes at `p + i` are writable by this function's
+        // contract; SSE2 is part of x86-64.
+        unsafe { _mm_storeu_si128(p.add(i) as *mut __m128i, v) }
     }
 
+    /// Load the 16 bytes `p[i..i + 16]` without a bounds check.
+    ///
+    /// # Safety
+    /// `i + 16 <= p.len()`.
     #[inline]
     unsafe fn ld(p: &[u8], i: usize) -> __m128i {
-        debug_assert!(i + 16 <= p.len());
-        _mm_loadu_si128(p.as_ptr().add(i) as *const __m128i)
+        // SAFETY: `i + 16 <= p.len()` by this function's contract (asserted
+        // in debug builds), so the load stays in `p`; SSE2 is part of x86-64.
+        unsafe {
+            debug_assert!(i + 16 <= p.len());
+            _mm_loadu_si128(p.as_ptr().add(i) as *const __m128i)
+        }
     }
 
+    /// Store `v` to the 16 bytes `p[i..i + 16]` without a bounds check.
+    ///
+    /// # Safety
+    /// `i + 16 <= p.len()`.
     #[inline]
     unsafe fn st(p: &mut [u8], i: usize, v: __m128i) {
-        debug_assert!(i + 16 <= p.len());
-        _mm_storeu_si128(p.as_mut_ptr().add(i) as *mut __m128i, v)
+        // SAFETY: `i + 16 <= p.len()` by this function's contract (asserted
+        // in debug builds), so the store stays in `p`; SSE2 is part of x86-64.
+        unsafe {
+            debug_assert!(i + 16 <= p.len());
+            _mm_storeu_si128(p.as_mut_ptr().add(i) as *mut __m128i, v)
+        }
     }
 
-    /// `dst` must have room for `2n` bytes; planes hold `n`.
+    /// Interleave two byte planes into 2-byte elements, 16 elements a step;
+    /// returns the count done (`n` rounded down to a multiple of 16).
+    ///
+    /// # Safety
+    /// `p0` and `p1` must hold at least `n` bytes and `dst` must be valid
+    /// for writes of `2n` bytes.
     #[target_feature(enable = "sse2")]
     unsafe fn unshuffle2_sse2(p0: &[u8], p1: &[u8], n: usize, dst: *mut u8) -> usize {
-        let mut i = 0;
-        while i + 16 <= n {
-            let a = ld(p0, i);
-            let b = ld(p1, i);
-            stp(dst, 2 * i, _mm_unpacklo_epi8(a, b));
-            stp(dst, 2 * i + 16, _mm_unpackhi_epi8(a, b));
-            i += 16;
+        // SAFETY: SSE2 is enabled here. Each step has `i + 16 <= n`: the
+        // loads read `p0[i..i + 16]` and `p1[i..i + 16]` (planes hold `n`)
+        // and the stores write `dst[2i..2i + 32]` (below the `2n` writable
+        // bytes), per this function's contract.
+        unsafe {
+            let mut i = 0;
+            while i + 16 <= n {
+                let a = ld(p0, i);
+                let b = ld(p1, i);
+                stp(dst, 2 * i, _mm_unpacklo_epi8(a, b));
+                stp(dst, 2 * i + 16, _mm_unpackhi_epi8(a, b));
+                i += 16;
+            }
+            i
         }
-        i
     }
 
-    /// `dst` must have room for `2n` bytes; planes hold `n`.
+    /// [`unshuffle2_sse2`] with 64, then 32, elements a step, the SSE2
+    /// kernel finishing; returns the count done.
+    ///
+    /// # Safety
+    /// `p0` and `p1` must hold at least `n` bytes, `dst` must be valid for
+    /// writes of `2n` bytes, and the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn unshuffle2_avx2(p0: &[u8], p1: &[u8], n: usize, dst: *mut u8) -> usize {
-        let mut i = 0;
-        let (s0, s1, d) = (p0.as_ptr(), p1.as_ptr(), dst);
-        while i + 64 <= n {
-            let a0 = _mm256_loadu_si256(s0.add(i) as *const __m256i);
-            let b0 = _mm256_loadu_si256(s1.add(i) as *const __m256i);
-            let a1 = _mm256_loadu_si256(s0.add(i + 32) as *const __m256i);
-            let b1 = _mm256_loadu_si256(s1.add(i + 32) as *const __m256i);
-            let lo0 = _mm256_unpacklo_epi8(a0, b0);
-            let hi0 = _mm256_unpackhi_epi8(a0, b0);
-            let lo1 = _mm256_unpacklo_epi8(a1, b1);
-            let hi1 = _mm256_unpackhi_epi8(a1, b1);
-            let o = d.add(2 * i) as *mut __m256i;
-            _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo0, hi0, 0x20));
-            _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo0, hi0, 0x31));
-            _mm256_storeu_si256(o.add(2), _mm256_permute2x128_si256(lo1, hi1, 0x20));
-            _mm256_storeu_si256(o.add(3), _mm256_permute2x128_si256(lo1, hi1, 0x31));
-            i += 64;
+        // SAFETY: AVX2 is this function's contract. The loops keep
+        // `i + 64 <= n` (then `i + 32 <= n`), so the loads read
+        // `p0`/`p1[i..i + 64]` inside the `n` bytes of each plane and the
+        // stores write `dst[2i..2i + 128]` inside the `2n` writable bytes;
+        // the SSE2 tail gets the remaining `n - i` elements at `dst + 2i`,
+        // which meets its contract.
+        unsafe {
+            let mut i = 0;
+            let (s0, s1, d) = (p0.as_ptr(), p1.as_ptr(), dst);
+            while i + 64 <= n {
+                let a0 = _mm256_loadu_si256(s0.add(i) as *const __m256i);
+                let b0 = _mm256_loadu_si256(s1.add(i) as *const __m256i);
+                let a1 = _mm256_loadu_si256(s0.add(i + 32) as *const __m256i);
+                let b1 = _mm256_loadu_si256(s1.add(i + 32) as *const __m256i);
+                let lo0 = _mm256_unpacklo_epi8(a0, b0);
+                let hi0 = _mm256_unpackhi_epi8(a0, b0);
+                let lo1 = _mm256_unpacklo_epi8(a1, b1);
+                let hi1 = _mm256_unpackhi_epi8(a1, b1);
+                let o = d.add(2 * i) as *mut __m256i;
+                _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo0, hi0, 0x20));
+                _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo0, hi0, 0x31));
+                _mm256_storeu_si256(o.add(2), _mm256_permute2x128_si256(lo1, hi1, 0x20));
+                _mm256_storeu_si256(o.add(3), _mm256_permute2x128_si256(lo1, hi1, 0x31));
+                i += 64;
+            }
+            while i + 32 <= n {
+                let a = _mm256_loadu_si256(s0.add(i) as *const __m256i);
+                let b = _mm256_loadu_si256(s1.add(i) as *const __m256i);
+                let lo = _mm256_unpacklo_epi8(a, b);
+                let hi = _mm256_unpackhi_epi8(a, b);
+                let o = d.add(2 * i) as *mut __m256i;
+                _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+                _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                i += 32;
+            }
+            i + unshuffle2_sse2(&p0[i..], &p1[i..], n - i, dst.add(2 * i))
         }
-        while i + 32 <= n {
-            let a = _mm256_loadu_si256(s0.add(i) as *const __m256i);
-            let b = _mm256_loadu_si256(s1.add(i) as *const __m256i);
-            let lo = _mm256_unpacklo_epi8(a, b);
-            let hi = _mm256_unpackhi_epi8(a, b);
-            let o = d.add(2 * i) as *mut __m256i;
-            _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
-            _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
-            i += 32;
-        }
-        i + unshuffle2_sse2(&p0[i..], &p1[i..], n - i, dst.add(2 * i))
     }
 
     /// Bytes of output the rows kernel asks for ahead of its stores.
@@ -619,6 +671,12 @@ mod x86 {
     /// of the row about 8 KiB of output ahead are requested into L2 first
     /// (`prefetcht1`; measured best against `prefetchw` into L1 and against
     /// the next plane only), which keeps many line fills in flight.
+    ///
+    /// # Safety
+    /// `p0` and `p1` must hold at least `g.src_end()` bytes (which must not
+    /// overflow), `dst` must be valid for writes of `2 · g.dst_end()` bytes
+    /// with no other access to the rows written during the call, and the
+    /// CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn unshuffle2_rows_avx2(
         p0: &[u8],
@@ -626,57 +684,65 @@ mod x86 {
         g: &super::Rows3,
         dst: *mut u8,
     ) {
-        if g.n == 0 || g.outer == 0 || g.inner == 0 {
-            return;
-        }
-        let row_bytes = 2 * g.n;
-        // Rows ahead (at least one) of the prefetch cursor.
-        let ahead = (PREFETCH_AHEAD / row_bytes).clamp(1, 256);
-        let mut pf = PrefetchCursor::new(g, dst);
-        for _ in 0..ahead {
-            pf.next(row_bytes);
-        }
-        // Byte strides of the destination rows, and of the source rows.
-        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
-        for a in 0..g.outer {
-            let mut s = g.src0 + a * g.ss[0];
-            // SAFETY: every row start is inside the rows the caller vouches for.
-            let mut d = dst.add(2 * g.dst0 + a * d0);
-            if g.n == 32 {
-                // 64-byte rows (a 32-element B2ND block row of int16): one
-                // load per plane, two stores, no inner loop.
+        // SAFETY: AVX2 is this function's contract. Row `(a, b)` reads the
+        // `g.n` bytes at `s = src0 + a·ss[0] + b·ss[1]` of each plane, below
+        // `src_end`, and writes the `2·g.n` bytes at
+        // `2·(dst0 + a·ds[0] + b·ds[1])` of `dst`, below `2·dst_end`: the
+        // ranges the contract makes readable and writable. The SIMD loop
+        // keeps `i + 32 <= g.n`, the scalar tail `i < g.n`.
+        unsafe {
+            if g.n == 0 || g.outer == 0 || g.inner == 0 {
+                return;
+            }
+            let row_bytes = 2 * g.n;
+            // Rows ahead (at least one) of the prefetch cursor.
+            let ahead = (PREFETCH_AHEAD / row_bytes).clamp(1, 256);
+            let mut pf = PrefetchCursor::new(g, dst);
+            for _ in 0..ahead {
+                pf.next(row_bytes);
+            }
+            // Byte strides of the destination rows, and of the source rows.
+            let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
+            for a in 0..g.outer {
+                let mut s = g.src0 + a * g.ss[0];
+                // SAFETY: every row start is inside the rows the caller vouches for.
+                let mut d = dst.add(2 * g.dst0 + a * d0);
+                if g.n == 32 {
+                    // 64-byte rows (a 32-element B2ND block row of int16): one
+                    // load per plane, two stores, no inner loop.
+                    for _ in 0..g.inner {
+                        pf.next(row_bytes);
+                        let (a, b) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
+                        let o = d as *mut __m256i;
+                        _mm256_storeu_si256(o, a);
+                        _mm256_storeu_si256(o.add(1), b);
+                        s += g.ss[1];
+                        d = d.wrapping_add(d1);
+                    }
+                    continue;
+                }
                 for _ in 0..g.inner {
                     pf.next(row_bytes);
-                    let (a, b) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
-                    let o = d as *mut __m256i;
-                    _mm256_storeu_si256(o, a);
-                    _mm256_storeu_si256(o.add(1), b);
+                    let (r0, r1) = (p0.as_ptr().add(s), p1.as_ptr().add(s));
+                    let mut i = 0;
+                    while i + 32 <= g.n {
+                        let x = _mm256_loadu_si256(r0.add(i) as *const __m256i);
+                        let y = _mm256_loadu_si256(r1.add(i) as *const __m256i);
+                        let lo = _mm256_unpacklo_epi8(x, y);
+                        let hi = _mm256_unpackhi_epi8(x, y);
+                        let o = d.add(2 * i) as *mut __m256i;
+                        _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
+                        _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
+                        i += 32;
+                    }
+                    while i < g.n {
+                        d.add(2 * i).write(*r0.add(i));
+                        d.add(2 * i + 1).write(*r1.add(i));
+                        i += 1;
+                    }
                     s += g.ss[1];
                     d = d.wrapping_add(d1);
                 }
-                continue;
-            }
-            for _ in 0..g.inner {
-                pf.next(row_bytes);
-                let (r0, r1) = (p0.as_ptr().add(s), p1.as_ptr().add(s));
-                let mut i = 0;
-                while i + 32 <= g.n {
-                    let x = _mm256_loadu_si256(r0.add(i) as *const __m256i);
-                    let y = _mm256_loadu_si256(r1.add(i) as *const __m256i);
-                    let lo = _mm256_unpacklo_epi8(x, y);
-                    let hi = _mm256_unpackhi_epi8(x, y);
-                    let o = d.add(2 * i) as *mut __m256i;
-                    _mm256_storeu_si256(o, _mm256_permute2x128_si256(lo, hi, 0x20));
-                    _mm256_storeu_si256(o.add(1), _mm256_permute2x128_si256(lo, hi, 0x31));
-                    i += 32;
-                }
-                while i < g.n {
-                    d.add(2 * i).write(*r0.add(i));
-                    d.add(2 * i + 1).write(*r1.add(i));
-                    i += 1;
-                }
-                s += g.ss[1];
-                d = d.wrapping_add(d1);
             }
         }
     }
@@ -708,30 +774,46 @@ mod x86 {
     /// block, two streaming stores each), then one store fence. Every
     /// block's planes hold `g.src_end()` bytes; `dst` has room for the last
     /// block's rows; row starts and strides are 64-byte aligned.
+    ///
+    /// # Safety
+    /// `g.n` must be 32; every block's planes must hold at least
+    /// `g.src_end()` bytes; `dst` must be valid for writes of
+    /// `2 · (g.dst_end() + (planes.len() - 1) · g.n)` bytes with no other
+    /// access to them during the call; `dst + 2·g.dst0` and both
+    /// destination strides (in bytes) must be multiples of 64; and the CPU
+    /// must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn unshuffle2_group32_stream_avx2(
         planes: &[[&[u8]; 2]],
         g: &super::Rows3,
         dst: *mut u8,
     ) {
-        let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
-        for a in 0..g.outer {
-            let mut s = g.src0 + a * g.ss[0];
-            // SAFETY: every row start is inside the rows the caller vouches for.
-            let mut d = dst.add(2 * g.dst0 + a * d0);
-            for _ in 0..g.inner {
-                let mut o = d as *mut __m256i;
-                for [p0, p1] in planes {
-                    let (x, y) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
-                    _mm256_stream_si256(o, x);
-                    _mm256_stream_si256(o.add(1), y);
-                    o = o.add(2);
+        // SAFETY: AVX2 is this function's contract. With `g.n == 32`, row
+        // `(a, b)` of block `k` reads 32 bytes of each of its planes at
+        // `src0 + a·ss[0] + b·ss[1]` (below `src_end`) and streams the 64
+        // bytes at `2·(dst0 + a·ds[0] + b·ds[1]) + 64·k`, below the
+        // contract's writable end and 64-byte aligned as the streaming
+        // stores need (aligned start and strides, by the contract).
+        unsafe {
+            let (d0, d1) = (2 * g.ds[0], 2 * g.ds[1]);
+            for a in 0..g.outer {
+                let mut s = g.src0 + a * g.ss[0];
+                // SAFETY: every row start is inside the rows the caller vouches for.
+                let mut d = dst.add(2 * g.dst0 + a * d0);
+                for _ in 0..g.inner {
+                    let mut o = d as *mut __m256i;
+                    for [p0, p1] in planes {
+                        let (x, y) = interleave32(p0.as_ptr().add(s), p1.as_ptr().add(s));
+                        _mm256_stream_si256(o, x);
+                        _mm256_stream_si256(o.add(1), y);
+                        o = o.add(2);
+                    }
+                    s += g.ss[1];
+                    d = d.wrapping_add(d1);
                 }
-                s += g.ss[1];
-                d = d.wrapping_add(d1);
             }
+            _mm_sfence();
         }
-        _mm_sfence();
     }
 
     /// The destination row the rows kernel prefetches next, walked in the
@@ -768,8 +850,9 @@ mod x86 {
             if self.left == 0 {
                 return;
             }
-            // SAFETY (of the hint): prefetches never fault; the addresses are
-            // rows the caller vouches for.
+            // SAFETY: (of the hint) a prefetch never faults and changes no
+            // memory, so any address is sound, and SSE is part of x86-64;
+            // the addresses are rows the caller vouches for anyway.
             unsafe {
                 if row_bytes <= 64 {
                     _mm_prefetch::<_MM_HINT_T1>(self.p);
@@ -792,47 +875,69 @@ mod x86 {
         }
     }
 
-    /// `dst` must have room for `4n` bytes; planes hold `n`.
+    /// Interleave four byte planes into 4-byte elements, 16 elements a
+    /// step; returns the count done (`n` rounded down to a multiple of 16).
+    ///
+    /// # Safety
+    /// Every plane must hold at least `n` bytes and `dst` must be valid for
+    /// writes of `4n` bytes.
     #[target_feature(enable = "sse2")]
     unsafe fn unshuffle4_sse2(p: [&[u8]; 4], n: usize, dst: *mut u8) -> usize {
-        let mut i = 0;
-        while i + 16 <= n {
-            let (a, b, c, d) = (ld(p[0], i), ld(p[1], i), ld(p[2], i), ld(p[3], i));
-            let abl = _mm_unpacklo_epi8(a, b);
-            let abh = _mm_unpackhi_epi8(a, b);
-            let cdl = _mm_unpacklo_epi8(c, d);
-            let cdh = _mm_unpackhi_epi8(c, d);
-            stp(dst, 4 * i, _mm_unpacklo_epi16(abl, cdl));
-            stp(dst, 4 * i + 16, _mm_unpackhi_epi16(abl, cdl));
-            stp(dst, 4 * i + 32, _mm_unpacklo_epi16(abh, cdh));
-            stp(dst, 4 * i + 48, _mm_unpackhi_epi16(abh, cdh));
-            i += 16;
+        // SAFETY: SSE2 is enabled here. Each step has `i + 16 <= n`: `ld`
+        // reads `p[j][i..i + 16]` inside each plane's `n` bytes, and the
+        // stores write `dst[4i..4i + 64]` inside the `4n` writable bytes,
+        // per this function's contract.
+        unsafe {
+            let mut i = 0;
+            while i + 16 <= n {
+                let (a, b, c, d) = (ld(p[0], i), ld(p[1], i), ld(p[2], i), ld(p[3], i));
+                let abl = _mm_unpacklo_epi8(a, b);
+                let abh = _mm_unpackhi_epi8(a, b);
+                let cdl = _mm_unpacklo_epi8(c, d);
+                let cdh = _mm_unpackhi_epi8(c, d);
+                stp(dst, 4 * i, _mm_unpacklo_epi16(abl, cdl));
+                stp(dst, 4 * i + 16, _mm_unpackhi_epi16(abl, cdl));
+                stp(dst, 4 * i + 32, _mm_unpacklo_epi16(abh, cdh));
+                stp(dst, 4 * i + 48, _mm_unpackhi_epi16(abh, cdh));
+                i += 16;
+            }
+            i
         }
-        i
     }
 
-    /// `dst` must have room for `8n` bytes; planes hold `n`.
+    /// Interleave eight byte planes into 8-byte elements, 16 elements a
+    /// step; returns the count done (`n` rounded down to a multiple of 16).
+    ///
+    /// # Safety
+    /// Every plane must hold at least `n` bytes and `dst` must be valid for
+    /// writes of `8n` bytes.
     #[target_feature(enable = "sse2")]
     unsafe fn unshuffle8_sse2(p: [&[u8]; 8], n: usize, dst: *mut u8) -> usize {
-        let mut i = 0;
-        while i + 16 <= n {
-            let r: [__m128i; 8] = [
-                ld(p[0], i),
-                ld(p[1], i),
-                ld(p[2], i),
-                ld(p[3], i),
-                ld(p[4], i),
-                ld(p[5], i),
-                ld(p[6], i),
-                ld(p[7], i),
-            ];
-            let o = transpose_8x16(r);
-            for (k, v) in o.iter().enumerate() {
-                stp(dst, 8 * i + 16 * k, *v);
+        // SAFETY: SSE2 is enabled here. Each step has `i + 16 <= n`: `ld`
+        // reads `p[j][i..i + 16]` inside each plane's `n` bytes, and the 8
+        // stores write `dst[8i..8i + 128]` inside the `8n` writable bytes,
+        // per this function's contract.
+        unsafe {
+            let mut i = 0;
+            while i + 16 <= n {
+                let r: [__m128i; 8] = [
+                    ld(p[0], i),
+                    ld(p[1], i),
+                    ld(p[2], i),
+                    ld(p[3], i),
+                    ld(p[4], i),
+                    ld(p[5], i),
+                    ld(p[6], i),
+                    ld(p[7], i),
+                ];
+                let o = transpose_8x16(r);
+                for (k, v) in o.iter().enumerate() {
+                    stp(dst, 8 * i + 16 * k, *v);
+                }
+                i += 16;
             }
-            i += 16;
+            i
         }
-        i
     }
 
     /// Transpose 8 rows of 16 bytes: output `k` holds columns `2k` and `2k+1`,
@@ -869,55 +974,81 @@ mod x86 {
     }
 
     /// Byte shuffle of 4-byte elements, 16 at a time; returns the count done.
+    ///
+    /// # Safety
+    /// `src` and `dst` must each hold at least `4n` bytes, and the CPU must
+    /// support SSSE3.
     #[target_feature(enable = "ssse3")]
     pub(super) unsafe fn shuffle4_ssse3(src: &[u8], dst: &mut [u8], n: usize) -> usize {
-        debug_assert!(src.len() >= 4 * n && dst.len() >= 4 * n);
-        // Within each 16-byte register (4 elements): gather byte j of every element into dword j.
-        let mask = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-        let mut i = 0;
-        while i + 16 <= n {
-            let x0 = _mm_shuffle_epi8(ld(src, 4 * i), mask);
-            let x1 = _mm_shuffle_epi8(ld(src, 4 * i + 16), mask);
-            let x2 = _mm_shuffle_epi8(ld(src, 4 * i + 32), mask);
-            let x3 = _mm_shuffle_epi8(ld(src, 4 * i + 48), mask);
-            let t0 = _mm_unpacklo_epi32(x0, x1);
-            let t1 = _mm_unpackhi_epi32(x0, x1);
-            let t2 = _mm_unpacklo_epi32(x2, x3);
-            let t3 = _mm_unpackhi_epi32(x2, x3);
-            st(dst, i, _mm_unpacklo_epi64(t0, t2));
-            st(dst, n + i, _mm_unpackhi_epi64(t0, t2));
-            st(dst, 2 * n + i, _mm_unpacklo_epi64(t1, t3));
-            st(dst, 3 * n + i, _mm_unpackhi_epi64(t1, t3));
-            i += 16;
+        // SAFETY: SSSE3 is this function's contract. Each step has
+        // `i + 16 <= n`: the loads read `src[4i..4i + 64]` and the stores
+        // write 16 bytes at `i`, `n + i`, `2n + i` and `3n + i` of `dst`,
+        // all inside the `4n` bytes the contract guarantees (the `ld`/`st`
+        // bounds).
+        unsafe {
+            debug_assert!(src.len() >= 4 * n && dst.len() >= 4 * n);
+            // Within each 16-byte register (4 elements): gather byte j of every element into dword j.
+            let mask = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+            let mut i = 0;
+            while i + 16 <= n {
+                let x0 = _mm_shuffle_epi8(ld(src, 4 * i), mask);
+                let x1 = _mm_shuffle_epi8(ld(src, 4 * i + 16), mask);
+                let x2 = _mm_shuffle_epi8(ld(src, 4 * i + 32), mask);
+                let x3 = _mm_shuffle_epi8(ld(src, 4 * i + 48), mask);
+                let t0 = _mm_unpacklo_epi32(x0, x1);
+                let t1 = _mm_unpackhi_epi32(x0, x1);
+                let t2 = _mm_unpacklo_epi32(x2, x3);
+                let t3 = _mm_unpackhi_epi32(x2, x3);
+                st(dst, i, _mm_unpacklo_epi64(t0, t2));
+                st(dst, n + i, _mm_unpackhi_epi64(t0, t2));
+                st(dst, 2 * n + i, _mm_unpacklo_epi64(t1, t3));
+                st(dst, 3 * n + i, _mm_unpackhi_epi64(t1, t3));
+                i += 16;
+            }
+            i
         }
-        i
     }
 
     /// [`shuffle2_sse2`] with 32 elements a step.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (every access is bounded by the slices).
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn shuffle2_avx2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
-        let n = p0.len().min(p1.len()).min(src.len() / 2);
-        let mask = _mm256_set1_epi16(0x00ff);
-        let mut i = 0;
-        while i + 32 <= n {
-            let x0 = _mm256_loadu_si256(src.as_ptr().add(2 * i) as *const __m256i);
-            let x1 = _mm256_loadu_si256(src.as_ptr().add(2 * i + 32) as *const __m256i);
-            // packus works per 128-bit lane: lanes come out as x0lo x1lo x0hi x1hi.
-            let even = _mm256_packus_epi16(_mm256_and_si256(x0, mask), _mm256_and_si256(x1, mask));
-            let odd = _mm256_packus_epi16(_mm256_srli_epi16(x0, 8), _mm256_srli_epi16(x1, 8));
-            let even = _mm256_permute4x64_epi64(even, 0b11_01_10_00);
-            let odd = _mm256_permute4x64_epi64(odd, 0b11_01_10_00);
-            _mm256_storeu_si256(p0.as_mut_ptr().add(i) as *mut __m256i, even);
-            _mm256_storeu_si256(p1.as_mut_ptr().add(i) as *mut __m256i, odd);
-            i += 32;
+        // SAFETY: AVX2 is this function's contract. `n` is at most each
+        // plane's length and half of `src`'s, and each step has
+        // `i + 32 <= n`: the loads read `src[2i..2i + 64]` and the stores
+        // write `p0[i..i + 32]` and `p1[i..i + 32]`; the SSE2 tail gets
+        // in-bounds subslices.
+        unsafe {
+            let n = p0.len().min(p1.len()).min(src.len() / 2);
+            let mask = _mm256_set1_epi16(0x00ff);
+            let mut i = 0;
+            while i + 32 <= n {
+                let x0 = _mm256_loadu_si256(src.as_ptr().add(2 * i) as *const __m256i);
+                let x1 = _mm256_loadu_si256(src.as_ptr().add(2 * i + 32) as *const __m256i);
+                // packus works per 128-bit lane: lanes come out as x0lo x1lo x0hi x1hi.
+                let even =
+                    _mm256_packus_epi16(_mm256_and_si256(x0, mask), _mm256_and_si256(x1, mask));
+                let odd = _mm256_packus_epi16(_mm256_srli_epi16(x0, 8), _mm256_srli_epi16(x1, 8));
+                let even = _mm256_permute4x64_epi64(even, 0b11_01_10_00);
+                let odd = _mm256_permute4x64_epi64(odd, 0b11_01_10_00);
+                _mm256_storeu_si256(p0.as_mut_ptr().add(i) as *mut __m256i, even);
+                _mm256_storeu_si256(p1.as_mut_ptr().add(i) as *mut __m256i, odd);
+                i += 32;
+            }
+            shuffle2_sse2(&src[2 * i..2 * n], &mut p0[i..n], &mut p1[i..n]);
         }
-        shuffle2_sse2(&src[2 * i..2 * n], &mut p0[i..n], &mut p1[i..n]);
     }
 
     /// Rows of `row` 2-byte elements at byte offsets `offs` of `src`, row
     /// `r` to `p0`/`p1[r·row..]`. Every row must lie in `src` and the planes
     /// hold `offs.len()·row` bytes each.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2. (A row outside `src` or planes too short
+    /// panic in the slicing here; they are not unsound.)
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn shuffle2_rows_avx2(
         src: &[u8],
@@ -926,32 +1057,47 @@ mod x86 {
         p0: &mut [u8],
         p1: &mut [u8],
     ) {
-        for (r, &o) in offs.iter().enumerate() {
-            let s = &src[o..o + 2 * row];
-            let d = r * row;
-            shuffle2_avx2(s, &mut p0[d..d + row], &mut p1[d..d + row]);
+        // SAFETY: `shuffle2_avx2` needs only AVX2, which is this function's
+        // contract; its slices are made with checked indexing.
+        unsafe {
+            for (r, &o) in offs.iter().enumerate() {
+                let s = &src[o..o + 2 * row];
+                let d = r * row;
+                shuffle2_avx2(s, &mut p0[d..d + row], &mut p1[d..d + row]);
+            }
         }
     }
 
-    /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`.
+    /// Byte shuffle of 2-byte elements: even bytes to `p0`, odd bytes to `p1`
+    /// (`min(p0.len(), p1.len(), src.len() / 2)` elements).
+    ///
+    /// # Safety
+    /// None beyond SSE2, which every x86-64 CPU has: every access is bounded
+    /// by the slices.
     #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) unsafe fn shuffle2_sse2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
-        let n = p0.len().min(p1.len()).min(src.len() / 2);
-        let mask = _mm_set1_epi16(0x00ff);
-        let mut i = 0;
-        while i + 16 <= n {
-            let x0 = ld(src, 2 * i);
-            let x1 = ld(src, 2 * i + 16);
-            let even = _mm_packus_epi16(_mm_and_si128(x0, mask), _mm_and_si128(x1, mask));
-            let odd = _mm_packus_epi16(_mm_srli_epi16(x0, 8), _mm_srli_epi16(x1, 8));
-            st(p0, i, even);
-            st(p1, i, odd);
-            i += 16;
-        }
-        for (k, pair) in src[2 * i..2 * n].chunks_exact(2).enumerate() {
-            p0[i + k] = pair[0];
-            p1[i + k] = pair[1];
+        // SAFETY: SSE2 is enabled here. `n` is at most each plane's length
+        // and half of `src`'s, and each step has `i + 16 <= n`, so `ld`
+        // reads `src[2i..2i + 32]` and `st` writes `p0`/`p1[i..i + 16]`,
+        // inside the slices as their contracts require.
+        unsafe {
+            let n = p0.len().min(p1.len()).min(src.len() / 2);
+            let mask = _mm_set1_epi16(0x00ff);
+            let mut i = 0;
+            while i + 16 <= n {
+                let x0 = ld(src, 2 * i);
+                let x1 = ld(src, 2 * i + 16);
+                let even = _mm_packus_epi16(_mm_and_si128(x0, mask), _mm_and_si128(x1, mask));
+                let odd = _mm_packus_epi16(_mm_srli_epi16(x0, 8), _mm_srli_epi16(x1, 8));
+                st(p0, i, even);
+                st(p1, i, odd);
+                i += 16;
+            }
+            for (k, pair) in src[2 * i..2 * n].chunks_exact(2).enumerate() {
+                p0[i + k] = pair[0];
+                p1[i + k] = pair[1];
+            }
         }
     }
 }

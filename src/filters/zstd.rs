@@ -7,8 +7,8 @@
 //! consecutive frames are concatenated as libzstd does.
 
 use crate::error::Result;
-use crate::filters::zstd_codec;
-use crate::filters::ChunkContext;
+use crate::zstd_codec;
+use crate::ChunkContext;
 
 const NAME: &str = "zstd";
 
@@ -32,7 +32,7 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filters::zstd_codec::MAGIC;
+    use crate::zstd_codec::MAGIC;
 
     fn ctx(n: usize) -> ChunkContext {
         ChunkContext::new(1, n)

@@ -17,7 +17,7 @@
 //!   the tests and of the fuzz targets `f_zstd_own` / `f_zstd_diff`.
 
 use crate::error::{Error, Result};
-use crate::filters::zstd_decode;
+use crate::zstd_decode;
 
 /// Lowest level the encoder implements (libzstd goes lower; clamped here).
 pub const MIN_LEVEL: i32 = rusty_zstd::MIN_CLEVEL;
@@ -29,7 +29,7 @@ pub const DEFAULT_LEVEL: i32 = rusty_zstd::DEFAULT_CLEVEL;
 /// Frame magic, little-endian `0xFD2FB528`.
 pub const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 // Largest block (RFC 8878 `Block_Maximum_Size`).
-use crate::filters::zstd_decode::BLOCK_MAX;
+use crate::zstd_decode::BLOCK_MAX;
 
 fn fail(filter: &str, why: impl std::fmt::Display) -> Error {
     Error::filter(0, filter, why)
@@ -57,7 +57,7 @@ pub fn compress(src: &[u8], level: i32) -> Vec<u8> {
     // (`notes/zenc-opt.md`). Smaller inputs, where it is slower, keep rusty_zstd.
     const LEVEL22_OWN: std::ops::RangeInclusive<usize> = (960 << 10)..=(1 << 20);
     let own = if level == 22 && LEVEL22_OWN.contains(&src.len()) {
-        crate::filters::zstd_encode::compress::compress(src, level)
+        crate::zstd_encode::compress::compress(src, level)
     } else {
         None
     };
@@ -65,7 +65,7 @@ pub fn compress(src: &[u8], level: i32) -> Vec<u8> {
         Ok(frame)
     } else if level == 5 && src.len() <= LEVEL5_TUNED_MAX {
         let own = if mostly_repeats(src) {
-            crate::filters::zstd_encode::greedy::compress(src, level5_params(src.len()))
+            crate::zstd_encode::greedy::compress(src, level5_params(src.len()))
         } else {
             None
         };
@@ -147,13 +147,13 @@ fn mostly_repeats(src: &[u8]) -> bool {
 /// hash, chain and search sizes for the level and source size, a minimum
 /// match of 6 (smaller frames than 4 on shuffled image planes and on
 /// bit-shuffled labels, `notes/perf-zstd.md`).
-fn level5_params(len: usize) -> crate::filters::zstd_encode::greedy::GreedyParams {
+fn level5_params(len: usize) -> crate::zstd_encode::greedy::GreedyParams {
     let (hash_log, chain_log, search_log) =
         match rusty_zstd::compression_params(5, Some(len as u64)) {
             Ok(p) => (p.hash_log, p.chain_log, p.search_log),
             Err(_) => (16, 15, 3),
         };
-    crate::filters::zstd_encode::greedy::GreedyParams {
+    crate::zstd_encode::greedy::GreedyParams {
         hash_log: hash_log.clamp(10, 17),
         chain_log: chain_log.clamp(10, 17),
         search_log: search_log.min(4),
@@ -287,7 +287,7 @@ mod tests {
         let z = compress(&src, 22);
         assert_eq!(
             Some(&z),
-            crate::filters::zstd_encode::compress::compress(&src, 22).as_ref()
+            crate::zstd_encode::compress::compress(&src, 22).as_ref()
         );
         assert!(has_content_size(&z, src.len() as u64));
         assert_eq!(decode_bounded(&z, src.len(), "zstd").unwrap(), src);
@@ -501,13 +501,13 @@ mod tests {
         for blk in data.chunks(bs) {
             let mut f = vec![0u8; blk.len()];
             if bit {
-                crate::filters::bitshuffle::bitshuffle(blk, &mut f, ts, &mut scratch);
+                crate::bitshuffle::bitshuffle(blk, &mut f, ts, &mut scratch);
             } else {
-                crate::filters::shuffle::shuffle(blk, &mut f, ts);
+                crate::shuffle::shuffle(blk, &mut f, ts);
             }
             let parts = if !bit && ts > 1 { ts } else { 1 };
             for part in f.chunks(blk.len() / parts) {
-                if !crate::filters::blosc2::encode_chunk::is_run(part) {
+                if !crate::blosc2::encode_chunk::is_run(part) {
                     streams.push(part.to_vec());
                 }
             }
@@ -522,7 +522,7 @@ mod tests {
                 rusty_zstd::compress_with_params(s, p, false).unwrap()
             }
         };
-        use crate::filters::zstd_encode::greedy;
+        use crate::zstd_encode::greedy;
         let own = |h: u32, c: u32, sl: u32, mm: u32| {
             move |s: &[u8]| {
                 greedy::compress(
@@ -601,7 +601,7 @@ mod tests {
             ),
         ];
         let only = std::env::var("ZL5_ONLY").unwrap_or_default();
-        let cpu = crate::filters::zstd_encode::opt::thread_cpu_ns;
+        let cpu = crate::zstd_encode::opt::thread_cpu_ns;
         for (name, f) in &variants {
             if !only.is_empty() && !only.split(',').any(|o| o == *name) {
                 continue;

@@ -3,17 +3,17 @@
 //! header and dense attributes in a fractal heap indexed by a v2 B-tree.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v2::BTreeV2;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{AttrStorage, File};
-use crate::hdf5fmt::fractal_heap::FractalHeap;
-use crate::hdf5fmt::messages::attribute::AttributeMessage;
-use crate::hdf5fmt::messages::attribute_info::AttributeInfo;
-use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
-use crate::hdf5fmt::messages::shared::SharedRef;
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::object_header::ObjectHeader;
+use crate::btree_v2::BTreeV2;
+use crate::cursor::Cursor;
+use crate::datatype::Datatype;
+use crate::file::{AttrStorage, File};
+use crate::fractal_heap::FractalHeap;
+use crate::messages::attribute::AttributeMessage;
+use crate::messages::attribute_info::AttributeInfo;
+use crate::messages::dataspace::{Dataspace, SpaceKind};
+use crate::messages::shared::SharedRef;
+use crate::messages::types;
+use crate::object_header::ObjectHeader;
 
 /// An attribute: name, datatype, dataspace and the raw value bytes in file order
 /// (variable-length elements are global-heap references; see [`File::vlen_bytes`]).

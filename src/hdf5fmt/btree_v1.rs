@@ -9,11 +9,11 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::limits;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 const NODE: &str = "v1 B-tree node";
 
@@ -211,10 +211,10 @@ pub fn chunk_entries(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     /// A type-1 node with 8-byte addresses; `entries` are (key, child).
-    pub fn chunk_node(level: u8, entries: &[(ChunkKeyV1, u64)], ndims: usize) -> Vec<u8> {
+    pub(crate) fn chunk_node(level: u8, entries: &[(ChunkKeyV1, u64)], ndims: usize) -> Vec<u8> {
         let mut v = b"TREE".to_vec();
         v.push(1);
         v.push(level);
@@ -337,7 +337,7 @@ pub(crate) mod tests {
 
     #[test]
     fn corpus_group_trees_lead_to_symbol_table_nodes() {
-        let Some(dir) = crate::hdf5fmt::fractal_heap::tests::corpus_dir() else {
+        let Some(dir) = crate::fractal_heap::tests::corpus_dir() else {
             println!("skipping: no corpus");
             return;
         };
@@ -352,7 +352,7 @@ pub(crate) mod tests {
                 continue;
             };
             let src = MemSource::new(data.clone());
-            for a in crate::hdf5fmt::fractal_heap::tests::find_all(&data, b"TREE") {
+            for a in crate::fractal_heap::tests::find_all(&data, b"TREE") {
                 if data.get(a as usize + 4) != Some(&0) || data.get(a as usize + 5) != Some(&0) {
                     continue;
                 }

@@ -16,16 +16,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::{self, Cursor};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::checksum::metadata_checksum;
+use crate::cursor::{self, Cursor};
+use crate::limits;
+use crate::source::Source;
+use crate::Sizes;
 
 const STRUCTURE: &str = "metadata cache image";
 const MESSAGE: &str = "metadata cache image message";
 /// Block signature.
-pub const SIGNATURE: [u8; 4] = *crate::hdf5fmt::signature::MDCI;
+pub const SIGNATURE: [u8; 4] = *crate::signature::MDCI;
 /// Header flag: an adaptive-resize status follows the entries (not defined yet).
 const HAVE_RESIZE_STATUS: u8 = 0x01;
 /// Entry flag: the entry is a flush-dependency parent (has children).
@@ -365,7 +365,7 @@ impl Source for OverlaySource {
         self.inner.check()
     }
 
-    fn identity(&self) -> Option<crate::hdf5fmt::source::Identity> {
+    fn identity(&self) -> Option<crate::source::Identity> {
         self.inner.identity()
     }
 

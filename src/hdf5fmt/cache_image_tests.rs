@@ -1,5 +1,5 @@
 use super::*;
-use crate::hdf5fmt::source::MemSource;
+use crate::source::MemSource;
 
 const SIZES: Sizes = Sizes {
     offset: 8,
@@ -364,7 +364,7 @@ fn mutations_never_panic() {
 /// testfiles of HDF5) decodes, and its root object header lives in the image.
 #[test]
 fn corpus_file_with_cache_image() {
-    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let rel = "hdf5/tools/test/misc/testfiles/h5clear_mdc_image.h5";
     let found = std::fs::read(here.join("../shared/corpus").join(rel)).ok();
     let Some(bytes) = found else {

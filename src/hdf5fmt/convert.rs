@@ -15,8 +15,8 @@
 #![deny(missing_docs)]
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, StringPad};
-use crate::hdf5fmt::file::File;
+use crate::datatype::{ByteOrder, CharSet, Datatype, StringPad};
+use crate::file::File;
 
 mod sealed {
     pub trait Sealed {}
@@ -276,7 +276,7 @@ fn plan_for<T: Numeric>(ctx: &Context<'_>, dtype: &Datatype) -> Result<Plan> {
             layout,
         } => {
             let big = order_big(*order)?;
-            let ieee = crate::hdf5fmt::datatype::FloatLayout::ieee(*size);
+            let ieee = crate::datatype::FloatLayout::ieee(*size);
             let same_bits = layout.exp_size == ieee.exp_size
                 && layout.mant_size == ieee.mant_size
                 && layout.exp_pos == ieee.exp_pos
@@ -517,10 +517,10 @@ pub fn strip_padding(el: &[u8], pad: StringPad) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::datatype::FloatLayout;
+    use crate::datatype::FloatLayout;
 
     fn file() -> File {
-        let bytes = crate::hdf5fmt::write::FileWriter::in_memory()
+        let bytes = crate::write::FileWriter::in_memory()
             .finish()
             .unwrap();
         File::from_bytes(bytes).unwrap()

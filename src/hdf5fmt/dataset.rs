@@ -5,23 +5,23 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::attribute::{self, Attribute};
-use crate::hdf5fmt::chunk_index::{self, ChunkIndexParams};
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{AttrStorage, File};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::local_heap::LocalHeap;
-use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
-use crate::hdf5fmt::messages::external_files::ExternalFiles;
-use crate::hdf5fmt::messages::fill_value::{self, FillValue};
-use crate::hdf5fmt::messages::layout::Layout;
-use crate::hdf5fmt::messages::{filter_pipeline, types};
-use crate::hdf5fmt::object_header::{Message, ObjectHeader};
-use crate::hdf5fmt::selection::Selection;
-use crate::hdf5fmt::source::{PreadSource, Source};
-use crate::hdf5fmt::virtual_layout;
+use purehdf_filters::FilterSpec;
+use crate::attribute::{self, Attribute};
+use crate::chunk_index::{self, ChunkIndexParams};
+use crate::cursor::{bounded, Cursor};
+use crate::datatype::Datatype;
+use crate::file::{AttrStorage, File};
+use crate::limits;
+use crate::local_heap::LocalHeap;
+use crate::messages::dataspace::{Dataspace, SpaceKind};
+use crate::messages::external_files::ExternalFiles;
+use crate::messages::fill_value::{self, FillValue};
+use crate::messages::layout::Layout;
+use crate::messages::{filter_pipeline, types};
+use crate::object_header::{Message, ObjectHeader};
+use crate::selection::Selection;
+use crate::source::{PreadSource, Source};
+use crate::virtual_layout;
 
 /// Outputs of 1-byte elements below this size are zeroed before a chunked
 /// read: the sequential zeroing pulls the buffer into the last-level cache,

@@ -1,6 +1,6 @@
 //! Little-endian output helpers shared by the message encoders
-//! ([`crate::hdf5fmt::messages`]) and the writer's structure encoders: the
-//! write-side counterpart of [`crate::hdf5fmt::cursor`]. Every encoder appends
+//! ([`crate::messages`]) and the writer's structure encoders: the
+//! write-side counterpart of [`crate::cursor`]. Every encoder appends
 //! to a `Vec<u8>`; none parses.
 
 use crate::error::{Error, Result};

@@ -8,20 +8,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cache_image::{CacheImage, CacheImageMessage, OverlaySource};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::fractal_heap::FractalHeap;
-use crate::hdf5fmt::global_heap::{Collection, HeapId, VlenRef};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::link::LinkMessage;
-use crate::hdf5fmt::messages::shared::{decode_table_message, SharedRef, SohmTable};
-use crate::hdf5fmt::messages::{datatype, types};
-use crate::hdf5fmt::object_header::{Message, ObjectHeader};
-use crate::hdf5fmt::source::{Identity, MemSource, PreadSource, Source};
-use crate::hdf5fmt::superblock::Superblock;
-use crate::hdf5fmt::{attribute::Attribute, Sizes};
+use crate::cache_image::{CacheImage, CacheImageMessage, OverlaySource};
+use crate::cursor::Cursor;
+use crate::dataset::Dataset;
+use crate::datatype::Datatype;
+use crate::fractal_heap::FractalHeap;
+use crate::global_heap::{Collection, HeapId, VlenRef};
+use crate::group::Group;
+use crate::link::LinkMessage;
+use crate::messages::shared::{decode_table_message, SharedRef, SohmTable};
+use crate::messages::{datatype, types};
+use crate::object_header::{Message, ObjectHeader};
+use crate::source::{Identity, MemSource, PreadSource, Source};
+use crate::superblock::Superblock;
+use crate::{attribute::Attribute, Sizes};
 
 /// Most global-heap collections kept parsed at once.
 const GHEAP_CACHE: usize = 256;
@@ -47,7 +47,7 @@ impl Source for BasedSource {
     fn check(&self) -> Result<()> {
         self.inner.check()
     }
-    fn identity(&self) -> Option<crate::hdf5fmt::source::Identity> {
+    fn identity(&self) -> Option<crate::source::Identity> {
         self.inner.identity()
     }
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
@@ -140,7 +140,7 @@ impl Object {
 
     /// The object's attributes decoded one by one (a bad one is an `Err` entry).
     pub fn attributes_each(&self) -> Vec<Result<Attribute>> {
-        crate::hdf5fmt::attribute::read_each(self.file(), self.header())
+        crate::attribute::read_each(self.file(), self.header())
     }
 
     /// The file the object lives in (for external links: the other file).
@@ -166,9 +166,14 @@ pub struct NamedDatatype {
 }
 
 impl NamedDatatype {
+    /// The file the datatype lives in.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// The datatype's attributes (name order).
     pub fn attributes(&self) -> Result<Vec<Attribute>> {
-        crate::hdf5fmt::attribute::read_all(&self.file, &self.header)
+        crate::attribute::read_all(&self.file, &self.header)
     }
 }
 
@@ -210,7 +215,7 @@ impl File {
         let path = path.as_ref();
         #[cfg(feature = "mmap")]
         {
-            let src = crate::hdf5fmt::source::MmapSource::open(path)?;
+            let src = crate::source::MmapSource::open(path)?;
             Self::from_source(Arc::new(src), Some(path.to_path_buf()))
         }
         #[cfg(not(feature = "mmap"))]
@@ -563,10 +568,10 @@ impl File {
         let token_len = usize::from(c.u8()?);
         let token = c.bytes(token_len)?;
         let n = usize::from(sizes.offset).min(token.len());
-        let address = Some(crate::hdf5fmt::cursor::le_uint(
+        let address = Some(crate::cursor::le_uint(
             token.get(..n).unwrap_or(&[]),
         ))
-        .filter(|&a| !crate::hdf5fmt::cursor::is_undefined(a, n));
+        .filter(|&a| !crate::cursor::is_undefined(a, n));
         let attribute = if kind == 4 { Some(string(c)?) } else { None };
         Ok(RevisedReference {
             kind,
@@ -662,7 +667,7 @@ impl File {
 
     /// How the object with header `h` stores its attributes.
     pub fn attr_storage(&self, h: &ObjectHeader) -> AttrStorage {
-        crate::hdf5fmt::attribute::storage(self, h)
+        crate::attribute::storage(self, h)
     }
 }
 
@@ -716,7 +721,7 @@ mod tests {
         let mut h = b"OHDR".to_vec();
         h.extend_from_slice(&[2, 0, body.len() as u8]);
         h.extend(body);
-        let ck = crate::hdf5fmt::checksum::metadata_checksum(&h);
+        let ck = crate::checksum::metadata_checksum(&h);
         h.extend_from_slice(&ck.to_le_bytes());
         h
     }
@@ -725,7 +730,7 @@ mod tests {
     /// image at 0x300, named by the superblock extension at 0x100. `image` edits
     /// the image block before it is placed.
     fn file_with_cache_image(mdci: bool, image: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
-        use crate::hdf5fmt::checksum::metadata_checksum;
+        use crate::checksum::metadata_checksum;
         // Root: compact storage (link info with no heap) and a hard link "x".
         let mut link_info = vec![0u8, 0];
         link_info.extend_from_slice(&[0xff; 16]);
@@ -751,7 +756,7 @@ mod tests {
         m.extend_from_slice(&0x300u64.to_le_bytes());
         m.extend_from_slice(&(img.len() as u64).to_le_bytes());
         let ext = ohdr(&[(if mdci { 0x18 } else { 0x0d }, m)]);
-        let mut f = crate::hdf5fmt::superblock::SIGNATURE.to_vec();
+        let mut f = crate::superblock::SIGNATURE.to_vec();
         f.extend_from_slice(&[2, 8, 8, 0]);
         for a in [0u64, 0x100, 0x300 + img.len() as u64, 0x200] {
             f.extend_from_slice(&a.to_le_bytes());

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::{limits, Sizes};
+use crate::cursor::{bounded, Cursor};
+use crate::source::Source;
+use crate::{limits, Sizes};
 
 /// A parsed global heap collection: object index → bytes.
 #[derive(Clone, Debug)]
@@ -22,7 +22,7 @@ impl Collection {
         let hlen = 8 + u64::from(sizes.length);
         let head = src.read("global heap collection", address, hlen)?;
         let mut c = Cursor::new(&head, address, "global heap collection");
-        c.signature(crate::hdf5fmt::signature::GCOL)?;
+        c.signature(crate::signature::GCOL)?;
         let version = c.u8()?;
         if version != 1 {
             return Err(c.unsupported(format!("global heap version {version}")));
@@ -115,7 +115,7 @@ impl VlenRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     fn collection() -> Vec<u8> {
         let mut b = b"GCOL\x01\0\0\0".to_vec();

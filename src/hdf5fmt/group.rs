@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::attribute::{self, Attribute};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::file::{AttrStorage, File, Object};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::link::{dense_links, join_path, symbol_table_links, Link, LinkMessage};
-use crate::hdf5fmt::messages::link_info::LinkInfo;
-use crate::hdf5fmt::messages::symbol_table::SymbolTable;
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::object_header::ObjectHeader;
+use crate::attribute::{self, Attribute};
+use crate::cursor::Cursor;
+use crate::file::{AttrStorage, File, Object};
+use crate::limits;
+use crate::link::{dense_links, join_path, symbol_table_links, Link, LinkMessage};
+use crate::messages::link_info::LinkInfo;
+use crate::messages::symbol_table::SymbolTable;
+use crate::messages::types;
+use crate::object_header::ObjectHeader;
 
 /// How a group stores its links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,7 +206,7 @@ impl Group {
     }
 
     /// Open a dataset.
-    pub fn dataset(&self, path: &str) -> Result<crate::hdf5fmt::dataset::Dataset> {
+    pub fn dataset(&self, path: &str) -> Result<crate::dataset::Dataset> {
         match self.open(path)? {
             Object::Dataset(d) => Ok(*d),
             o => Err(Error::InvalidArgument(format!(

@@ -7,8 +7,8 @@
 /// Largest single read from a byte source (1 GiB).
 pub const MAX_READ: u64 = 1 << 30;
 /// Largest decoded chunk or contiguous dataset held in memory at once (1 GiB):
-/// the codecs' own cap ([`crate::filters::limits::MAX_DECODED`]).
-pub const MAX_DECODED: u64 = crate::filters::limits::MAX_DECODED;
+/// the codecs' own cap ([`purehdf_filters::limits::MAX_DECODED`]).
+pub const MAX_DECODED: u64 = purehdf_filters::limits::MAX_DECODED;
 /// Largest object-header chunk (v1/v2 header blocks and continuations).
 pub const MAX_HEADER_CHUNK: u64 = 64 << 20;
 /// Most continuation blocks followed for one object header.
@@ -24,8 +24,8 @@ pub const MAX_GROUP_DEPTH: usize = 1024;
 /// Most soft/external link hops in one resolution.
 pub const MAX_LINK_HOPS: usize = 32;
 /// Deepest datatype nesting (compound in array in vlen ...): the codecs' own
-/// cap ([`crate::filters::limits::MAX_DATATYPE_DEPTH`]).
-pub const MAX_DATATYPE_DEPTH: usize = crate::filters::limits::MAX_DATATYPE_DEPTH;
+/// cap ([`purehdf_filters::limits::MAX_DATATYPE_DEPTH`]).
+pub const MAX_DATATYPE_DEPTH: usize = purehdf_filters::limits::MAX_DATATYPE_DEPTH;
 /// Highest dataspace rank (HDF5's H5S_MAX_RANK).
 pub const MAX_RANK: usize = 32;
 /// Most members in one compound or enum datatype.

@@ -4,17 +4,17 @@
 //! indexed by a v2 B-tree.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v1;
-use crate::hdf5fmt::btree_v2::BTreeV2;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::fractal_heap::FractalHeap;
-use crate::hdf5fmt::local_heap::LocalHeap;
-use crate::hdf5fmt::messages::link_info::LinkInfo;
-use crate::hdf5fmt::messages::symbol_table::{read_node, EntryCache, SymbolTable};
-use crate::hdf5fmt::{limits, Sizes};
+use crate::btree_v1;
+use crate::btree_v2::BTreeV2;
+use crate::cursor::Cursor;
+use crate::file::File;
+use crate::fractal_heap::FractalHeap;
+use crate::local_heap::LocalHeap;
+use crate::messages::link_info::LinkInfo;
+use crate::messages::symbol_table::{read_node, EntryCache, SymbolTable};
+use crate::{limits, Sizes};
 
-pub use crate::hdf5fmt::messages::link::{Link, LinkMessage};
+pub use crate::messages::link::{Link, LinkMessage};
 
 /// `parent/name`, with a single slash.
 pub fn join_path(parent: &str, name: &str) -> String {

@@ -7,8 +7,8 @@
 //! walk judges those differently (first paths, aliases, soft links).
 
 use crate::error::Result;
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::link::Link;
+use crate::group::Group;
+use crate::link::Link;
 
 /// Links still to hand out, one list per entered group, innermost last.
 #[derive(Debug)]
@@ -57,8 +57,8 @@ impl LinkWalk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::file::{File, Object};
-    use crate::hdf5fmt::write::FileWriter;
+    use crate::file::{File, Object};
+    use crate::write::FileWriter;
 
     #[test]
     fn depth_first_in_byte_order_entering_only_what_the_caller_enters() {

@@ -2,10 +2,10 @@
 //! old-style groups and of the external data files message.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::{limits, Sizes};
+use crate::cursor::{bounded, Cursor};
+use crate::signature;
+use crate::source::Source;
+use crate::{limits, Sizes};
 
 /// A local heap's data segment.
 #[derive(Clone, Debug)]
@@ -61,7 +61,7 @@ impl LocalHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     fn heap(data: &[u8]) -> Vec<u8> {
         let mut b = b"HEAP\0\0\0\0".to_vec();

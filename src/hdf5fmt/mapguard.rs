@@ -3,12 +3,12 @@
 //!
 //! A file truncated by another process while it is mapped makes every access to a
 //! page past the new end raise SIGBUS, which kills the process. Each
-//! [`crate::hdf5fmt::source::MmapSource`] registers its mapping here; a
+//! [`crate::source::MmapSource`] registers its mapping here; a
 //! process-wide SIGBUS handler that finds the faulting address inside a registered
 //! mapping maps anonymous zero pages over the rest of that mapping (so the
 //! faulting load completes and later loads cannot fault), marks the mapping
 //! faulted and returns. The source then answers every later
-//! [`crate::hdf5fmt::source::Source::check`] with a typed
+//! [`crate::source::Source::check`] with a typed
 //! [`crate::Error::SourceChanged`]; the dataset and attribute readers check at
 //! their end, so zeros read from the replaced pages never reach a caller as data.
 //! Faults outside registered mappings go to the handler that was installed

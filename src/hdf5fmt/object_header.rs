@@ -6,13 +6,13 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::{add, bounded, Cursor};
-use crate::hdf5fmt::messages::continuation::Continuation;
-use crate::hdf5fmt::messages::{message_name, types};
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::{limits, Sizes};
+use crate::checksum::metadata_checksum;
+use crate::cursor::{add, bounded, Cursor};
+use crate::messages::continuation::Continuation;
+use crate::messages::{message_name, types};
+use crate::signature;
+use crate::source::Source;
+use crate::{limits, Sizes};
 
 /// Message flag bit: the body is a shared-message reference.
 pub const FLAG_SHARED: u8 = 0x02;
@@ -343,7 +343,7 @@ fn v2_messages(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     fn v1_msg(mtype: u16, data: &[u8]) -> Vec<u8> {
         let mut b = mtype.to_le_bytes().to_vec();

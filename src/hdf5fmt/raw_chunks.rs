@@ -12,11 +12,11 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::filters::{self, ids, ChunkContext};
-use crate::hdf5fmt::chunk_index::read::ChunkMap;
-use crate::hdf5fmt::chunk_index::{self, ChunkRecord};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::messages::layout::Layout;
+use purehdf_filters::{self as filters, ids, ChunkContext};
+use crate::chunk_index::read::ChunkMap;
+use crate::chunk_index::{self, ChunkRecord};
+use crate::dataset::Dataset;
+use crate::messages::layout::Layout;
 
 /// One stored chunk of a chunked dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,14 +225,14 @@ impl ChunkReader {
                 let end = buf
                     .len()
                     .checked_add(ch.bytes.len())
-                    .filter(|&e| e as u64 <= crate::hdf5fmt::limits::MAX_DECODED);
+                    .filter(|&e| e as u64 <= crate::limits::MAX_DECODED);
                 if end.is_none() {
                     return Err(Error::Limit {
                         structure: "chunk batch",
                         offset: 0,
                         what: "gathered bytes",
                         value: (buf.len() + ch.bytes.len()) as u64,
-                        limit: crate::hdf5fmt::limits::MAX_DECODED,
+                        limit: crate::limits::MAX_DECODED,
                     });
                 }
                 buf.extend_from_slice(&ch.bytes);
@@ -259,7 +259,7 @@ impl ChunkReader {
             return Ok(chunk.bytes.to_vec());
         }
         filters::decode_pipeline(self.ds.filters(), chunk.filter_mask, &ctx, &chunk.bytes)
-            .map_err(|e| self.wrap(&chunk.coords, e))
+            .map_err(|e| self.wrap(&chunk.coords, e.into()))
     }
 
     fn context(&self) -> Result<ChunkContext> {
@@ -306,11 +306,11 @@ impl ChunkReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::datatype::Datatype;
-    use crate::hdf5fmt::file::File;
-    use crate::hdf5fmt::write::{DatasetSpec, FileWriter};
+    use crate::datatype::Datatype;
+    use crate::file::File;
+    use crate::write::{DatasetSpec, FileWriter};
 
-    fn file(filters: Vec<crate::filters::FilterSpec>) -> (File, Vec<u8>) {
+    fn file(filters: Vec<purehdf_filters::FilterSpec>) -> (File, Vec<u8>) {
         let mut w = FileWriter::in_memory();
         let data: Vec<u8> = (0..60u32)
             .flat_map(|i| ((i * 37) as u16).to_le_bytes())
@@ -318,7 +318,7 @@ mod tests {
         w.create_dataset(
             w.root(),
             "x",
-            DatasetSpec::new(Datatype::int(2, false), &[6, 10]).chunked(&[4, 4], filters),
+            DatasetSpec::new(Datatype::int(2, false), &[6, 10]).chunked_stored(&[4, 4], filters),
             data.clone(),
         )
         .unwrap();
@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn batches_keep_order_borrow_and_decode() {
-        let (f, data) = file(vec![crate::filters::FilterSpec::deflate(5)]);
+        let (f, data) = file(vec![crate::Filter::deflate(5).into()]);
         let ds = f.root().unwrap().dataset("x").unwrap();
         let list = ds.chunks().unwrap();
         assert_eq!(list.len(), 6);
@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn fletcher32_detects_a_flipped_byte() {
-        let (f, _) = file(vec![crate::filters::FilterSpec::fletcher32()]);
+        let (f, _) = file(vec![crate::Filter::fletcher32().into()]);
         let ds = f.root().unwrap().dataset("x").unwrap();
         let r = ds.chunk_reader().unwrap();
         assert!(r.raw_chunk(&[0, 1], true).unwrap().unwrap().verified);

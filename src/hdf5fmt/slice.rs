@@ -12,7 +12,7 @@
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::selection::Selection;
+use crate::selection::Selection;
 
 /// The selection along one dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

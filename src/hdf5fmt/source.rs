@@ -2,13 +2,13 @@
 //! WASM path), and positional reads for files that may change under the reader.
 //!
 //! All sources are read-only. Reads are bounds-checked against the source's
-//! length and capped by [`crate::hdf5fmt::limits::MAX_READ`]; a source that holds
+//! length and capped by [`crate::limits::MAX_READ`]; a source that holds
 //! its bytes in memory hands out borrowed slices (zero copy).
 //!
 //! Files that change underneath a reader (issue 16 item 1, README "When a file
 //! changes underneath a reader"): a map keeps the inode it opened, so a file
 //! replaced by rename reads as it was; a map of a file truncated in place is
-//! guarded by [`crate::hdf5fmt::mapguard`] (zero pages instead of SIGBUS, then
+//! guarded by [`crate::mapguard`] (zero pages instead of SIGBUS, then
 //! [`Error::SourceChanged`] from [`Source::check`]); positional reads past a
 //! shrunken end fail with a typed I/O error. Sources opened from a path record
 //! the [`Identity`] of the descriptor they opened.
@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::limits;
+use crate::limits;
 
 /// A read-only, random-access byte source.
 pub trait Source: Send + Sync {
@@ -85,7 +85,7 @@ pub trait Source: Send + Sync {
                 }),
             };
         }
-        let n = crate::hdf5fmt::cursor::bounded(
+        let n = crate::cursor::bounded(
             len,
             limits::MAX_READ,
             structure,
@@ -228,7 +228,7 @@ impl Identity {
 pub struct MmapSource {
     // Declared before `map`: unregisters before the map is unmapped.
     #[cfg(target_os = "linux")]
-    guard: crate::hdf5fmt::mapguard::Guard,
+    guard: crate::mapguard::Guard,
     map: memmap2::Mmap,
     /// The descriptor the map was made from: large extents are `pread` from
     /// it rather than copied out of the map (see [`PREAD_MIN_BYTES`]).
@@ -261,7 +261,7 @@ impl MmapSource {
         // `check` reports as `Error::SourceChanged` (see `mapguard`).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path.display(), e))?;
         #[cfg(target_os = "linux")]
-        let guard = crate::hdf5fmt::mapguard::Guard::register(map.as_ptr(), map.len());
+        let guard = crate::mapguard::Guard::register(map.as_ptr(), map.len());
         Ok(MmapSource {
             #[cfg(target_os = "linux")]
             guard,

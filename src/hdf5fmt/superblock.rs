@@ -3,14 +3,14 @@
 //! base address and the root group.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::messages::symbol_table::{EntryCache, SymbolTable, SymbolTableEntry};
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::checksum::metadata_checksum;
+use crate::cursor::Cursor;
+use crate::messages::symbol_table::{EntryCache, SymbolTable, SymbolTableEntry};
+use crate::source::Source;
+use crate::Sizes;
 
 /// The format signature that starts every superblock.
-pub const SIGNATURE: [u8; 8] = crate::hdf5fmt::signature::SUPERBLOCK;
+pub const SIGNATURE: [u8; 8] = crate::signature::SUPERBLOCK;
 
 /// A decoded superblock. Addresses are relative to `base_address`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,7 +152,7 @@ fn decode_v2(mut c: Cursor<'_>, version: u8, at: u64) -> Result<Superblock> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     fn v2(root: u64) -> Vec<u8> {
         let mut b = SIGNATURE.to_vec();

@@ -1,7 +1,7 @@
 //! Typed reads of datasets and attributes (HDF5 File Format Specification
 //! IV.A.2.b/d dataspace and datatype, IV.A.2.m attribute): whole, into a
 //! caller's buffer, or through a strided [`Slice`]; numbers converted as
-//! [`crate::hdf5fmt::convert`] describes, strings as [`String`], compound
+//! [`crate::convert`] describes, strings as [`String`], compound
 //! fields by name.
 //!
 //! Memory stays bounded: a read converts at most [`SLAB_BYTES`] of stored
@@ -12,16 +12,16 @@
 #![deny(missing_docs)]
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::attribute::Attribute;
-use crate::hdf5fmt::convert::{Context, Elements, H5Read};
-use crate::hdf5fmt::cursor::bounded;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::messages::dataspace::SpaceKind;
-use crate::hdf5fmt::selection::Selection;
-use crate::hdf5fmt::slice::{Hyperslab, Slice};
+use crate::attribute::Attribute;
+use crate::convert::{Context, Elements, H5Read};
+use crate::cursor::bounded;
+use crate::dataset::Dataset;
+use crate::datatype::Datatype;
+use crate::file::File;
+use crate::limits;
+use crate::messages::dataspace::SpaceKind;
+use crate::selection::Selection;
+use crate::slice::{Hyperslab, Slice};
 
 /// Stored bytes converted per step of a typed read.
 pub const SLAB_BYTES: u64 = 16 << 20;
@@ -48,7 +48,7 @@ fn alloc<T: Clone + Default>(n: u64, at: u64) -> Result<Vec<T>> {
     bounded(bytes, limits::MAX_DECODED, "typed read", at, "output bytes")?;
     let n = usize::try_from(n).map_err(|_| overflow("output length"))?;
     let mut v = vec![T::default(); n];
-    crate::hdf5fmt::dataset::advise_huge_pages(&mut v);
+    crate::dataset::advise_huge_pages(&mut v);
     Ok(v)
 }
 
@@ -393,7 +393,7 @@ fn one<T>(v: Vec<T>, name: &str) -> Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::write::{AttrValue, DatasetSpec, FileWriter};
+    use crate::write::{AttrValue, DatasetSpec, FileWriter};
     use crate::s;
 
     fn file_with(spec: DatasetSpec, data: &[i32]) -> File {
@@ -404,7 +404,7 @@ mod tests {
         w.set_attr(
             d,
             "names",
-            AttrValue::strings(&["a", "bc"], crate::hdf5fmt::datatype::CharSet::Utf8),
+            AttrValue::strings(&["a", "bc"], crate::datatype::CharSet::Utf8),
         )
         .unwrap();
         File::from_bytes(w.finish().unwrap()).unwrap()

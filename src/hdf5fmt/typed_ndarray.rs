@@ -8,9 +8,9 @@
 use ndarray::{Array, ArrayD, Dimension, IxDyn};
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::convert::H5Read;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::slice::Slice;
+use crate::convert::H5Read;
+use crate::dataset::Dataset;
+use crate::slice::Slice;
 
 fn shaped<T, D: Dimension>(path: &str, shape: Vec<u64>, v: Vec<T>) -> Result<Array<T, D>> {
     let dims: Vec<usize> = shape
@@ -53,8 +53,8 @@ impl Dataset {
 
 #[cfg(test)]
 mod tests {
-    use crate::hdf5fmt::file::File;
-    use crate::hdf5fmt::write::{DatasetSpec, FileWriter};
+    use crate::file::File;
+    use crate::write::{DatasetSpec, FileWriter};
     use crate::s;
 
     #[test]

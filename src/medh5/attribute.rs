@@ -5,7 +5,7 @@
 //! HDF5 datatypes and their canonical JSON rendering (§5.5).
 
 use super::canonical_json::Json;
-use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
+use purehdf::low_level::datatype::{CharSet, Datatype, EnumMember, StringPad};
 
 /// One attribute value with its shape (`shape` empty = scalar dataspace).
 ///

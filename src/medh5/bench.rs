@@ -20,9 +20,9 @@ use super::profiles::Profile;
 use super::sample::{read_patch, read_patch_vec, SampleFile};
 use super::verify;
 use super::writer;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use crate::error::{Error, Result};
 
 /// The image the workload reads.
 pub const CT: &str = "CT";
@@ -167,7 +167,7 @@ pub fn run(a: &Args) -> Result<Value> {
         "read-patches" => op_read_patches(a),
         "open-first-patch" => op_open_first_patch(a),
         "verify" => op_verify(a),
-        "collection-ids" => crate::medh5::collection::bench_collection_ids(a.file()?),
+        "collection-ids" => crate::collection::bench_collection_ids(a.file()?),
         "draw" | "content-id" => Err(Error::invalid(format!(
             "bench-op {}: not implemented yet",
             a.op

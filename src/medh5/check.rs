@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use super::plan::{PlanData, PlanStep, WritePlan};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
 
 /// Re-open `path` and check every planned dataset reads back identically.
 /// Returns the number of datasets checked.
@@ -27,9 +27,9 @@ pub fn check_written(path: &Path, plan: &WritePlan) -> Result<usize> {
             .checked_mul(elem)
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| Error::invalid(format!("{}: too large", d.path)))?;
-        let n = crate::hdf5fmt::cursor::bounded(
+        let n = purehdf::low_level::cursor::bounded(
             n as u64,
-            crate::hdf5fmt::limits::MAX_DECODED,
+            purehdf::low_level::limits::MAX_DECODED,
             "dataset",
             ds.address(),
             "size",

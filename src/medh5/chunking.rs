@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::medh5::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Patch edge assumed when a grid has no `patch_hint`.
 pub const DEFAULT_PATCH: u64 = 64;

@@ -16,11 +16,11 @@ use super::recompress::{human_bytes, table};
 use super::sample::{attrs_json, read_scalar_string};
 use super::validate::collection::{is_collection, is_valid_key};
 use super::verify::compute_content_id;
-use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::write::{sync_dir, AttrValue as WAttr, FileWriter, Synced, Unsynced};
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::write::{sync_dir, AttrValue as WAttr, FileWriter, Synced, Unsynced};
+use crate::error::{Error, Result};
 
 /// Most members one collection operation handles.
 const MAX_MEMBERS: usize = 1 << 20;
@@ -65,7 +65,7 @@ pub fn members(file: &File) -> Result<Vec<(String, u64)>> {
     let mut out = Vec::new();
     for (name, link) in g.links()? {
         if out.len() >= MAX_MEMBERS {
-            return Err(Error::Hdf5(crate::error::Error::Limit {
+            return Err(Error::Hdf5(purehdf::Error::Limit {
                 structure: "medh5 collection",
                 offset: 0,
                 what: "members",
@@ -385,7 +385,7 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
     // and the directory is flushed once. As with one member at a time, the
     // outputs before the first failing member are published and none after.
     for batch in chosen.chunks(UNPACK_BATCH) {
-        let prepared = crate::threads::map(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
+        let prepared = purehdf_filters::threads::map(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
         let mut ok = Vec::with_capacity(prepared.len());
         let mut failed = None;
         for r in prepared {

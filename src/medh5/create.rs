@@ -11,7 +11,7 @@ use super::document::LabelSet;
 use super::model::{encode, Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
 use super::plan::{WriteOptions, WritePlan};
 use super::profiles::Profile;
-use crate::medh5::error::{Error, Result};
+use crate::error::{Error, Result};
 
 fn bad(msg: impl std::fmt::Display) -> Error {
     Error::invalid(format!("manifest: {msg}"))
@@ -39,7 +39,7 @@ pub fn num_dtype(descr: &str) -> Option<NumDtype> {
 /// Load a little-endian C-order `.npy` file as [`ArrayData`].
 pub fn load_npy(path: &Path) -> Result<ArrayData> {
     let (h, data) = crate::npy::read_file(path).map_err(|e| match e {
-        crate::error::Error::Io { source, .. } => Error::io(path.display(), source),
+        purehdf::Error::Io { source, .. } => Error::io(path.display(), source),
         e => Error::from(e),
     })?;
     let dt = num_dtype(&h.descr)

@@ -5,7 +5,7 @@
 
 use super::canonical_json::Json;
 use super::integrity::{hex_digest, DigestAlgo};
-use crate::medh5::error::{Error, Result};
+use crate::error::{Error, Result};
 
 fn e005(message: impl Into<String>) -> Error {
     Error::Code {

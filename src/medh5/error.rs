@@ -24,7 +24,7 @@ pub enum Error {
     },
     /// An error of the HDF5 layer (reading, writing, filters, I/O).
     #[error(transparent)]
-    Hdf5(#[from] crate::error::Error),
+    Hdf5(#[from] purehdf::Error),
     /// A file the reference refuses before it looks further, with the
     /// reference's words (a version this reader does not read, say).
     #[error("{0}")]
@@ -48,24 +48,24 @@ impl Error {
         }
     }
 
-    /// Shorthand for the crate's [`crate::Error::InvalidArgument`].
+    /// Shorthand for the crate's [`purehdf::Error::InvalidArgument`].
     pub fn invalid(message: impl Into<String>) -> Self {
-        Error::Hdf5(crate::error::Error::InvalidArgument(message.into()))
+        Error::Hdf5(purehdf::Error::InvalidArgument(message.into()))
     }
 
-    /// Shorthand for the crate's [`crate::Error::NotFound`].
+    /// Shorthand for the crate's [`purehdf::Error::NotFound`].
     pub fn not_found(what: impl Into<String>) -> Self {
-        Error::Hdf5(crate::error::Error::NotFound(what.into()))
+        Error::Hdf5(purehdf::Error::NotFound(what.into()))
     }
 
-    /// Wrap an I/O error with what was being done (the crate's [`crate::Error::Io`]).
+    /// Wrap an I/O error with what was being done (the crate's [`purehdf::Error::Io`]).
     pub fn io(context: impl fmt::Display, source: std::io::Error) -> Self {
-        Error::Hdf5(crate::error::Error::io(context, source))
+        Error::Hdf5(purehdf::Error::io(context, source))
     }
 
-    /// Shorthand for the crate's [`crate::Error::malformed`].
+    /// Shorthand for the crate's [`purehdf::Error::malformed`].
     pub fn malformed(structure: &'static str, offset: u64, reason: impl fmt::Display) -> Self {
-        Error::Hdf5(crate::error::Error::malformed(structure, offset, reason))
+        Error::Hdf5(purehdf::Error::malformed(structure, offset, reason))
     }
 }
 

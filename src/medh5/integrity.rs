@@ -8,8 +8,8 @@ use blake2::Blake2b512;
 use sha2::{Digest, Sha256, Sha512};
 
 use super::canonical_json::Json;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use crate::error::{Error, Result};
 
 /// A digest algorithm a file may name in `digest_algo` or a digest prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -188,7 +188,7 @@ fn numeric_descr(kind: char, size: u32) -> String {
 
 /// True for the h5py/NumPy bool enum: a 1-byte signed base with members
 /// `FALSE` = 0 and `TRUE` = 1.
-pub fn is_bool_enum(base: &Datatype, members: &[crate::hdf5fmt::datatype::EnumMember]) -> bool {
+pub fn is_bool_enum(base: &Datatype, members: &[purehdf::low_level::datatype::EnumMember]) -> bool {
     let base_ok = matches!(
         base,
         Datatype::Integer {
@@ -518,11 +518,11 @@ mod tests {
         let b = Datatype::Enum {
             base: Box::new(Datatype::int(1, true)),
             members: vec![
-                crate::hdf5fmt::datatype::EnumMember {
+                purehdf::low_level::datatype::EnumMember {
                     name: "FALSE".into(),
                     value: vec![0],
                 },
-                crate::hdf5fmt::datatype::EnumMember {
+                purehdf::low_level::datatype::EnumMember {
                     name: "TRUE".into(),
                     value: vec![1],
                 },
@@ -539,7 +539,7 @@ mod tests {
         );
         assert!(dtype_descr(&Datatype::Reference {
             size: 8,
-            kind: crate::hdf5fmt::datatype::ReferenceKind::Object
+            kind: purehdf::low_level::datatype::ReferenceKind::Object
         })
         .is_none());
     }

@@ -7,12 +7,12 @@
 //! the ignore region (in band, or the sibling mask `ignore_mask` names) painted
 //! last as `ignore_id`; a `mask` reads as background. Whole or as a patch.
 
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::limits::MAX_DECODED;
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::limits::MAX_DECODED;
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
 
 use super::canonical_json::Json;
 use super::model::half::f16_to_f64;
@@ -578,11 +578,11 @@ mod tests {
 
     mod roundtrip {
         use super::super::*;
-        use crate::medh5::create;
-        use crate::medh5::document::LabelSet;
-        use crate::medh5::model::{encode, Annotation, ArrayData, Grid, Image, NumDtype, Sample};
-        use crate::medh5::profiles::Profile;
-        use crate::medh5::writer::write_plan_bytes;
+        use crate::create;
+        use crate::document::LabelSet;
+        use crate::model::{encode, Annotation, ArrayData, Grid, Image, NumDtype, Sample};
+        use crate::profiles::Profile;
+        use crate::writer::write_plan_bytes;
         use proptest::prelude::*;
 
         /// Write `masks` in encoding `which` through our writer and decode them back.

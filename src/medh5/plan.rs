@@ -9,9 +9,9 @@ use super::index::{build_entry, IndexEntry};
 use super::integrity::{self, ContentIdInput, DigestAlgo};
 use super::model::{ArrayData, Sample};
 use super::profiles::{is_contiguous, Profile, Role};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::medh5::error::Result;
+use purehdf_filters::FilterSpec;
+use purehdf::low_level::datatype::Datatype;
+use crate::error::Result;
 
 /// Writer settings.
 #[derive(Clone, Debug)]
@@ -330,7 +330,7 @@ impl Sample {
             (rel.clone(), d)
         };
         #[cfg(feature = "parallel")]
-        if arrays.len() > 1 && crate::threads::parallel() {
+        if arrays.len() > 1 && purehdf_filters::threads::parallel() {
             use rayon::prelude::*;
             return arrays.par_iter().map(digest).collect();
         }
@@ -341,7 +341,7 @@ impl Sample {
     pub fn into_plan(self, opts: WriteOptions) -> Result<WritePlan> {
         // The label checks and the digests (one SHA-256 stream per dataset)
         // are independent passes over the same bytes: run them side by side.
-        let (valid, precomputed) = crate::threads::join(
+        let (valid, precomputed) = purehdf_filters::threads::join(
             || self.validate(),
             || self.stamped_digests(opts.digest_algo),
         );

@@ -15,14 +15,14 @@ use super::collection::{member_files, MemberFile};
 use super::profiles::{describe_pipeline, Profile, Role};
 use super::sample::attrs_json;
 use super::verify::{compute_content_id, verify_file};
-use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::write::FileWriter;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::types;
+use purehdf::low_level::write::FileWriter;
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
 
 /// The note the reference prints under its table.
 pub const NOTE: &str =
@@ -67,7 +67,7 @@ pub struct RecompressResult {
     /// (sample-relative; `samples/<key>/…` inside a collection).
     pub mismatched: Vec<String>,
     /// Paths of the output that no `content_id` line attests (as
-    /// [`VerifyReport::unattested`](crate::medh5::verify::VerifyReport::unattested)).
+    /// [`VerifyReport::unattested`](crate::verify::VerifyReport::unattested)).
     pub unattested: Vec<String>,
     /// `(path, codec before, codec after)` of every re-encoded dataset.
     pub changed: Vec<(String, String, String)>,

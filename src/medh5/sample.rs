@@ -9,14 +9,14 @@ use super::canonical_json::Json;
 use super::document::SampleDocument;
 pub use super::labelmap::LabelVolume;
 use super::model::half::f16_to_f64;
-use crate::hdf5fmt::attribute::Attribute;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype, StringPad};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::attribute::Attribute;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::group::Group;
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
 
 /// Cap on the number of elements of one attribute decoded to JSON.
 const MAX_ATTR_ELEMENTS: u64 = 1 << 20;

@@ -14,11 +14,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::link_walk::LinkWalk;
-use crate::hdf5fmt::messages::layout::Layout;
-use crate::hdf5fmt::messages::link::Link;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::link_walk::LinkWalk;
+use purehdf::low_level::messages::layout::Layout;
+use purehdf::low_level::messages::link::Link;
+use crate::error::{Error, Result};
 
 /// Cap on the objects one walk visits (a file-driven loop).
 const MAX_OBJECTS: usize = 1 << 20;
@@ -120,7 +120,7 @@ pub fn open(path: &Path, display: &str) -> Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::write::FileWriter;
+    use purehdf::low_level::write::FileWriter;
 
     /// A file with `n` external links under `x/`, a soft link that resolves
     /// and one that dangles.

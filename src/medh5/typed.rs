@@ -2,14 +2,14 @@
 //! §5.5 patches): an image or a patch of it converted to a Rust number type,
 //! as [`SampleFile::labelmap`] and [`SampleFile::labelmap_patch`] return
 //! label volumes. Conversion and range errors follow
-//! [`crate::hdf5fmt::convert`].
+//! [`purehdf::low_level::convert`].
 
 #![deny(missing_docs)]
 
 use super::sample::SampleFile;
-use crate::hdf5fmt::convert::Numeric;
-use crate::hdf5fmt::slice::{Slice, SliceArg};
-use crate::medh5::error::Result;
+use purehdf::low_level::convert::Numeric;
+use purehdf::low_level::slice::{Slice, SliceArg};
+use crate::error::Result;
 
 /// An image or patch read as `T`: C-order values and their shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,7 +48,7 @@ impl SampleFile {
         let sl = Slice::new(args);
         let h = ds.hyperslab(&sl)?;
         if h.count.iter().zip(count).any(|(got, want)| got != want) {
-            return Err(crate::medh5::error::Error::invalid(format!(
+            return Err(crate::error::Error::invalid(format!(
                 "image {id}: patch {start:?}+{count:?} outside the shape {:?}",
                 ds.shape()
             )));
@@ -63,10 +63,10 @@ impl SampleFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::file::File;
-    use crate::medh5::create::{demo_sample, plan};
-    use crate::medh5::profiles::Profile;
-    use crate::medh5::writer::write_plan_bytes;
+    use purehdf::low_level::file::File;
+    use crate::create::{demo_sample, plan};
+    use crate::profiles::Profile;
+    use crate::writer::write_plan_bytes;
 
     #[test]
     fn demo_image_reads_typed_and_patched() {

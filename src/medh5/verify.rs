@@ -11,14 +11,14 @@ use super::integrity::{
     to_little_endian, ContentIdInput, DatasetHasher, DigestAlgo,
 };
 use super::sample::{attr_json, attrs_json, read_scalar_string, string_element};
-use crate::filters::zstd_decode::libzstd_decodes;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::link_walk::LinkWalk;
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
+use purehdf_filters::zstd_decode::libzstd_decodes;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::link_walk::LinkWalk;
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
 
 /// Bytes read per slab when streaming a dataset into its digest: small enough
 /// that hashing one slab overlaps decoding the next, large enough to keep
@@ -295,9 +295,9 @@ pub fn compute_digest(
     let slab = |r: u64, buf: &mut Vec<u8>| -> Result<()> {
         let n = per_slab.min(rows - r);
         let len = n.checked_mul(row_bytes).ok_or_else(|| too_large(path))?;
-        let len = crate::hdf5fmt::cursor::bounded(
+        let len = purehdf::low_level::cursor::bounded(
             len,
-            crate::hdf5fmt::limits::MAX_DECODED,
+            purehdf::low_level::limits::MAX_DECODED,
             "dataset slab",
             ds.address(),
             "slab size",
@@ -350,7 +350,7 @@ pub fn compute_digest(
 /// slab boundary costs at most one block row).
 fn slab_rows(ds: &Dataset, row_bytes: u64) -> u64 {
     let rows = (SLAB_BYTES / row_bytes.max(1)).max(1);
-    let blosc2 = matches!(ds.filters(), [f] if f.id == crate::filters::ids::BLOSC2);
+    let blosc2 = matches!(ds.filters(), [f] if f.id == purehdf_filters::ids::BLOSC2);
     match ds.chunk_dims().and_then(|c| c.first()) {
         Some(&c0) if c0 > 0 && !blosc2 => rows.div_ceil(c0) * c0,
         _ => rows,
@@ -359,7 +359,7 @@ fn slab_rows(ds: &Dataset, row_bytes: u64) -> u64 {
 
 /// Run two closures, in parallel with the `parallel` feature.
 fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    crate::threads::join(a, b)
+    purehdf_filters::threads::join(a, b)
 }
 
 fn too_large(path: &str) -> Error {
@@ -398,7 +398,7 @@ fn check_one(file: &File, f: &Found, stored: &str) -> Result<Check> {
 
 fn check_all(file: &File, items: &[(&Found, &str)]) -> Vec<Result<Check>> {
     #[cfg(feature = "parallel")]
-    if crate::threads::parallel() {
+    if purehdf_filters::threads::parallel() {
         use rayon::prelude::*;
         return items
             .par_iter()
@@ -429,7 +429,7 @@ pub fn verify_paths(
     for batch in paths.chunks(VERIFY_BATCH) {
         let one = |p: &String| verify_path(Path::new(p), p, partial);
         #[cfg(feature = "parallel")]
-        let reports: Vec<Result<VerifyReport>> = if crate::threads::parallel() && batch.len() > 1 {
+        let reports: Vec<Result<VerifyReport>> = if purehdf_filters::threads::parallel() && batch.len() > 1 {
             use rayon::prelude::*;
             batch.par_iter().map(one).collect()
         } else {

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::attribute::{bool_enum, AttrValue};
 use super::plan::{Layout, PlanData, PlanStep, WritePlan};
-use crate::hdf5fmt::datatype::{CharSet, Datatype};
-use crate::hdf5fmt::write::{self, DatasetData, Dataspace, FileWriter, GroupId, ObjectId};
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::datatype::{CharSet, Datatype};
+use purehdf::low_level::write::{self, DatasetData, Dataspace, FileWriter, GroupId, ObjectId};
+use crate::error::{Error, Result};
 
 /// Write `plan` to `path` atomically; the previous file (if any) survives any failure.
 pub fn write_plan(plan: &WritePlan, path: &Path) -> Result<()> {
@@ -86,7 +86,7 @@ fn emit_step(
                 write::DatasetSpec::new(d.datatype.clone(), &d.shape)
             };
             if let Layout::Chunked { dims, filters } = &d.layout {
-                spec = spec.chunked(dims, filters.clone());
+                spec = spec.chunked_stored(dims, filters.clone());
             }
             let id = w.create_dataset(g, name, spec, data.unwrap_or(DatasetData::None))?;
             set_attrs(w, id.into(), &d.attrs)?;

@@ -7,12 +7,12 @@
 //! dimensions are taken whole. Negative indices count from the end.
 
 use crate::dump::numpy::numpy_dtype;
-use crate::error::{Error, Result};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::selection::Selection;
+use purehdf::{Error, Result};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::limits;
+use purehdf::low_level::selection::Selection;
 
 /// A resolved slice: what to read and the shape of the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub fn npy_target(dt: &Datatype) -> Result<(String, usize)> {
             Ok((le(descr), order_swap(order, u64::from(*size))?))
         }
         Datatype::Float { size, order, .. } => {
-            if crate::npy::simple_item_size(&le(descr.clone())) != Some(u64::from(*size)) {
+            if purehdf_medh5::npy::simple_item_size(&le(descr.clone())) != Some(u64::from(*size)) {
                 return Err(unsupported());
             }
             Ok((le(descr), order_swap(order, u64::from(*size))?))
@@ -161,7 +161,7 @@ pub fn read_slice(ds: &Dataset, spec: Option<&str>) -> Result<(String, Vec<u64>,
         .iter()
         .try_fold(esize, |a, &c| a.checked_mul(c))
         .ok_or_else(|| bad("slice size overflows"))?;
-    let n = crate::hdf5fmt::cursor::bounded(
+    let n = purehdf::low_level::cursor::bounded(
         n,
         limits::MAX_DECODED,
         "dataset",
@@ -218,7 +218,7 @@ pub fn cat(file: &str, dset: &str, slice: Option<&str>, out: &str) -> Result<()>
     };
     let (descr, shape, data) = read_slice(&ds, slice)?;
     let mut buf = Vec::with_capacity(data.len() + 128);
-    crate::npy::write(&mut buf, &descr, &shape, &data).map_err(|e| Error::io(out, e))?;
+    purehdf_medh5::npy::write(&mut buf, &descr, &shape, &data).map_err(|e| Error::io(out, e))?;
     std::fs::write(out, buf).map_err(|e| Error::io(out, e))
 }
 
@@ -263,7 +263,7 @@ mod tests {
         swap_bytes(&mut b, 4);
         assert_eq!(b, vec![1, 0, 0, 0, 0, 1, 0, 0]);
         assert_eq!(npy_target(&Datatype::float(8)).unwrap(), ("<f8".into(), 0));
-        let vs = crate::hdf5fmt::write::vlen_string_type(crate::hdf5fmt::datatype::CharSet::Utf8);
+        let vs = purehdf::low_level::write::vlen_string_type(purehdf::low_level::datatype::CharSet::Utf8);
         assert!(npy_target(&vs).is_err());
     }
 }

@@ -18,11 +18,11 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::dump::walk::dump_file;
-use crate::error::{Error, Result};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::selection::Selection;
+use purehdf::{Error, Result};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::selection::Selection;
 use crate::tools::recompress::plan::datasets_of;
 
 const USAGE: &str = "usage: h5 compare A B [--metric exact|ssim|psnr|maxabs] \

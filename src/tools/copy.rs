@@ -1,7 +1,7 @@
 //! `h5 copy SRC DST`: the command-line layer over the one object-graph copier
-//! ([`crate::hdf5fmt::copy`]): flags, messages and the exit code.
+//! ([`purehdf::low_level::copy`]): flags, messages and the exit code.
 
-use crate::hdf5fmt::copy::{copy_with_threads, parse_filter, CopyOptions};
+use purehdf::low_level::copy::{copy_with_threads, parse_filter, CopyOptions};
 
 /// `h5 copy SRC DST [--filter F] [--threads N]`. Returns the exit code.
 pub fn run(args: &[String]) -> u8 {

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
-use crate::hdf5fmt::copy::{guess_chunk, parse_filter, FilterChoice};
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::write::{DatasetSpec, FileWriter};
+use purehdf::{Error, Result};
+use purehdf::low_level::copy::{guess_chunk, parse_filter, FilterChoice};
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::write::{DatasetSpec, FileWriter};
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
@@ -76,7 +76,7 @@ pub fn import(
     for g in groups {
         parent = w.create_group(parent, g)?;
     }
-    let spec = DatasetSpec::new(dtype, shape).chunked(&chunks, pipeline);
+    let spec = DatasetSpec::new(dtype, shape).chunked_stored(&chunks, pipeline);
     w.create_dataset(parent, name, spec, data)?;
     w.commit()
 }
@@ -123,7 +123,7 @@ pub fn run(args: &[String]) -> u8 {
         eprintln!("{USAGE}");
         return 2;
     };
-    let (h, data) = match crate::npy::read_file(std::path::Path::new(npy)) {
+    let (h, data) = match purehdf_medh5::npy::read_file(std::path::Path::new(npy)) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("h5 import: {npy}: {e}");
@@ -133,7 +133,7 @@ pub fn run(args: &[String]) -> u8 {
     let start = Instant::now();
     let job = || import(&h.descr, &h.shape, data, dst, dset, chunks, &filter);
     let res = if threads > 0 {
-        crate::threads::set_threads(threads).and_then(|()| job())
+        purehdf::set_threads(threads).and_then(|()| job())
     } else {
         job()
     };
@@ -152,7 +152,7 @@ pub fn run(args: &[String]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::file::{File, Object};
+    use purehdf::low_level::file::{File, Object};
 
     #[test]
     fn dtypes_and_chunks_parse() {
@@ -187,7 +187,7 @@ mod tests {
             panic!("not a dataset")
         };
         assert_eq!(d.chunk_dims().map(|c| c[..2].to_vec()), Some(vec![4, 5]));
-        assert_eq!(d.filters()[0].id, crate::filters::ids::BLOSC2);
+        assert_eq!(d.filters()[0].id, purehdf_filters::ids::BLOSC2);
         assert_eq!(d.read_all_raw().unwrap(), vals);
         let _ = std::fs::remove_dir_all(&dir);
     }

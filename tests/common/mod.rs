@@ -11,15 +11,15 @@ use serde_json::Value;
 
 /// The shared corpus folder: `../shared/corpus` next to the checkout; `None`
 /// when it is absent.
-pub fn corpus_dir() -> Option<PathBuf> {
+pub(crate) fn corpus_dir() -> Option<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     Some(here.join("../shared/corpus")).filter(|p| p.join("MANIFEST.tsv").is_file())
 }
 
 /// One MANIFEST.tsv row as column name -> value.
-pub type Row = std::collections::HashMap<String, String>;
+pub(crate) type Row = std::collections::HashMap<String, String>;
 
-pub fn read_manifest(dir: &Path) -> Vec<Row> {
+pub(crate) fn read_manifest(dir: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
@@ -37,7 +37,7 @@ pub fn read_manifest(dir: &Path) -> Vec<Row> {
 
 /// What dumping one file did.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The dump document (possibly with failed objects).
     Dumped(Value),
     /// The file could not be opened (a clean error).
@@ -49,14 +49,14 @@ pub enum Outcome {
 }
 
 /// Dump `path` on its own thread, with `limit` to finish; panics are caught.
-pub fn dump_with_limit(path: &Path, limit: Duration) -> Outcome {
+pub(crate) fn dump_with_limit(path: &Path, limit: Duration) -> Outcome {
     let (tx, rx) = mpsc::channel();
     let p = path.to_path_buf();
     let spawned = std::thread::Builder::new()
         .name(format!("dump {}", path.display()))
         .stack_size(16 << 20)
         .spawn(move || {
-            let r = std::panic::catch_unwind(|| purehdf::dump::walk::dump_file(&p));
+            let r = std::panic::catch_unwind(|| purehdf_cli::dump::walk::dump_file(&p));
             let out = match r {
                 Ok(Ok(d)) => Outcome::Dumped(d.doc),
                 Ok(Err(e)) => Outcome::OpenError(e.to_string()),
@@ -81,7 +81,7 @@ pub fn dump_with_limit(path: &Path, limit: Duration) -> Outcome {
 }
 
 /// Load an expected description.
-pub fn load_json(path: &Path) -> Option<Value> {
+pub(crate) fn load_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
 }
@@ -90,7 +90,7 @@ pub fn load_json(path: &Path) -> Option<Value> {
 /// file, else the checkout's `.oracle-venv` (made by `scripts/oracle-venv.sh`).
 /// `None` when there is none: oracle tests then print
 /// `skipped: ...` and pass.
-pub fn oracle_python() -> Option<PathBuf> {
+pub(crate) fn oracle_python() -> Option<PathBuf> {
     let mut c: Vec<PathBuf> = Vec::new();
     if let Ok(p) = std::env::var("PUREHDF_ORACLE_PYTHON") {
         c.push(PathBuf::from(p));
@@ -100,7 +100,7 @@ pub fn oracle_python() -> Option<PathBuf> {
 }
 
 /// The oracle venv's `bin` folder when it also holds the reference `medh5` CLI.
-pub fn oracle_bin() -> Option<PathBuf> {
+pub(crate) fn oracle_bin() -> Option<PathBuf> {
     oracle_python()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .filter(|d| d.join("medh5").is_file())
@@ -108,16 +108,16 @@ pub fn oracle_bin() -> Option<PathBuf> {
 
 /// The shared test material (`../shared` next to the checkout), or `None` in
 /// a plain clone.
-pub fn shared_dir() -> Option<PathBuf> {
+pub(crate) fn shared_dir() -> Option<PathBuf> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     Some(here.join("../shared")).filter(|p| p.is_dir())
 }
 
 /// xorshift64*: a seeded, deterministic choice of offsets, shapes and moments.
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -125,7 +125,7 @@ impl Rng {
     }
 
     /// Uniform-ish in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
@@ -136,7 +136,7 @@ impl Rng {
 
 /// Run `cmd` and return its output, failing the test with the command's
 /// stderr when it does not exit successfully.
-pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
+pub(crate) fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -149,7 +149,7 @@ pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
 /// Publish the reference's conformance suite into `dir` (`medh5 conformance
 /// publish`, with the oracle venv's `bin` folder `venv`) and return its
 /// samples and collections, sorted.
-pub fn publish_conformance(venv: &Path, dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn publish_conformance(venv: &Path, dir: &Path) -> Vec<PathBuf> {
     run_ok(
         std::process::Command::new(venv.join("medh5"))
             .args(["conformance", "publish"])
@@ -159,7 +159,7 @@ pub fn publish_conformance(venv: &Path, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The `.medh5` and `.medh5c` files directly in `dir`, sorted.
-pub fn medh5_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn medh5_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()

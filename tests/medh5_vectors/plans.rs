@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub fn fixture_attr_json(attrs: &serde_json::Value) -> Vec<(String, String)> {
+pub(crate) fn fixture_attr_json(attrs: &serde_json::Value) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = attrs
         .as_array()
         .unwrap()
@@ -19,8 +19,8 @@ pub fn fixture_attr_json(attrs: &serde_json::Value) -> Vec<(String, String)> {
     v
 }
 
-pub fn plan_attr_json(
-    attrs: &[(String, purehdf::medh5::attribute::AttrValue)],
+pub(crate) fn plan_attr_json(
+    attrs: &[(String, purehdf_medh5::attribute::AttrValue)],
 ) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = attrs
         .iter()
@@ -32,7 +32,7 @@ pub fn plan_attr_json(
 }
 
 #[test]
-pub fn model_plans_reproduce_vectors() {
+pub(crate) fn model_plans_reproduce_vectors() {
     let fx = fixture();
     for (name, want_cid) in CONTENT_IDS {
         let plan = plan_for(name);
@@ -68,7 +68,7 @@ pub fn model_plans_reproduce_vectors() {
                 );
             }
             assert_eq!(
-                purehdf::medh5::integrity::dtype_descr(&mine.datatype).as_deref(),
+                purehdf_medh5::integrity::dtype_descr(&mine.datatype).as_deref(),
                 ds["dtype"].as_str(),
                 "{name} {path}"
             );
@@ -151,7 +151,7 @@ pub fn model_plans_reproduce_vectors() {
 }
 
 #[test]
-pub fn content_id_does_not_depend_on_profile_or_chunking() {
+pub(crate) fn content_id_does_not_depend_on_profile_or_chunking() {
     let (s, _) = build_sample("v2_balanced.medh5");
     let mut ids = Vec::new();
     for profile in Profile::ALL {
@@ -174,7 +174,7 @@ pub fn content_id_does_not_depend_on_profile_or_chunking() {
 }
 
 #[test]
-pub fn sha512_and_blake2b_plans() {
+pub(crate) fn sha512_and_blake2b_plans() {
     for algo in [DigestAlgo::Sha512, DigestAlgo::Blake2b] {
         let (s, _) = build_sample("v1_minimal.medh5");
         let plan = s
@@ -199,9 +199,9 @@ pub fn sha512_and_blake2b_plans() {
 }
 
 #[test]
-pub fn invalid_samples_are_refused() {
+pub(crate) fn invalid_samples_are_refused() {
     let code = |s: Sample| match s.into_plan(WriteOptions::default()) {
-        Err(purehdf::medh5::error::Error::Code { code, .. }) => code,
+        Err(purehdf_medh5::error::Error::Code { code, .. }) => code,
         other => panic!("{other:?}"),
     };
     let (mut s, _) = build_sample("v1_minimal.medh5");
@@ -222,7 +222,7 @@ pub fn invalid_samples_are_refused() {
 /// Throughput of the streaming dataset digest (run with `--release -- --ignored --nocapture`).
 #[test]
 #[ignore]
-pub fn hash_throughput() {
+pub(crate) fn hash_throughput() {
     let data: Vec<u8> = (0..64u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -238,14 +238,14 @@ pub fn hash_throughput() {
     }
 }
 
-pub fn plan_bytes(plan: &WritePlan, path: &str) -> Vec<u8> {
+pub(crate) fn plan_bytes(plan: &WritePlan, path: &str) -> Vec<u8> {
     match &plan.dataset(path).unwrap().data {
-        purehdf::medh5::plan::PlanData::Bytes(b) => b.clone(),
+        purehdf_medh5::plan::PlanData::Bytes(b) => b.clone(),
         other => panic!("{other:?}"),
     }
 }
 
-pub fn i32s(rows: &[[i32; 3]]) -> Vec<u8> {
+pub(crate) fn i32s(rows: &[[i32; 3]]) -> Vec<u8> {
     rows.iter()
         .flatten()
         .flat_map(|v| v.to_le_bytes())
@@ -253,7 +253,7 @@ pub fn i32s(rows: &[[i32; 3]]) -> Vec<u8> {
 }
 
 #[test]
-pub fn v3_index_matches_readme() {
+pub(crate) fn v3_index_matches_readme() {
     let plan = plan_for("v3_stacked_index.medh5");
     let source = |ann: &str| {
         let Some(attrs) = plan.group_attrs(&format!("index/{ann}")) else {
@@ -437,7 +437,7 @@ pub fn v3_index_matches_readme() {
 /// recorded in `tests/data/chunk_cases.json` (its detected L3 is replayed).
 #[test]
 fn plan_chunks_match_reference_writer() {
-    use purehdf::medh5::model::grid::AxisKind;
+    use purehdf_medh5::model::grid::AxisKind;
     let text = std::fs::read_to_string(data_dir().join("chunk_cases.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let l3 = v["l3_bytes"].as_u64().unwrap();

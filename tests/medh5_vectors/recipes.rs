@@ -6,25 +6,25 @@ use super::*;
 // Vector data, built exactly as `shared/vectors/medh5/make_vectors.py` does.
 
 /// C-order iteration over a 3-D shape.
-pub fn zyx(shape: [usize; 3]) -> impl Iterator<Item = (i64, i64, i64)> {
+pub(crate) fn zyx(shape: [usize; 3]) -> impl Iterator<Item = (i64, i64, i64)> {
     let [nz, ny, nx] = shape;
     (0..nz).flat_map(move |z| {
         (0..ny).flat_map(move |y| (0..nx).map(move |x| (z as i64, y as i64, x as i64)))
     })
 }
 
-pub fn le_i16(it: impl Iterator<Item = i64>) -> Vec<u8> {
+pub(crate) fn le_i16(it: impl Iterator<Item = i64>) -> Vec<u8> {
     it.flat_map(|v| (v as i16).to_le_bytes()).collect()
 }
 
-pub struct VecData {
+pub(crate) struct VecData {
     pub path: &'static str,
     pub dtype: &'static str,
     pub shape: Vec<u64>,
     pub bytes: Vec<u8>,
 }
 
-pub fn d(path: &'static str, dtype: &'static str, shape: &[u64], bytes: Vec<u8>) -> VecData {
+pub(crate) fn d(path: &'static str, dtype: &'static str, shape: &[u64], bytes: Vec<u8>) -> VecData {
     VecData {
         path,
         dtype,
@@ -33,11 +33,11 @@ pub fn d(path: &'static str, dtype: &'static str, shape: &[u64], bytes: Vec<u8>)
     }
 }
 
-pub fn v1_ct() -> Vec<u8> {
+pub(crate) fn v1_ct() -> Vec<u8> {
     le_i16(zyx([8, 16, 16]).map(|(z, y, x)| z * 256 + y * 16 + x))
 }
 
-pub fn v3_masks() -> (Vec<bool>, Vec<bool>, Vec<bool>) {
+pub(crate) fn v3_masks() -> (Vec<bool>, Vec<bool>, Vec<bool>) {
     let s = [16, 64, 64];
     let a = zyx(s).map(|(z, y, x)| (z + y + x) % 4 == 1).collect();
     let b = zyx(s).map(|(z, y, x)| (z + y + x) % 4 == 2).collect();
@@ -45,7 +45,7 @@ pub fn v3_masks() -> (Vec<bool>, Vec<bool>, Vec<bool>) {
     (a, b, c)
 }
 
-pub fn vector_data(name: &str) -> Vec<VecData> {
+pub(crate) fn vector_data(name: &str) -> Vec<VecData> {
     match name {
         "v1_minimal.medh5" => vec![d("images/CT", "<i2", &[8, 16, 16], v1_ct())],
         "v1b_dense_label.medh5" => vec![
@@ -161,7 +161,7 @@ pub fn vector_data(name: &str) -> Vec<VecData> {
 }
 
 /// content_ids listed in `shared/vectors/medh5/README.md`.
-pub const CONTENT_IDS: &[(&str, &str)] = &[
+pub(crate) const CONTENT_IDS: &[(&str, &str)] = &[
     (
         "v1_minimal.medh5",
         "sha256:65b888679596d42ec07edaafda5841adcec5a3c57a59070d7ecb8660891f53a3",
@@ -197,15 +197,15 @@ pub const CONTENT_IDS: &[(&str, &str)] = &[
 // the plan with the reference's file (digests, content_id, layouts, filters,
 // covered attributes).
 
-pub fn bytes_of(v: &[VecData], path: &str) -> Vec<u8> {
+pub(crate) fn bytes_of(v: &[VecData], path: &str) -> Vec<u8> {
     v.iter().find(|d| d.path == path).unwrap().bytes.clone()
 }
 
-pub fn organs() -> LabelSet {
+pub(crate) fn organs() -> LabelSet {
     LabelSet::from_keys("demo-organs", "1.0.0", &["liver", "spleen", "kidney"])
 }
 
-pub fn build_sample(name: &str) -> (Sample, Profile) {
+pub(crate) fn build_sample(name: &str) -> (Sample, Profile) {
     let data = vector_data(name);
     let ct = |shape: &[u64]| {
         ArrayData::from_bytes(NumDtype::I16, shape.to_vec(), bytes_of(&data, "images/CT")).unwrap()
@@ -319,7 +319,7 @@ pub fn build_sample(name: &str) -> (Sample, Profile) {
     }
 }
 
-pub fn plan_for(name: &str) -> WritePlan {
+pub(crate) fn plan_for(name: &str) -> WritePlan {
     let (s, profile) = build_sample(name);
     let opts = WriteOptions {
         profile,

@@ -161,7 +161,7 @@ fn profile_pipelines_match_vector_files() {
                 .map(|e| e.as_u64().unwrap())
                 .collect();
             let es: u32 = ds["dtype"].as_str().unwrap()[2..].parse().unwrap();
-            let contiguous = purehdf::medh5::profiles::is_contiguous(&shape, u64::from(es));
+            let contiguous = purehdf_medh5::profiles::is_contiguous(&shape, u64::from(es));
             assert_eq!(contiguous, ds["chunks"].is_null(), "{name} {path}");
             if contiguous {
                 assert!(ds["filters"].as_array().unwrap().is_empty());

@@ -156,7 +156,7 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
     let r = w.root();
     let mut exp = Vec::new();
     let v: Vec<i32> = (0..1000).map(|i| i * 3 % 17).collect();
-    let ctx = purehdf::filters::ChunkContext::new(4, 400);
+    let ctx = purehdf_filters::ChunkContext::new(4, 400);
     let pipelines: Vec<(&str, Vec<FilterSpec>)> = vec![
         ("deflate", vec![spec(1, vec![6])]),
         ("shuffle_deflate", vec![spec(2, vec![4]), spec(1, vec![4])]),
@@ -193,10 +193,10 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
         let local: Vec<FilterSpec> = p
             .iter()
             .map(|f| {
-                purehdf::hdf5fmt::write::set_local::set_local(f, &Datatype::int(4, true), &[100])
+                purehdf::low_level::write::set_local::set_local(f, &Datatype::int(4, true), &[100])
             })
             .collect();
-        if purehdf::filters::encode_pipeline(&local, &ctx, &[0u8; 400]).is_err() {
+        if purehdf_filters::encode_pipeline(&local, &ctx, &[0u8; 400]).is_err() {
             println!("skipped pipeline {name}: encoder not available");
             continue;
         }
@@ -205,7 +205,7 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
         w.create_dataset(
             r,
             name,
-            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked(&[100], p.clone()),
+            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked_stored(&[100], p.clone()),
             to_bytes(&v),
         )
         .unwrap();
@@ -216,7 +216,7 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
         w.create_dataset(
             r,
             &one,
-            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked(&[1000], p.clone()),
+            DatasetSpec::new(Datatype::int(4, true), &[1000]).chunked_stored(&[1000], p.clone()),
             to_bytes(&v),
         )
         .unwrap();
@@ -227,7 +227,7 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
             &un,
             DatasetSpec::new(Datatype::int(4, true), &[1000])
                 .with_maxshape(&[None])
-                .chunked(&[300], p.clone()),
+                .chunked_stored(&[300], p.clone()),
             to_bytes(&v),
         )
         .unwrap();
@@ -236,7 +236,7 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
         w.create_dataset(
             r,
             &two,
-            DatasetSpec::new(Datatype::int(2, false), &[50, 40]).chunked(&[16, 16], p.clone()),
+            DatasetSpec::new(Datatype::int(2, false), &[50, 40]).chunked_stored(&[16, 16], p.clone()),
             to_bytes(&v2),
         )
         .unwrap();
@@ -246,16 +246,16 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
     // Pre-encoded chunks through write_raw_chunk: one deflated, one stored raw with
     // the deflate stage masked out.
     let deflate = vec![spec(1, vec![6])];
-    if select("deflate") && purehdf::filters::encode_pipeline(&deflate, &ctx, &[0u8; 8]).is_ok() {
+    if select("deflate") && purehdf_filters::encode_pipeline(&deflate, &ctx, &[0u8; 8]).is_ok() {
         let d = w
             .create_dataset(
                 r,
                 "raw_deflate",
-                DatasetSpec::new(Datatype::int(4, true), &[4]).chunked(&[2], deflate.clone()),
+                DatasetSpec::new(Datatype::int(4, true), &[4]).chunked_stored(&[2], deflate.clone()),
                 DatasetData::None,
             )
             .unwrap();
-        let c0 = purehdf::filters::encode(&deflate[0], &ctx, &to_bytes(&[1i32, 2])).unwrap();
+        let c0 = purehdf_filters::encode(&deflate[0], &ctx, &to_bytes(&[1i32, 2])).unwrap();
         w.write_raw_chunk(d, &[0], c0, 0).unwrap();
         w.write_raw_chunk(d, &[1], to_bytes(&[3i32, 4]), 1).unwrap();
         exp.push(

@@ -391,7 +391,7 @@ pub fn scatter_planes(meta: &Meta, k: usize, planes: &[&[u8]], c: &mut [u8]) -> 
             {
                 // SAFETY: `c` holds `2 · g.dst_end()` bytes (checked above)
                 // and is borrowed mutably for the call.
-                if unsafe { crate::filters::shuffle::unshuffle2_rows(p0, p1, &g, c.as_mut_ptr()) } {
+                if unsafe { crate::shuffle::unshuffle2_rows(p0, p1, &g, c.as_mut_ptr()) } {
                     return Ok(());
                 }
             }
@@ -403,19 +403,15 @@ pub fn scatter_planes(meta: &Meta, k: usize, planes: &[&[u8]], c: &mut [u8]) -> 
         for (s, p) in sub.iter_mut().zip(planes) {
             *s = &p[item..item + n];
         }
-        crate::filters::shuffle::unshuffle_planes(&sub, &mut c[co * ts..(co + n) * ts]);
+        crate::shuffle::unshuffle_planes(&sub, &mut c[co * ts..(co + n) * ts]);
     })
 }
 
 /// The rows of block `k` inside a C-order chunk of `c_items` items, as one
-/// [`Rows3`](crate::filters::shuffle::Rows3) box copy (source: item indices
+/// [`Rows3`](crate::shuffle::Rows3) box copy (source: item indices
 /// in the padded block; destination: item indices in the chunk), for ranks
 /// 1 to 3; `Ok(None)` for higher ranks.
-fn block_rows3(
-    meta: &Meta,
-    k: usize,
-    c_items: usize,
-) -> Result<Option<crate::filters::shuffle::Rows3>> {
+fn block_rows3(meta: &Meta, k: usize, c_items: usize) -> Result<Option<crate::shuffle::Rows3>> {
     let (cs, bsh) = (&meta.chunkshape, &meta.blockshape);
     let rank = cs.len();
     if rank == 0 || rank > 3 {
@@ -438,7 +434,7 @@ fn block_rows3(
     block_coords(&c3, &b3, k, &mut g)?;
     let o = [g[0] * b3[0], g[1] * b3[1], g[2] * b3[2]];
     let ext = |d: usize| b3[d].min(c3[d] - o[d]);
-    Ok(Some(crate::filters::shuffle::Rows3 {
+    Ok(Some(crate::shuffle::Rows3 {
         n: ext(2),
         outer: ext(0),
         inner: ext(1),
@@ -680,7 +676,7 @@ mod tests {
                     .collect();
                 let refs: Vec<&[u8]> = planes.iter().map(|p| p.as_slice()).collect();
                 let mut block = vec![0u8; block_items * ts];
-                crate::filters::shuffle::unshuffle_planes(&refs, &mut block);
+                crate::shuffle::unshuffle_planes(&refs, &mut block);
                 scatter_block(&meta, ts, k, &block, &mut want).unwrap();
                 scatter_planes(&meta, k, &refs, &mut got).unwrap();
             }

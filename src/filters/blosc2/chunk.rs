@@ -9,7 +9,7 @@
 
 use super::codec::{self, Decoders};
 use crate::error::{Error, Result};
-use crate::filters::{bitshuffle, shuffle};
+use crate::{bitshuffle, shuffle};
 
 const NAME: &str = "blosc2";
 
@@ -671,7 +671,7 @@ impl ChunkDecoder {
     /// bitshuffle alone (the medh5 `archive` layout), the codec's output (the
     /// block still bit-transposed, in scratch), so the caller can undo the
     /// transpose straight into its destination
-    /// ([`crate::filters::bitshuffle::bitunshuffle_rows`]). `None` for any
+    /// ([`crate::bitshuffle::bitunshuffle_rows`]). `None` for any
     /// other layout or item size (use [`ChunkDecoder::decode_single_block`]);
     /// the errors are the ones `decode_single_block` gives.
     pub fn block_bitshuffled<'s>(
@@ -927,7 +927,7 @@ mod block_bytes_tests {
                     if let Some(bits) = bits {
                         prop_assert!(asked == ts && ts <= 2 && shuffle == 2);
                         let mut back = vec![0u8; len];
-                        crate::filters::bitshuffle::bitunshuffle(&bits, &mut back, ts, &mut Vec::new());
+                        crate::bitshuffle::bitunshuffle(&bits, &mut back, ts, &mut Vec::new());
                         prop_assert_eq!(&back, &want);
                     }
                 }

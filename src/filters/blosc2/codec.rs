@@ -4,7 +4,7 @@
 //! exactly the expected number of bytes.
 
 use crate::error::{Error, Result};
-use crate::filters::{blosclz, zstd_codec};
+use crate::{blosclz, zstd_codec};
 
 /// Blosc compressor codes (cd_values, frame codec byte, header byte 22).
 pub mod code {

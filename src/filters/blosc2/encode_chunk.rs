@@ -7,7 +7,7 @@
 use super::chunk::filter;
 use super::codec::{self, code};
 use crate::error::{Error, Result};
-use crate::filters::{bitshuffle, shuffle};
+use crate::{bitshuffle, shuffle};
 
 /// What to encode with.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 
 use super::b2nd::Meta;
 use super::encode_chunk::BlockSource;
-use crate::filters::shuffle;
+use crate::shuffle;
 
 /// One HDF5 chunk inside a C-order array of `dims`: the chunk of shape
 /// `chunk` whose first element is at `start`. Items of the chunk outside the
@@ -217,7 +217,7 @@ impl BlockSource for B2ndBlocks<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filters::blosc2::b2nd;
+    use crate::blosc2::b2nd;
     use proptest::prelude::*;
 
     /// The chunk at `scaled` (in chunk units) of a row-major `dims` array,

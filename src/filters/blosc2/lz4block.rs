@@ -272,8 +272,10 @@ mod tests {
         let mut v: Vec<Decoder> = vec![decode, decode_scalar];
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
-            // SAFETY (both): AVX2 is available (checked above).
+            // SAFETY: AVX2 is available (checked above), which is all
+            // `decode_avx2_loop` requires beyond its slices.
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, true) });
+            // SAFETY: as for the first push: AVX2 checked above.
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, false) });
         }
         v

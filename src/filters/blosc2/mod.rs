@@ -15,7 +15,7 @@ pub mod gather;
 pub mod lz4block;
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 use chunk::ChunkDecoder;
 use frame::Frame;
 
@@ -139,7 +139,7 @@ fn b2nd_meta(f: &Frame) -> Result<Option<b2nd::Meta>> {
 }
 
 /// Largest frame (padded B2ND extent included) this decoder accepts.
-const FRAME_CAP: usize = crate::filters::limits::MAX_DECODED as usize;
+const FRAME_CAP: usize = crate::limits::MAX_DECODED as usize;
 
 /// Undo the filter.
 pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {

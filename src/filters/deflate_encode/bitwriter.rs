@@ -4,7 +4,7 @@
 /// Writes bits into `buf` from byte `pos` on. `put` adds at most 56 bits
 /// between two `flush` calls (the caller's contract: each `flush` leaves at
 /// most 7 bits pending).
-pub struct BitWriter<'a> {
+pub(super) struct BitWriter<'a> {
     buf: &'a mut Vec<u8>,
     pos: usize,
     bits: u64,
@@ -13,7 +13,7 @@ pub struct BitWriter<'a> {
 
 impl<'a> BitWriter<'a> {
     /// A writer appending to `buf` (its current length is kept).
-    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+    pub(super) fn new(buf: &'a mut Vec<u8>) -> Self {
         let pos = buf.len();
         BitWriter {
             buf,
@@ -25,7 +25,7 @@ impl<'a> BitWriter<'a> {
 
     /// Add the low `n` bits of `v` (`v` has no bits above them).
     #[inline(always)]
-    pub fn put(&mut self, v: u64, n: u32) {
+    pub(super) fn put(&mut self, v: u64, n: u32) {
         debug_assert!(self.nbits + n <= 64 && (n == 64 || v >> n == 0));
         self.bits |= v << self.nbits;
         self.nbits += n;
@@ -33,7 +33,7 @@ impl<'a> BitWriter<'a> {
 
     /// Move the whole bytes of the buffer out (at most 7 bits stay pending).
     #[inline(always)]
-    pub fn flush(&mut self) {
+    pub(super) fn flush(&mut self) {
         if self.buf.len() < self.pos + 8 {
             self.grow();
         }
@@ -54,12 +54,12 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Bits pending in the buffer modulo 8 (the position within the current byte).
-    pub fn bit_offset(&self) -> u32 {
+    pub(super) fn bit_offset(&self) -> u32 {
         self.nbits & 7
     }
 
     /// Pad with zero bits to a byte boundary and flush everything.
-    pub fn align(&mut self) {
+    pub(super) fn align(&mut self) {
         self.flush();
         if self.nbits > 0 {
             self.nbits = 8;
@@ -68,7 +68,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Append whole bytes (after [`align`](Self::align)).
-    pub fn put_bytes(&mut self, data: &[u8]) {
+    pub(super) fn put_bytes(&mut self, data: &[u8]) {
         debug_assert_eq!(self.nbits, 0);
         let end = self.pos + data.len();
         if self.buf.len() < end + 8 {
@@ -79,7 +79,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Flush the last partial byte and cut `buf` to the bytes written.
-    pub fn finish(mut self) {
+    pub(super) fn finish(mut self) {
         self.align();
         self.buf.truncate(self.pos);
     }

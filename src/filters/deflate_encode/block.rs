@@ -5,8 +5,8 @@ use super::bitwriter::BitWriter;
 use super::huffman::{build_lengths, codes_from_lengths};
 
 /// Literal/length symbols in use (0–285), distance symbols (0–29).
-pub const NUM_LITLEN: usize = 286;
-pub const NUM_DIST: usize = 30;
+pub(super) const NUM_LITLEN: usize = 286;
+pub(super) const NUM_DIST: usize = 30;
 const END_OF_BLOCK: usize = 256;
 
 /// First length of each length symbol 257..=285 and its extra bits (§3.2.5).
@@ -28,11 +28,11 @@ const DIST_EXTRA: [u8; 30] = [
 ];
 
 /// Length symbol index (0..29, i.e. symbol - 257) of each match length 0..=258.
-pub static LEN_SYM: [u8; 259] = len_sym_table();
+pub(super) static LEN_SYM: [u8; 259] = len_sym_table();
 /// Distance symbol of distance d: `DIST_SYM_LO[d - 1]` for d <= 256, else
 /// `DIST_SYM_HI[(d - 1) >> 7]`.
-pub static DIST_SYM_LO: [u8; 256] = dist_sym_table(0);
-pub static DIST_SYM_HI: [u8; 256] = dist_sym_table(7);
+pub(super) static DIST_SYM_LO: [u8; 256] = dist_sym_table(0);
+pub(super) static DIST_SYM_HI: [u8; 256] = dist_sym_table(7);
 
 const fn len_sym_table() -> [u8; 259] {
     let mut t = [0u8; 259];
@@ -77,7 +77,7 @@ const fn dist_sym_table(shift: u32) -> [u8; 256] {
 
 /// The distance symbol of `dist` (1..=32768).
 #[inline(always)]
-pub fn dist_sym(dist: u32) -> usize {
+pub(super) fn dist_sym(dist: u32) -> usize {
     let d = (dist - 1) as usize;
     if d < 256 {
         DIST_SYM_LO[d] as usize
@@ -87,35 +87,35 @@ pub fn dist_sym(dist: u32) -> usize {
 }
 
 /// One parsed item: a literal byte (< 256) or a match `dist << 9 | len`.
-pub type Item = u32;
+pub(super) type Item = u32;
 
 #[inline(always)]
-pub fn match_item(len: u32, dist: u32) -> Item {
+pub(super) fn match_item(len: u32, dist: u32) -> Item {
     (dist << 9) | len
 }
 
 /// Symbol statistics of the block being gathered.
 #[derive(Clone)]
-pub struct Stats {
+pub(super) struct Stats {
     pub lit: [u32; NUM_LITLEN],
     pub dist: [u32; NUM_DIST],
 }
 
 impl Stats {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Stats {
             lit: [0; NUM_LITLEN],
             dist: [0; NUM_DIST],
         }
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.lit.fill(0);
         self.dist.fill(0);
     }
 
     /// Add `other`'s counts.
-    pub fn add(&mut self, other: &Stats) {
+    pub(super) fn add(&mut self, other: &Stats) {
         for (a, b) in self.lit.iter_mut().zip(other.lit.iter()) {
             *a += b;
         }
@@ -147,7 +147,7 @@ fn log2_fixed(x: u32, t: &[u32; 256]) -> u64 {
 
 /// Estimated size in 1/256 bits of a dynamic block for `stats`: the entropy
 /// of each alphabet, the extra bits, and about 5 header bits per used symbol.
-pub fn estimate_bits(stats: &Stats) -> u64 {
+pub(super) fn estimate_bits(stats: &Stats) -> u64 {
     let t = log2_table();
     let mut total = 0u64;
     let mut used = 0u64;
@@ -196,7 +196,7 @@ fn fixed_lengths(lit: &mut [u8; 288], dist: &mut [u8; NUM_DIST]) {
 }
 
 /// A block's code lengths and codes, and its dynamic header as run-length items.
-pub struct Codes {
+pub(super) struct Codes {
     /// 288 entries: the fixed code's lengths cover symbols 286 and 287 too.
     lit_len: [u8; 288],
     lit_code: [u16; 288],
@@ -217,7 +217,7 @@ pub struct Codes {
 }
 
 impl Codes {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let mut c = Codes {
             lit_len: [0; 288],
             lit_code: [0; 288],
@@ -410,7 +410,7 @@ fn stored_bits(raw_len: usize, off: u32) -> u64 {
 }
 
 /// Write `raw` as stored blocks (the last one final if `last`).
-pub fn write_stored(w: &mut BitWriter, raw: &[u8], last: bool) {
+pub(super) fn write_stored(w: &mut BitWriter, raw: &[u8], last: bool) {
     let mut chunks = raw.chunks(65535).peekable();
     if raw.is_empty() {
         w.put(u64::from(last), 3);
@@ -432,7 +432,7 @@ pub fn write_stored(w: &mut BitWriter, raw: &[u8], last: bool) {
 
 /// Write one block of `items` (which decode to `raw`) with the smallest of the
 /// three block types.
-pub fn write_block(
+pub(super) fn write_block(
     w: &mut BitWriter,
     codes: &mut Codes,
     stats: &Stats,

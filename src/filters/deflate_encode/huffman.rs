@@ -2,7 +2,7 @@
 //! canonical codes, §3.2.7 the 15-bit and 7-bit limits).
 
 /// Most symbols of any deflate alphabet (literal/length: 286 used of 288).
-pub const MAX_SYMS: usize = 288;
+pub(super) const MAX_SYMS: usize = 288;
 
 /// Code lengths for `freqs` into `lens` (0 = unused), none above `limit`.
 ///
@@ -12,7 +12,7 @@ pub const MAX_SYMS: usize = 288;
 /// weights (keeping them at least 1, and their order) and rebuilding until the
 /// longest code fits; the weights stay sorted, so one sort serves every round.
 /// `freqs.len()` must be at most [`MAX_SYMS`] and `2^limit >= freqs.len()`.
-pub fn build_lengths(freqs: &[u32], limit: u32, lens: &mut [u8]) {
+pub(super) fn build_lengths(freqs: &[u32], limit: u32, lens: &mut [u8]) {
     let n_all = freqs.len().min(MAX_SYMS).min(lens.len());
     lens[..n_all].fill(0);
     // (weight << 16 | symbol), ascending.
@@ -101,7 +101,7 @@ fn tree_depths(weights: &[u64], depth: &mut [u8]) -> u32 {
 
 /// Canonical codes for `lens` (RFC 1951 §3.2.2), bit-reversed so that they can
 /// be written least significant bit first.
-pub fn codes_from_lengths(lens: &[u8], codes: &mut [u16]) {
+pub(super) fn codes_from_lengths(lens: &[u8], codes: &mut [u16]) {
     let mut count = [0u16; 16];
     for &l in lens {
         count[l as usize] += 1;

@@ -12,16 +12,16 @@
 //! each input plus a window's gap.
 
 /// Deflate window size (largest distance).
-pub const WINDOW: usize = 32768;
-pub const MIN_MATCH: usize = 3;
-pub const MAX_MATCH: usize = 258;
+pub(super) const WINDOW: usize = 32768;
+pub(super) const MIN_MATCH: usize = 3;
+pub(super) const MAX_MATCH: usize = 258;
 /// Bits of the chain heads' 6-byte hash and of the 4-byte hash: 64 KiB tables each.
 const HASH_BITS: u32 = 14;
 const HASH_SIZE: usize = 1 << HASH_BITS;
 const HASH4_BITS: u32 = 14;
 const HASH4_SIZE: usize = 1 << HASH4_BITS;
 
-pub struct MatchFinder {
+pub(super) struct MatchFinder {
     /// Latest position (`base + offset`) of each 6-byte hash: the chain heads.
     head: Box<[u32]>,
     /// Latest position of each 4-byte hash (no chain).
@@ -95,7 +95,7 @@ pub const MAX_INPUT: usize = 1 << 30;
 const FIRST_BASE: u32 = 4 * WINDOW as u32;
 
 impl MatchFinder {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         MatchFinder {
             head: vec![0u32; HASH_SIZE].into_boxed_slice(),
             head4: vec![0u32; HASH4_SIZE].into_boxed_slice(),
@@ -105,7 +105,7 @@ impl MatchFinder {
     }
 
     /// Get ready for an input of `n` bytes (at most [`MAX_INPUT`]).
-    pub fn start(&mut self, n: usize) {
+    pub(super) fn start(&mut self, n: usize) {
         let need = u64::from(self.base) + n as u64 + 2 * WINDOW as u64;
         if need > u64::from(u32::MAX) {
             self.head.fill(0);
@@ -115,14 +115,14 @@ impl MatchFinder {
     }
 
     /// Move past an input of `n` bytes: its entries fall out of the next window.
-    pub fn end(&mut self, n: usize) {
+    pub(super) fn end(&mut self, n: usize) {
         self.base += n as u32 + WINDOW as u32 + 1;
     }
 
     /// Insert position `pos` (`pos + 4 <= data.len()`): into the 4-byte
     /// table, and into the chains when the 8 bytes from `pos` are in `data`.
     #[inline(always)]
-    pub fn insert(&mut self, data: &[u8], pos: usize) {
+    pub(super) fn insert(&mut self, data: &[u8], pos: usize) {
         let abs = self.base + pos as u32;
         let h4 = hash4(u32::from_le_bytes([
             data[pos],
@@ -151,7 +151,7 @@ impl MatchFinder {
     /// trying at most `chain` candidates and stopping at `nice`:
     /// `(len, dist)`, or `(best, 0)` when none is longer.
     #[inline(always)]
-    pub fn find(
+    pub(super) fn find(
         &self,
         data: &[u8],
         pos: usize,
@@ -173,9 +173,12 @@ impl MatchFinder {
         // position before `pos` (`cp < pos`, the loop condition; entries of
         // earlier inputs are below `lim` anyway, see the module notes);
         // offsets stay below `max` and `pos + max <= data.len()` (asserted above).
+        // SAFETY: `pos + 4 <= pos + max <= data.len()`, as `max >= 4` (asserted above).
         let first = unsafe { rd32(data, pos) };
         // The 4 bytes ending at index `best` must match to beat `best`.
         let mut off = best.saturating_sub(3);
+        // SAFETY: (as for all reads here) `best < max` (returned above
+        // otherwise), so `off + 4 <= max` and the read ends by `pos + max`.
         let mut end4 = unsafe { rd32(data, pos + off) };
         // The nearest 4-byte match.
         // SAFETY: hash4 < HASH4_SIZE = head4.len().
@@ -185,9 +188,13 @@ impl MatchFinder {
         // hash holds other bytes (it almost never finds anything then, and
         // literal stretches, e.g. the low bytes of shuffled int16, get a
         // search per byte).
+        // SAFETY: (as for all reads here) the read runs only after `cp < pos`
+        // held (`&&`), so `cp + 4 <= pos + 4 <= data.len()`.
         if !(c4 >= lim && cp < pos && unsafe { rd32(data, cp) == first }) {
             return (best, 0);
         }
+        // SAFETY: (as for all reads here) `cp + 4 < pos + 4` since `cp < pos`,
+        // and `pos + 4 + (max - 4) = pos + max <= data.len()`.
         let l = 4 + unsafe { match_len(data, cp + 4, pos + 4, max - 4) };
         if l > best {
             best = l;
@@ -196,6 +203,8 @@ impl MatchFinder {
                 return (best, best_dist);
             }
             off = best - 3;
+            // SAFETY: (as for all reads here) `l < nice <= max` (returned
+            // above otherwise), so `off + 4 = l + 1 <= max`.
             end4 = unsafe { rd32(data, pos + off) };
         }
         if pos + 8 > data.len() {
@@ -214,7 +223,11 @@ impl MatchFinder {
             // SAFETY: masked below WINDOW = prev.len().
             let next =
                 cand - u32::from(unsafe { *self.prev.get_unchecked(cand as usize & (WINDOW - 1)) });
+            // SAFETY: (as for all reads here) `cp < pos` (checked above) and
+            // `off + 4 <= max`, so both reads end by `pos + max <= data.len()`.
             if unsafe { rd32(data, cp + off) == end4 && rd32(data, cp) == first } {
+                // SAFETY: (as for all reads here) `cp + 4 < pos + 4` and
+                // `pos + 4 + (max - 4) <= data.len()`.
                 let l = 4 + unsafe { match_len(data, cp + 4, pos + 4, max - 4) };
                 if l > best {
                     best = l;
@@ -223,6 +236,8 @@ impl MatchFinder {
                         break;
                     }
                     off = best - 3;
+                    // SAFETY: (as for all reads here) `l < nice <= max`, so
+                    // `off + 4 <= max`.
                     end4 = unsafe { rd32(data, pos + off) };
                 }
             }

@@ -13,8 +13,8 @@ pub mod bitstream;
 use bitstream::{BitReader, BitWriter};
 
 use crate::error::{Error, Result};
-use crate::filters::limits::MAX_DATATYPE_DEPTH;
-use crate::filters::ChunkContext;
+use crate::limits::MAX_DATATYPE_DEPTH;
+use crate::ChunkContext;
 
 const NAME: &str = "nbit";
 

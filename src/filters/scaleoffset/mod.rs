@@ -11,8 +11,8 @@
 //! stands for the fill value when one is defined.
 
 use crate::error::{Error, Result};
-use crate::filters::nbit::bitstream::{BitReader, BitWriter};
-use crate::filters::ChunkContext;
+use crate::nbit::bitstream::{BitReader, BitWriter};
+use crate::ChunkContext;
 
 const NAME: &str = "scaleoffset";
 /// Size of the header before the packed values.

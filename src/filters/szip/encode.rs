@@ -4,7 +4,7 @@
 //! szip vector (an int16 ramp) the output is byte-identical to libaec's.
 
 use super::aec::Params;
-use crate::filters::nbit::bitstream::BitWriter;
+use crate::nbit::bitstream::BitWriter;
 
 /// Map one sample against the previous one (unit-delay predictor), the inverse
 /// of the decoder's reconstruction.
@@ -33,7 +33,7 @@ fn fs_len(v: u32, k: u32) -> u64 {
 
 /// Encode `samples` (each `< 2^bits`) into a stream; the caller pads every
 /// scanline to whole RSIs, so `samples` holds whole RSIs.
-pub fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
+pub(super) fn encode(samples: &[u32], p: &Params) -> Vec<u8> {
     let xmax = if p.bits >= 32 {
         u32::MAX
     } else {

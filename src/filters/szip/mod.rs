@@ -14,7 +14,7 @@ pub mod aec;
 mod encode;
 
 use crate::error::{Error, Result};
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 
 const NAME: &str = "szip";
 const MSB: u32 = 16;

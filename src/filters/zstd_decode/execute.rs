@@ -237,7 +237,9 @@ unsafe fn wild_copy<const AVX2: bool, const LONG: bool>(
     dist: usize,
     ml: usize,
 ) {
-    // SAFETY (whole body): the literal pieces (32 bytes) start at op + k
+    // SAFETY: (whole body) every access is inside the ranges this
+    // function's contract makes readable and writable (AVX2 too, when
+    // `AVX2`): the literal pieces (32 bytes) start at op + k
     // and lp + k for k < ll, or are the first ones (ending at most at + 64),
     // and a loop step's second piece starts at most 32 past a k < ll: they
     // end below op + ll + 64 and lp + ll + 64 (WILD). The match pieces (8,
@@ -640,10 +642,10 @@ mod tests {
             // steps), and both forms of the first pieces.
             for (portable, long) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut buf = buf.clone();
-                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
                 // SAFETY: the buffers are sized to the contract of wild_sequence.
                 unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml, long) };
-                crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
                 proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
             }
         }
@@ -666,10 +668,10 @@ mod tests {
                 for (portable, long) in [(false, false), (true, false), (false, true), (true, true)]
                 {
                     let mut buf = buf.clone();
-                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
                     // SAFETY: buf holds pos + ml + WILD bytes, lits WILD, dist <= 50.
                     unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml, long) };
-                    crate::filters::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
                     assert_eq!(
                         &buf[..want.len()],
                         &want[..],

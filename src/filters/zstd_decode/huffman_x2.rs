@@ -223,6 +223,8 @@ impl X2Table {
                     // SAFETY: p_off[k] <= lim < body.len() and o_off[k] <=
                     // ends[k] <= out.len().
                     args.ip[k] = unsafe { base.add(p_off[k]) };
+                    // SAFETY: o_off[k] <= ends[k] <= out.len() (as above), so
+                    // the pointer stays in `out` or one past its end.
                     args.op[k] = unsafe { q0.add(o_off[k]) };
                 } else {
                     // SAFETY: IDLE_IN - 8 < IDLE_IN.

@@ -2,7 +2,7 @@
 //! compared with the input and with the `ruzstd`-based product decoder.
 
 use super::*;
-use crate::filters::ChunkContext;
+use crate::ChunkContext;
 use proptest::prelude::*;
 
 /// Reference: the current product decoder (`ruzstd`), capped like ours.
@@ -12,7 +12,7 @@ pub(super) fn ruzstd_decode(src: &[u8], cap: usize) -> Result<Vec<u8>> {
         chunk_bytes: cap,
         max_output: cap,
     };
-    crate::filters::zstd::decode(src, &[], &ctx)
+    crate::zstd::decode(src, &[], &ctx)
 }
 
 fn lcg(seed: u64) -> impl FnMut() -> u64 {
@@ -266,7 +266,7 @@ pub(super) fn ruzstd_one_frame(src: &[u8], cap: usize) -> Option<(usize, Vec<u8>
 /// its magic number and measured by `ruzstd`, decodes to the same bytes here.
 #[test]
 fn shared_vector_frames_decode_equal() {
-    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let root =
         Some(here.join("../shared/vectors")).filter(|p| p.join("filters/manifest.json").is_file());
     let Some(root) = root else {
@@ -339,7 +339,8 @@ proptest! {
 /// libzstd refuses every one of them, and so must we.
 #[test]
 fn reproducers_from_the_rusty_zstd_evaluation_are_refused() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("notes/zstd-repro");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("notes/zstd-repro");
     let mut seen = 0;
     for name in [
         "block-over-max-400seq.zst",
@@ -380,7 +381,7 @@ fn reserved_descriptor_bit_is_refused() {
 /// and ruzstd refuse windows over 2 GiB, and so do we.
 #[test]
 fn window_over_two_gib_is_refused() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("notes/zstd-repro/f_zstd_own-window-over-2gib.zst");
     let frame = std::fs::read(path).unwrap();
     let err = decompress_append(&frame, &mut Vec::new(), 1 << 20).unwrap_err();
@@ -617,7 +618,7 @@ proptest! {
         let level = [1, 3, 5, 19][li];
         let data = skewed(n, skew, seed);
         let frame = if ours {
-            crate::filters::zstd_encode::compress::compress(&data, level)
+            crate::zstd_encode::compress::compress(&data, level)
                 .unwrap_or_else(|| zstd_cli(&data, level, false))
         } else {
             zstd_cli(&data, level, false)
@@ -683,7 +684,7 @@ fn seq_mode_offset(f: &[u8]) -> Option<usize> {
 #[test]
 fn repeat_mode_does_not_reach_into_the_previous_frame() {
     let data = repetitive(3000, 7);
-    let a = crate::filters::zstd_codec::compress(&data, 3);
+    let a = crate::zstd_codec::compress(&data, 3);
     let at = seq_mode_offset(&a).expect("the frame has sequences");
     let mut b = a.clone();
     b[at] = 0xFC; // every table in repeat mode

@@ -6,7 +6,7 @@ use super::entropy::{write_frame_header, BlockEncoder, BlockKind};
 use super::opt::{params_level22, MatchFinder, Params, Parser, INITIAL_REPS};
 use std::cell::RefCell;
 
-use crate::filters::zstd_decode::BLOCK_MAX;
+use crate::zstd_decode::BLOCK_MAX;
 /// Largest source encoded here: the tables grow with the window (at 8 MiB,
 /// 2 × 32 MiB of tree and hash); larger inputs go to the general encoder.
 const MAX_SRC: usize = 8 << 20;
@@ -107,7 +107,7 @@ fn compress_with(src: &[u8], level: i32, reuse: bool) -> Option<Vec<u8>> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::filters::zstd_codec::decode_bounded;
+    use crate::zstd_codec::decode_bounded;
     use proptest::prelude::*;
 
     fn check(src: &[u8]) -> Vec<u8> {
@@ -119,7 +119,7 @@ pub(super) mod tests {
 
     /// Round trip through `zstd -d` when the CLI exists (shared with the
     /// other encoders' tests).
-    pub(in crate::filters::zstd_encode) fn check_cli(z: &[u8], src: &[u8]) {
+    pub(in crate::zstd_encode) fn check_cli(z: &[u8], src: &[u8]) {
         use std::io::Write;
         use std::process::{Command, Stdio};
         let Ok(mut child) = Command::new("zstd")
@@ -246,7 +246,7 @@ pub(super) mod tests {
             .filter(|p| p.to_string_lossy().contains(&filt))
             .collect();
         names.sort();
-        let cpu = crate::filters::zstd_encode::opt::thread_cpu_ns;
+        let cpu = crate::zstd_encode::opt::thread_cpu_ns;
         let size_of = |p: &std::path::Path, ext: &str| {
             std::fs::metadata(p.with_extension(ext)).map_or(0, |m| m.len() as usize)
         };

@@ -18,7 +18,7 @@ use super::Seq;
 /// Zstandard frame magic number (RFC 8878 §3.1.1).
 const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// Largest block content (RFC 8878 §3.1.1.2.4).
-pub(crate) use crate::filters::zstd_decode::BLOCK_MAX;
+pub(crate) use crate::zstd_decode::BLOCK_MAX;
 
 /// What [`BlockEncoder::encode_block`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

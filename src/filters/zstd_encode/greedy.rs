@@ -14,7 +14,7 @@
 use super::entropy::{write_frame_header, BlockEncoder, BlockKind};
 use super::opt::{update_reps, INITIAL_REPS};
 use super::Seq;
-use crate::filters::zstd_decode::BLOCK_MAX;
+use crate::zstd_decode::BLOCK_MAX;
 use std::cell::RefCell;
 
 /// Match-finder settings (libzstd's names).
@@ -366,7 +366,7 @@ fn parse_block(
 mod tests {
     use super::super::compress::tests::check_cli;
     use super::*;
-    use crate::filters::zstd_codec::decode_bounded;
+    use crate::zstd_codec::decode_bounded;
     use proptest::prelude::*;
 
     const P: GreedyParams = GreedyParams {

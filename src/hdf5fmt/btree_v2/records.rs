@@ -3,8 +3,8 @@
 //! bytes handed out by [`super::BTreeV2::for_each_record`].
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::Sizes;
 
 const REC: &str = "v2 B-tree record";
 

@@ -9,19 +9,19 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
-use crate::filters::bitshuffle::{
+use purehdf_filters::bitshuffle::{
     bitunshuffle_rows, bitunshuffle_rows_fits, bitunshuffle_rows_streamed,
 };
-use crate::filters::blosc2;
-use crate::filters::blosc2::b2nd::Meta;
-use crate::filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
-use crate::filters::blosc2::frame::{self, ChunkRef, Frame};
-use crate::filters::shuffle::{
+use purehdf_filters::blosc2;
+use purehdf_filters::blosc2::b2nd::Meta;
+use purehdf_filters::blosc2::chunk::{filter, Block, ChunkDecoder, Header};
+use purehdf_filters::blosc2::frame::{self, ChunkRef, Frame};
+use purehdf_filters::shuffle::{
     unshuffle2_rows, unshuffle2_rows_streamed, unshuffle2_rows_streamed_group,
     unshuffle_planes_uninit, Rows3,
 };
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::selection::{for_each_in_box, Placement};
+use crate::limits;
+use crate::selection::{for_each_in_box, Placement};
 
 use super::read::{byte_run, OutBuf};
 
@@ -380,7 +380,7 @@ fn parallel_blocks(
     let rank = runs.first.len();
     if !count.is_some_and(|c| (2..=MAX_PARALLEL_BLOCKS).contains(&c))
         || rank == 0
-        || !crate::threads::parallel()
+        || !purehdf_filters::threads::parallel()
     {
         return Ok(false);
     }

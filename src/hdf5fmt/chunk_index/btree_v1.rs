@@ -3,14 +3,14 @@
 //! offsets (plus a trailing element-size dimension), stored size and mask.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v1::chunk_entries;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::btree_v1::chunk_entries;
+use crate::source::Source;
+use crate::Sizes;
 
 use super::grid::Grid;
 use super::{ChunkIndexParams, ChunkRecord};
 
-pub fn chunks(
+pub(super) fn chunks(
     src: &dyn Source,
     sizes: Sizes,
     _params: &ChunkIndexParams,

@@ -2,14 +2,14 @@
 //! III.A.2, record types 10 and 11): records carry scaled chunk coordinates.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v2::{records, BTreeV2};
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::btree_v2::{records, BTreeV2};
+use crate::source::Source;
+use crate::Sizes;
 
 use super::grid::Grid;
 use super::{ChunkIndexParams, ChunkRecord};
 
-pub fn chunks(
+pub(super) fn chunks(
     src: &dyn Source,
     sizes: Sizes,
     params: &ChunkIndexParams,

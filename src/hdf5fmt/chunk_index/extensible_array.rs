@@ -7,12 +7,12 @@
 //! the chunk grid with the unlimited dimension moved first.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v2::verify_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::btree_v2::verify_checksum;
+use crate::cursor::Cursor;
+use crate::limits;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 use super::fixed_array::ElementFormat;
 use super::grid::{unravel, Grid};
@@ -133,7 +133,7 @@ fn parse_header(
 }
 
 /// Walk the array and push every written chunk.
-pub fn chunks(
+pub(super) fn chunks(
     src: &dyn Source,
     sizes: Sizes,
     params: &ChunkIndexParams,

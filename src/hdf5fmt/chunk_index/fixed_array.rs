@@ -5,11 +5,11 @@
 //! row-major linear index `i` over the maximum extent's chunk grid.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::btree_v2::verify_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::btree_v2::verify_checksum;
+use crate::cursor::Cursor;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 use super::grid::{unravel, Grid};
 use super::{ChunkIndexParams, ChunkRecord};
@@ -21,14 +21,14 @@ const PAGE: &str = "fixed array data block page";
 /// The element layout shared by the array indexes: address, then for filtered
 /// chunks a size field of `size_len` bytes and a 4-byte mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ElementFormat {
+pub(super) struct ElementFormat {
     pub addr_len: u8,
     pub size_len: Option<usize>,
 }
 
 impl ElementFormat {
     /// Derive the format from the stored element size.
-    pub fn new(
+    pub(super) fn new(
         structure: &'static str,
         at: u64,
         sizes: Sizes,
@@ -69,12 +69,12 @@ impl ElementFormat {
         })
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         usize::from(self.addr_len) + self.size_len.map_or(0, |w| w + 4)
     }
 
     /// Decode one element: `(address, stored size, mask)`, or `None` when unwritten.
-    pub fn decode(&self, c: &mut Cursor<'_>, chunk_bytes: u64) -> Result<Option<(u64, u64, u32)>> {
+    pub(super) fn decode(&self, c: &mut Cursor<'_>, chunk_bytes: u64) -> Result<Option<(u64, u64, u32)>> {
         let addr = c.addr(self.addr_len)?;
         let (size, mask) = match self.size_len {
             Some(w) => (c.uint(w)?, c.u32()?),
@@ -85,7 +85,7 @@ impl ElementFormat {
 }
 
 /// Walk the array and push every written chunk.
-pub fn chunks(
+pub(super) fn chunks(
     src: &dyn Source,
     sizes: Sizes,
     params: &ChunkIndexParams,

@@ -3,7 +3,7 @@
 //! chunk, and the row-major linear chunk index the array-based indexes use.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::limits;
+use crate::limits;
 
 use super::{ChunkIndexParams, ChunkRecord};
 

@@ -11,13 +11,13 @@ use super::{ChunkIndexParams, ChunkRecord};
 const IMPLICIT: &str = "implicit chunk index";
 
 /// The address of the chunk at `scaled`.
-pub fn address_of(grid: &Grid, base: u64, scaled: &[u64]) -> Option<u64> {
+pub(super) fn address_of(grid: &Grid, base: u64, scaled: &[u64]) -> Option<u64> {
     let idx = ravel(scaled, &grid.max_extents())?;
     base.checked_add(idx.checked_mul(grid.chunk_bytes)?)
 }
 
 /// Every chunk inside the current extent.
-pub fn chunks(
+pub(super) fn chunks(
     params: &ChunkIndexParams,
     grid: &Grid,
     address: u64,

@@ -15,9 +15,9 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::source::Source;
+use crate::Sizes;
 
 mod b2nd_window;
 mod btree_v1;
@@ -160,9 +160,9 @@ pub fn list_chunks(
 
 /// Borrow a chunk's stored (still filtered) bytes: zero-copy when the source is in memory.
 pub fn stored_bytes<'s>(src: &'s dyn Source, record: &ChunkRecord) -> Result<Cow<'s, [u8]>> {
-    crate::hdf5fmt::cursor::bounded(
+    crate::cursor::bounded(
         record.size,
-        crate::hdf5fmt::limits::MAX_READ,
+        crate::limits::MAX_READ,
         "chunk",
         record.address,
         "stored chunk size",
@@ -178,9 +178,9 @@ pub fn read_chunked(
     src: &dyn Source,
     sizes: Sizes,
     params: &ChunkIndexParams,
-    pipeline: &[crate::filters::FilterSpec],
+    pipeline: &[purehdf_filters::FilterSpec],
     fill_value: Option<&[u8]>,
-    selection: &crate::hdf5fmt::selection::Selection,
+    selection: &crate::selection::Selection,
     out: &mut [u8],
 ) -> Result<()> {
     let map = ChunkMap::build(src, sizes, params)?;

@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::filters::{
+use purehdf_filters::{
     decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
 };
-use crate::hdf5fmt::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
-use crate::hdf5fmt::selection::{Placement, Selection};
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
+use crate::selection::{Placement, Selection};
+use crate::source::Source;
+use crate::Sizes;
 
 use super::b2nd_window::{read_window, Window};
 use super::cache::ChunkCache;
@@ -153,7 +153,7 @@ impl Plan<'_> {
             .enumerate()
             .filter(|(i, _)| *i >= 32 || rec.filter_mask & (1 << i) == 0);
         match (active.next(), active.next()) {
-            (Some((_, spec)), None) => spec.id == crate::filters::ids::BLOSC2,
+            (Some((_, spec)), None) => spec.id == purehdf_filters::ids::BLOSC2,
             _ => false,
         }
     }
@@ -231,7 +231,7 @@ impl Plan<'_> {
         }
         if let (Some(c), true) = (self.cache, reread) {
             let decoded =
-                decode_pipeline(self.pipeline, rec.filter_mask, &ctx, &stored).map_err(err)?;
+                decode_pipeline(self.pipeline, rec.filter_mask, &ctx, &stored).map_err(|e| err(e.into()))?;
             if decoded.len() < want {
                 return Err(short(decoded.len(), "decodes to"));
             }
@@ -240,7 +240,7 @@ impl Plan<'_> {
             return copy(&decoded);
         }
         decode_pipeline_reusing(self.pipeline, rec.filter_mask, &ctx, &stored, scratch)
-            .map_err(err)?;
+            .map_err(|e| err(e.into()))?;
         if scratch.out.len() < want {
             return Err(short(scratch.out.len(), "decodes to"));
         }
@@ -256,7 +256,7 @@ impl Plan<'_> {
 /// reads such chunks as plain bitshuffle. Other stages are used as stored.
 pub fn as_plugins_read(pipeline: &[FilterSpec]) -> Cow<'_, [FilterSpec]> {
     let odd = |f: &FilterSpec| {
-        f.id == crate::filters::ids::BITSHUFFLE
+        f.id == purehdf_filters::ids::BITSHUFFLE
             && f.cd_values
                 .get(4)
                 .is_some_and(|&c| c != 0 && c != 2 && c != 3)
@@ -381,7 +381,7 @@ impl OutBuf {
         done.ok_or_else(bad_box)
     }
 
-    /// [`crate::hdf5fmt::selection::copy_box`] into the shared buffer.
+    /// [`crate::selection::copy_box`] into the shared buffer.
     pub(super) fn copy_box(
         &self,
         src: &[u8],
@@ -579,7 +579,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut DecodeScratch) -> R) -> R {
 #[cfg(feature = "parallel")]
 fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     use rayon::prelude::*;
-    if jobs.len() < 2 || !crate::threads::parallel() {
+    if jobs.len() < 2 || !purehdf_filters::threads::parallel() {
         return with_scratch(|scratch| {
             jobs.iter().try_for_each(|j| plan.run(src, j, out, scratch))
         });
@@ -647,7 +647,7 @@ pub fn read_chunked_vec_zeroed(
     cache: Option<&ChunkCache>,
 ) -> Result<Vec<u8>> {
     let mut out = vec![0u8; n];
-    crate::hdf5fmt::dataset::advise_huge_pages(&mut out);
+    crate::dataset::advise_huge_pages(&mut out);
     let mut buf = OutBuf::new(&mut out);
     buf.zeroed = true;
     read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;

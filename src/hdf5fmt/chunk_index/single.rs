@@ -6,7 +6,7 @@ use super::grid::Grid;
 use super::{ChunkIndexParams, ChunkRecord};
 
 /// The one chunk.
-pub fn chunk(
+pub(super) fn chunk(
     params: &ChunkIndexParams,
     grid: &Grid,
     address: u64,

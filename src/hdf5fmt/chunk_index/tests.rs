@@ -3,11 +3,11 @@
 //! proptest of hyperslab reads against full reads.
 
 use super::*;
-use crate::hdf5fmt::btree_v1::tests::chunk_node;
-use crate::hdf5fmt::btree_v1::ChunkKeyV1;
-use crate::hdf5fmt::btree_v2::tests::seal;
-use crate::hdf5fmt::selection::Selection;
-use crate::hdf5fmt::source::MemSource;
+use crate::btree_v1::tests::chunk_node;
+use crate::btree_v1::ChunkKeyV1;
+use crate::btree_v2::tests::seal;
+use crate::selection::Selection;
+use crate::source::MemSource;
 
 mod bench;
 mod corpus;

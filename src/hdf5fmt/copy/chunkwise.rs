@@ -10,15 +10,15 @@
 //! and one that stays contiguous one slab of whole rows at a time.
 
 use crate::error::{Error, Result};
-use crate::filters::{ChunkContext, FilterSpec};
-use crate::hdf5fmt::chunk_index::{self, ChunkRecord};
-use crate::hdf5fmt::cursor::bounded;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::selection::Selection;
-use crate::hdf5fmt::write::chunks::{extract_chunk, run_pipeline};
-use crate::hdf5fmt::write::set_local::set_local;
-use crate::hdf5fmt::write::{DatasetId, FileWriter};
+use purehdf_filters::{ChunkContext, FilterSpec};
+use crate::chunk_index::{self, ChunkRecord};
+use crate::cursor::bounded;
+use crate::dataset::Dataset;
+use crate::limits;
+use crate::selection::Selection;
+use crate::write::chunks::{extract_chunk, run_pipeline};
+use crate::write::set_local::set_local;
+use crate::write::{DatasetId, FileWriter};
 
 use super::digest::{chunk_sha, DatasetDigest};
 
@@ -47,7 +47,7 @@ pub(super) struct Done {
 
 impl Target {
     /// `filters` as given by the user or the source; completed as the writer does.
-    pub fn new(ds: &Dataset, chunk: &[u64], filters: &[FilterSpec], fill: Option<&[u8]>) -> Self {
+    pub(super) fn new(ds: &Dataset, chunk: &[u64], filters: &[FilterSpec], fill: Option<&[u8]>) -> Self {
         let dtype = ds.dtype();
         Target {
             chunk: chunk.to_vec(),
@@ -165,7 +165,7 @@ pub(super) fn stored_chunks(
         }
     }
     for batch in todo.chunks(t.batch_len()?) {
-        let encoded = crate::threads::try_map(batch, |(start, coords)| {
+        let encoded = purehdf_filters::threads::try_map(batch, |(start, coords)| {
             let count: Vec<u64> = start
                 .iter()
                 .zip(dims)
@@ -242,7 +242,7 @@ pub(super) fn by_rows(
             .map(|n| unravel(n, &grid))
             .collect();
         for batch in cells.chunks(batch_len) {
-            let encoded = crate::threads::try_map(batch, |local| {
+            let encoded = purehdf_filters::threads::try_map(batch, |local| {
                 let raw = extract_chunk(&slab, &count, &t.chunk, local, t.elem, &t.fill);
                 t.encode(raw, local, want)
             })?;

@@ -11,18 +11,18 @@ use super::raw;
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::error::{Error, Result};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::attribute::{self, Attribute, AttributeEntry};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::link::join_path;
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::messages::shared::SharedRef;
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::object_header::ObjectHeader;
-use crate::hdf5fmt::write::{
+use purehdf_filters::FilterSpec;
+use crate::attribute::{self, Attribute, AttributeEntry};
+use crate::dataset::Dataset;
+use crate::datatype::Datatype;
+use crate::file::{File, Object};
+use crate::group::Group;
+use crate::link::join_path;
+use crate::messages::link::Link;
+use crate::messages::shared::SharedRef;
+use crate::messages::types;
+use crate::object_header::ObjectHeader;
+use crate::write::{
     AttrData, AttrValue, CreationOrder, DatasetData, DatasetId, DatasetSpec, DatatypeId,
     FileWriter, GroupId, Layout, ObjectId, SpaceKind,
 };
@@ -103,11 +103,11 @@ fn committed_type(file: &File, h: &ObjectHeader) -> Option<u64> {
 }
 
 impl<'a> Copier<'a> {
-    pub fn new(src: &'a File, w: &'a mut FileWriter, opts: &'a CopyOptions) -> Self {
+    pub(super) fn new(src: &'a File, w: &'a mut FileWriter, opts: &'a CopyOptions) -> Self {
         Self::with_policy(src, w, opts, &KeepAll)
     }
 
-    pub fn with_policy(
+    pub(super) fn with_policy(
         src: &'a File,
         w: &'a mut FileWriter,
         opts: &'a CopyOptions,
@@ -253,7 +253,7 @@ impl<'a> Copier<'a> {
     }
 
     /// Second pass: values holding references.
-    pub fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         for p in std::mem::take(&mut self.pending) {
             match p {
                 Pending::Attrs {
@@ -341,7 +341,7 @@ impl<'a> Copier<'a> {
     }
 
     /// Copy the tree under `root` (already created as `dst`).
-    pub fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
+    pub(super) fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
         self.map.insert(root.address(), dst.into());
         self.attrs_of(root.path(), root.header(), dst.into(), Vec::new());
         // (group, its copy); a group is walked once, when first copied
@@ -508,7 +508,7 @@ impl<'a> Copier<'a> {
             raw::raw_copyable(ds),
             src_chunks == stored_chunks,
         ) {
-            spec = spec.chunked(chunk, ds.filters().to_vec());
+            spec = spec.chunked_stored(chunk, ds.filters().to_vec());
             let d = self
                 .w
                 .create_dataset(parent, name, spec, DatasetData::None)?;
@@ -542,7 +542,7 @@ impl<'a> Copier<'a> {
             _ => None,
         };
         match chunk {
-            Some(c) => spec = spec.chunked(&c, pipeline),
+            Some(c) => spec = spec.chunked_stored(&c, pipeline),
             None if ds.layout_kind() == "compact" => spec = spec.compact(),
             None => {}
         }

@@ -9,10 +9,10 @@
 
 use super::{CopyOptions, CopyReport, FilterChoice};
 use crate::error::Result;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::write::{AttrValue, FileWriter, GroupId};
+use crate::dataset::Dataset;
+use crate::file::{File, Object};
+use crate::group::Group;
+use crate::write::{AttrValue, FileWriter, GroupId};
 
 /// How one dataset is copied.
 #[derive(Clone, Debug, PartialEq, Eq)]

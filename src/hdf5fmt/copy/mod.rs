@@ -19,11 +19,11 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::filters::{ids, FilterSpec};
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::messages::dataspace::Dataspace;
-use crate::hdf5fmt::write::FileWriter;
+use purehdf_filters::{ids, FilterSpec};
+use crate::datatype::Datatype;
+use crate::file::File;
+use crate::messages::dataspace::Dataspace;
+use crate::write::FileWriter;
 
 /// Most objects one copy creates (hard-link aliases are copied once per path).
 pub const MAX_OBJECTS: usize = 1_000_000;
@@ -286,10 +286,10 @@ fn copy_file_as(src: &Path, dst: &Path, opts: &CopyOptions, digests: bool) -> Re
 /// commits `w`.
 pub fn copy_graph(
     src: &File,
-    from: crate::hdf5fmt::group::Group,
+    from: crate::group::Group,
     w: &mut FileWriter,
-    into: crate::hdf5fmt::write::GroupId,
-    choose: &dyn Fn(&crate::hdf5fmt::dataset::Dataset) -> FilterChoice,
+    into: crate::write::GroupId,
+    choose: &dyn Fn(&crate::dataset::Dataset) -> FilterChoice,
 ) -> Result<CopyReport> {
     let opts = CopyOptions::default();
     let mut c = Copier::new(src, w, &opts);
@@ -303,7 +303,7 @@ pub fn copy_graph(
 /// chunks in parallel when the `parallel` feature is on).
 pub fn copy_with_threads(src: &str, dst: &str, opts: &CopyOptions) -> Result<CopyReport> {
     if opts.threads > 0 {
-        crate::threads::set_threads(opts.threads)?;
+        purehdf_filters::threads::set_threads(opts.threads)?;
     }
     copy_file(src, dst, opts)
 }

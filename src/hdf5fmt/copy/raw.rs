@@ -6,11 +6,11 @@
 //! use it.
 
 use crate::error::Result;
-use crate::hdf5fmt::chunk_index;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::messages::layout::Layout as ReadLayout;
-use crate::hdf5fmt::write::{DatasetId, FileWriter};
+use crate::chunk_index;
+use crate::dataset::Dataset;
+use crate::file::File;
+use crate::messages::layout::Layout as ReadLayout;
+use crate::write::{DatasetId, FileWriter};
 
 /// What [`copy_stored_chunks`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Unit tests of `h5 copy`.
 use super::*;
-use crate::hdf5fmt::chunk_index;
-use crate::hdf5fmt::file::Object;
-use crate::hdf5fmt::write::{to_bytes, AttrValue, DatasetData, DatasetSpec};
+use crate::chunk_index;
+use crate::file::Object;
+use crate::write::{to_bytes, AttrValue, DatasetData, DatasetSpec};
 
 #[test]
 fn guess_chunk_matches_h5py() {
@@ -54,7 +54,7 @@ fn source_file(dir: &Path) -> PathBuf {
     let g = w.create_group(r, "g").unwrap();
     let vals: Vec<i32> = (0..1000).collect();
     let spec = DatasetSpec::new(Datatype::int(4, true), &[10, 100])
-        .chunked(&[4, 30], vec![spec(ids::DEFLATE, vec![6])])
+        .chunked_stored(&[4, 30], vec![spec(ids::DEFLATE, vec![6])])
         .with_maxshape(&[None, Some(100)]);
     let d = w.create_dataset(g, "x", spec, to_bytes(&vals)).unwrap();
     w.set_attr(d, "units", AttrValue::string("mm")).unwrap();
@@ -62,7 +62,7 @@ fn source_file(dir: &Path) -> PathBuf {
         .unwrap();
     let strs: Vec<String> = vec!["a".into(), "bcd".into()];
     let vs = DatasetSpec::new(
-        crate::hdf5fmt::write::vlen_string_type(crate::hdf5fmt::datatype::CharSet::Utf8),
+        crate::write::vlen_string_type(crate::datatype::CharSet::Utf8),
         &[2],
     );
     w.create_dataset(r, "s", vs, strs).unwrap();
@@ -153,13 +153,13 @@ fn sparse_and_contiguous(dir: &Path) -> PathBuf {
     let r = w.root();
     let deflate = spec(ids::DEFLATE, vec![1]);
     let sparse = DatasetSpec::new(Datatype::int(2, true), &[1_000_000 * 4])
-        .chunked(&[4], vec![deflate.clone()])
+        .chunked_stored(&[4], vec![deflate.clone()])
         .with_fill(to_bytes(&[-7i16]));
     let d = w
         .create_dataset(r, "sparse", sparse, DatasetData::None)
         .unwrap();
-    let ctx = crate::filters::ChunkContext::new(2, 8);
-    let enc = |v: &[i16]| crate::filters::encode(&deflate, &ctx, &to_bytes(v)).unwrap();
+    let ctx = purehdf_filters::ChunkContext::new(2, 8);
+    let enc = |v: &[i16]| purehdf_filters::encode(&deflate, &ctx, &to_bytes(v)).unwrap();
     w.write_raw_chunk(d, &[3], enc(&[1, 2, 3, 4]), 0).unwrap();
     // the last chunk stored with the filter skipped (mask bit 0)
     w.write_raw_chunk(d, &[999_999], to_bytes(&[5i16, 6, 7, 8]), 1)
@@ -204,7 +204,7 @@ fn reencoding_goes_chunk_by_chunk() {
         let recs = chunk_index::chunks(got.source(), got.sizes(), &params).unwrap();
         assert_eq!(recs.len(), 2, "{f}");
         let mut head = vec![0u8; 32];
-        let sel = crate::hdf5fmt::selection::Selection::Hyperslab {
+        let sel = crate::selection::Selection::Hyperslab {
             start: vec![8],
             count: vec![16],
         };
@@ -213,7 +213,7 @@ fn reencoding_goes_chunk_by_chunk() {
         want_head.extend(to_bytes(&[1i16, 2, 3, 4, -7, -7, -7, -7, -7, -7, -7, -7]));
         assert_eq!(head, want_head, "{f}");
         let mut tail = vec![0u8; 8];
-        let sel = crate::hdf5fmt::selection::Selection::Hyperslab {
+        let sel = crate::selection::Selection::Hyperslab {
             start: vec![3_999_996],
             count: vec![4],
         };

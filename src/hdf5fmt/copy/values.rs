@@ -9,14 +9,14 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::{Datatype, ReferenceKind};
-use crate::hdf5fmt::file::File;
-use crate::hdf5fmt::limits::MAX_DATATYPE_DEPTH;
-use crate::hdf5fmt::write::elements::REVISED_REF_SIZE;
-use crate::hdf5fmt::write::{Elements, Fixup, ObjectId};
+use crate::datatype::{Datatype, ReferenceKind};
+use crate::file::File;
+use crate::limits::MAX_DATATYPE_DEPTH;
+use crate::write::elements::REVISED_REF_SIZE;
+use crate::write::{Elements, Fixup, ObjectId};
 
 /// Source file, where its objects went, and what could not be carried.
-pub struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     pub file: &'a File,
     /// Source header address → copied object.
     pub map: &'a HashMap<u64, ObjectId>,
@@ -62,7 +62,7 @@ impl Ctx<'_> {
     }
 
     /// Convert all elements of `dt` in `data` (the source's stored bytes).
-    pub fn elements(&mut self, dt: &Datatype, data: &[u8]) -> Result<Elements> {
+    pub(super) fn elements(&mut self, dt: &Datatype, data: &[u8]) -> Result<Elements> {
         if dt.has_vlen_or_ref() && (self.file.sizes().offset != 8 || self.file.sizes().length != 8)
         {
             return Err(bad(

@@ -12,8 +12,8 @@
 pub mod rows;
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::limits;
+use crate::cursor::Cursor;
+use crate::limits;
 
 /// Selection type codes (the leading `u32`).
 const SEL_NONE: u32 = 0;

@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::filters::{decode_pipeline, ChunkContext};
-use crate::hdf5fmt::btree_v2::verify_checksum;
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use purehdf_filters::{decode_pipeline, ChunkContext};
+use crate::btree_v2::verify_checksum;
+use crate::checksum::metadata_checksum;
+use crate::cursor::{bounded, Cursor};
+use crate::limits;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 use super::header::HeapHeader;
 

@@ -2,15 +2,15 @@
 //! "Fractal Heap Header").
 
 use crate::error::{Error, Result};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::btree_v2::verify_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use purehdf_filters::FilterSpec;
+use crate::btree_v2::verify_checksum;
+use crate::cursor::Cursor;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 use super::doubling_table::DoublingTable;
-use crate::hdf5fmt::messages::filter_pipeline;
+use crate::messages::filter_pipeline;
 
 pub(crate) const HEADER: &str = "fractal heap header";
 

@@ -10,12 +10,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::filters::{decode_pipeline, ChunkContext};
-use crate::hdf5fmt::btree_v2::{self, BTreeV2};
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use purehdf_filters::{decode_pipeline, ChunkContext};
+use crate::btree_v2::{self, BTreeV2};
+use crate::cursor::{bounded, Cursor};
+use crate::limits;
+use crate::source::Source;
+use crate::Sizes;
 
 pub mod blocks;
 pub mod doubling_table;

@@ -1,9 +1,9 @@
 //! Hand-built heaps (every ID kind, corruption, cycles) and real files from the corpus.
 
 use super::*;
-use crate::hdf5fmt::btree_v2::tests::seal;
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::source::MemSource;
+use crate::btree_v2::tests::seal;
+use crate::checksum::metadata_checksum;
+use crate::source::MemSource;
 
 const S: Sizes = Sizes {
     offset: 8,
@@ -304,7 +304,7 @@ fn huge_objects_through_the_btree() {
 
 #[test]
 fn filtered_root_direct_block() {
-    use crate::filters::{encode_pipeline, ChunkContext, FilterSpec};
+    use purehdf_filters::{encode_pipeline, ChunkContext, FilterSpec};
     let block = direct(0, 0, 512, &[(21, b"squeezed")]);
     let spec = FilterSpec {
         id: 1,
@@ -342,7 +342,7 @@ fn filtered_root_direct_block() {
 // ---- real files -------------------------------------------------------------
 
 pub(crate) fn corpus_dir() -> Option<std::path::PathBuf> {
-    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     Some(here.join("../shared/corpus")).filter(|p| p.join("MANIFEST.tsv").exists())
 }
 
@@ -368,7 +368,7 @@ fn link_name(msg: &[u8]) -> Option<&[u8]> {
         p += 1;
     }
     let w = 1usize << (flags & 3);
-    let len = msg.get(p..p + w).map(crate::hdf5fmt::cursor::le_uint)? as usize;
+    let len = msg.get(p..p + w).map(crate::cursor::le_uint)? as usize;
     p += w;
     msg.get(p..p + len)
 }
@@ -440,7 +440,7 @@ fn corpus_dense_links_and_attributes() {
                         } else {
                             attribute_name(&m)
                         };
-                        name.is_some_and(|n| crate::hdf5fmt::checksum::lookup3(n, 0) == hash)
+                        name.is_some_and(|n| crate::checksum::lookup3(n, 0) == hash)
                     })
                 });
                 assert!(ok, "{rel}: record {r:?} did not resolve to a matching name");

@@ -3,13 +3,13 @@
 //! caller-supplied lookup, and encodes version 3.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::encode::{put_u16, u16_len};
-use crate::hdf5fmt::messages::dataspace::Dataspace;
-use crate::hdf5fmt::messages::shared::SharedRef;
-use crate::hdf5fmt::messages::{datatype, types};
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::datatype::Datatype;
+use crate::encode::{put_u16, u16_len};
+use crate::messages::dataspace::Dataspace;
+use crate::messages::shared::SharedRef;
+use crate::messages::{datatype, types};
+use crate::Sizes;
 
 /// A decoded attribute: name, type, space and raw value bytes in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,7 +147,7 @@ mod tests {
         assert!(encode("", 0, &int4(), &[2, 0, 0, 0], &[]).is_err());
         assert!(encode("a\0b", 0, &int4(), &[2, 0, 0, 0], &[]).is_err());
         // flags bit 0 marks a shared datatype, the decoder asks the lookup
-        let shared = crate::hdf5fmt::messages::shared::SharedRef::ObjectHeader(0x40);
+        let shared = crate::messages::shared::SharedRef::ObjectHeader(0x40);
         let b = encode(
             "s",
             1,

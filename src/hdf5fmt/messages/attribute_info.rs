@@ -3,10 +3,10 @@
 //! heap and v2 B-tree indexes).
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::put_u16;
-use crate::hdf5fmt::messages::link_info::encode_index_info;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::encode::put_u16;
+use crate::messages::link_info::encode_index_info;
+use crate::Sizes;
 
 /// A decoded attribute info message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl AttributeInfo {
 }
 
 /// Encode an attribute info message, version 0, with creation-order flags
-/// `bits` (as [`crate::hdf5fmt::messages::link_info::encode`]; the maximum
+/// `bits` (as [`crate::messages::link_info::encode`]; the maximum
 /// creation index is 16 bits).
 pub fn encode(
     bits: u8,

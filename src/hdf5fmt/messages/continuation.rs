@@ -2,8 +2,8 @@
 //! where the next block of header messages lives.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::Sizes;
 
 /// Address and length of a continuation block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

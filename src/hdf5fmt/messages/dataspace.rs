@@ -3,9 +3,9 @@
 //! ones, and null spaces) and encodes version 2 (what the writer emits).
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::{is_undefined, Cursor};
-use crate::hdf5fmt::encode::{put_var, UNDEF};
-use crate::hdf5fmt::{limits, Sizes};
+use crate::cursor::{is_undefined, Cursor};
+use crate::encode::{put_var, UNDEF};
+use crate::{limits, Sizes};
 
 /// What kind of dataspace an object has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! contiguous dataset's bytes stored in other files, named in a local heap.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::Sizes;
 
 /// One slot: `size` bytes at `file_offset` of the file named at `name_offset`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,9 +2,9 @@
 //! (Old)" and IV.A.2.f "Fill Value"): decodes versions 1–3, encodes version 3.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::{bounded, Cursor};
-use crate::hdf5fmt::encode::put_u32;
-use crate::hdf5fmt::limits;
+use crate::cursor::{bounded, Cursor};
+use crate::encode::put_u32;
+use crate::limits;
 
 /// Whether and how a fill value was defined (`H5Pfill_value_defined`).
 #[derive(Clone, Debug, PartialEq, Eq)]

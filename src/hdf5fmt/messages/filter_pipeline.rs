@@ -2,9 +2,9 @@
 //! and 2 decoded into [`FilterSpec`]s, version 2 encoded from them.
 
 use crate::error::{Error, Result};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::{put_u16, put_u32, u16_len};
+use purehdf_filters::FilterSpec;
+use crate::cursor::Cursor;
+use crate::encode::{put_u16, put_u32, u16_len};
 
 /// Most client-data values in one filter description.
 const MAX_CD_VALUES: usize = 4096;

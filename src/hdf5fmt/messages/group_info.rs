@@ -3,8 +3,8 @@
 //! new-style group.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::put_u16;
+use crate::cursor::Cursor;
+use crate::encode::put_u16;
 
 /// A decoded group info message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

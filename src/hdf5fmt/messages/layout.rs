@@ -3,11 +3,11 @@
 //! virtual) and encodes versions 3 and 4 (what the writer emits).
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::chunk_index::{ChunkIndexKind, ChunkIndexParams};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::{limit_enc_size, put_u16, put_u32, put_var, u16_len, UNDEF};
-use crate::hdf5fmt::messages::dataspace::Dataspace;
-use crate::hdf5fmt::{limits, Sizes};
+use crate::chunk_index::{ChunkIndexKind, ChunkIndexParams};
+use crate::cursor::Cursor;
+use crate::encode::{limit_enc_size, put_u16, put_u32, put_var, u16_len, UNDEF};
+use crate::messages::dataspace::Dataspace;
+use crate::{limits, Sizes};
 
 /// How a dataset's raw data is stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -397,7 +397,7 @@ mod tests {
             (&[10, 20][..], 4, None)
         );
         let space = Dataspace {
-            kind: crate::hdf5fmt::messages::dataspace::SpaceKind::Simple,
+            kind: crate::messages::dataspace::SpaceKind::Simple,
             dims: vec![100, 100],
             max_dims: vec![Some(100), None],
         };

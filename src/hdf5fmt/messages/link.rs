@@ -3,9 +3,9 @@
 //! for dense groups, as fractal-heap objects). Decoded and encoded here.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::{put_u16, put_u64, put_var, u16_len};
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::encode::{put_u16, put_u64, put_var, u16_len};
+use crate::Sizes;
 
 /// Where a link points.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! heap and v2 B-tree indexes).
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::put_u64;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::encode::put_u64;
+use crate::Sizes;
 
 /// A decoded link info message.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -104,8 +104,8 @@ mod tests {
 
 #[cfg(test)]
 mod fuzz {
-    use crate::hdf5fmt::cursor::Cursor;
-    use crate::hdf5fmt::Sizes;
+    use crate::cursor::Cursor;
+    use crate::Sizes;
     use proptest::prelude::*;
 
     proptest! {

@@ -3,8 +3,8 @@
 //! header is version 2.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::put_u32;
+use crate::cursor::Cursor;
+use crate::encode::put_u32;
 
 /// Decode a reference count message body.
 pub fn decode(c: &mut Cursor<'_>) -> Result<u32> {

@@ -3,10 +3,10 @@
 //! (`SMTB`, III.E/IV.A.2.p) that locates messages kept in the shared-message heap.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::encode::put_var;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::encode::put_var;
+use crate::signature;
+use crate::Sizes;
 
 /// Where a shared message's real body lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ impl SohmTable {
         let end = c.pos();
         let stored = c.u32()?;
         let covered = c.data().get(start..end).unwrap_or(&[]);
-        let computed = crate::hdf5fmt::checksum::metadata_checksum(covered);
+        let computed = crate::checksum::metadata_checksum(covered);
         if stored != computed {
             return Err(crate::Error::Checksum {
                 structure: "shared message table",
@@ -182,7 +182,7 @@ mod tests {
         b.extend_from_slice(&[0; 4 + 2 + 2 + 2]);
         b.extend_from_slice(&0x10u64.to_le_bytes());
         b.extend_from_slice(&0x20u64.to_le_bytes());
-        let ck = crate::hdf5fmt::checksum::metadata_checksum(&b);
+        let ck = crate::checksum::metadata_checksum(&b);
         b.extend_from_slice(&ck.to_le_bytes());
         let t = SohmTable::decode(&mut Cursor::new(&b, 0, "t"), Sizes::default(), 1).unwrap();
         assert_eq!(t.heap_for(3), Some(0x20));

@@ -3,10 +3,10 @@
 //! (III.B) that the group's v1 B-tree points at.
 
 use crate::error::Result;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::cursor::Cursor;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 /// A symbol table message: the group's v1 B-tree and local heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub fn read_node(src: &dyn Source, sizes: Sizes, address: u64) -> Result<Vec<Sym
     c.skip(1)?;
     let n = u64::from(c.u16()?);
     let esize = SymbolTableEntry::encoded_size(sizes) as u64;
-    let at = crate::hdf5fmt::cursor::add(address, 8, "symbol table node", address, "entries")?;
+    let at = crate::cursor::add(address, 8, "symbol table node", address, "entries")?;
     let body = src.read("symbol table node", at, n * esize)?;
     let mut c = Cursor::new(&body, at, "symbol table node");
     let mut out = Vec::with_capacity(n as usize);
@@ -110,7 +110,7 @@ pub fn read_node(src: &dyn Source, sizes: Sizes, address: u64) -> Result<Vec<Sym
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     fn entry(name_off: u64, addr: u64, cache: u32) -> Vec<u8> {
         let mut b = name_off.to_le_bytes().to_vec();

@@ -5,7 +5,7 @@
 //! toward zero, NaN becomes 0). Anything else is unsupported.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::{ByteOrder, Datatype};
+use crate::datatype::{ByteOrder, Datatype};
 
 /// A numeric element type this module can convert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ fn num(t: &Datatype) -> Option<Num> {
             order,
             layout,
         } if matches!(size, 4 | 8) && *order != ByteOrder::Vax => {
-            (*layout == crate::hdf5fmt::datatype::FloatLayout::ieee(*size)).then_some(Num::Float {
+            (*layout == crate::datatype::FloatLayout::ieee(*size)).then_some(Num::Float {
                 size: *size as usize,
                 big: *order == ByteOrder::Big,
             })
@@ -305,8 +305,8 @@ mod tests {
         );
         let s = Datatype::String {
             size: 4,
-            pad: crate::hdf5fmt::datatype::StringPad::NullPad,
-            cset: crate::hdf5fmt::datatype::CharSet::Ascii,
+            pad: crate::datatype::StringPad::NullPad,
+            cset: crate::datatype::CharSet::Ascii,
         };
         assert!(matches!(
             Conversion::new(&s, &Datatype::int(4, true)),

@@ -5,7 +5,7 @@
 //! `j`-th block of a printf mapping, and the smallest extent every limited
 //! virtual selection needs.
 
-use crate::hdf5fmt::dataspace_selection::{DataspaceSelection, HyperDim};
+use crate::dataspace_selection::{DataspaceSelection, HyperDim};
 
 /// The coordinates of one regular-hyperslab dimension (count or block may be
 /// unlimited) that lie below `clip`.

@@ -10,10 +10,10 @@
 //! virtual dataset's own file (name `.`).
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::dataspace_selection::{self, DataspaceSelection};
-use crate::hdf5fmt::Sizes;
+use crate::checksum::metadata_checksum;
+use crate::cursor::Cursor;
+use crate::dataspace_selection::{self, DataspaceSelection};
+use crate::Sizes;
 
 const FILE_SHARED: u8 = 0x01;
 const DSET_SHARED: u8 = 0x02;
@@ -114,7 +114,7 @@ fn earlier(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::dataspace_selection::HyperDim;
+    use crate::dataspace_selection::HyperDim;
 
     fn hex(s: &str) -> Vec<u8> {
         (0..s.len())

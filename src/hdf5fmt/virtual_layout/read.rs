@@ -9,11 +9,11 @@
 use super::convert::Conversion;
 use super::resolve::{Piece, Plan, Source};
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::bounded;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::dataspace_selection::rows::Placed;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::selection::Selection;
+use crate::cursor::bounded;
+use crate::dataset::Dataset;
+use crate::dataspace_selection::rows::Placed;
+use crate::limits;
+use crate::selection::Selection;
 
 /// Largest request handled in one pass; bigger ones are split along dimension 0.
 const SLAB_BYTES: u64 = 64 << 20;

@@ -16,13 +16,13 @@ use super::extent::{block_end, extent_for_slices, slices_below, unlimited_block,
 use super::mapping::{decode_mappings, Mapping};
 use super::source_name::SourceName;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::dataspace_selection::rows::Placed;
-use crate::hdf5fmt::dataspace_selection::DataspaceSelection;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::global_heap::HeapId;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::messages::layout::Layout;
+use crate::dataset::Dataset;
+use crate::dataspace_selection::rows::Placed;
+use crate::dataspace_selection::DataspaceSelection;
+use crate::file::{File, Object};
+use crate::global_heap::HeapId;
+use crate::limits;
+use crate::messages::layout::Layout;
 
 /// Most source datasets probed for one printf-style mapping.
 const MAX_PRINTF_SOURCES: u64 = 1 << 20;
@@ -315,7 +315,7 @@ impl Resolver<'_> {
 fn dim(
     sel: &DataspaceSelection,
     d: usize,
-) -> Result<crate::hdf5fmt::dataspace_selection::HyperDim> {
+) -> Result<crate::dataspace_selection::HyperDim> {
     sel.regular()
         .and_then(|r| r.get(d).copied())
         .ok_or_else(|| Error::malformed("virtual dataset mapping", 0, "no unlimited dimension"))

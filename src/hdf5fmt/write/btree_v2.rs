@@ -6,9 +6,9 @@
 
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::encode::{limit_enc_size, put_var, UNDEF};
-use crate::hdf5fmt::signature;
+use crate::checksum::metadata_checksum;
+use crate::encode::{limit_enc_size, put_var, UNDEF};
+use crate::signature;
 
 /// Creation parameters of a tree.
 #[derive(Clone, Copy, Debug)]

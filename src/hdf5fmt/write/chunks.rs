@@ -10,12 +10,12 @@ use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
-use crate::filters::{self, ChunkContext, FilterSpec};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::chunk_index::ChunkIndexKind;
-use crate::hdf5fmt::encode::{log2_floor, put_var, UNDEF};
-use crate::hdf5fmt::messages::layout::Layout;
-use crate::hdf5fmt::signature;
+use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
+use crate::checksum::metadata_checksum;
+use crate::chunk_index::ChunkIndexKind;
+use crate::encode::{log2_floor, put_var, UNDEF};
+use crate::messages::layout::Layout;
+use crate::signature;
 use std::collections::BTreeMap;
 
 /// A pre-encoded chunk already in the output: address, stored size, filter mask.
@@ -186,7 +186,7 @@ pub fn run_pipeline(
                     "shuffle without an element size".into(),
                 ))
             } else {
-                filters::encode(spec, ctx, &buf)
+                filters::encode(spec, ctx, &buf).map_err(Error::from)
             };
         match res {
             Ok(out) => buf = out,
@@ -293,7 +293,7 @@ fn encode_one(
                     out.extend_from_slice(&scratch.chunk);
                     Ok(1)
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             };
         }
     }
@@ -325,7 +325,7 @@ fn encode_all(
             })
     };
     #[cfg(feature = "parallel")]
-    if crate::threads::parallel() {
+    if purehdf_filters::threads::parallel() {
         use rayon::prelude::*;
         return coords
             .par_iter()
@@ -339,7 +339,7 @@ fn encode_all(
 /// Chunks encoded per batch: enough to keep every thread busy, few enough
 /// that the encoded chunks (held until written in order) stay small.
 fn batch_len() -> usize {
-    (4 * crate::threads::threads()).clamp(1, 256)
+    (4 * purehdf_filters::threads::threads()).clamp(1, 256)
 }
 
 /// Encode every chunk of the C-order `data` (of shape `input.dims`; edge
@@ -559,7 +559,7 @@ fn write_fixed_array(
     csl: usize,
 ) -> Result<(u64, u8)> {
     let n = product(max_grid).ok_or_else(|| Error::InvalidArgument("too many chunks".into()))?;
-    if n > crate::hdf5fmt::limits::MAX_ELEMENTS {
+    if n > crate::limits::MAX_ELEMENTS {
         return Err(Error::InvalidArgument(format!("{n} chunks is too many")));
     }
     let page_bits = (log2_floor(n.max(1).next_power_of_two()) as u8).max(10);

@@ -100,7 +100,7 @@ pub fn resolve(
     sink: &mut Sink,
     depth: usize,
 ) -> Result<Vec<u8>> {
-    if depth > crate::hdf5fmt::limits::MAX_DATATYPE_DEPTH {
+    if depth > crate::limits::MAX_DATATYPE_DEPTH {
         return Err(Error::InvalidArgument(
             "variable-length values nested too deeply".into(),
         ));

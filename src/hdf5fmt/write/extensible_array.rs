@@ -8,10 +8,10 @@
 
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::chunk_index::ChunkIndexKind;
-use crate::hdf5fmt::encode::{log2_floor, UNDEF};
-use crate::hdf5fmt::signature;
+use crate::checksum::metadata_checksum;
+use crate::chunk_index::ChunkIndexKind;
+use crate::encode::{log2_floor, UNDEF};
+use crate::signature;
 
 const MAX_BITS: u8 = 32;
 const IDX_BLK_ELMTS: u64 = 4;

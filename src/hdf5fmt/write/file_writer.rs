@@ -14,16 +14,16 @@ use super::{
 };
 use super::{Dataspace, SpaceKind, WRITER_SIZES};
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::{lookup3, metadata_checksum};
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::encode::UNDEF;
-use crate::hdf5fmt::limits::MAX_GROUP_DEPTH;
-use crate::hdf5fmt::messages::fill_value::AllocTime;
-use crate::hdf5fmt::messages::layout::Layout as FileLayout;
-use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
-use crate::hdf5fmt::messages::shared::SharedRef;
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::messages::{datatype, fill_value, filter_pipeline, refcount};
+use crate::checksum::{lookup3, metadata_checksum};
+use crate::datatype::Datatype;
+use crate::encode::UNDEF;
+use crate::limits::MAX_GROUP_DEPTH;
+use crate::messages::fill_value::AllocTime;
+use crate::messages::layout::Layout as FileLayout;
+use crate::messages::link::{Link as FileLink, LinkMessage};
+use crate::messages::shared::SharedRef;
+use crate::messages::types;
+use crate::messages::{datatype, fill_value, filter_pipeline, refcount};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -196,7 +196,7 @@ pub(crate) fn serialize(nodes: &[Node], sink: &mut Sink) -> Result<()> {
 /// Superblock version 2.
 pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
     let mut b = Vec::with_capacity(SUPERBLOCK_SIZE as usize);
-    b.extend_from_slice(&crate::hdf5fmt::signature::SUPERBLOCK);
+    b.extend_from_slice(&crate::signature::SUPERBLOCK);
     b.extend_from_slice(&[2, 8, 8, 0]);
     b.extend_from_slice(&0u64.to_le_bytes());
     b.extend_from_slice(&UNDEF.to_le_bytes());

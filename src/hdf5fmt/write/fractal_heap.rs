@@ -11,9 +11,9 @@
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
-use crate::hdf5fmt::signature;
+use crate::checksum::metadata_checksum;
+use crate::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
+use crate::signature;
 
 /// Heap address space bits ("Maximum Heap Size").
 const MAX_HEAP_BITS: u16 = 32;
@@ -273,9 +273,9 @@ mod tests {
 
     /// Read every object back through the crate's reader.
     fn read_back(objs: &[Vec<u8>], id_len: u16) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
-        use crate::hdf5fmt::fractal_heap::FractalHeap;
-        use crate::hdf5fmt::source::MemSource;
-        use crate::hdf5fmt::Sizes;
+        use crate::fractal_heap::FractalHeap;
+        use crate::source::MemSource;
+        use crate::Sizes;
         let mut sink = Sink::memory();
         sink.append(&[0xEE; 48]).unwrap(); // something before the heap
         let h = write(&mut sink, objs, id_len).unwrap();

@@ -4,7 +4,7 @@
 
 use super::file_writer::Sink;
 use crate::error::{Error, Result};
-use crate::hdf5fmt::signature;
+use crate::signature;
 
 /// Smallest collection libhdf5 reads comfortably.
 pub const MIN_COLLECTION: u64 = 4096;

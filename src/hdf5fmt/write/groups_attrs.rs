@@ -13,12 +13,12 @@ use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
 use crate::error::Result;
-use crate::hdf5fmt::encode::UNDEF;
-use crate::hdf5fmt::messages::group_info::GroupInfo;
-use crate::hdf5fmt::messages::link::{Link as FileLink, LinkMessage};
-use crate::hdf5fmt::messages::shared::SharedRef;
-use crate::hdf5fmt::messages::types;
-use crate::hdf5fmt::messages::{attribute, attribute_info, datatype, link_info};
+use crate::encode::UNDEF;
+use crate::messages::group_info::GroupInfo;
+use crate::messages::link::{Link as FileLink, LinkMessage};
+use crate::messages::shared::SharedRef;
+use crate::messages::types;
+use crate::messages::{attribute, attribute_info, datatype, link_info};
 
 /// One dense index to build over the heap objects.
 struct Index<F> {

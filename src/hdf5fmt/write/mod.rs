@@ -3,8 +3,8 @@
 //! or [`FileWriter::finish`] (to bytes). Chunks given already encoded
 //! ([`FileWriter::write_raw_chunk`]) go to the output at once, so a copy holds
 //! no more than the chunks it is encoding. Never parses: the message types and
-//! their encoders ([`crate::hdf5fmt::messages`]), the structure signatures
-//! ([`crate::hdf5fmt::signature`]), the datatype model, [`FilterSpec`] and the
+//! their encoders ([`crate::messages`]), the structure signatures
+//! ([`crate::signature`]), the datatype model, [`FilterSpec`] and the
 //! filter encoders are the ones the reader uses.
 //!
 //! Format choices (HDF5 File Format Specification 3.0): superblock version 2 with
@@ -46,14 +46,14 @@ pub mod set_local;
 pub mod sharing;
 pub mod typed_write;
 
-pub use crate::hdf5fmt::messages::dataspace::{Dataspace, SpaceKind};
+pub use crate::messages::dataspace::{Dataspace, SpaceKind};
 pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
 pub use sharing::CreationOrder;
 
 use crate::error::{Error, Result};
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::datatype::{CharSet, Datatype, EnumMember, StringPad};
+use purehdf_filters::FilterSpec;
+use crate::datatype::{CharSet, Datatype, EnumMember, StringPad};
 use atomic::TempFile;
 pub use atomic::{sync_dir, Synced, Unsynced};
 use chunks::RawChunks;
@@ -63,7 +63,7 @@ use std::path::Path;
 
 /// Offset and length sizes of every file the writer emits (superblock v2
 /// with 8-byte offsets and lengths).
-pub const WRITER_SIZES: crate::hdf5fmt::Sizes = crate::hdf5fmt::Sizes {
+pub const WRITER_SIZES: crate::Sizes = crate::Sizes {
     offset: 8,
     length: 8,
 };
@@ -162,11 +162,18 @@ impl DatasetSpec {
         self
     }
 
-    /// Use chunked storage.
-    pub fn chunked(mut self, chunk_dims: &[u64], filters: Vec<FilterSpec>) -> Self {
+    /// Use chunked storage with the filter pipeline `filters`, applied in
+    /// order when writing.
+    pub fn chunked(self, chunk_dims: &[u64], filters: Vec<Filter>) -> Self {
+        self.chunked_stored(chunk_dims, filters.into_iter().map(Into::into).collect())
+    }
+
+    /// Use chunked storage with a filter pipeline given as stored (filter
+    /// ids, flags and client data, e.g. copied from another dataset).
+    pub fn chunked_stored(mut self, chunk_dims: &[u64], pipeline: Vec<FilterSpec>) -> Self {
         self.layout = Layout::Chunked {
             chunk_dims: chunk_dims.to_vec(),
-            filters,
+            filters: pipeline,
         };
         self
     }
@@ -349,7 +356,7 @@ pub fn vlen_string_type(cset: CharSet) -> Datatype {
 pub fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(values));
     // A dataset's worth of bytes: a few huge-page faults instead of one per 4 KiB.
-    crate::hdf5fmt::dataset::advise_huge_pages(&mut out);
+    crate::dataset::advise_huge_pages(&mut out);
     T::put_all(values, &mut out);
     out
 }
@@ -578,7 +585,7 @@ impl FileWriter {
             if max.iter().zip(dims).any(|(m, d)| m.is_some_and(|m| m < *d)) {
                 return Err(Error::InvalidArgument("maxshape below shape".into()));
             }
-            if dims.len() > crate::hdf5fmt::limits::MAX_RANK {
+            if dims.len() > crate::limits::MAX_RANK {
                 return Err(Error::InvalidArgument("rank too large".into()));
             }
             if max.iter().any(|m| m.is_none()) && !matches!(spec.layout, Layout::Chunked { .. }) {

@@ -4,13 +4,13 @@
 //! written after every object has its address.
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::signature;
+use crate::checksum::metadata_checksum;
+use crate::signature;
 
 /// One message: type and body.
 #[derive(Clone, Debug)]
 pub struct Message {
-    /// Message type ([`crate::hdf5fmt::messages::types`]).
+    /// Message type ([`crate::messages::types`]).
     pub kind: u16,
     pub body: Vec<u8>,
     /// Message flags (bit 0: constant).
@@ -136,7 +136,7 @@ pub fn patch_last_message(header: &mut [u8], body: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::messages::types;
+    use crate::messages::types;
 
     #[test]
     fn header_layout_and_checksum() {

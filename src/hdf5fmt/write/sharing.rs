@@ -62,7 +62,7 @@ impl FileWriter {
             .ok_or_else(|| Error::InvalidArgument(format!("{obj:?} does not exist")))
     }
 
-    fn named_type(&self, named: DatatypeId) -> Result<&crate::hdf5fmt::datatype::Datatype> {
+    fn named_type(&self, named: DatatypeId) -> Result<&crate::datatype::Datatype> {
         match self.nodes.get(named.0).map(|n| &n.kind) {
             Some(NodeKind::NamedType(dt)) => Ok(dt),
             _ => Err(Error::InvalidArgument(format!(

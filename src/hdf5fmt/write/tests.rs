@@ -26,7 +26,7 @@ fn minimal_file_has_superblock_and_root() {
 
 #[test]
 fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
-    use crate::hdf5fmt::chunk_index::ChunkIndexKind;
+    use crate::chunk_index::ChunkIndexKind;
     let mut w = FileWriter::in_memory();
     let r = w.root();
     // 10 elements now, 1e11 at most, chunks of 1: a 1e11-cell grid
@@ -37,7 +37,7 @@ fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
     w.write_raw_chunk(d, &[9], vec![9], 0).unwrap();
     let b = w.finish().unwrap();
     assert!(b.len() < 8192, "{} bytes", b.len());
-    let f = crate::hdf5fmt::file::File::from_bytes(b).unwrap();
+    let f = crate::file::File::from_bytes(b).unwrap();
     let ds = f.root().unwrap().dataset("d").unwrap();
     let params = ds.chunk_params().unwrap();
     assert!(matches!(params.kind, ChunkIndexKind::BTreeV2 { .. }));
@@ -49,7 +49,7 @@ fn sparse_huge_fixed_grid_gets_a_btree_of_stored_chunks() {
 
 #[test]
 fn link_messages_over_64k_make_the_group_dense() {
-    use crate::hdf5fmt::messages::link::Link as ReadLink;
+    use crate::messages::link::Link as ReadLink;
     let long: String = (0..70_000)
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
@@ -71,7 +71,7 @@ fn link_messages_over_64k_make_the_group_dense() {
         ),
     )
     .unwrap();
-    let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+    let f = crate::file::File::from_bytes(w.finish().unwrap()).unwrap();
     let root = f.root().unwrap();
     let links = root.links().unwrap();
     assert_eq!(links.len(), 3);
@@ -96,7 +96,7 @@ fn raw_chunks_are_written_at_once_and_replaced_by_later_ones() {
     w.write_raw_chunk(d, &[0], vec![1; 4], 0).unwrap();
     w.write_raw_chunk(d, &[0], vec![1, 2, 3, 4], 0).unwrap();
     assert!(w.set_data(d, vec![0u8; 6]).is_err());
-    let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+    let f = crate::file::File::from_bytes(w.finish().unwrap()).unwrap();
     let ds = f.root().unwrap().dataset("d").unwrap();
     assert_eq!(ds.read_all_raw().unwrap(), vec![1, 2, 3, 4, 5, 6]);
 }
@@ -124,7 +124,7 @@ fn contiguous_parts_stream_back_to_back() {
     w.write_contiguous_part(d, &[3, 4, 5, 6]).unwrap();
     assert!(w.write_contiguous_part(d, &[7]).is_err(), "past the end");
     assert!(w.set_data(d, vec![0u8; 6]).is_err());
-    let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+    let f = crate::file::File::from_bytes(w.finish().unwrap()).unwrap();
     let ds = f.root().unwrap().dataset("d").unwrap();
     assert_eq!(ds.read_all_raw().unwrap(), vec![1, 2, 3, 4, 5, 6]);
 
@@ -230,7 +230,7 @@ proptest::proptest! {
 }
 
 /// Every stored chunk of dataset `name`: coordinates, filter mask, bytes.
-fn stored_chunks(f: &crate::hdf5fmt::file::File, name: &str) -> Vec<(Vec<u64>, u32, Vec<u8>)> {
+fn stored_chunks(f: &crate::file::File, name: &str) -> Vec<(Vec<u64>, u32, Vec<u8>)> {
     let ds = f.root().unwrap().dataset(name).unwrap();
     let reader = ds.chunk_reader().unwrap();
     let mut out = Vec::new();
@@ -291,7 +291,7 @@ proptest::proptest! {
         for (k, part) in data.chunks(step * row as usize).enumerate() {
             w.write_slab(s, (k * step) as u64, part).unwrap();
         }
-        let f = crate::hdf5fmt::file::File::from_bytes(w.finish().unwrap()).unwrap();
+        let f = crate::file::File::from_bytes(w.finish().unwrap()).unwrap();
         let held = stored_chunks(&f, "held");
         proptest::prop_assert_eq!(&stored_chunks(&f, "typed"), &held);
         proptest::prop_assert_eq!(&stored_chunks(&f, "slabs"), &held);
@@ -311,7 +311,7 @@ fn a_chunk_that_fails_to_encode_fails_write_dataset_and_the_file() {
         cd_values: vec![],
         name: None,
     };
-    let spec = DatasetSpec::new(Datatype::int(2, true), &[4]).chunked(&[2], vec![unknown]);
+    let spec = DatasetSpec::new(Datatype::int(2, true), &[4]).chunked_stored(&[2], vec![unknown]);
     let mut w = FileWriter::in_memory();
     let r = w.root();
     let e = w.write_dataset(r, "x", spec, &[1i16, 2, 3, 4]);

@@ -268,8 +268,8 @@ impl FileWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::file::File;
-    use crate::hdf5fmt::write::Filter;
+    use crate::file::File;
+    use crate::write::Filter;
 
     #[test]
     fn sizes_are_checked_at_creation() {

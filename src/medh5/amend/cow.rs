@@ -15,25 +15,25 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 
-use crate::error::{Error, Result};
-use crate::filters::ids;
-use crate::hdf5fmt::attribute::Attribute;
-use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::{CharSet, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::link_walk::LinkWalk;
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::write::{
+use purehdf::{Error, Result};
+use purehdf_filters::ids;
+use purehdf::low_level::attribute::Attribute;
+use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::{CharSet, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::link_walk::LinkWalk;
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::write::{
     vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, Dataspace, FileWriter, GroupId,
 };
-use crate::medh5::canonical_json::Json;
-use crate::medh5::create::now_utc;
-use crate::medh5::integrity::{
+use crate::canonical_json::Json;
+use crate::create::now_utc;
+use crate::integrity::{
     canonical_attrs, covered_names, is_stamped_path, ContentIdInput, DigestAlgo, ROOT_COVERED,
 };
-use crate::medh5::sample::{attr_json, attrs_json};
-use crate::medh5::verify::compute_digest;
+use crate::sample::{attr_json, attrs_json};
+use crate::verify::compute_digest;
 
 /// Most objects one first-path walk visits.
 const MAX_OBJECTS: usize = 1 << 20;
@@ -52,9 +52,9 @@ const BUILTIN: [u32; 6] = [
 /// The one error this module builds (the copier left something out).
 /// A medh5 error inside a copier hook, which speaks the crate's error type:
 /// HDF5-level errors unwrapped, coded ones kept with the same text.
-fn to_hdf5(e: crate::medh5::error::Error) -> Error {
+fn to_hdf5(e: crate::error::Error) -> Error {
     match e {
-        crate::medh5::error::Error::Hdf5(e) => e,
+        crate::error::Error::Hdf5(e) => e,
         other => Error::InvalidArgument(other.to_string()),
     }
 }
@@ -305,7 +305,7 @@ pub fn finish_root(
     digests: &[(String, String)],
     profiles: Option<&[String]>,
     generator: &str,
-) -> crate::medh5::error::Result<String> {
+) -> crate::error::Result<String> {
     let root = w.root();
     w.create_dataset(
         root,
@@ -329,7 +329,7 @@ pub fn finish_root(
     w.set_attr(root, "generator", utf8(generator))?;
     w.set_attr(root, "digest_algo", utf8(algo.name()))?;
     for a in &src_root {
-        if !crate::medh5::amend::MANAGED.contains(&a.name.as_str()) {
+        if !crate::amend::MANAGED.contains(&a.name.as_str()) {
             w.set_attr(root, &a.name, attr_value(src, a)?)?;
         }
     }
@@ -338,9 +338,9 @@ pub fn finish_root(
         root_json.retain(|(n, _)| n != "medh5_profiles");
         root_json.push((
             "medh5_profiles".to_string(),
-            crate::medh5::canonical_json::Json::Array(
+            crate::canonical_json::Json::Array(
                 p.iter()
-                    .map(|s| crate::medh5::canonical_json::Json::Str(s.clone()))
+                    .map(|s| crate::canonical_json::Json::Str(s.clone()))
                     .collect(),
             ),
         ));

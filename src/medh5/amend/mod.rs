@@ -36,13 +36,13 @@ use super::sample::{attr_json, attrs_json, read_scalar_string};
 use super::validate::collection::is_collection;
 use super::verify::{compute_content_id, verify_file};
 use super::writer::to_hdf5;
-use crate::filters::FilterSpec;
-use crate::hdf5fmt::copy::{copy_group_into, CopyOptions, CopyPolicy};
-use crate::hdf5fmt::datatype::{CharSet, Datatype};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::write::{self, DatasetData, FileWriter, GroupId};
-use crate::medh5::error::{Error, Result};
+use purehdf_filters::FilterSpec;
+use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
+use purehdf::low_level::datatype::{CharSet, Datatype};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::group::Group;
+use purehdf::low_level::write::{self, DatasetData, FileWriter, GroupId};
+use crate::error::{Error, Result};
 
 pub mod cow;
 mod stage;
@@ -476,7 +476,7 @@ impl Amend {
                         write::DatasetSpec::new(d.dtype.clone(), &d.shape)
                     };
                     if let Some((c, f)) = &d.chunked {
-                        spec = spec.chunked(c, f.clone());
+                        spec = spec.chunked_stored(c, f.clone());
                     }
                     let id = w.create_dataset(
                         parent,

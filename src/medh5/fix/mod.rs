@@ -1,12 +1,12 @@
 //! `fix` (`shared/spec/medh5.md` §5.8, §8): diagnose a sample (what `verify`
 //! finds, plus voxel annotations without a sampling index), and on request
 //! re-attest its digests: a copy-on-write amend
-//! ([`crate::medh5::amend::cow`], the one graph copier) that restamps every
+//! ([`crate::amend::cow`], the one graph copier) that restamps every
 //! dataset digest from the current bytes, records the reason in `/meta`
 //! provenance ([`provenance`]), recomputes `content_id` and atomically
 //! replaces the file; `--rebuild-index` rebuilds the stale sampling-index
 //! entries (after the re-attestation when both are asked for) through the
-//! index amend ([`crate::medh5::index::build`]). Report shapes, notes and exit
+//! index amend ([`crate::index::build`]). Report shapes, notes and exit
 //! rules follow the reference CLI.
 
 pub mod provenance;
@@ -21,9 +21,9 @@ use super::index::load::{voxel_annotations, INDEXED_KINDS};
 use super::integrity::{group_digest, DigestAlgo};
 use super::sample::{attr_json, read_scalar_string};
 use super::verify::verify_file;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::write::FileWriter;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::write::FileWriter;
+use crate::error::{Error, Result};
 
 /// The note every re-attestation carries (the reference's wording).
 pub const NOTE_UNVERIFIED: &str =
@@ -32,7 +32,7 @@ pub const NOTE_UNVERIFIED: &str =
 /// What is wrong with one file (§5.8).
 ///
 /// The lists come from [`verify_file`]
-/// (see [`VerifyReport`](crate::medh5::verify::VerifyReport) for their
+/// (see [`VerifyReport`](crate::verify::VerifyReport) for their
 /// meaning) and hold sample-relative paths or annotation ids, sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diagnosis {

@@ -3,7 +3,7 @@
 //! `/meta` document's `provenance`, ids chosen as the reference chooses them
 //! (`s<n>`/`p<n>` and `act_other_<n>`, `n` = count + 1, bumped past ids in use).
 
-use crate::medh5::canonical_json::Json;
+use crate::canonical_json::Json;
 
 /// Who performed the re-attestation.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! as the reference refuses an amend: unknown algorithm or malformed digest
 //! E703, `content_id` that does not recompute E702, bytes that do not match
 //! their digest E701); entries are built before anything is written, the
-//! file is copied on write ([`crate::medh5::amend::cow`]), the `training` profile added,
+//! file is copied on write ([`crate::amend::cow`]), the `training` profile added,
 //! `content_id` recomputed and the target replaced atomically.
 
 use std::collections::HashSet;
@@ -13,15 +13,15 @@ use std::path::Path;
 use super::load::{build_annotation, strings, voxel_annotations};
 use super::write::write_entry;
 use super::{IndexEntry, IndexOptions};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::write::FileWriter;
-use crate::medh5::amend::cow::{copy_sample, finish_root, Stamp};
-use crate::medh5::canonical_json::Json;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::integrity::{group_digest, DigestAlgo};
-use crate::medh5::profiles::Profile;
-use crate::medh5::sample::{attr_json, read_scalar_string};
-use crate::medh5::verify::{compute_digest, verify_file};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::write::FileWriter;
+use crate::amend::cow::{copy_sample, finish_root, Stamp};
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
+use crate::integrity::{group_digest, DigestAlgo};
+use crate::profiles::Profile;
+use crate::sample::{attr_json, read_scalar_string};
+use crate::verify::{compute_digest, verify_file};
 
 /// The reference's refusal: `[code] refusing to amend '<file>': <why>`.
 fn refuse(code: &str, display: &str, why: String) -> Error {
@@ -152,7 +152,7 @@ pub fn amend_index(
     targets: &Targets,
     generator: &str,
 ) -> Result<Built> {
-    let file = crate::medh5::self_contained::open(path, display)?;
+    let file = crate::self_contained::open(path, display)?;
     let algo = amend_check(&file, display)?;
     let anns = voxel_annotations(&file)?;
     let mut jobs: Vec<(String, IndexOptions)> = match targets {

@@ -14,10 +14,10 @@
 use super::build::source_digest;
 use super::load::{build_annotation, read_array, voxel_annotations};
 use super::{IndexOptions, Rng};
-use crate::hdf5fmt::file::{File, Object};
-use crate::medh5::canonical_json::Json;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::sample::attr_json;
+use purehdf::low_level::file::{File, Object};
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
+use crate::sample::attr_json;
 
 /// How a draw chooses its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,7 +279,7 @@ impl<'f> Sampler<'f> {
                 let v: Vec<i32> = match self.file.object(&path) {
                     Ok(Object::Dataset(d)) => {
                         let arr = read_array(&d)?;
-                        if arr.dtype != crate::medh5::model::NumDtype::I32
+                        if arr.dtype != crate::model::NumDtype::I32
                             || arr.shape.get(1).copied() != Some(self.spatial.len() as u64)
                         {
                             return Err(bad(format!(
@@ -429,9 +429,9 @@ pub fn bench_draw(args: &[String]) -> Result<serde_json::Value> {
             let mut cnt: Vec<u64> = image.shape().iter().take(lead).copied().collect();
             start.extend(&p.start);
             cnt.extend(&count);
-            crate::medh5::sample::read_patch_vec(&image, Some(&start), &cnt)?;
+            crate::sample::read_patch_vec(&image, Some(&start), &cnt)?;
             if let Some(l) = &label {
-                crate::medh5::sample::read_patch_vec(l, Some(&p.start), &count)?;
+                crate::sample::read_patch_vec(l, Some(&p.start), &count)?;
             }
         }
         let dt = t.elapsed().as_secs_f64() * 1e3;

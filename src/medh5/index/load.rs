@@ -6,16 +6,16 @@
 
 use super::scan::{build_volume, Planes, Volume};
 use super::{build_entry, IndexEntry, IndexOptions};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::{File, Object};
-use crate::medh5::canonical_json::Json;
-use crate::medh5::create::num_dtype;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::integrity::{dtype_descr, to_little_endian};
-use crate::medh5::model::annotation::Encoding;
-use crate::medh5::model::half::{f16_to_f64, f32_to_f16};
-use crate::medh5::model::ArrayData;
-use crate::medh5::sample::attr_json;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
+use crate::canonical_json::Json;
+use crate::create::num_dtype;
+use crate::error::{Error, Result};
+use crate::integrity::{dtype_descr, to_little_endian};
+use crate::model::annotation::Encoding;
+use crate::model::half::{f16_to_f64, f32_to_f16};
+use crate::model::ArrayData;
+use crate::sample::attr_json;
 
 /// Voxel kinds an index is built for.
 pub const INDEXED_KINDS: [&str; 5] = ["labelmap", "layers", "bitmask", "instances", "probmap"];
@@ -42,7 +42,7 @@ fn bad(msg: String) -> Error {
 
 fn json_attr(
     file: &File,
-    attrs: &[crate::hdf5fmt::attribute::Attribute],
+    attrs: &[purehdf::low_level::attribute::Attribute],
     name: &str,
 ) -> Result<Option<Json>> {
     match attrs.iter().find(|a| a.name == name) {
@@ -100,7 +100,7 @@ fn grid_spatial(file: &File, id: &str) -> Result<Vec<u64>> {
         .filter(|(i, _)| kinds.get(*i).is_none_or(|k| k == "spatial"))
         .map(|(_, &d)| u64::try_from(d).unwrap_or(0))
         .collect();
-    if out.is_empty() || out.len() > crate::hdf5fmt::limits::MAX_RANK {
+    if out.is_empty() || out.len() > purehdf::low_level::limits::MAX_RANK {
         return Err(bad(format!("grid {id:?} has no usable spatial shape")));
     }
     Ok(out)
@@ -220,7 +220,7 @@ pub fn build_annotation(
             let wide = wide_of(&ds)?;
             let lut_entries = planes.saturating_mul(if wide { 1 << 16 } else { 1 << 8 });
             if lut_entries > MAX_LUT {
-                return Err(Error::Hdf5(crate::error::Error::Limit {
+                return Err(Error::Hdf5(purehdf::Error::Limit {
                     structure: "medh5 index",
                     offset: 0,
                     what: "label layers",
@@ -328,14 +328,14 @@ pub fn build_annotation(
                 instance_ids: ArrayData::from_slice::<u32>(&[0], &[])?,
                 masks,
             };
-            let n = crate::medh5::model::array::element_count(&a.spatial).unwrap_or(u64::MAX);
-            if n > crate::hdf5fmt::limits::MAX_ELEMENTS {
-                return Err(Error::Hdf5(crate::error::Error::Limit {
+            let n = crate::model::array::element_count(&a.spatial).unwrap_or(u64::MAX);
+            if n > purehdf::low_level::limits::MAX_ELEMENTS {
+                return Err(Error::Hdf5(purehdf::Error::Limit {
                     structure: "medh5 index",
                     offset: 0,
                     what: "instances grid voxels",
                     value: n,
-                    limit: crate::hdf5fmt::limits::MAX_ELEMENTS,
+                    limit: purehdf::low_level::limits::MAX_ELEMENTS,
                 }));
             }
             build_entry(&enc, cids, &a.spatial, opts)

@@ -7,7 +7,7 @@
 //! Submodules: [`scan`] (the streaming builder of the dense encodings),
 //! [`load`] (the voxel annotations of a file), [`write`](mod@write) (one entry into a
 //! writer), [`build`] (`index build` and the rebuild of `fix`: a
-//! copy-on-write amend through [`crate::medh5::amend::cow`]), [`draw`]
+//! copy-on-write amend through [`crate::amend::cow`]), [`draw`]
 //! (patch draws), [`cli`] (the command line).
 
 pub mod build;
@@ -23,7 +23,7 @@ use super::model::annotation::Encoding;
 use super::model::array::element_count;
 use super::model::half::f16_to_f64;
 use super::model::{ArrayData, NumDtype};
-use crate::medh5::error::{Error, Result};
+use crate::error::{Error, Result};
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 const PCG_MULT: u128 = (2_549_297_995_355_413_924u128 << 64) | 4_865_540_595_714_422_341;

@@ -7,11 +7,11 @@
 //! sweep serves every class (O(voxels × planes), not O(voxels × classes)).
 
 use super::{assemble, IndexEntry, IndexOptions, Rng};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::integrity::to_little_endian;
-use crate::medh5::model::half::f16_to_f64;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
+use crate::integrity::to_little_endian;
+use crate::model::half::f16_to_f64;
 
 const NONE: u32 = u32::MAX;
 /// Bytes of label data per slab (decoded), the default of [`Volume::slab_bytes`].
@@ -114,13 +114,13 @@ impl Volume<'_> {
             .checked_mul(self.planes)
             .and_then(|v| v.checked_mul(self.element_size() as u64))
             .ok_or_else(|| too_large("label row"))?;
-        if row > crate::hdf5fmt::limits::MAX_DECODED {
-            return Err(Error::Hdf5(crate::error::Error::Limit {
+        if row > purehdf::low_level::limits::MAX_DECODED {
+            return Err(Error::Hdf5(purehdf::Error::Limit {
                 structure: "medh5 index",
                 offset: 0,
                 what: "bytes per label row",
                 value: row,
-                limit: crate::hdf5fmt::limits::MAX_DECODED,
+                limit: purehdf::low_level::limits::MAX_DECODED,
             }));
         }
         let rows = (self.slab_bytes / row.max(1)).max(1);
@@ -304,7 +304,7 @@ pub fn build_volume(
         .ok_or_else(|| too_large("occupancy"))?;
     let occ_total = coarse_n
         .checked_mul(nc as u64)
-        .filter(|&v| f == 0 || v <= crate::hdf5fmt::limits::MAX_DECODED)
+        .filter(|&v| f == 0 || v <= purehdf::low_level::limits::MAX_DECODED)
         .ok_or_else(|| too_large("occupancy"))?;
     let rows_total = vol.spatial.first().copied().unwrap_or(1);
     let parts = slabs(rows_total, vol.slab_rows()?);
@@ -465,11 +465,11 @@ pub fn build_volume(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hdf5fmt::file::{File, Object};
-    use crate::hdf5fmt::write::{DatasetData, DatasetSpec, FileWriter};
-    use crate::medh5::index::build_entry;
-    use crate::medh5::model::annotation::Encoding;
-    use crate::medh5::model::ArrayData;
+    use purehdf::low_level::file::{File, Object};
+    use purehdf::low_level::write::{DatasetData, DatasetSpec, FileWriter};
+    use crate::index::build_entry;
+    use crate::model::annotation::Encoding;
+    use crate::model::ArrayData;
 
     /// A one-dataset in-memory file holding `data` (chunked by `chunk`).
     fn file_with(data: &ArrayData, chunk: &[u64]) -> File {

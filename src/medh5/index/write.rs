@@ -6,12 +6,12 @@
 //! file's codec family). No index dataset carries a `digest`.
 
 use super::{IndexEntry, IndexOptions};
-use crate::hdf5fmt::write::{AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId};
-use crate::medh5::amend::cow::utf8;
-use crate::medh5::chunking::guess_chunk;
-use crate::medh5::error::Result;
-use crate::medh5::model::ArrayData;
-use crate::medh5::profiles::{is_contiguous, Profile, Role};
+use purehdf::low_level::write::{AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId};
+use crate::amend::cow::utf8;
+use crate::chunking::guess_chunk;
+use crate::error::Result;
+use crate::model::ArrayData;
+use crate::profiles::{is_contiguous, Profile, Role};
 
 fn dataset(
     w: &mut FileWriter,
@@ -29,7 +29,7 @@ fn dataset(
     } else if !is_contiguous(&a.shape, u64::from(es)) {
         let dims = chunk.unwrap_or_else(|| guess_chunk(&a.shape, u64::from(es)));
         let filters = profile.codec(Role::Label).pipeline(es, &dims)?;
-        spec = spec.chunked(&dims, filters);
+        spec = spec.chunked_stored(&dims, filters);
     }
     w.create_dataset(parent, name, spec, DatasetData::Raw(a.bytes.clone()))?;
     Ok(())

@@ -3,14 +3,14 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::hdf5fmt::file::{File, Object};
+use purehdf::low_level::file::{File, Object};
 
 /// Bytes read from one clinical column at most (the tables of a sample are
 /// small; a larger column is summarised as empty).
 const MAX_CLINICAL_BYTES: u64 = 64 << 20;
 
 /// A dataset of `clinical/` as numbers (`None`: absent, unreadable, too big).
-fn clinical_numbers<T: crate::hdf5fmt::convert::H5Read>(file: &File, rel: &str) -> Option<Vec<T>> {
+fn clinical_numbers<T: purehdf::low_level::convert::H5Read>(file: &File, rel: &str) -> Option<Vec<T>> {
     match file.object(&format!("clinical/{rel}")).ok()? {
         Object::Dataset(ds)
             if ds.num_elements().saturating_mul(ds.dtype().size()) <= MAX_CLINICAL_BYTES =>

@@ -9,10 +9,10 @@ use serde_json::{json, Map, Value};
 use super::canonical_json::Json;
 use super::integrity::dtype_descr;
 use super::sample::SampleFile;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::selection::Selection;
-use crate::medh5::error::{Error, Result};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::selection::Selection;
+use crate::error::{Error, Result};
 
 mod clinical;
 mod text;
@@ -65,7 +65,7 @@ fn len_of(v: &Value) -> usize {
 
 /// The `info --json` object of the sample at `path` (`display` is printed).
 pub fn info(path: &Path, display: &str) -> Result<Value> {
-    info_file(&crate::medh5::self_contained::open(path, display)?, display)
+    info_file(&crate::self_contained::open(path, display)?, display)
 }
 
 /// [`info`] of an open sample (a collection member, say). A sample with a

@@ -4,10 +4,10 @@
 use serde_json::Value;
 
 use super::len_of;
-use crate::hdf5fmt::file::File;
-use crate::medh5::profiles::describe_pipeline;
-use crate::medh5::recompress::human_bytes;
-use crate::medh5::sample::SampleFile;
+use purehdf::low_level::file::File;
+use crate::profiles::describe_pipeline;
+use crate::recompress::human_bytes;
+use crate::sample::SampleFile;
 
 /// One table: its title, its column heads and its rows.
 type Section<'a> = (&'a str, &'a [&'a str], Vec<Vec<String>>);

@@ -6,14 +6,14 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::MAX_DEPTH;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::link::Link;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::integrity::dtype_descr;
-use crate::medh5::profiles::describe_pipeline;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
+use crate::integrity::dtype_descr;
+use crate::profiles::describe_pipeline;
 
 /// One node of the object tree.
 ///
@@ -196,7 +196,7 @@ fn build(
         match obj {
             Object::Dataset(ds) => nodes.push(dataset_node(child, name, &ds)),
             Object::Group(grp) => {
-                let kind = crate::medh5::sample::attrs_json(file, &grp.attributes()?)?
+                let kind = crate::sample::attrs_json(file, &grp.attributes()?)?
                     .into_iter()
                     .find(|(n, _)| n == "kind");
                 let describe = match kind {
@@ -231,8 +231,8 @@ fn build(
     // see `Node::render`).
     nodes.sort_by_key(|n| n.name != "meta");
     if depth == 0 {
-        let clinical = crate::medh5::sample::attrs_json(file, &g.attributes()?)
-            .is_ok_and(|a| crate::medh5::verify::declares_clinical(&a));
+        let clinical = crate::sample::attrs_json(file, &g.attributes()?)
+            .is_ok_and(|a| crate::verify::declares_clinical(&a));
         // top-level nodes get a role
         for n in &mut nodes {
             n.role = Some(role(&n.name, clinical));
@@ -243,10 +243,10 @@ fn build(
 
 /// The object tree of the sample at `path`.
 pub fn tree(path: &Path, display: &str) -> Result<Tree> {
-    let file = crate::medh5::self_contained::open(path, display)?;
-    crate::medh5::verify::check_version(&file, display)?;
-    if crate::medh5::validate::collection::is_collection(&file) {
-        crate::medh5::collection::members_shown(&file, display)?;
+    let file = crate::self_contained::open(path, display)?;
+    crate::verify::check_version(&file, display)?;
+    if crate::validate::collection::is_collection(&file) {
+        crate::collection::members_shown(&file, display)?;
     }
     tree_file(&file, display)
 }

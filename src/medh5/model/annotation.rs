@@ -5,9 +5,9 @@
 
 use super::array::ValueSet;
 use super::{err, ArrayData, Grid, NumDtype};
-use crate::medh5::attribute::AttrValue;
-use crate::medh5::document::is_valid_id;
-use crate::medh5::error::Result;
+use crate::attribute::AttrValue;
+use crate::document::is_valid_id;
+use crate::error::Result;
 
 /// The stored datasets of one voxel encoding (§2.5, "Voxel encodings"); the
 /// variant decides the annotation's `kind` attribute. `S` is the grid's
@@ -310,7 +310,7 @@ impl Annotation {
     ///
     /// # Errors
     ///
-    /// [`Error::Code`](crate::medh5::error::Error::Code): E003 bad id, E412
+    /// [`Error::Code`](crate::error::Error::Code): E003 bad id, E412
     /// unknown task/closure, E303 reserved class id (0, 65535 or the ignore
     /// id), E402 class not in the label set, E403 `annotated_class_ids` not a
     /// subset, E405 dataset shapes wrong for the grid or disagreeing, E411
@@ -467,14 +467,14 @@ impl Annotation {
 mod tests {
     use super::*;
 
-    fn labelmap<T: crate::medh5::model::Element>(vals: &[T], classes: &[u16]) -> Annotation {
+    fn labelmap<T: crate::model::Element>(vals: &[T], classes: &[u16]) -> Annotation {
         let data = ArrayData::from_slice(&[2, 3, 4], vals).unwrap();
         Annotation::new("seg", "ct", classes, Encoding::Labelmap { data })
     }
 
     fn code(r: Result<()>) -> String {
         match r {
-            Err(crate::medh5::error::Error::Code { code, message }) => format!("{code}: {message}"),
+            Err(crate::error::Error::Code { code, message }) => format!("{code}: {message}"),
             other => format!("{other:?}"),
         }
     }

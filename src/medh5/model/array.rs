@@ -2,9 +2,9 @@
 //! C-order little-endian element bytes.
 
 use super::err;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::medh5::attribute::bool_enum;
-use crate::medh5::error::Result;
+use purehdf::low_level::datatype::Datatype;
+use crate::attribute::bool_enum;
+use crate::error::Result;
 
 /// The numeric element types medh5 stores. Multi-byte types are always
 /// little-endian in the file; [`descr`](Self::descr) gives the NumPy name.
@@ -231,7 +231,7 @@ impl ArrayData {
         let lut = &allowed.0;
         match self.dtype {
             NumDtype::Bool | NumDtype::I8 | NumDtype::U8 => {
-                crate::threads::find_first(&self.bytes, PIECE, |piece| {
+                purehdf_filters::threads::find_first(&self.bytes, PIECE, |piece| {
                     piece
                         .chunks(4096)
                         .find(|blk| blk.iter().fold(false, |bad, &b| bad | !lut[usize::from(b)]))
@@ -244,7 +244,7 @@ impl ArrayData {
                     [a, b] => u16::from_le_bytes([*a, *b]),
                     _ => 0,
                 };
-                crate::threads::find_first(&self.bytes, PIECE, |piece| {
+                purehdf_filters::threads::find_first(&self.bytes, PIECE, |piece| {
                     piece
                         .chunks(4096)
                         .find(|blk| {

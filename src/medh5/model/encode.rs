@@ -9,7 +9,7 @@ use super::annotation::Encoding;
 use super::array::element_count;
 use super::half::{f16_to_f64, f32_to_f16};
 use super::{err, ArrayData, NumDtype};
-use crate::medh5::error::Result;
+use crate::error::Result;
 
 /// One class mask: `(class_id, C-order voxels of the spatial shape)`.
 pub type ClassMask<'a> = (u16, &'a [bool]);

@@ -3,10 +3,10 @@
 //! shape of arrays on the grid (§6.3).
 
 use super::err;
-use crate::medh5::attribute::AttrValue;
-use crate::medh5::chunking::{self, Patch};
-use crate::medh5::document::is_valid_id;
-use crate::medh5::error::Result;
+use crate::attribute::AttrValue;
+use crate::chunking::{self, Patch};
+use crate::document::is_valid_id;
+use crate::error::Result;
 
 /// Kind of a grid axis, stored in the grid's `axis_kinds` attribute (§2.3).
 /// A grid has 2 or 3 spatial axes, contiguous and trailing (E103), and at
@@ -168,7 +168,7 @@ impl Grid {
     ///
     /// # Errors
     ///
-    /// [`Error::Code`](crate::medh5::error::Error::Code) with the first
+    /// [`Error::Code`](crate::error::Error::Code) with the first
     /// failing rule's code: E003 bad id, E103 spatial axes not 2–3 trailing,
     /// E110 repeated time/channel axis, E104 bad spacing, E102 direction not
     /// orthonormal, E109 any other malformed or wrongly sized attribute.
@@ -390,7 +390,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::medh5::chunking::FALLBACK_L3_BYTES;
+    use crate::chunking::FALLBACK_L3_BYTES;
 
     #[test]
     fn defaults_and_attrs() {
@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn validation_codes() {
         let code = |g: &Grid| match g.validate() {
-            Err(crate::medh5::error::Error::Code { code, .. }) => code,
+            Err(crate::error::Error::Code { code, .. }) => code,
             other => panic!("{other:?}"),
         };
         let mut g = Grid::new("ct", &[8, 16, 16], &[2.0, 0.8, 0.8]);

@@ -2,10 +2,10 @@
 //! `/images/<image_id>` on a grid, with its attributes and checks (E202–E205).
 
 use super::{err, ArrayData};
-use crate::medh5::attribute::AttrValue;
-use crate::medh5::document::is_valid_id;
-use crate::medh5::error::Result;
-use crate::medh5::model::Grid;
+use crate::attribute::AttrValue;
+use crate::document::is_valid_id;
+use crate::error::Result;
+use crate::model::Grid;
 
 /// Known `value_type`s.
 pub const VALUE_TYPES: [&str; 6] = [
@@ -78,12 +78,12 @@ impl Image {
     ///
     /// # Errors
     ///
-    /// [`Error::Code`](crate::medh5::error::Error::Code) with E003 for a bad
+    /// [`Error::Code`](crate::error::Error::Code) with E003 for a bad
     /// id, E202 for a shape other than the grid's, E205 for an empty
     /// modality or a non-finite rescale, E203 for an unknown `value_type`,
     /// E204 for `channel_names` not matching the channel extent. The `grid`
     /// and `valid_mask` references are checked by
-    /// [`Sample::validate`](crate::medh5::model::Sample::validate).
+    /// [`Sample::validate`](crate::model::Sample::validate).
     pub fn validate(&self, grid: &Grid) -> Result<()> {
         if !is_valid_id(&self.id) {
             return Err(err("E003", format!("bad image id {:?}", self.id)));
@@ -183,7 +183,7 @@ mod tests {
         assert!(bad.validate(&g).is_err());
         let g3 = Grid::new("ct", &[2, 3], &[1.0, 1.0]);
         assert!(
-            matches!(img.validate(&g3), Err(crate::medh5::error::Error::Code { code, .. }) if code == "E202")
+            matches!(img.validate(&g3), Err(crate::error::Error::Code { code, .. }) if code == "E202")
         );
     }
 }

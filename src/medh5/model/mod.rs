@@ -1,6 +1,6 @@
 //! The sample model (spec digest `shared/spec/medh5.md` §2): grids, images,
 //! label sets (in the document) and annotations with their voxel encodings, as
-//! Rust types with validation. [`Sample::into_plan`](crate::medh5::plan) turns
+//! Rust types with validation. [`Sample::into_plan`](crate::plan) turns
 //! a validated sample into the ordered write plan.
 
 pub mod annotation;
@@ -17,7 +17,7 @@ pub use grid::{AxisKind, Grid};
 pub use image::Image;
 pub use sample::Sample;
 
-use crate::medh5::error::Error;
+use crate::error::Error;
 
 /// A medh5 error with its reference code.
 pub(crate) fn err(code: &str, message: impl Into<String>) -> Error {

@@ -2,8 +2,8 @@
 //! grids, images, annotations; cross-object validation and profile inference.
 
 use super::{err, Annotation, Encoding, Grid, Image};
-use crate::medh5::document::{LabelSetForm, SampleDocument};
-use crate::medh5::error::Result;
+use crate::document::{LabelSetForm, SampleDocument};
+use crate::error::Result;
 
 /// Profiles known to format 1.0–1.2.
 pub const KNOWN_PROFILES: [&str; 10] = [
@@ -35,7 +35,7 @@ pub struct Sample {
     /// Profiles the caller declares in addition to the inferred ones.
     pub declared_profiles: Vec<String>,
     /// Build a sampling index (§6.8) for every non-`mask` annotation.
-    pub index: Option<crate::medh5::index::IndexOptions>,
+    pub index: Option<crate::index::IndexOptions>,
 }
 
 impl Sample {
@@ -92,7 +92,7 @@ impl Sample {
     ///
     /// # Errors
     ///
-    /// The first failure as [`Error::Code`](crate::medh5::error::Error::Code):
+    /// The first failure as [`Error::Code`](crate::error::Error::Code):
     /// the document's and objects' own codes, plus E111 (no grid), E201 (no
     /// image), E007 (unknown declared profile), E003 (repeated id), E101
     /// (unknown grid), E106/E107 (grid timepoint missing/unknown), E301

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::Object;
-use crate::medh5::canonical_json::Json;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::Object;
+use crate::canonical_json::Json;
 
 use super::container::VOXEL_KINDS;
 use super::ctx::{attr, attr_str, json_ints, json_strs, py_list, py_strs, py_tuple, Ctx};
@@ -92,7 +92,7 @@ pub fn read_ints(ds: &Dataset) -> Option<Vec<i128>> {
         return None;
     }
     raw.chunks_exact(size)
-        .map(|el| match crate::medh5::sample::scalar_json(dt, el)? {
+        .map(|el| match crate::sample::scalar_json(dt, el)? {
             Json::Int(i) => Some(i128::from(i)),
             Json::UInt(u) => Some(i128::from(u)),
             Json::Bool(b) => Some(i128::from(b)),

@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::hdf5fmt::file::Object;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::model::encode::greedy_colour;
+use purehdf::low_level::file::Object;
+use crate::canonical_json::Json;
+use crate::model::encode::greedy_colour;
 
 use super::annotations::{read_ints, IGNORE_ID};
 use super::container::VOXEL_KINDS;
@@ -135,7 +135,7 @@ fn classification(
                     format!(
                         "class '{}' ({neg}) is asserted negative ({}) in the annotation, where its `is_a` descendant '{}' ({pos}) is asserted positive: under closure='implicit' readers answer it positive (§5.4, §9)",
                         key_of(ctx, neg),
-                        crate::medh5::pyfloat::repr(nv),
+                        crate::pyfloat::repr(nv),
                         key_of(ctx, pos)
                     ),
                 );

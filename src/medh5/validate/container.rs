@@ -3,11 +3,11 @@
 //! the layout groups, identifier syntax of layout members, `/meta` as a scalar
 //! UTF-8 JSON object; and the profile requirements (E009).
 
-use crate::hdf5fmt::file::Object;
-use crate::hdf5fmt::messages::link::Link;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::document::is_valid_id;
-use crate::medh5::sample::{attrs_json, read_scalar_string};
+use purehdf::low_level::file::Object;
+use purehdf::low_level::messages::link::Link;
+use crate::canonical_json::Json;
+use crate::document::is_valid_id;
+use crate::sample::{attrs_json, read_scalar_string};
 
 use super::ctx::{attr, json_strs, py_strs, Ctx};
 

@@ -6,7 +6,7 @@
 use super::annotations::read_ints;
 use super::ctx::Ctx;
 use super::instances::read_floats;
-use crate::hdf5fmt::file::Object;
+use purehdf::low_level::file::Object;
 
 /// Whether 2-D point `p` lies inside polygon `poly` (even-odd rule).
 pub fn inside(p: (f64, f64), poly: &[(f64, f64)]) -> bool {

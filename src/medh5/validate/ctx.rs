@@ -7,10 +7,10 @@
 use serde_json::Value;
 
 use super::report::{Diagnostic, Level};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::link::Link;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::sample::attrs_json;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
+use crate::canonical_json::Json;
+use crate::sample::attrs_json;
 
 /// The codes a file of a later minor version reports as W913 instead: its
 /// vocabulary may have grown in a minor this validator does not implement.
@@ -30,7 +30,7 @@ pub struct Ctx<'a> {
     pub level: Level,
     /// Diagnostics emitted so far, in emission order (the report sorts them),
     /// with locations already prefixed.
-    pub diags: Vec<crate::medh5::validate::Diagnostic>,
+    pub diags: Vec<crate::validate::Diagnostic>,
     /// Root attributes, decoded.
     pub root_attrs: Vec<(String, Json)>,
     /// `(major, minor)` of `medh5_version` when it parses.

@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::datatype::Datatype;
-use crate::hdf5fmt::file::Object;
-use crate::medh5::integrity::is_bool_enum;
-use crate::medh5::profiles::is_w902;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::file::Object;
+use crate::integrity::is_bool_enum;
+use crate::profiles::is_w902;
 
 use super::ctx::{attr, attr_str, json_floats, json_strs, py_tuple, Ctx};
 use super::geometry::{grids, GridInfo};
@@ -169,7 +169,7 @@ pub fn check_images(ctx: &mut Ctx<'_>) {
 
 fn check_channels(
     ctx: &mut Ctx<'_>,
-    a: &[(String, crate::medh5::canonical_json::Json)],
+    a: &[(String, crate::canonical_json::Json)],
     info: &GridInfo,
     loc: &str,
 ) {
@@ -202,7 +202,7 @@ const MAX_W907_ELEMENTS: u64 = 1 << 26;
 fn float_storage(
     ctx: &mut Ctx<'_>,
     ds: &Dataset,
-    a: &[(String, crate::medh5::canonical_json::Json)],
+    a: &[(String, crate::canonical_json::Json)],
     loc: &str,
 ) {
     if !matches!(ds.dtype(), Datatype::Float { .. }) || ds.num_elements() > MAX_W907_ELEMENTS {
@@ -307,7 +307,7 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
         let a = ctx.attrs(&format!("grids/{g}"));
         let get = |n: &str| attr(&a, n).and_then(json_floats).unwrap_or_default();
         let dir: Vec<Vec<f64>> = match attr(&a, "direction") {
-            Some(crate::medh5::canonical_json::Json::Array(rows)) => {
+            Some(crate::canonical_json::Json::Array(rows)) => {
                 rows.iter().filter_map(json_floats).collect()
             }
             _ => Vec::new(),
@@ -324,7 +324,7 @@ pub fn check_multiscale(ctx: &mut Ctx<'_>) {
             .and_then(json_strs)
             .unwrap_or_default();
         let factors: Vec<Vec<f64>> = match attr(&a, "downsample_factors") {
-            Some(crate::medh5::canonical_json::Json::Array(rows)) => {
+            Some(crate::canonical_json::Json::Array(rows)) => {
                 rows.iter().filter_map(json_floats).collect()
             }
             _ => Vec::new(),

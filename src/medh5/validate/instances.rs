@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::Object;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::sample::scalar_json;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::Object;
+use crate::canonical_json::Json;
+use crate::sample::scalar_json;
 
 use super::annotations::read_ints;
 use super::ctx::{attr_str, py_strs, Ctx};

@@ -7,19 +7,19 @@
 
 use std::collections::HashMap;
 
-use crate::filters::zstd_decode::libzstd_decodes;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::Object;
-use crate::hdf5fmt::link_walk::LinkWalk;
-use crate::hdf5fmt::messages::link::Link;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::error::{Error, Result};
-use crate::medh5::integrity::{
+use purehdf_filters::zstd_decode::libzstd_decodes;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::Object;
+use purehdf::low_level::link_walk::LinkWalk;
+use purehdf::low_level::messages::link::Link;
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
+use crate::integrity::{
     canonical_attrs, covered_names, dtype_descr, group_digest, parse_digest, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
 };
-use crate::medh5::sample::{attr_json, read_scalar_string};
-use crate::medh5::verify::compute_digest;
+use crate::sample::{attr_json, read_scalar_string};
+use crate::verify::compute_digest;
 
 use super::container::LAYOUT_GROUPS;
 use super::ctx::{attr_str, Ctx};

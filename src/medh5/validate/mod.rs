@@ -40,7 +40,7 @@ use std::path::Path;
 pub use ctx::Ctx;
 pub use report::{Diagnostic, Level, Report};
 
-use crate::hdf5fmt::file::File;
+use purehdf::low_level::file::File;
 
 /// Validation options (`--level`, `--profile`, `--codes-revision`).
 #[derive(Clone, Debug, Default)]
@@ -109,7 +109,7 @@ pub fn code_revision(code: &str) -> u32 {
 pub fn validate_path(path: &Path, opts: &Options) -> Report {
     let display = path.display().to_string();
     let mut report = match File::open(path) {
-        Ok(file) => match crate::medh5::self_contained::check(&file, &display) {
+        Ok(file) => match crate::self_contained::check(&file, &display) {
             Ok(()) => validate_file(&file, &display, opts),
             Err(e) => Report::unreadable(&display, opts.level, &e.to_string()),
         },
@@ -122,7 +122,7 @@ pub fn validate_path(path: &Path, opts: &Options) -> Report {
     report
 }
 
-fn open_error(path: &Path, e: &crate::error::Error) -> String {
+fn open_error(path: &Path, e: &purehdf::Error) -> String {
     if !path.exists() {
         return format!(
             "failed to open '{}': no such file or directory",

@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::hdf5fmt::file::Object;
-use crate::medh5::canonical_json::Json;
-use crate::medh5::pyfloat;
+use purehdf::low_level::file::Object;
+use crate::canonical_json::Json;
+use crate::pyfloat;
 
 use super::ctx::{attr_str, json_strs, py_strs, Ctx};
 use super::document::timepoint_ids;
@@ -166,7 +166,7 @@ fn check_affine(ctx: &mut Ctx<'_>, id: &str, loc: &str) {
     let vals: Vec<f64> = raw
         .chunks_exact(size)
         .filter_map(
-            |el| match crate::medh5::sample::scalar_json(ds.dtype(), el) {
+            |el| match crate::sample::scalar_json(ds.dtype(), el) {
                 Some(Json::Float(f)) => Some(f),
                 Some(Json::Int(i)) => Some(i as f64),
                 _ => None,

@@ -24,9 +24,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::error::{Error, Result};
-use crate::hdf5fmt::copy::{parse_filter, FilterChoice};
-use crate::medh5::profiles::{Codec, Profile, Role, Shuffle};
+use purehdf::{Error, Result};
+use purehdf::low_level::copy::{parse_filter, FilterChoice};
+use purehdf_medh5::profiles::{Codec, Profile, Role, Shuffle};
 use plan::{plan_path, FilePlan, Rules};
 use report::human;
 use run::{execute, Settings};

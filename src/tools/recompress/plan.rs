@@ -9,19 +9,19 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::filters::blosc2::chunk::{filter as bfilter, Header};
-use crate::filters::blosc2::codec::name_of;
-use crate::filters::blosc2::frame::{is_frame, ChunkRef, Frame};
-use crate::filters::{filter_name, ids, FilterSpec};
-use crate::hdf5fmt::chunk_index;
-use crate::hdf5fmt::copy::{DatasetChoice, FilterChoice};
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::group::Group;
-use crate::hdf5fmt::link::join_path;
-use crate::hdf5fmt::messages::dataspace::SpaceKind;
-use crate::hdf5fmt::messages::link::Link;
+use purehdf::{Error, Result};
+use purehdf_filters::blosc2::chunk::{filter as bfilter, Header};
+use purehdf_filters::blosc2::codec::name_of;
+use purehdf_filters::blosc2::frame::{is_frame, ChunkRef, Frame};
+use purehdf_filters::{filter_name, ids, FilterSpec};
+use purehdf::low_level::chunk_index;
+use purehdf::low_level::copy::{DatasetChoice, FilterChoice};
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::group::Group;
+use purehdf::low_level::link::join_path;
+use purehdf::low_level::messages::dataspace::SpaceKind;
+use purehdf::low_level::messages::link::Link;
 
 /// Most objects one plan visits.
 const MAX_OBJECTS: usize = 1_000_000;
@@ -203,7 +203,7 @@ pub fn pipeline_codec(p: &[FilterSpec]) -> String {
 /// The effective codec of a Blosc/Blosc2 chunk, from its header.
 fn blosc_codec(filter: &str, bytes: &[u8]) -> Result<(String, bool)> {
     let head = if is_frame(bytes) {
-        let max = usize::try_from(crate::hdf5fmt::limits::MAX_DECODED).unwrap_or(usize::MAX);
+        let max = usize::try_from(purehdf::low_level::limits::MAX_DECODED).unwrap_or(usize::MAX);
         let frame = Frame::parse(bytes, max)?;
         if frame.nchunks() == 0 {
             return Ok((format!("{filter}:empty"), false));
@@ -421,13 +421,13 @@ mod tests {
 
     #[test]
     fn codec_names() {
-        let p = crate::hdf5fmt::copy::parse_filter("shuffle+deflate:4").unwrap();
-        let crate::hdf5fmt::copy::FilterChoice::Pipeline(p) = p else {
+        let p = purehdf::low_level::copy::parse_filter("shuffle+deflate:4").unwrap();
+        let purehdf::low_level::copy::FilterChoice::Pipeline(p) = p else {
             panic!()
         };
         assert_eq!(pipeline_codec(&p), "shuffle+deflate");
         let FilterChoice::Pipeline(b) =
-            crate::hdf5fmt::copy::parse_filter("blosc2:zstd:3:bitshuffle").unwrap()
+            purehdf::low_level::copy::parse_filter("blosc2:zstd:3:bitshuffle").unwrap()
         else {
             panic!()
         };

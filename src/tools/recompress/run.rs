@@ -18,8 +18,8 @@ use super::swap::{
     self, clear_stale, copy_atomic, ensure_parent, Entry, LayoutKind, Manifest, State,
 };
 use super::verify::{file_sha256, verify_copy};
-use crate::error::{Error, Result};
-use crate::hdf5fmt::copy::{copy_file_digested, CopyOptions, FilterChoice};
+use purehdf::{Error, Result};
+use purehdf::low_level::copy::{copy_file_digested, CopyOptions, FilterChoice};
 
 /// How and where to write.
 #[derive(Clone, Debug)]

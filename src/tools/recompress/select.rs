@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::dump::json::{attr_value, AttrData};
-use crate::error::{Error, Result};
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::messages::link::Link;
-use crate::hdf5fmt::virtual_layout;
+use purehdf::{Error, Result};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
+use purehdf::low_level::virtual_layout;
 
 use super::plan::datasets_of;
 

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::verify::file_sha256;
-use crate::error::{Error, Result};
-use crate::hdf5fmt::write::atomic::TempFile;
+use purehdf::{Error, Result};
+use purehdf::low_level::write::atomic::TempFile;
 
 /// Where the outputs go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@
 //! hash (over 2 GiB) are hashed here, one 64 MiB slab at a time.
 //!
 //! [`verify_copy`] proves the same of an output whose copier took digests
-//! ([`crate::hdf5fmt::copy::copy_file_digested`]) at less cost: the
+//! ([`purehdf::low_level::copy::copy_file_digested`]) at less cost: the
 //! descriptions are compared without reading data; every re-encoded dataset's
 //! output chunks are decoded once (in parallel) and their digest must equal
 //! the one the copier took from the decoded source bytes; a dataset whose
@@ -27,16 +27,16 @@ use sha2::{Digest, Sha256};
 
 use crate::dump::canonical::hex;
 use crate::dump::walk::{dump_file, dump_file_with};
-use crate::error::{Error, Result};
-use crate::filters::{decode_pipeline, ChunkContext};
-use crate::hdf5fmt::chunk_index;
-use crate::hdf5fmt::copy::digest::{chunk_sha, DatasetDigest};
-use crate::hdf5fmt::copy::raw;
-use crate::hdf5fmt::cursor::bounded;
-use crate::hdf5fmt::dataset::Dataset;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::selection::Selection;
+use purehdf::{Error, Result};
+use purehdf_filters::{decode_pipeline, ChunkContext};
+use purehdf::low_level::chunk_index;
+use purehdf::low_level::copy::digest::{chunk_sha, DatasetDigest};
+use purehdf::low_level::copy::raw;
+use purehdf::low_level::cursor::bounded;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::limits;
+use purehdf::low_level::selection::Selection;
 
 /// Fields of a dataset record that describe storage, not content.
 const STORAGE_FIELDS: [&str; 3] = ["layout", "chunks", "filters"];
@@ -206,7 +206,7 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
         ds.address(),
         "chunk size",
     )?;
-    let shas = crate::threads::try_map(&recs, |r| {
+    let shas = purehdf_filters::threads::try_map(&recs, |r| {
         let coords: Vec<u64> = r
             .offset
             .iter()
@@ -219,7 +219,7 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
             Error::Chunk {
                 dataset: ds.path().to_string(),
                 coords: coords.clone(),
-                source: Box::new(e),
+                source: Box::new(e.into()),
             }
         })?;
         if dec.len() != bytes {
@@ -239,7 +239,7 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
 }
 
 /// [`verify`] for an output whose copier took `digests` (source path →
-/// digest of each re-encoded dataset, [`crate::hdf5fmt::copy::CopyReport::digests`]).
+/// digest of each re-encoded dataset, [`purehdf::low_level::copy::CopyReport::digests`]).
 pub fn verify_copy(
     orig: &Path,
     out: &Path,

@@ -5,11 +5,11 @@
 
 use std::sync::Mutex;
 
-use purehdf::medh5::create::{demo_sample, plan_at};
-use purehdf::medh5::profiles::Profile;
-use purehdf::medh5::sample::SampleFile;
-use purehdf::medh5::verify::verify_file;
-use purehdf::medh5::writer::write_plan_bytes;
+use purehdf_medh5::create::{demo_sample, plan_at};
+use purehdf_medh5::profiles::Profile;
+use purehdf_medh5::sample::SampleFile;
+use purehdf_medh5::verify::verify_file;
+use purehdf_medh5::writer::write_plan_bytes;
 use purehdf::{
     s, AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetSpec, Error, File, FileWriter, Filter,
 };
@@ -172,7 +172,7 @@ pub extern "C" fn check_write_read() -> i32 {
 /// threads), verify its digests and content_id, read an image patch typed.
 #[no_mangle]
 pub extern "C" fn check_medh5() -> i32 {
-    report((|| -> purehdf::medh5::error::Result<String> {
+    report((|| -> purehdf_medh5::error::Result<String> {
         let p = plan_at(
             demo_sample()?,
             Profile::Balanced,

@@ -371,7 +371,7 @@ pub(crate) fn data_cost256(counts: &[u32], norm: &[i16], log: u32) -> u64 {
 }
 
 /// RFC 8878 §3.1.1.3.2.2 predefined distributions: the decoder's one definition.
-pub(crate) use crate::filters::zstd_decode::{LL_DEFAULT, ML_DEFAULT, OF_DEFAULT};
+pub(crate) use crate::zstd_decode::{LL_DEFAULT, ML_DEFAULT, OF_DEFAULT};
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,7 @@
 //! small greedy hash parser (repeat offsets included) producing the sequences.
 
 use super::*;
-use crate::filters::zstd_codec::decode_bounded;
+use crate::zstd_codec::decode_bounded;
 use proptest::prelude::*;
 
 /// Greedy parse of `src[start..end]` with the window `src[..start]`,

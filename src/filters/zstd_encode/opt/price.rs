@@ -12,10 +12,10 @@ const LIT_ADD: u32 = 2;
 /// Blocks this small are priced from fixed assumptions.
 const PREDEF_THRESHOLD: usize = 8;
 /// Largest block (RFC 8878 `Block_Maximum_Size`).
-const BLOCK_MAX: u32 = crate::filters::zstd_decode::BLOCK_MAX as u32;
+const BLOCK_MAX: u32 = crate::zstd_decode::BLOCK_MAX as u32;
 
-use crate::filters::zstd_encode::codes;
-pub(crate) use crate::filters::zstd_encode::codes::{highbit, LL_BITS, ML_BITS};
+use crate::zstd_encode::codes;
+pub(crate) use crate::zstd_encode::codes::{highbit, LL_BITS, ML_BITS};
 
 /// The literal-length code of `ll`, as a table index.
 #[inline]

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::*;
-use crate::filters::{encode_pipeline, ChunkContext, FilterSpec};
+use purehdf_filters::{encode_pipeline, ChunkContext, FilterSpec};
 
 /// A 3-D u16 dataset in a fixed array of 16x128x128 chunks, optionally deflated.
 fn volume(

@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::hdf5fmt::fractal_heap::tests::{corpus_dir, find_all};
+use crate::fractal_heap::tests::{corpus_dir, find_all};
 
 fn vectors_dir() -> Option<std::path::PathBuf> {
-    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     Some(here.join("../shared/vectors/filters")).filter(|p| p.join("manifest.json").exists())
 }
 
@@ -140,7 +140,7 @@ struct Oracle {
     want: BTreeSet<Rec>,
     sha256: Option<String>,
     plain_numeric: bool,
-    pipeline: Vec<crate::filters::FilterSpec>,
+    pipeline: Vec<purehdf_filters::FilterSpec>,
 }
 
 fn load_oracle(dir: &std::path::Path) -> Vec<Oracle> {
@@ -189,11 +189,11 @@ fn load_oracle(dir: &std::path::Path) -> Vec<Oracle> {
                 )
             })
             .collect();
-        let pipeline: Vec<crate::filters::FilterSpec> = d["filters"]
+        let pipeline: Vec<purehdf_filters::FilterSpec> = d["filters"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|f| crate::filters::FilterSpec {
+            .map(|f| purehdf_filters::FilterSpec {
                 id: f[0].as_u64().unwrap() as u32,
                 flags: f[1].as_u64().unwrap() as u16,
                 cd_values: u(&f[2]).into_iter().map(|v| v as u32).collect(),
@@ -314,7 +314,7 @@ fn corpus_indexes_match_libhdf5_and_read_to_the_recorded_hash() {
             *matched.entry(o.index.clone()).or_default() += 1;
         }
         // n-bit output still needs the datatype's precision handling (a reader step).
-        let nbit = o.pipeline.iter().any(|f| f.id == crate::filters::ids::NBIT);
+        let nbit = o.pipeline.iter().any(|f| f.id == purehdf_filters::ids::NBIT);
         let readable = o.plain_numeric && o.sha256.is_some() && !nbit;
         if coords_verified_by_hash && !readable {
             failures.push(format!(
@@ -422,7 +422,7 @@ fn every_corpus_structure_walks_without_panicking() {
             }
         }
         for a in find_all(&data, b"FRHP") {
-            let Ok(h) = crate::hdf5fmt::fractal_heap::FractalHeap::open(&src, S, a) else {
+            let Ok(h) = crate::fractal_heap::FractalHeap::open(&src, S, a) else {
                 continue;
             };
             heaps += 1;

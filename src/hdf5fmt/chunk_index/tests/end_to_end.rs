@@ -5,8 +5,8 @@
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::hdf5fmt::file::{File, Object};
-use crate::hdf5fmt::fractal_heap::tests::corpus_dir;
+use crate::file::{File, Object};
+use crate::fractal_heap::tests::corpus_dir;
 
 #[test]
 fn corpus_chunked_datasets_through_the_reader() {
@@ -117,16 +117,16 @@ fn corpus_chunked_datasets_through_the_reader() {
                 Err(e) => failures.push(format!("{rel} {path}: hyperslab read_raw_vec: {e}")),
             }
             let mut want_part = vec![0u8; part.len()];
-            let full = crate::hdf5fmt::selection::Placement {
+            let full = crate::selection::Placement {
                 origin: &vec![0; dims.len()],
                 shape: &dims,
             };
-            let dst = crate::hdf5fmt::selection::Placement {
+            let dst = crate::selection::Placement {
                 origin: &start,
                 shape: &count,
             };
             let hi: Vec<u64> = start.iter().zip(&count).map(|(s, c)| s + c).collect();
-            crate::hdf5fmt::selection::copy_box(
+            crate::selection::copy_box(
                 &out,
                 full,
                 &mut want_part,

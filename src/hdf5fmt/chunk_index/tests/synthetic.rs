@@ -164,7 +164,7 @@ fn implicit_file(dims: &[u64], chunk: &[u64], elem: usize) -> (Vec<u8>, ChunkInd
 fn expected(dims: &[u64], start: &[u64], count: &[u64], elem: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let hi: Vec<u64> = start.iter().zip(count).map(|(s, c)| s + c).collect();
-    crate::hdf5fmt::selection::for_each_in_box::<()>(start, &hi, |x| {
+    crate::selection::for_each_in_box::<()>(start, &hi, |x| {
         let v = grid::ravel(x, dims).unwrap();
         out.extend_from_slice(&v.to_le_bytes()[..elem]);
         Ok(())

@@ -5,8 +5,8 @@
 //! with revised references, 5 with complex numbers).
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
-use crate::hdf5fmt::encode::{limit_enc_size, put_u16, put_u32, put_var};
+use crate::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
+use crate::encode::{limit_enc_size, put_u16, put_u32, put_var};
 
 /// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
 /// references inside, 3 with compounds, enums or arrays or VAX floats (libhdf5
@@ -106,7 +106,7 @@ fn header(out: &mut Vec<u8>, class: u8, version: u8, bits: u32, size: u64) -> Re
 }
 
 fn encode_datatype(dt: &Datatype, version: u8, out: &mut Vec<u8>, depth: usize) -> Result<()> {
-    if depth > crate::hdf5fmt::limits::MAX_DATATYPE_DEPTH {
+    if depth > crate::limits::MAX_DATATYPE_DEPTH {
         return Err(Error::InvalidArgument("datatype nested too deeply".into()));
     }
     match dt {
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn datatype_versions() {
-        use crate::hdf5fmt::datatype::CompoundMember;
+        use crate::datatype::CompoundMember;
         let comp = Datatype::Compound {
             size: 12,
             members: vec![
@@ -341,8 +341,8 @@ mod tests {
 
     #[test]
     fn vax_float_round_trips_through_the_reader() {
-        use crate::hdf5fmt::cursor::Cursor;
-        use crate::hdf5fmt::datatype::FloatLayout;
+        use crate::cursor::Cursor;
+        use crate::datatype::FloatLayout;
         let vax = Datatype::Float {
             size: 4,
             order: ByteOrder::Vax,

@@ -7,11 +7,11 @@ mod encode;
 pub use encode::encode;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::datatype::{
+use crate::cursor::Cursor;
+use crate::datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
-use crate::hdf5fmt::limits;
+use crate::limits;
 
 /// Decode one datatype message body (or an embedded member type).
 pub fn decode(c: &mut Cursor<'_>) -> Result<Datatype> {

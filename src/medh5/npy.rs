@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use crate::error::{Error, Result};
+use purehdf::{Error, Result};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 

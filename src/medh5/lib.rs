@@ -1,6 +1,7 @@
-//! The medh5 medical-imaging container (`shared/spec/medh5.md`).
+//! purehdf-medh5: the medh5 medical-imaging container on purehdf
+//! (`shared/spec/medh5.md` of the project's specification material).
 //!
-//! Pure logic only (no HDF5 I/O yet):
+//! Modules:
 //! - [`pyfloat`], [`canonical_json`]: Python float repr, canonical and `/meta` JSON (§0, §3.3, §5.5, §5.6);
 //! - [`document`]: the `/meta` sample document (§3);
 //! - [`attribute`]: typed attribute values, their HDF5 types and canonical JSON (§2.3, §5.5);
@@ -29,6 +30,7 @@ pub mod info;
 pub mod integrity;
 pub mod labelmap;
 pub mod model;
+pub mod npy;
 pub mod plan;
 pub mod profiles;
 pub mod pyfloat;
@@ -39,3 +41,6 @@ pub mod typed;
 pub mod validate;
 pub mod verify;
 pub mod writer;
+
+#[cfg(test)]
+mod test_support;

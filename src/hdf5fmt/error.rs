@@ -225,3 +225,44 @@ impl From<std::io::Error> for Error {
         }
     }
 }
+
+impl From<purehdf_filters::Error> for Error {
+    fn from(e: purehdf_filters::Error) -> Self {
+        use purehdf_filters::Error as F;
+        match e {
+            F::Unsupported {
+                structure,
+                offset,
+                what,
+            } => Error::Unsupported {
+                structure,
+                offset,
+                what,
+            },
+            F::Checksum {
+                structure,
+                offset,
+                stored,
+                computed,
+            } => Error::Checksum {
+                structure,
+                offset,
+                stored,
+                computed,
+            },
+            F::UnsupportedFilter { id, name } => Error::UnsupportedFilter { id, name },
+            F::UnsupportedCodec {
+                filter,
+                codec,
+                name,
+            } => Error::UnsupportedCodec {
+                filter,
+                codec,
+                name,
+            },
+            F::Filter { id, name, reason } => Error::Filter { id, name, reason },
+            F::InvalidArgument(s) => Error::InvalidArgument(s),
+            other => Error::InvalidArgument(other.to_string()),
+        }
+    }
+}

@@ -1,13 +1,24 @@
-//! HDF5 filters as pure encode/decode pairs over bytes.
+//! purehdf-filters: every HDF5 filter as a pure encode/decode pair over
+//! bytes and element sizes — deflate, shuffle, fletcher32, szip, nbit,
+//! scaleoffset, LZF, bzip2, LZ4, Zstd (our own bounded decoder), bitshuffle,
+//! Blosc1, Blosc2 frames and B2ND. No HDF5 file knowledge, no C.
 //!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root.
+//! The crate maps a filter id (as an HDF5 filter pipeline message stores it,
+//! and the registered plugin ids) with its client data values to a codec:
+//! [`decode`] / [`encode`] one stage given a [`FilterSpec`] and a
+//! [`ChunkContext`] (element size, chunk size, output cap). Every decoder
+//! refuses to produce more than [`ChunkContext::max_output`] bytes and
+//! reports bad input as a typed [`Error`], never a panic.
 //!
-//! This module knows nothing of HDF5 files: it maps a filter id (HDF5 filter
-//! pipeline message, and the registered plugin ids) with its client data values
-//! to a codec. Formats: `shared/spec/filters.md`.
+//! The thread policy shared by every purehdf crate lives here too
+//! ([`threads`]): one thread runs everything inline, more build one pool.
 
-use crate::error::{Error, Result};
+pub mod error;
+#[cfg(test)]
+mod test_support;
+pub mod threads;
+
+pub use error::{Error, Result};
 
 pub mod bitshuffle;
 pub mod blosc;

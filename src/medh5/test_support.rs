@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 /// line and returns the (missing) path beside the checkout, so the caller's
 /// existence check skips the test.
 pub(crate) fn shared(rel: &str) -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // This crate lives in `src/medh5` of the checkout.
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let beside = here.join("../shared").join(rel);
     if beside.exists() {
         return beside;
@@ -21,9 +22,3 @@ pub(crate) fn shared(rel: &str) -> PathBuf {
 pub(crate) fn medh5_vector(name: &str) -> PathBuf {
     shared(&format!("vectors/medh5/{name}"))
 }
-
-/// Pseudo-random bytes for tests that need incompressible input: the one
-/// definition, shared with the integration tests and benches.
-#[path = "../tests/common/noise.rs"]
-mod noise_bytes;
-pub(crate) use noise_bytes::noise;

@@ -11,12 +11,12 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
-use crate::hdf5fmt::checksum::metadata_checksum;
-use crate::hdf5fmt::cursor::Cursor;
-use crate::hdf5fmt::limits;
-use crate::hdf5fmt::signature;
-use crate::hdf5fmt::source::Source;
-use crate::hdf5fmt::Sizes;
+use crate::checksum::metadata_checksum;
+use crate::cursor::Cursor;
+use crate::limits;
+use crate::signature;
+use crate::source::Source;
+use crate::Sizes;
 
 pub mod records;
 
@@ -393,10 +393,10 @@ fn relocate(e: Error, offset: u64) -> Error {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::hdf5fmt::source::MemSource;
+    use crate::source::MemSource;
 
     /// Append a lookup3 checksum of everything so far.
-    pub fn seal(mut v: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn seal(mut v: Vec<u8>) -> Vec<u8> {
         let c = metadata_checksum(&v);
         v.extend_from_slice(&c.to_le_bytes());
         v

@@ -1,0 +1,89 @@
+//! purehdf: HDF5 in pure Rust — no
+//! libhdf5, no C. Every input is untrusted: bad bytes give a typed [`Error`],
+//! never a panic or an unbounded allocation. Builds for
+//! `wasm32-unknown-unknown` with `default-features = false`.
+//!
+//! # Quick start
+//!
+//! Write a chunked, filtered dataset with an attribute, then read it back
+//! typed and sliced — all in memory (use [`FileWriter::create`] and
+//! [`File::open`] for paths):
+//!
+//! ```
+//! use purehdf::{s, AttrValue, DatasetSpec, File, FileWriter, Filter};
+//!
+//! let mut w = FileWriter::in_memory();
+//! let data: Vec<i16> = (0..24).collect();
+//! let spec = DatasetSpec::of::<i16>(&[4, 6]).chunked(&[2, 3], vec![Filter::shuffle(), Filter::deflate(6)]);
+//! let ds = w.write_dataset(w.root(), "ct", spec, &data)?;
+//! w.set_attr(ds, "spacing", AttrValue::array(&[0.75f64, 0.75]))?;
+//! let file = File::from_bytes(w.finish()?)?;
+//!
+//! let ct = file.root()?.dataset("ct")?;
+//! assert_eq!(ct.shape(), &[4, 6]);
+//! let all: Vec<f32> = ct.read()?;                  // any numeric type, converted
+//! assert_eq!(all[7], 7.0);
+//! let part = ct.read_slice::<i64>(&s![1..4; 2, ..; 3])?; // rows 1, 3; columns 0, 3
+//! assert_eq!(part, vec![6, 9, 18, 21]);
+//! assert!(ct.read::<u8>().is_ok() && ct.read_slice::<i8>(&s![.., 0]).is_ok());
+//! assert_eq!(ct.attribute("spacing")?.read_vec::<f64>()?, vec![0.75, 0.75]);
+//! # Ok::<(), purehdf::Error>(())
+//! ```
+//!
+//! # The facade
+//!
+//! The items re-exported here are the supported API:
+//!
+//! - opening: [`File`] (path, bytes, or any [`Source`]), [`Group`],
+//!   [`Dataset`], [`Attribute`], [`Datatype`], [`Object`], [`Link`];
+//! - typed reads: [`Dataset::read`], [`Dataset::read_into`],
+//!   [`Dataset::read_slice`] with [`s!`] / [`Slice`], [`Dataset::read_field`]
+//!   for compound fields, [`Attribute::read_scalar`], [`Attribute::read_vec`],
+//!   [`Attribute::read_string_in`]; conversions and errors in [`convert`];
+//!   with the `ndarray` feature, `Dataset::read_array`;
+//! - raw chunks: [`Dataset::chunks`], [`Dataset::chunk_reader`] and
+//!   [`ChunkReader`] (borrowed bytes, batches, Fletcher-32 verification);
+//! - writing: [`FileWriter`], [`DatasetSpec`], [`Filter`] constructors,
+//!   [`FileWriter::write_dataset`], [`FileWriter::write_slab`], [`AttrValue`];
+//!
+//! [`low_level`] holds the format itself, one module per structure, for
+//! tools that need it as stored. The codecs are the `purehdf-filters` crate
+//! and the medh5 container the `purehdf-medh5` crate.
+
+// The format, one module per structure (see `low_level`); inside the crate
+// they are reached as `crate::superblock`, `crate::chunk_index`, ...
+pub mod low_level;
+#[allow(unused_imports)]
+pub(crate) use low_level::*;
+
+mod alloc;
+mod error;
+pub use purehdf_filters::threads;
+
+pub use alloc::LargeAligned;
+pub use error::{Error, Result};
+pub use attribute::Attribute;
+pub use low_level::convert::{self, H5Read, Numeric};
+pub use dataset::Dataset;
+pub use datatype::{
+    ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
+};
+pub use file::{File, NamedDatatype, Object};
+pub use group::Group;
+pub use link::Link;
+pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
+pub use selection::Selection;
+pub use slice::{Hyperslab, Slice, SliceArg};
+pub use source::{MemSource, Source};
+pub use write::{
+    AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
+};
+
+/// Use `n` threads for purehdf's own work (0 = back to the default: the
+/// `MEDH5_THREADS` environment variable, then `RAYON_NUM_THREADS`, then every
+/// core). One thread runs everything inline and starts no pool. Fails for a
+/// count over 1,024, or for a second count above one once the pool has started
+/// with another size: set it before the first read or write.
+pub fn set_threads(n: usize) -> Result<()> {
+    purehdf_filters::threads::set_threads(n).map_err(Error::from)
+}
