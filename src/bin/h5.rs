@@ -8,7 +8,11 @@
 //! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
+//! h5 completions SHELL       a bash, zsh or fish completion script
 //! ```
+//! The command line is declared with clap (`cli/h5_args.rs`: `--help` on
+//! every command, typo suggestions); the commands of `purehdf_cli::tools`
+//! then read the arguments clap accepted with their own parsers.
 //! Exit codes: 0 ok, 1 some objects could not be read, 2 the file cannot be opened
 //! (or bad usage).
 
@@ -21,12 +25,19 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
-use purehdf_cli::dump::numpy_dtype;
-use purehdf_cli::dump::walk::dump_file;
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::group::Group;
 use purehdf::low_level::link::join_path;
 use purehdf::low_level::messages::link::Link;
+use purehdf_cli::dump::numpy_dtype;
+use purehdf_cli::dump::walk::dump_file;
+
+#[path = "cli/common.rs"]
+mod common;
+#[path = "cli/h5_args.rs"]
+mod h5_args;
+
+use h5_args::Cmd;
 
 const USAGE: &str = "usage: h5 ls [-r] FILE [PATH]\n       \
 h5 dump --json FILE\n       \
@@ -49,30 +60,25 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = match args.first().map(String::as_str) {
-        Some("ls") => ls(&args[1..]),
-        Some("dump") => dump(&args[1..]),
-        Some("cat") => purehdf_cli::tools::cat::run(&args[1..]),
-        Some("copy") => purehdf_cli::tools::copy::run(&args[1..]),
-        Some("import") => purehdf_cli::tools::import::run(&args[1..]),
-        Some("recompress") => purehdf_cli::tools::recompress::run(&args[1..]),
-        Some("compare") => purehdf_cli::tools::compare::run(&args[1..]),
-        Some("-h") | Some("--help") | Some("help") => {
-            println!("{USAGE}");
-            0
-        }
-        _ => {
-            eprintln!("{USAGE}");
-            2
-        }
+    let cli: h5_args::Cli = match common::parse(h5_args::command(), args) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let code = match cli.command {
+        Cmd::Ls(a) => ls(a.file.as_deref(), a.path.as_deref(), a.recursive),
+        Cmd::Dump(a) => dump(a.file.as_deref(), a.json),
+        Cmd::Cat(a) => purehdf_cli::tools::cat::run(&a.argv()),
+        Cmd::Copy(a) => purehdf_cli::tools::copy::run(&a.argv()),
+        Cmd::Import(a) => purehdf_cli::tools::import::run(&a.argv()),
+        Cmd::Recompress(a) => purehdf_cli::tools::recompress::run(&a.argv()),
+        Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
+        Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
     };
     ExitCode::from(code)
 }
 
-fn dump(args: &[String]) -> u8 {
-    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let json = args.iter().any(|a| a == "--json");
-    let [path] = files.as_slice() else {
+fn dump(path: Option<&str>, json: bool) -> u8 {
+    let Some(path) = path else {
         eprintln!("{USAGE}");
         return 2;
     };
@@ -99,17 +105,12 @@ fn dump(args: &[String]) -> u8 {
     }
 }
 
-fn ls(args: &[String]) -> u8 {
-    let recursive = args.iter().any(|a| a == "-r");
-    let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let (file, start) = match pos.as_slice() {
-        [f] => (*f, "/"),
-        [f, p] => (*f, p.as_str()),
-        _ => {
-            eprintln!("{USAGE}");
-            return 2;
-        }
+fn ls(file: Option<&str>, start: Option<&str>, recursive: bool) -> u8 {
+    let Some(file) = file else {
+        eprintln!("{USAGE}");
+        return 2;
     };
+    let start = start.unwrap_or("/");
     let f = match File::open(file) {
         Ok(f) => f,
         Err(e) => {

@@ -1,18 +1,28 @@
 //! `medh5`: the medh5 storage commands (same flags and `--json` shapes as the
 //! reference CLI where implemented). Exit codes: 0 ok, 1 handled error or failed
 //! check, 2 usage error.
+//!
+//! The command line is declared with clap (`cli/medh5_args.rs`: `--help` on
+//! every command, typo suggestions, `completions SHELL`); after clap accepts
+//! it, each command runs as before (the library's parsers read the arguments
+//! where they check values, so their words and exit codes stay the same).
 
 /// Large blocks (decoded datasets) on cache-line boundaries: see
 /// [`purehdf::LargeAligned`].
 #[global_allocator]
 static ALLOC: purehdf::LargeAligned = purehdf::LargeAligned;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use purehdf_medh5::{
-    bench, check, create, fix, info, profiles::Profile, validate, verify, writer,
-};
+use purehdf_medh5::{bench, check, create, fix, info, profiles::Profile, validate, verify, writer};
+
+#[path = "cli/common.rs"]
+mod common;
+#[path = "cli/medh5_args.rs"]
+mod medh5_args;
+
+use medh5_args::{Cmd, IndexAction};
 
 const USAGE: &str = "usage:
   medh5 demo OUT [--profile P] [--json]            write, read back and check a synthetic CT + labels sample
@@ -86,50 +96,6 @@ fn usage(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-struct Opts {
-    positional: Vec<String>,
-    from: Option<PathBuf>,
-    profile: Option<String>,
-    json: bool,
-    partial: Vec<String>,
-    rewrite_digests: bool,
-    rebuild_index: bool,
-    reason: Option<String>,
-    by: Option<String>,
-}
-
-fn parse(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        positional: Vec::new(),
-        from: None,
-        profile: None,
-        json: false,
-        partial: Vec::new(),
-        rewrite_digests: false,
-        rebuild_index: false,
-        reason: None,
-        by: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => o.json = true,
-            "--rewrite-digests" => o.rewrite_digests = true,
-            "--rebuild-index" => o.rebuild_index = true,
-            "--reason" => o.reason = Some(it.next().ok_or("--reason needs a value")?.clone()),
-            "--by" => o.by = Some(it.next().ok_or("--by needs a value")?.clone()),
-            "--from" => o.from = Some(it.next().ok_or("--from needs a path")?.into()),
-            "--partial" => o
-                .partial
-                .push(it.next().ok_or("--partial needs an object path")?.clone()),
-            "--profile" => o.profile = Some(it.next().ok_or("--profile needs a value")?.clone()),
-            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
-            s => o.positional.push(s.to_string()),
-        }
-    }
-    Ok(o)
-}
-
 fn write_and_report(
     sample: purehdf_medh5::model::Sample,
     profile: Profile,
@@ -178,67 +144,36 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => return usage(&e),
     };
-    let Some(cmd) = args.first() else {
-        return usage("no command");
+    let cli: medh5_args::Cli = match common::parse(medh5_args::command(), args) {
+        Ok(c) => c,
+        Err(code) => return code,
     };
-    if cmd == "--version" {
-        println!("medh5 (purehdf) {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
-    }
-    if cmd == "-h" || cmd == "--help" {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    if cmd == "bench-op" {
-        return run_bench_op(&args[1..]);
-    }
-    if cmd == "validate" {
-        return run_validate(&args[1..]);
-    }
-    if cmd == "index" {
-        return match purehdf_medh5::index::cli::parse(&args[1..]) {
-            Ok(a) => ExitCode::from(purehdf_medh5::index::cli::run(&a)),
-            Err(e) => usage(&e),
-        };
-    }
-    if cmd == "recompress" {
-        return ExitCode::from(purehdf_medh5::recompress::run_cli(&args[1..], &print_json));
-    }
-    let keyed = matches!(cmd.as_str(), "verify" | "info" | "tree")
-        && purehdf_medh5::collection_cli::handles(&args[1..]);
-    if keyed || matches!(cmd.as_str(), "pack" | "unpack" | "ls") {
-        return ExitCode::from(purehdf_medh5::collection_cli::run(
-            cmd,
-            &args[1..],
-            &print_json,
-        ));
-    }
-    let o = match parse(&args[1..]) {
-        Ok(o) => o,
-        Err(e) => return usage(&e),
-    };
-    let profile = match Profile::from_name(o.profile.as_deref()) {
-        Ok(p) => p,
-        Err(e) => return usage(&e.to_string()),
-    };
-    match cmd.as_str() {
-        "demo" => {
-            let [out] = o.positional.as_slice() else {
+    match cli.command {
+        Cmd::Demo(a) => {
+            let profile = match Profile::from_name(a.profile.as_deref()) {
+                Ok(p) => p,
+                Err(e) => return usage(&e.to_string()),
+            };
+            let Some(out) = a.out else {
                 return usage("demo takes one output path");
             };
             match create::demo_sample() {
-                Ok(s) => write_and_report(s, profile, Path::new(out), o.json, true),
+                Ok(s) => write_and_report(s, profile, Path::new(&out), a.json, true),
                 Err(e) => {
                     eprintln!("medh5: {e}");
                     ExitCode::from(1)
                 }
             }
         }
-        "create" => {
-            let [out] = o.positional.as_slice() else {
+        Cmd::Create(a) => {
+            let profile = match Profile::from_name(a.profile.as_deref()) {
+                Ok(p) => p,
+                Err(e) => return usage(&e.to_string()),
+            };
+            let Some(out) = a.out else {
                 return usage("create takes one output path");
             };
-            let Some(manifest) = o.from else {
+            let Some(manifest) = a.from.map(std::path::PathBuf::from) else {
                 return usage("create needs --from MANIFEST.json");
             };
             let loaded = std::fs::read(&manifest)
@@ -250,8 +185,8 @@ fn main() -> ExitCode {
                 });
             match loaded {
                 Ok((s, p)) => {
-                    let p = if o.profile.is_some() { profile } else { p };
-                    write_and_report(s, p, Path::new(out), o.json, false)
+                    let p = if a.profile.is_some() { profile } else { p };
+                    write_and_report(s, p, Path::new(&out), a.json, false)
                 }
                 Err(e) => {
                     eprintln!("medh5: {e}");
@@ -259,16 +194,50 @@ fn main() -> ExitCode {
                 }
             }
         }
-        "verify" => run_verify(&o),
-        "fix" => run_fix(&o),
-        "info" | "tree" => {
-            let [path] = o.positional.as_slice() else {
-                return usage(&format!("{cmd} takes one path"));
-            };
-            run_info(cmd == "tree", path, o.json)
+        Cmd::Verify(a) => {
+            let argv = a.argv();
+            if purehdf_medh5::collection_cli::handles(&argv) {
+                collection("verify", &argv)
+            } else {
+                run_verify(&a)
+            }
         }
-        other => usage(&format!("unknown command {other}")),
+        Cmd::Fix(a) => run_fix(&a),
+        Cmd::Info(a) => info_or_tree("info", &a),
+        Cmd::Tree(a) => info_or_tree("tree", &a),
+        Cmd::Validate(a) => run_validate(&a.argv()),
+        Cmd::Recompress(a) => {
+            ExitCode::from(purehdf_medh5::recompress::run_cli(&a.argv(), &print_json))
+        }
+        Cmd::Pack(a) => collection("pack", &a.argv()),
+        Cmd::Unpack(a) => collection("unpack", &a.argv()),
+        Cmd::Ls(a) => collection("ls", &a.argv()),
+        Cmd::Index(i) => match i.action {
+            IndexAction::Build(b) => match purehdf_medh5::index::cli::parse(&b.argv()) {
+                Ok(a) => ExitCode::from(purehdf_medh5::index::cli::run(&a)),
+                Err(e) => usage(&e),
+            },
+        },
+        Cmd::BenchOp(a) => run_bench_op(&a.argv()),
+        Cmd::Completions(c) => common::completions(medh5_args::command(), c.shell),
     }
+}
+
+/// A collection command (or `verify`/`info`/`tree` on a collection or with
+/// `--key`).
+fn collection(cmd: &str, argv: &[String]) -> ExitCode {
+    ExitCode::from(purehdf_medh5::collection_cli::run(cmd, argv, &print_json))
+}
+
+fn info_or_tree(cmd: &str, a: &medh5_args::Info) -> ExitCode {
+    let argv = a.argv();
+    if purehdf_medh5::collection_cli::handles(&argv) {
+        return collection(cmd, &argv);
+    }
+    let Some(path) = &a.path else {
+        return usage(&format!("{cmd} takes one path"));
+    };
+    run_info(cmd == "tree", path, a.json)
 }
 
 /// Pretty JSON as the reference prints it: 2-space indent, non-ASCII escaped.
@@ -276,14 +245,14 @@ fn print_json(v: &serde_json::Value) {
     println!("{}", purehdf_medh5::index::cli::json_text(v));
 }
 
-fn run_verify(o: &Opts) -> ExitCode {
-    if o.positional.is_empty() {
+fn run_verify(o: &medh5_args::Verify) -> ExitCode {
+    if o.files.is_empty() {
         return usage("verify needs at least one file");
     }
     let partial = (!o.partial.is_empty()).then_some(o.partial.as_slice());
     let mut all_ok = true;
     let mut entries = Vec::new();
-    verify::verify_paths(&o.positional, partial, |p, r| match r {
+    verify::verify_paths(&o.files, partial, |p, r| match r {
         Ok(r) => {
             all_ok &= r.ok;
             if o.json {
@@ -365,8 +334,8 @@ fn run_bench_op(args: &[String]) -> ExitCode {
     }
 }
 
-fn run_fix(o: &Opts) -> ExitCode {
-    if o.positional.is_empty() {
+fn run_fix(o: &medh5_args::Fix) -> ExitCode {
+    if o.files.is_empty() {
         return usage("fix needs at least one file");
     }
     if o.rewrite_digests && o.reason.is_none() {
@@ -381,7 +350,7 @@ fn run_fix(o: &Opts) -> ExitCode {
     };
     let mut all_ok = true;
     let mut entries = Vec::new();
-    for p in &o.positional {
+    for p in &o.files {
         match fix::fix_path(Path::new(p), p, &opts) {
             Ok(r) => {
                 all_ok &= r.ok();
