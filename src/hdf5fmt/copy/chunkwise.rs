@@ -9,16 +9,16 @@
 //! of chunks (a hyperslab spanning every dimension but the first) at a time,
 //! and one that stays contiguous one slab of whole rows at a time.
 
-use crate::error::{Error, Result};
-use purehdf_filters::{ChunkContext, FilterSpec};
 use crate::chunk_index::{self, ChunkRecord};
 use crate::cursor::bounded;
 use crate::dataset::Dataset;
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::selection::Selection;
 use crate::write::chunks::{extract_chunk, run_pipeline};
 use crate::write::set_local::set_local;
 use crate::write::{DatasetId, FileWriter};
+use purehdf_filters::{ChunkContext, FilterSpec};
 
 use super::digest::{chunk_sha, DatasetDigest};
 
@@ -46,12 +46,25 @@ pub(super) struct Done {
 }
 
 impl Target {
-    /// `filters` as given by the user or the source; completed as the writer does.
-    pub(super) fn new(ds: &Dataset, chunk: &[u64], filters: &[FilterSpec], fill: Option<&[u8]>) -> Self {
+    /// `filters` as given by the user or the source; completed as the writer
+    /// does, or with `as_stored` (the source's own pipeline, stored
+    /// unchanged) used as the filter plugins read it.
+    pub(super) fn new(
+        ds: &Dataset,
+        chunk: &[u64],
+        filters: &[FilterSpec],
+        fill: Option<&[u8]>,
+        as_stored: bool,
+    ) -> Self {
         let dtype = ds.dtype();
+        let filters = if as_stored {
+            chunk_index::read::as_plugins_read(filters).into_owned()
+        } else {
+            filters.iter().map(|f| set_local(f, dtype, chunk)).collect()
+        };
         Target {
             chunk: chunk.to_vec(),
-            filters: filters.iter().map(|f| set_local(f, dtype, chunk)).collect(),
+            filters,
             elem: usize::try_from(dtype.size()).unwrap_or(0),
             fill: fill.map(<[u8]>::to_vec).unwrap_or_default(),
         }

@@ -10,11 +10,10 @@ use super::hook::{CopyPolicy, KeepAll};
 use super::raw;
 use super::values::Ctx;
 use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
-use crate::error::{Error, Result};
-use purehdf_filters::FilterSpec;
 use crate::attribute::{self, Attribute, AttributeEntry};
 use crate::dataset::Dataset;
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::file::{File, Object};
 use crate::group::Group;
 use crate::link::join_path;
@@ -26,6 +25,7 @@ use crate::write::{
     AttrData, AttrValue, CreationOrder, DatasetData, DatasetId, DatasetSpec, DatatypeId,
     FileWriter, GroupId, Layout, ObjectId, SpaceKind,
 };
+use purehdf_filters::FilterSpec;
 
 /// A value holding references, written after the walk.
 enum Pending {
@@ -72,6 +72,9 @@ pub(super) struct Copier<'a> {
     /// Datasets (attribute `None`) and attributes whose source datatype is the
     /// committed datatype at this source address: shared once the walk is over.
     shares: Vec<(ObjectId, Option<String>, u64)>,
+    /// The group the copy starts in (anonymous committed datatypes are
+    /// committed there, then unlinked).
+    top: Option<GroupId>,
 }
 
 /// Creation-order flag bits (1 tracked, 2 indexed) of a link info or attribute
@@ -127,6 +130,7 @@ impl<'a> Copier<'a> {
             types: HashMap::new(),
             datasets: HashMap::new(),
             shares: Vec::new(),
+            top: None,
         }
     }
 
@@ -284,7 +288,11 @@ impl<'a> Copier<'a> {
             }
         }
         // committed datatypes met after the objects using them exist now
-        for (obj, attr, addr) in std::mem::take(&mut self.shares) {
+        let shares = std::mem::take(&mut self.shares);
+        for &(_, _, addr) in &shares {
+            self.commit_anonymous(addr);
+        }
+        for (obj, attr, addr) in shares {
             let Some(&t) = self.types.get(&addr) else {
                 self.note(format!(
                     "{obj:?}: committed datatype at {addr:#x} not reachable by a link: copied inline"
@@ -301,6 +309,34 @@ impl<'a> Copier<'a> {
             if let Err(e) = res {
                 self.note(format!("committed datatype not shared: {e}"));
             }
+        }
+    }
+
+    /// A committed datatype no link reaches (libhdf5's `H5Tcommit_anon`, or
+    /// one whose links were all removed) but that datasets or attributes
+    /// use: committed again, anonymous too (linked, then unlinked), so that
+    /// its users stay committed rather than becoming inline.
+    fn commit_anonymous(&mut self, addr: u64) {
+        let Some(top) = self.top else { return };
+        if self.types.contains_key(&addr) {
+            return;
+        }
+        let dtype = match self.src.object_at(addr, String::new()) {
+            Ok(Object::NamedDatatype(t)) => t.dtype,
+            _ => return,
+        };
+        let name = format!(".purehdf-anonymous-datatype-{addr:x}");
+        let made = self
+            .w
+            .commit_datatype(top, &name, dtype)
+            .and_then(|t| self.w.remove_link(top, &name).map(|()| t));
+        match made {
+            Ok(t) => {
+                self.types.insert(addr, t);
+            }
+            Err(e) => self.note(format!(
+                "committed datatype at {addr:#x} (anonymous): {e}; copied inline"
+            )),
         }
     }
 
@@ -343,6 +379,7 @@ impl<'a> Copier<'a> {
     /// Copy the tree under `root` (already created as `dst`).
     pub(super) fn copy_tree(&mut self, root: Group, dst: GroupId) -> Result<()> {
         self.map.insert(root.address(), dst.into());
+        self.top.get_or_insert(dst);
         self.attrs_of(root.path(), root.header(), dst.into(), Vec::new());
         // (group, its copy); a group is walked once, when first copied
         let mut stack = vec![(root, dst)];
@@ -373,8 +410,12 @@ impl<'a> Copier<'a> {
                             Err(e) => self.skip(&path, e),
                         }
                     }
-                    Link::UserDefined { kind, .. } => {
-                        self.skip(&path, format!("user-defined link type {kind}"))
+                    Link::UserDefined { kind, data } => {
+                        // Carried through as stored: we cannot follow it, and
+                        // neither can libhdf5 without the class's handler.
+                        if let Err(e) = self.w.user_defined_link(gd, &name, kind, &data) {
+                            self.skip(&path, e)
+                        }
                     }
                     Link::Hard(addr) => {
                         if let Some(&existing) = self.map.get(&addr) {
@@ -541,16 +582,29 @@ impl<'a> Copier<'a> {
             }
             _ => None,
         };
+        // the source's own pipeline on the source's chunk shape: its client
+        // data was completed by the library that wrote it and describes the
+        // re-encoded chunks as it stands, so it is stored unchanged (no
+        // set-local step: every id, flag, name and cd_values slot kept)
+        let as_stored = matches!(choice, FilterChoice::Keep)
+            && chunk.is_some()
+            && chunk == stored_chunks
+            && !pipeline.is_empty();
         match chunk {
             Some(c) => spec = spec.chunked_stored(&c, pipeline),
             None if ds.layout_kind() == "compact" => spec = spec.compact(),
             None => {}
         }
+        let create = |w: &mut FileWriter, spec: DatasetSpec, data: DatasetData| {
+            let d = w.create_dataset(parent, name, spec, data)?;
+            if as_stored {
+                w.keep_pipeline_as_stored(d)?;
+            }
+            Ok::<_, Error>(d)
+        };
         if super::has_reference(&dtype) {
             // written once every object exists
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = create(self.w, spec, DatasetData::None)?;
             self.pending.push(Pending::Data {
                 path,
                 dst: d,
@@ -562,12 +616,7 @@ impl<'a> Copier<'a> {
         }
         if ds.storage_size()? == 0 && plain {
             // nothing stored: the copy reads as the fill value too
-            return Ok(Some(self.w.create_dataset(
-                parent,
-                name,
-                spec,
-                DatasetData::None,
-            )?));
+            return Ok(Some(create(self.w, spec, DatasetData::None)?));
         }
         if let (
             true,
@@ -578,11 +627,15 @@ impl<'a> Copier<'a> {
         ) = (plain, &spec.layout)
         {
             // chunk by chunk: bounded memory, unstored chunks stay unstored
-            let target = Target::new(ds, chunk_dims, filters, spec.fill_value.as_deref());
+            let target = Target::new(
+                ds,
+                chunk_dims,
+                filters,
+                spec.fill_value.as_deref(),
+                as_stored,
+            );
             let same_shape = stored_chunks.as_deref() == Some(chunk_dims.as_slice());
-            let d = self
-                .w
-                .create_dataset(parent, name, spec, DatasetData::None)?;
+            let d = create(self.w, spec, DatasetData::None)?;
             let mut dig = self.digests.then(super::digest::DatasetDigest::default);
             let done = if same_shape {
                 chunkwise::stored_chunks(ds, self.w, d, &target, dig.as_mut())?
@@ -616,6 +669,6 @@ impl<'a> Copier<'a> {
             AttrData::Raw(r) => DatasetData::Raw(r),
             _ => DatasetData::None,
         };
-        Ok(Some(self.w.create_dataset(parent, name, spec, data)?))
+        Ok(Some(create(self.w, spec, data)?))
     }
 }

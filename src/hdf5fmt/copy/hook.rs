@@ -8,8 +8,8 @@
 //! [`CopyOptions`], exactly as `h5 copy` does.
 
 use super::{CopyOptions, CopyReport, FilterChoice};
-use crate::error::Result;
 use crate::dataset::Dataset;
+use crate::error::Result;
 use crate::file::{File, Object};
 use crate::group::Group;
 use crate::write::{AttrValue, FileWriter, GroupId};
@@ -17,6 +17,7 @@ use crate::write::{AttrValue, FileWriter, GroupId};
 /// How one dataset is copied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatasetChoice {
+    /// What to do with this dataset's filter pipeline (keep, drop, or a new pipeline).
     pub filter: FilterChoice,
     /// `None`: the stored chunk shape; `Some(None)`: contiguous;
     /// `Some(Some(c))`: chunks of shape `c`.

@@ -14,16 +14,17 @@
 //! revised references (in datasets and attributes, at any depth inside
 //! compounds, arrays and variable-length data) point at the copied objects.
 //! Hard links back to an ancestor group (cycles) are kept too. What the writer
-//! cannot express is skipped and reported: user-defined links, virtual datasets.
+//! cannot express is skipped and reported: virtual datasets. User-defined links are
+//! carried through as stored (class and link information).
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use purehdf_filters::{ids, FilterSpec};
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::file::File;
 use crate::messages::dataspace::Dataspace;
 use crate::write::FileWriter;
+use purehdf_filters::{ids, FilterSpec};
 
 /// Most objects one copy creates (hard-link aliases are copied once per path).
 pub const MAX_OBJECTS: usize = 1_000_000;
@@ -42,6 +43,7 @@ pub enum FilterChoice {
 /// Options of [`copy_file`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopyOptions {
+    /// Filter pipeline choice for every dataset not named in `datasets`.
     pub filter: FilterChoice,
     /// Worker threads for encoding chunks (with the `parallel` feature; 0 = all cores).
     pub threads: usize,
@@ -72,10 +74,15 @@ impl Default for CopyOptions {
 /// What a copy did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CopyReport {
+    /// Groups created in the destination (the group the copy starts from not counted).
     pub groups: usize,
+    /// Datasets created in the destination (hard-linked aliases counted once).
     pub datasets: usize,
+    /// Attributes written, copied ones and any a policy added or replaced.
     pub attributes: usize,
+    /// Soft links written.
     pub soft_links: usize,
+    /// External links written.
     pub external_links: usize,
     /// Second (and later) names of an object already copied.
     pub hard_links: usize,

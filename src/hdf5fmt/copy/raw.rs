@@ -5,9 +5,9 @@
 //! read them either). `h5 copy`, `medh5 fix` (and recompress, amend, pack)
 //! use it.
 
-use crate::error::Result;
 use crate::chunk_index;
 use crate::dataset::Dataset;
+use crate::error::Result;
 use crate::file::File;
 use crate::messages::layout::Layout as ReadLayout;
 use crate::write::{DatasetId, FileWriter};

@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
 use crate::datatype::{Datatype, ReferenceKind};
+use crate::error::{Error, Result};
 use crate::file::File;
 use crate::limits::MAX_DATATYPE_DEPTH;
 use crate::write::elements::REVISED_REF_SIZE;

@@ -12,8 +12,8 @@ use super::fractal_heap;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
-use crate::error::Result;
 use crate::encode::UNDEF;
+use crate::error::Result;
 use crate::messages::group_info::GroupInfo;
 use crate::messages::link::{Link as FileLink, LinkMessage};
 use crate::messages::shared::SharedRef;
@@ -61,6 +61,10 @@ impl Serializer<'_> {
                 Link::External { file, path } => FileLink::External {
                     file: file.clone(),
                     path: path.clone(),
+                },
+                Link::UserDefined { kind, data } => FileLink::UserDefined {
+                    kind: *kind,
+                    data: data.clone(),
                 },
             };
             let corder = order.tracked.then_some(i as u64);
