@@ -1,8 +1,8 @@
 //! medh5 entirely in memory: create the demo sample, open it from bytes,
 //! verify its digests and content_id, read an image patch typed and a
 //! labelmap patch. `cargo run --example medh5_memory`.
-use purehdf_medh5::{create, profiles::Profile, sample::SampleFile, verify, writer};
 use purehdf::File;
+use purehdf_medh5::{create, profiles::Profile, sample::SampleFile, verify, writer};
 
 fn main() -> purehdf_medh5::error::Result<()> {
     let sample = create::demo_sample()?; // a 32x64x64 CT phantom with an organ labelmap

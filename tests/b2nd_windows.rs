@@ -90,7 +90,7 @@ proptest! {
         let root = w.root();
         let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
         let spec = DatasetSpec::of::<i16>(&shape)
-            .chunked(&chunk, vec![Filter::blosc2(codec, level, shuffle)]);
+            .chunked(&chunk, vec![Filter::blosc2(codec, level, shuffle).unwrap()]);
         w.write_dataset(root, "v", spec, &v).unwrap();
         w.commit().unwrap();
         let f = File::open(&path).unwrap();

@@ -56,10 +56,13 @@ fn oracle_python_reads_our_output() {
     }
     std::fs::write(dir.join("vol.raw"), &vol_bytes).unwrap();
     for (name, filters) in [
-        ("gzip.h5", vec![purehdf::Filter::deflate(4)]),
+        ("gzip.h5", vec![purehdf::Filter::deflate(4).unwrap()]),
         (
             "shuf.h5",
-            vec![purehdf::Filter::shuffle(), purehdf::Filter::deflate(4)],
+            vec![
+                purehdf::Filter::shuffle(),
+                purehdf::Filter::deflate(4).unwrap(),
+            ],
         ),
     ] {
         let path = dir.join(name);

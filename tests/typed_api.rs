@@ -112,17 +112,23 @@ fn h5py_files_read_typed_and_sliced() {
         0.125
     );
     assert_eq!(
-        f8.attribute("dims").unwrap().read_vec::<u64>().unwrap(),
+        f8.attribute("dims").unwrap().read::<u64>().unwrap(),
         vec![4, 5]
     );
     assert_eq!(
         f8.attribute("units")
             .unwrap()
-            .read_string_in(&file)
+            .read_scalar::<String>()
             .unwrap(),
         "mm"
     );
-    assert_eq!(f8.attribute("code").unwrap().read_string().unwrap(), "XYZ");
+    assert_eq!(
+        f8.attribute("code")
+            .unwrap()
+            .read_scalar::<String>()
+            .unwrap(),
+        "XYZ"
+    );
     // raw chunks with Fletcher-32 verification on an h5py file
     let f2 = root.dataset("f2").unwrap();
     let r = f2.chunk_reader().unwrap();
@@ -145,18 +151,24 @@ fn facade_writes_read_back_in_h5py() {
     let root = w.root();
     let img: Vec<i16> = (0..6 * 8 * 10).map(|i| (i * 7 - 2000) as i16).collect();
     let pipelines = [
-        ("deflate", vec![Filter::shuffle(), Filter::deflate(6)]),
+        (
+            "deflate",
+            vec![Filter::shuffle(), Filter::deflate(6).unwrap()],
+        ),
         (
             "blosc2",
-            vec![Filter::blosc2(Blosc2Codec::Zstd, 3, Blosc2Shuffle::Byte)],
+            vec![Filter::blosc2(Blosc2Codec::Zstd, 3, Blosc2Shuffle::Byte).unwrap()],
         ),
         (
             "blosc2_bit",
-            vec![Filter::blosc2(Blosc2Codec::Lz4, 5, Blosc2Shuffle::Bit)],
+            vec![Filter::blosc2(Blosc2Codec::Lz4, 5, Blosc2Shuffle::Bit).unwrap()],
         ),
-        ("zstd", vec![Filter::zstd(5)]),
+        ("zstd", vec![Filter::zstd(5).unwrap()]),
         ("lz4", vec![Filter::lz4()]),
-        ("bzip2_f32", vec![Filter::bzip2(9), Filter::fletcher32()]),
+        (
+            "bzip2_f32",
+            vec![Filter::bzip2(9).unwrap(), Filter::fletcher32()],
+        ),
         ("lzf", vec![Filter::lzf()]),
         ("bitshuffle", vec![Filter::bitshuffle(true)]),
     ];
@@ -165,7 +177,8 @@ fn facade_writes_read_back_in_h5py() {
         let d = w.write_dataset(root, name, spec, &img).unwrap();
         w.set_attr(d, "filter", AttrValue::string(name)).unwrap();
     }
-    let slab_spec = DatasetSpec::of::<f64>(&[9, 4]).chunked(&[2, 4], vec![Filter::deflate(4)]);
+    let slab_spec =
+        DatasetSpec::of::<f64>(&[9, 4]).chunked(&[2, 4], vec![Filter::deflate(4).unwrap()]);
     let s = w.create_chunked(root, "slabs", slab_spec).unwrap();
     let vals: Vec<f64> = (0..36).map(|i| f64::from(i) * 0.5).collect();
     for r in (0..9).step_by(4) {
@@ -175,6 +188,21 @@ fn facade_writes_read_back_in_h5py() {
     w.set_attr(s, "spacing", AttrValue::array(&[0.5f32, 0.25]))
         .unwrap();
     w.commit().unwrap();
+    // the stored pipelines (client data completed by the writer) display as
+    // the constructors did
+    let mine = File::open(&path).unwrap();
+    for (name, p) in &pipelines {
+        let stored = mine
+            .root()
+            .unwrap()
+            .dataset(name)
+            .unwrap()
+            .filter_pipeline();
+        assert_eq!(stored.len(), p.len());
+        for (s, f) in stored.iter().zip(p) {
+            assert_eq!(s.to_string(), f.to_string(), "{name}");
+        }
+    }
     let out = Command::new(&py)
         .arg(script())
         .arg("readback")
@@ -200,5 +228,67 @@ fn facade_writes_read_back_in_h5py() {
     println!(
         "typed api: {ok}/{} facade-written datasets (every filter constructor, slabs) equal in h5py",
         pipelines.len() + 1
+    );
+}
+
+/// Types, attribute values, filter pipelines and the walk as h5py shows
+/// them, on a file h5py wrote: `Datatype`'s `Display` against h5py's dtype,
+/// `Attribute`'s against Python's print of `attrs[name]`, `filter_pipeline`
+/// against the constructors h5py's options correspond to, `visit` against
+/// `visititems`.
+#[test]
+fn h5py_types_attributes_filters_show_as_h5py() {
+    let Some(py) = oracle_python() else {
+        println!("skipped: typed api display (no oracle python)");
+        return;
+    };
+    let (h5, js) = (tmp("shown.h5"), tmp("shown.json"));
+    let st = Command::new(&py)
+        .arg(script())
+        .args(["shown".as_ref(), h5.as_os_str(), js.as_os_str()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let want: Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let file = File::open(&h5).unwrap();
+    let root = file.root().unwrap();
+    let mut n = 0;
+    for (path, dt) in want["dtypes"].as_object().unwrap() {
+        let ds = root.dataset(path).unwrap();
+        assert_eq!(ds.dtype().to_string(), dt.as_str().unwrap(), "{path}");
+        n += 1;
+    }
+    let attrs = root.group("attrs").unwrap();
+    for (name, shown) in want["attrs"].as_object().unwrap() {
+        let a = attrs.attribute(name).unwrap();
+        assert_eq!(a.to_string(), shown.as_str().unwrap(), "attribute {name}");
+        n += 1;
+    }
+    for (path, stages) in want["filters"].as_object().unwrap() {
+        let got: Vec<String> = root
+            .dataset(path)
+            .unwrap()
+            .filter_pipeline()
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
+        let stages: Vec<String> = serde_json::from_value(stages.clone()).unwrap();
+        assert_eq!(got, stages, "{path}");
+        n += 1;
+    }
+    // h5py's visititems: hard links only, each object once (the hard links
+    // back to the root and to `/links` close cycles)
+    let mut visited = Vec::new();
+    root.visit(|path, _| {
+        visited.push(path.to_string());
+        Ok(())
+    })
+    .unwrap();
+    let want_visit: Vec<String> = serde_json::from_value(want["visit"].clone()).unwrap();
+    assert!(want_visit.contains(&"types/a_named".to_string()));
+    assert_eq!(visited, want_visit);
+    n += 1;
+    println!(
+        "typed api: {n} dtypes, attribute values, filter pipelines and the walk show as in h5py"
     );
 }

@@ -10,266 +10,46 @@
 //! are that dtype, and types numpy cannot hold (time class, 128-bit integers, IEEE
 //! quad floats, new-style references, VAX floats) have no dtype at all.
 
-use purehdf::low_level::datatype::{ByteOrder, Datatype, FloatLayout, ReferenceKind};
+//!
+//! The mapping itself lives with the datatype model (`Datatype::numpy_str`
+//! and its helpers, which also give `Datatype`'s `Display`); these are the
+//! names the dump calls it by.
 
-/// One numpy floating-point type as h5py sees it on x86-64:
-/// (itemsize, mantissa bits, max exponent, min exponent).
-const NUMPY_FLOATS: [(u32, u32, i64, i64); 4] = [
-    (2, 10, 16, -14),
-    (4, 23, 128, -126),
-    (8, 52, 1024, -1022),
-    // x87 80-bit long double stored in 16 bytes; h5py counts its explicit integer
-    // bit, so 64 mantissa bits.
-    (16, 64, 16384, -16382),
-];
+use purehdf::low_level::datatype::{enum_value, Datatype, FloatLayout};
 
 /// numpy itemsize of the float h5py picks for a float of `size` bytes with `layout`,
 /// or `None` when no numpy float can hold it.
 pub fn numpy_float_size(size: u32, layout: &FloatLayout) -> Option<u32> {
-    let e_size = u32::from(layout.exp_size);
-    let m_size = u32::from(layout.mant_size);
-    if e_size >= 63 {
-        return None;
-    }
-    let bias = i64::from(layout.exp_bias);
-    let max_needed = (1i64 << e_size) - bias - 1;
-    let min_needed = 1 - bias;
-    NUMPY_FLOATS
-        .iter()
-        .find(|&&(np_size, nmant, maxexp, minexp)| {
-            np_size >= size && m_size <= nmant && max_needed <= maxexp && min_needed >= minexp
-        })
-        .map(|&(np_size, ..)| np_size)
-}
-
-/// The `dtype.str` order character for a multi-byte numeric type.
-fn order_char(order: ByteOrder, size: u32) -> Option<char> {
-    if size == 1 {
-        return Some('|');
-    }
-    match order {
-        ByteOrder::Little => Some('<'),
-        ByteOrder::Big => Some('>'),
-        ByteOrder::Vax => None,
-    }
+    layout.numpy_float_size(size)
 }
 
 /// True for an enum h5py turns into numpy `bool`: exactly two members, `FALSE` = 0
 /// and `TRUE` = 1.
 pub fn is_bool_enum(dt: &Datatype) -> bool {
-    let Datatype::Enum { base, members } = dt else {
-        return false;
-    };
-    if members.len() != 2 {
-        return false;
-    }
-    let value_of = |name: &str| {
-        members
-            .iter()
-            .find(|m| m.name == name)
-            .and_then(|m| int_value(base, &m.value))
-    };
-    value_of("FALSE") == Some(0) && value_of("TRUE") == Some(1)
+    dt.is_bool_enum()
 }
 
 /// The value of an enum member (bytes in the base type's size and order) as an i128.
 pub(crate) fn int_value(base: &Datatype, bytes: &[u8]) -> Option<i128> {
-    let Datatype::Integer {
-        size,
-        order,
-        signed,
-        ..
-    } = base
-    else {
-        return None;
-    };
-    let n = *size as usize;
-    if n == 0 || n > 16 || bytes.len() < n {
-        return None;
-    }
-    let mut le = [0u8; 16];
-    let src = bytes.get(..n)?;
-    match order {
-        ByteOrder::Big => {
-            for (d, s) in le.iter_mut().zip(src.iter().rev()) {
-                *d = *s;
-            }
-        }
-        _ => le[..n].copy_from_slice(src),
-    }
-    if *signed && n < 16 && src_sign(&le[..n]) {
-        for b in le.iter_mut().skip(n) {
-            *b = 0xff;
-        }
-    }
-    Some(i128::from_le_bytes(le))
-}
-
-fn src_sign(le: &[u8]) -> bool {
-    le.last().is_some_and(|b| b & 0x80 != 0)
+    enum_value(base, bytes)
 }
 
 /// When a compound is what h5py reads as a numpy complex number: two members named
 /// `r` and `i` of the same float dtype of itemsize 4, 8 or 16. Returns that float's
 /// `dtype.str` (e.g. `<f4`).
 pub fn complex_compound_part(dt: &Datatype) -> Option<String> {
-    let Datatype::Compound { members, .. } = dt else {
-        return None;
-    };
-    let [r, i] = members.as_slice() else {
-        return None;
-    };
-    if r.name != "r" || i.name != "i" {
-        return None;
-    }
-    let (rs, is) = (numpy_dtype(&r.dtype)?, numpy_dtype(&i.dtype)?);
-    if rs != is || !matches!(r.dtype, Datatype::Float { .. }) {
-        return None;
-    }
-    matches!(&rs[1..], "f4" | "f8" | "f16").then_some(rs)
+    dt.complex_compound_part()
 }
 
 /// numpy `dtype.str` of what h5py makes of `dt`, or `None` when h5py has no numpy
 /// equivalent (the oracle then reads raw bytes, `hash_kind` `raw-file-bytes`).
 pub fn numpy_dtype(dt: &Datatype) -> Option<String> {
-    match dt {
-        Datatype::Integer {
-            size,
-            order,
-            signed,
-            ..
-        } => {
-            if !matches!(size, 1 | 2 | 4 | 8) {
-                return None;
-            }
-            let kind = if *signed { 'i' } else { 'u' };
-            Some(format!("{}{kind}{size}", order_char(*order, *size)?))
-        }
-        Datatype::Bitfield { size, order, .. } => {
-            if !matches!(size, 1 | 2 | 4 | 8) {
-                return None;
-            }
-            Some(format!("{}u{size}", order_char(*order, *size)?))
-        }
-        Datatype::Float {
-            size,
-            order,
-            layout,
-        } => {
-            let np = numpy_float_size(*size, layout)?;
-            Some(format!("{}f{np}", order_char(*order, 2)?))
-        }
-        // h5py maps the complex class by size alone (numpy complex64/128/256)
-        Datatype::Complex { size, base } => {
-            let order = match **base {
-                Datatype::Float { order, .. } => order_char(order, 2)?,
-                _ => return None,
-            };
-            matches!(size, 8 | 16 | 32).then(|| format!("{order}c{size}"))
-        }
-        Datatype::String { size, .. } => Some(format!("|S{size}")),
-        Datatype::VarString { .. } => Some("|O".to_string()),
-        // h5py builds the sequence's dtype from its base's: no base dtype, no dtype
-        Datatype::VarSequence { base, .. } => numpy_dtype(base).map(|_| "|O".to_string()),
-        Datatype::Reference { kind, .. } => match kind {
-            ReferenceKind::Object | ReferenceKind::Region => Some("|O".to_string()),
-            _ => None,
-        },
-        Datatype::Opaque { size, tag } => match tag.strip_prefix("NUMPY:") {
-            Some(np) => normalize_numpy_tag(np),
-            None => Some(format!("|V{size}")),
-        },
-        Datatype::Enum { base, .. } => {
-            if is_bool_enum(dt) {
-                return Some("|b1".to_string());
-            }
-            numpy_dtype(base)
-        }
-        Datatype::Compound { .. } => {
-            if let Some(part) = complex_compound_part(dt) {
-                return complex_from_part(&part);
-            }
-            Some(format!("|V{}", numpy_itemsize(dt)?))
-        }
-        Datatype::Array { .. } => Some(format!("|V{}", numpy_itemsize(dt)?)),
-        Datatype::Time { .. } => None,
-    }
-}
-
-/// `<f4` -> `<c8` and so on (numpy only has complex types of 8, 16 and 32 bytes).
-fn complex_from_part(part: &str) -> Option<String> {
-    let (order, rest) = part.split_at(1);
-    let n: u32 = rest.strip_prefix('f')?.parse().ok()?;
-    matches!(n, 4 | 8 | 16).then(|| format!("{order}c{}", 2 * n))
-}
-
-/// `np.dtype(tag).str` for the numpy dtypes that h5py writes as opaque tags.
-fn normalize_numpy_tag(tag: &str) -> Option<String> {
-    let t = tag.trim();
-    let first = t.chars().next()?;
-    let (order, body) = if matches!(first, '<' | '>' | '|' | '=') {
-        (Some(first), &t[1..])
-    } else {
-        (None, t)
-    };
-    let kind = body.chars().next()?;
-    if !kind.is_ascii_alphabetic() {
-        return None;
-    }
-    let digits: String = body[1..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    let size: u32 = digits
-        .parse()
-        .unwrap_or(if kind == 'b' || kind == '?' { 1 } else { 0 });
-    let order_free = matches!(kind, 'S' | 'V' | 'b' | '?' | 'O') || size == 1;
-    let order = if order_free {
-        '|'
-    } else {
-        match order {
-            Some('>') => '>',
-            _ => '<',
-        }
-    };
-    Some(format!("{order}{body}"))
+    dt.numpy_str()
 }
 
 /// numpy itemsize of the dtype h5py makes of `dt` (objects are 8-byte pointers).
 pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
-    match dt {
-        Datatype::VarString { .. } | Datatype::VarSequence { .. } | Datatype::Reference { .. } => {
-            numpy_dtype(dt).map(|_| 8)
-        }
-        Datatype::Float { size, layout, .. } => numpy_float_size(*size, layout).map(u64::from),
-        Datatype::Complex { size, .. } => numpy_dtype(dt).map(|_| u64::from(*size)),
-        Datatype::Enum { base, .. } => {
-            if is_bool_enum(dt) {
-                Some(1)
-            } else {
-                numpy_itemsize(base)
-            }
-        }
-        Datatype::Compound { size, members } => {
-            if let Some(part) = complex_compound_part(dt) {
-                let n: u64 = part.get(2..)?.parse().ok()?;
-                return Some(2 * n);
-            }
-            let delta = memory_size_delta(dt);
-            for m in members {
-                let msize = numpy_itemsize(&m.dtype)?;
-                if delta == 0 && u64::from(m.offset).checked_add(msize)? > u64::from(*size) {
-                    return None;
-                }
-            }
-            u64::try_from(i64::from(*size).checked_add(delta)?).ok()
-        }
-        Datatype::Array { base, dims } => dims
-            .iter()
-            .try_fold(numpy_itemsize(base)?, |acc, &d| acc.checked_mul(d)),
-        Datatype::Opaque { size, .. } => Some(u64::from(*size)),
-        _ => numpy_dtype(dt).map(|_| dt.size()),
-    }
+    dt.numpy_itemsize()
 }
 
 /// How much bigger (negative: smaller) `dt` is in memory than in the file, as
@@ -277,20 +57,7 @@ pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
 /// memory location): a vlen string becomes a `char*` (8 bytes), a vlen sequence an
 /// `hvl_t` (16 bytes), and compound members after them shift accordingly.
 pub fn memory_size_delta(dt: &Datatype) -> i64 {
-    match dt {
-        Datatype::VarString { size, .. } => 8 - i64::from(*size),
-        Datatype::VarSequence { size, .. } => 16 - i64::from(*size),
-        Datatype::Compound { members, .. } => {
-            members.iter().map(|m| memory_size_delta(&m.dtype)).sum()
-        }
-        Datatype::Array { base, dims } => {
-            let n = dims.iter().fold(1i64, |a, &d| {
-                a.saturating_mul(i64::try_from(d).unwrap_or(i64::MAX))
-            });
-            n.saturating_mul(memory_size_delta(base))
-        }
-        _ => 0,
-    }
+    dt.memory_size_delta()
 }
 
 /// True when numpy would hold Python objects for `dt` (vlen strings, vlen sequences,
@@ -335,7 +102,9 @@ pub fn compound_out_of_order(dt: &Datatype) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use purehdf::low_level::datatype::{CharSet, CompoundMember, EnumMember, StringPad};
+    use purehdf::low_level::datatype::{
+        ByteOrder, CharSet, CompoundMember, EnumMember, ReferenceKind, StringPad,
+    };
 
     fn int(size: u32, order: ByteOrder, signed: bool) -> Datatype {
         Datatype::Integer {

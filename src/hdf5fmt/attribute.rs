@@ -2,10 +2,10 @@
 //! III.A.2 record types 8 and 9): compact attribute messages in the object
 //! header and dense attributes in a fractal heap indexed by a v2 B-tree.
 
-use crate::error::{Error, Result};
 use crate::btree_v2::BTreeV2;
 use crate::cursor::Cursor;
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::file::{AttrStorage, File};
 use crate::fractal_heap::FractalHeap;
 use crate::messages::attribute::AttributeMessage;
@@ -15,9 +15,19 @@ use crate::messages::shared::SharedRef;
 use crate::messages::types;
 use crate::object_header::ObjectHeader;
 
-/// An attribute: name, datatype, dataspace and the raw value bytes in file order
-/// (variable-length elements are global-heap references; see [`File::vlen_bytes`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[path = "attribute_repr.rs"]
+mod repr;
+
+/// An attribute: name, datatype, dataspace and the raw value bytes in file
+/// order (variable-length elements are global-heap references, resolved
+/// through the file the attribute was read from). Like a [`Dataset`], an
+/// attribute read from a file keeps a handle to it, so
+/// [`Attribute::read`], [`Attribute::value`] and its
+/// [`Display`](std::fmt::Display) resolve variable-length strings and
+/// sequences themselves.
+///
+/// [`Dataset`]: crate::Dataset
+#[derive(Clone)]
 pub struct Attribute {
     /// Attribute name.
     pub name: String,
@@ -27,9 +37,78 @@ pub struct Attribute {
     pub space: Dataspace,
     /// Raw value bytes in the file's byte order.
     pub data: Vec<u8>,
+    /// The file the attribute was read from (`None` when built from a bare
+    /// attribute message).
+    file: Option<File>,
+}
+
+/// Attributes are equal when name, type, shape and stored bytes are (the
+/// file they were read from does not count).
+impl PartialEq for Attribute {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.dtype == other.dtype
+            && self.space == other.space
+            && self.data == other.data
+    }
+}
+
+impl Eq for Attribute {}
+
+impl std::fmt::Debug for Attribute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attribute")
+            .field("name", &self.name)
+            .field("dtype", &self.dtype)
+            .field("space", &self.space)
+            .field("data", &self.data)
+            .finish()
+    }
+}
+
+impl std::fmt::Display for Attribute {
+    /// The value as Python prints what h5py returns for `attrs[name]`:
+    /// `array([0.75, 0.75])`, `array([1, 2], dtype=int32)`, `'mm'` for a
+    /// variable-length string, `b'XYZ'` for a fixed-length one, `7`,
+    /// `0.125`, `True`, `(1, 2.5)` for a compound, `Empty(dtype=...)` for
+    /// a null dataspace (numpy's `repr`, with scalars as numpy's `str`).
+    /// A value that cannot be printed shows as
+    /// `<HDF5 attribute "name": shape (..), type "..">`.
+    ///
+    /// ```
+    /// use purehdf::{AttrValue, File, FileWriter};
+    /// let mut w = FileWriter::in_memory();
+    /// let root = w.root();
+    /// w.set_attr(root, "spacing", AttrValue::array(&[0.75f64, 0.75]))?;
+    /// w.set_attr(root, "dims", AttrValue::array(&[512i32, 512]))?;
+    /// w.set_attr(root, "units", AttrValue::string("mm"))?;
+    /// w.set_attr(root, "n", AttrValue::scalar(7u16))?;
+    /// let file = File::from_bytes(w.finish()?)?;
+    /// let shown: Vec<String> = file.root()?.attributes()?.iter().map(|a| format!("{}={a}", a.name)).collect();
+    /// assert_eq!(shown, ["dims=array([512, 512], dtype=int32)", "n=7", "spacing=array([0.75, 0.75])", "units='mm'"]);
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match repr::repr(self) {
+            Ok(s) => f.write_str(&s),
+            Err(_) => write!(
+                f,
+                "<HDF5 attribute {:?}: shape {}, type {:?}>",
+                self.name,
+                crate::datatype::shape_tuple(self.shape()),
+                self.dtype.to_string()
+            ),
+        }
+    }
 }
 
 impl Attribute {
+    /// The file the attribute was read from (`None` for one built from a
+    /// bare attribute message).
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
     /// Dimensions (empty for scalar and null).
     pub fn shape(&self) -> &[u64] {
         &self.space.dims
@@ -53,6 +132,17 @@ impl From<AttributeMessage> for Attribute {
             dtype: m.dtype,
             space: m.space,
             data: m.data,
+            file: None,
+        }
+    }
+}
+
+impl Attribute {
+    /// `m` as read from `file`.
+    fn in_file(m: AttributeMessage, file: &File) -> Attribute {
+        Attribute {
+            file: Some(file.clone()),
+            ..m.into()
         }
     }
 }
@@ -64,7 +154,7 @@ fn decode(file: &File, body: &[u8], at: u64) -> Result<Attribute> {
         file.sizes(),
         &lookup,
     )?;
-    Ok(m.into())
+    Ok(Attribute::in_file(m, file))
 }
 
 fn info(file: &File, h: &ObjectHeader) -> Result<Option<AttributeInfo>> {
@@ -159,6 +249,7 @@ fn dense(file: &File, info: &AttributeInfo) -> Result<Vec<Attribute>> {
 /// An attribute with what a faithful copy needs besides its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeEntry {
+    /// The attribute itself: name, datatype, dataspace and value.
     pub attribute: Attribute,
     /// Creation order (when the object tracks it).
     pub creation_order: Option<u64>,
@@ -180,7 +271,7 @@ fn decode_entry(file: &File, body: &[u8], at: u64, order: Option<u64>) -> Result
         &lookup,
     )?;
     Ok(AttributeEntry {
-        attribute: m.into(),
+        attribute: Attribute::in_file(m, file),
         creation_order: order,
         committed_type: committed.get(),
     })

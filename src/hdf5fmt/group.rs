@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
 use crate::attribute::{self, Attribute};
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::file::{AttrStorage, File, Object};
 use crate::limits;
 use crate::link::{dense_links, join_path, symbol_table_links, Link, LinkMessage};
@@ -275,6 +275,137 @@ impl Group {
             .unwrap_or_default()
     }
 
+    /// Every member of the group in name order: the link name and the object
+    /// it leads to (h5py's `group.items()`). Hard links always resolve (a
+    /// malformed target is an error); soft and external links are followed,
+    /// and one that leads nowhere (a dangling soft link, a missing external
+    /// file, a user-defined link) is left out — [`Group::links`] lists every
+    /// link, resolved or not.
+    ///
+    /// ```
+    /// use purehdf::{DatasetSpec, File, FileWriter, Object};
+    /// let mut w = FileWriter::in_memory();
+    /// let g = w.create_group(w.root(), "scan")?;
+    /// w.write_dataset(g, "ct", DatasetSpec::of::<u8>(&[2]), &[1u8, 2])?;
+    /// w.create_group(g, "labels")?;
+    /// let file = File::from_bytes(w.finish()?)?;
+    /// let scan = file.root()?.group("scan")?;
+    /// let names: Vec<String> = scan.members()?.into_iter().map(|(name, _)| name).collect();
+    /// assert_eq!(names, ["ct", "labels"]);
+    /// assert_eq!(scan.datasets()?[0].path(), "/scan/ct");
+    /// assert_eq!(scan.groups()?[0].path(), "/scan/labels");
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn members(&self) -> Result<Vec<(String, Object)>> {
+        let mut out = Vec::new();
+        for (name, link) in self.links()? {
+            let obj = match link {
+                Link::Hard(addr) => self.file.object_at(addr, join_path(&self.path, &name))?,
+                _ => match self.open(&name) {
+                    Ok(o) => o,
+                    Err(_) => continue,
+                },
+            };
+            out.push((name, obj));
+        }
+        Ok(out)
+    }
+
+    /// The member groups, in name order (see [`Group::members`]).
+    pub fn groups(&self) -> Result<Vec<Group>> {
+        Ok(self
+            .members()?
+            .into_iter()
+            .filter_map(|(_, o)| match o {
+                Object::Group(g) => Some(g),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// The member datasets, in name order (see [`Group::members`]).
+    pub fn datasets(&self) -> Result<Vec<crate::dataset::Dataset>> {
+        Ok(self
+            .members()?
+            .into_iter()
+            .filter_map(|(_, o)| match o {
+                Object::Dataset(d) => Some(*d),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Call `f` with every object below this group, recursively: h5py's
+    /// `visititems`. Objects come depth first in name order, each with its
+    /// path relative to this group (`"scan/ct"`); only hard links are
+    /// followed (soft and external links are not, as in libhdf5's
+    /// `H5Ovisit`), and an object reached by several hard links is visited
+    /// once, under the first path met — so hard-link cycles end. The group
+    /// itself is not passed to `f`. An error from `f` stops the walk and is
+    /// returned.
+    ///
+    /// ```
+    /// use purehdf::{DatasetSpec, File, FileWriter, Object};
+    /// let mut w = FileWriter::in_memory();
+    /// let g = w.create_group(w.root(), "scan")?;
+    /// w.write_dataset(g, "ct", DatasetSpec::of::<u8>(&[2]), &[1u8, 2])?;
+    /// let file = File::from_bytes(w.finish()?)?;
+    /// let mut seen = Vec::new();
+    /// file.root()?.visit(|path, obj| {
+    ///     seen.push(format!("{path} {}", obj.kind_name()));
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(seen, ["scan group", "scan/ct dataset"]);
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn visit<F>(&self, mut f: F) -> Result<()>
+    where
+        F: FnMut(&str, &Object) -> Result<()>,
+    {
+        /// A hard link still to follow: path relative to the walk's group,
+        /// target address, path from the root.
+        struct Pending {
+            rel: String,
+            addr: u64,
+            full: String,
+        }
+        fn push_children(stack: &mut Vec<Pending>, rel: &str, g: &Group) -> Result<()> {
+            let links = g.links()?;
+            // last first, so that the stack pops them in name order
+            for (name, link) in links.into_iter().rev() {
+                if let Link::Hard(addr) = link {
+                    stack.push(Pending {
+                        rel: if rel.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{rel}/{name}")
+                        },
+                        addr,
+                        full: join_path(&g.path, &name),
+                    });
+                }
+            }
+            Ok(())
+        }
+        // An object counts as seen when its turn comes (after its elder
+        // siblings' subtrees), as in a recursive walk; the explicit stack
+        // keeps deep files from exhausting the call stack.
+        let mut seen = std::collections::HashSet::from([self.address()]);
+        let mut stack = Vec::new();
+        push_children(&mut stack, "", self)?;
+        while let Some(p) = stack.pop() {
+            if !seen.insert(p.addr) {
+                continue;
+            }
+            let obj = self.file.object_at(p.addr, p.full)?;
+            f(&p.rel, &obj)?;
+            if let Object::Group(g) = &obj {
+                push_children(&mut stack, &p.rel, g)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The group's attributes, sorted by name.
     pub fn attributes(&self) -> Result<Vec<Attribute>> {
         attribute::read_all(&self.file, &self.header)
@@ -298,5 +429,95 @@ fn rename(obj: Object, path: String) -> Object {
             t.path = path;
             Object::NamedDatatype(t)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::{DatasetSpec, FileWriter};
+
+    /// `/a/x`, `/a/sub/`, `/b` (a second hard link to `/a/x`), `/c` (soft
+    /// link to `/a`), `/d` (dangling soft link), `/e` (external link to a
+    /// missing file), `/loop` (soft link to itself).
+    fn sample() -> File {
+        let mut w = FileWriter::in_memory();
+        let root = w.root();
+        let a = w.create_group(root, "a").unwrap();
+        let x = w
+            .write_dataset(a, "x", DatasetSpec::of::<u8>(&[3]), &[1u8, 2, 3])
+            .unwrap();
+        w.create_group(a, "sub").unwrap();
+        w.hard_link(root, "b", x).unwrap();
+        w.soft_link(root, "c", "/a").unwrap();
+        w.soft_link(root, "d", "/nowhere").unwrap();
+        w.external_link(root, "e", "missing-purehdf-file.h5", "/x")
+            .unwrap();
+        w.soft_link(root, "loop", "/loop").unwrap();
+        File::from_bytes(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn members_resolve_what_they_can() {
+        let f = sample();
+        let root = f.root().unwrap();
+        let members: Vec<(String, &str, String)> = root
+            .members()
+            .unwrap()
+            .iter()
+            .map(|(n, o)| (n.clone(), o.kind_name(), o.path().to_string()))
+            .collect();
+        assert_eq!(
+            members,
+            [
+                ("a".to_string(), "group", "/a".to_string()),
+                ("b".to_string(), "dataset", "/b".to_string()),
+                ("c".to_string(), "group", "/c".to_string()),
+            ]
+        );
+        let groups: Vec<String> = root
+            .groups()
+            .unwrap()
+            .iter()
+            .map(|g| g.path().to_string())
+            .collect();
+        assert_eq!(groups, ["/a", "/c"]);
+        let a = root.group("a").unwrap();
+        assert_eq!(a.datasets().unwrap()[0].read::<u8>().unwrap(), [1, 2, 3]);
+        assert_eq!(a.groups().unwrap()[0].path(), "/a/sub");
+        assert_eq!(root.links().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn visit_walks_hard_links_once_in_name_order() {
+        let f = sample();
+        let root = f.root().unwrap();
+        let mut seen = Vec::new();
+        root.visit(|rel, obj| {
+            seen.push(format!("{rel} {} {}", obj.kind_name(), obj.path()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            ["a group /a", "a/sub group /a/sub", "a/x dataset /a/x"]
+        );
+        // from a subgroup: paths relative to it
+        let mut rel = Vec::new();
+        root.group("c")
+            .unwrap()
+            .visit(|p, _| {
+                rel.push(p.to_string());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(rel, ["sub", "x"]);
+        // an error from the callback stops the walk
+        let mut n = 0;
+        let r = root.visit(|_, _| {
+            n += 1;
+            Err(Error::InvalidArgument("stop".into()))
+        });
+        assert!(r.is_err() && n == 1);
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! let mut w = FileWriter::in_memory();
 //! let data: Vec<i16> = (0..24).collect();
-//! let spec = DatasetSpec::of::<i16>(&[4, 6]).chunked(&[2, 3], vec![Filter::shuffle(), Filter::deflate(6)]);
+//! let spec = DatasetSpec::of::<i16>(&[4, 6]).chunked(&[2, 3], vec![Filter::shuffle(), Filter::deflate(6)?]);
 //! let ds = w.write_dataset(w.root(), "ct", spec, &data)?;
 //! w.set_attr(ds, "spacing", AttrValue::array(&[0.75f64, 0.75]))?;
 //! let file = File::from_bytes(w.finish()?)?;
@@ -26,7 +26,7 @@
 //! let part = ct.read_slice::<i64>(&s![1..4; 2, ..; 3])?; // rows 1, 3; columns 0, 3
 //! assert_eq!(part, vec![6, 9, 18, 21]);
 //! assert!(ct.read::<u8>().is_ok() && ct.read_slice::<i8>(&s![.., 0]).is_ok());
-//! assert_eq!(ct.attribute("spacing")?.read_vec::<f64>()?, vec![0.75, 0.75]);
+//! assert_eq!(ct.attribute("spacing")?.read::<f64>()?, vec![0.75, 0.75]);
 //! # Ok::<(), purehdf::Error>(())
 //! ```
 //!
@@ -34,17 +34,27 @@
 //!
 //! The items re-exported here are the supported API:
 //!
-//! - opening: [`File`] (path, bytes, or any [`Source`]), [`Group`],
+//! - opening and walking: [`File`] (path, bytes, or any [`Source`]),
+//!   [`Group`] with [`Group::members`], [`Group::groups`],
+//!   [`Group::datasets`] and [`Group::visit`] (h5py's `visititems`),
 //!   [`Dataset`], [`Attribute`], [`Datatype`], [`Object`], [`Link`];
 //! - typed reads: [`Dataset::read`], [`Dataset::read_into`],
 //!   [`Dataset::read_slice`] with [`s!`] / [`Slice`], [`Dataset::read_field`]
-//!   for compound fields, [`Attribute::read_scalar`], [`Attribute::read_vec`],
-//!   [`Attribute::read_string_in`]; conversions and errors in [`convert`];
-//!   with the `ndarray` feature, `Dataset::read_array`;
+//!   for compound fields, [`Attribute::read`] and [`Attribute::read_scalar`]
+//!   (numbers, and `String` from any string kind), [`Attribute::value`]
+//!   (the writer's [`AttrValue`]); conversions and errors in [`convert`];
+//!   with the `ndarray` feature, `Dataset::read_array` into the re-exported
+//!   `purehdf::ndarray`;
+//! - printing as h5py shows things: [`Datatype`] in numpy notation (`<f4`,
+//!   `|S10`, `[('id', '<i4'), ('x', '<f8')]`), an [`Attribute`]'s value as
+//!   Python prints `attrs[name]` (`array([0.75, 0.75])`, `'mm'`), each stage
+//!   of [`Dataset::filter_pipeline`] as its [`Filter`] constructor reads
+//!   (`deflate(4)`, `blosc2(zstd, 5, bitshuffle)`);
 //! - raw chunks: [`Dataset::chunks`], [`Dataset::chunk_reader`] and
 //!   [`ChunkReader`] (borrowed bytes, batches, Fletcher-32 verification);
-//! - writing: [`FileWriter`], [`DatasetSpec`], [`Filter`] constructors,
-//!   [`FileWriter::write_dataset`], [`FileWriter::write_slab`], [`AttrValue`];
+//! - writing: [`FileWriter`], [`DatasetSpec`], [`Filter`] constructors
+//!   (levels checked as h5py checks them), [`FileWriter::write_dataset`],
+//!   [`FileWriter::write_slab`], [`AttrValue`].
 //!
 //! [`low_level`] holds the format itself, one module per structure, for
 //! tools that need it as stored. The codecs are the `purehdf-filters` crate
@@ -58,19 +68,24 @@ pub(crate) use low_level::*;
 
 mod alloc;
 mod error;
-pub use purehdf_filters::threads;
+pub use purehdf_filters::{threads, FilterSpec};
 
 pub use alloc::LargeAligned;
-pub use error::{Error, Result};
 pub use attribute::Attribute;
-pub use low_level::convert::{self, H5Read, Numeric};
 pub use dataset::Dataset;
 pub use datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
+pub use error::{Error, Result};
 pub use file::{File, NamedDatatype, Object};
 pub use group::Group;
 pub use link::Link;
+pub use low_level::convert::{self, H5Read, Numeric};
+/// The `ndarray` crate this one is built with (feature `ndarray`), for the
+/// arrays [`Dataset::read_array`] returns: use `purehdf::ndarray` to name
+/// the same version's types.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
 pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};

@@ -11,12 +11,12 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
-use purehdf_filters::{self as filters, ids, ChunkContext};
 use crate::chunk_index::read::ChunkMap;
 use crate::chunk_index::{self, ChunkRecord};
 use crate::dataset::Dataset;
+use crate::error::{Error, Result};
 use crate::messages::layout::Layout;
+use purehdf_filters::{self as filters, ids, ChunkContext};
 
 /// One stored chunk of a chunked dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl Dataset {
     /// ```
     /// # use purehdf::{File, FileWriter, DatasetSpec, Filter};
     /// # let mut w = FileWriter::in_memory();
-    /// # let spec = DatasetSpec::of::<u16>(&[4, 4]).chunked(&[2, 4], vec![Filter::deflate(4), Filter::fletcher32()]);
+    /// # let spec = DatasetSpec::of::<u16>(&[4, 4]).chunked(&[2, 4], vec![Filter::deflate(4)?, Filter::fletcher32()]);
     /// # w.write_dataset(w.root(), "x", spec, &[7u16; 16]).unwrap();
     /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
     /// let ds = file.root()?.dataset("x")?;
@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn batches_keep_order_borrow_and_decode() {
-        let (f, data) = file(vec![crate::Filter::deflate(5).into()]);
+        let (f, data) = file(vec![crate::Filter::deflate(5).unwrap().into()]);
         let ds = f.root().unwrap().dataset("x").unwrap();
         let list = ds.chunks().unwrap();
         assert_eq!(list.len(), 6);

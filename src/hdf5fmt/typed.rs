@@ -11,17 +11,18 @@
 
 #![deny(missing_docs)]
 
-use crate::error::{Error, Result};
 use crate::attribute::Attribute;
 use crate::convert::{Context, Elements, H5Read};
 use crate::cursor::bounded;
 use crate::dataset::Dataset;
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::file::File;
 use crate::limits;
 use crate::messages::dataspace::SpaceKind;
 use crate::selection::Selection;
 use crate::slice::{Hyperslab, Slice};
+use crate::write::{AttrData, AttrValue};
 
 /// Stored bytes converted per step of a typed read.
 pub const SLAB_BYTES: u64 = 16 << 20;
@@ -313,44 +314,149 @@ fn gather(bbox: &[u8], bshape: &[u64], h: &Hyperslab, esize: usize, out: &mut [u
 }
 
 impl Attribute {
-    /// Every element converted to `T` (variable-length strings need
-    /// [`Attribute::read_strings_in`]).
+    /// Every element converted to `T` (C order): numbers from any stored
+    /// numeric type (as [`crate::convert`] describes), `String` from
+    /// fixed- and variable-length strings alike (the attribute resolves
+    /// variable-length data through the file it was read from).
     ///
     /// ```
-    /// # use purehdf::{File, FileWriter, AttrValue};
+    /// # use purehdf::{File, FileWriter, AttrValue, CharSet};
     /// # let mut w = FileWriter::in_memory();
     /// # let root = w.root();
     /// # w.set_attr(root, "spacing", AttrValue::array(&[2.5f32, 0.75])).unwrap();
     /// # w.set_attr(root, "units", AttrValue::string("mm")).unwrap();
+    /// # w.set_attr(root, "axes", AttrValue::strings(&["z", "y", "x"], CharSet::Utf8)).unwrap();
     /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
     /// let root = file.root()?;
-    /// assert_eq!(root.attribute("spacing")?.read_vec::<f64>()?, vec![2.5, 0.75]);
-    /// assert_eq!(root.attribute("units")?.read_string_in(&file)?, "mm");
+    /// assert_eq!(root.attribute("spacing")?.read::<f64>()?, vec![2.5, 0.75]);
+    /// assert_eq!(root.attribute("units")?.read_scalar::<String>()?, "mm");
+    /// assert_eq!(root.attribute("axes")?.read::<String>()?, ["z", "y", "x"]);
+    /// assert!(root.attribute("units")?.read::<f32>().is_err()); // text is not a number
     /// # Ok::<(), purehdf::Error>(())
     /// ```
-    pub fn read_vec<T: H5Read>(&self) -> Result<Vec<T>> {
-        self.convert_with(None)
+    pub fn read<T: H5Read>(&self) -> Result<Vec<T>> {
+        self.convert_with(self.file())
     }
 
-    /// The only element of a scalar (or one-element) attribute.
+    /// The only element of a scalar (or one-element) attribute, converted
+    /// to `T` as [`Attribute::read`] does (`String` for any string kind).
     pub fn read_scalar<T: H5Read>(&self) -> Result<T> {
-        one(self.read_vec()?, &self.name)
+        one(self.read()?, &self.name)
+    }
+
+    /// Every element converted to `T`.
+    #[deprecated(note = "use `Attribute::read`, which also reads variable-length strings")]
+    pub fn read_vec<T: H5Read>(&self) -> Result<Vec<T>> {
+        self.read()
     }
 
     /// A scalar string attribute, fixed or variable length (`file` holds the
-    /// variable-length bytes).
+    /// variable-length bytes; [`Attribute::read_scalar`] needs no file).
     pub fn read_string_in(&self, file: &File) -> Result<String> {
-        one(self.read_strings_in(file)?, &self.name)
+        one(self.convert_with(Some(file))?, &self.name)
     }
 
     /// Every element of a string attribute.
+    #[deprecated(note = "use `Attribute::read::<String>`, which needs no file")]
     pub fn read_strings_in(&self, file: &File) -> Result<Vec<String>> {
         self.convert_with(Some(file))
     }
 
-    /// A scalar fixed-length string attribute (no file needed).
+    /// A scalar string attribute.
+    #[deprecated(note = "use `Attribute::read_scalar::<String>`")]
     pub fn read_string(&self) -> Result<String> {
         self.read_scalar()
+    }
+
+    /// The value in the form the writer takes it ([`FileWriter::set_attr`]):
+    /// datatype, shape and data, variable-length strings as
+    /// [`AttrData::VarStrings`], variable-length sequences of fixed-size
+    /// values as [`AttrData::VarSequences`], everything else as the stored
+    /// bytes ([`AttrData::Raw`]). So an attribute copies to another file as
+    /// `w.set_attr(obj, &a.name, a.value()?)`. References and
+    /// variable-length data nested in compounds or arrays have no such
+    /// form: an [`Error::InvalidArgument`] names the type.
+    ///
+    /// [`FileWriter::set_attr`]: crate::FileWriter::set_attr
+    /// [`AttrData::VarStrings`]: crate::write::AttrData::VarStrings
+    /// [`AttrData::VarSequences`]: crate::write::AttrData::VarSequences
+    /// [`AttrData::Raw`]: crate::write::AttrData::Raw
+    ///
+    /// ```
+    /// use purehdf::{AttrValue, File, FileWriter};
+    /// let mut w = FileWriter::in_memory();
+    /// let root = w.root();
+    /// let spacing = AttrValue::array(&[0.75f32, 0.5]);
+    /// w.set_attr(root, "spacing", spacing.clone())?;
+    /// w.set_attr(root, "units", AttrValue::string("mm"))?;
+    /// let file = File::from_bytes(w.finish()?)?;
+    /// let root = file.root()?;
+    /// assert_eq!(root.attribute("spacing")?.value()?, spacing);
+    /// assert_eq!(root.attribute("units")?.value()?, AttrValue::string("mm"));
+    /// # Ok::<(), purehdf::Error>(())
+    /// ```
+    pub fn value(&self) -> Result<AttrValue> {
+        let elem = usize::try_from(self.dtype.size()).map_err(|_| overflow("element size"))?;
+        let n = usize::try_from(self.num_elements()).map_err(|_| overflow("elements"))?;
+        let stored = self
+            .data
+            .get(..n.checked_mul(elem).ok_or_else(|| overflow("value size"))?)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "attribute {}: {} value bytes for {n} elements of {elem}",
+                    self.name,
+                    self.data.len()
+                ))
+            })?;
+        let (dtype, data) = match &self.dtype {
+            Datatype::VarString { pad, cset, .. } => (
+                Datatype::VarString {
+                    size: 16,
+                    pad: *pad,
+                    cset: *cset,
+                },
+                AttrData::VarStrings(self.read::<String>()?),
+            ),
+            Datatype::VarSequence { base, .. } if !base.has_vlen_or_ref() => {
+                let file = self.file().ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "attribute {}: variable-length data needs the file",
+                        self.name
+                    ))
+                })?;
+                let seqs = stored
+                    .chunks_exact(elem.max(1))
+                    .map(|e| file.vlen_bytes(e))
+                    .collect::<Result<Vec<_>>>()?;
+                (
+                    Datatype::VarSequence {
+                        size: 16,
+                        base: base.clone(),
+                    },
+                    AttrData::VarSequences(seqs),
+                )
+            }
+            d if d.has_vlen_or_ref() => {
+                let what = match d {
+                    Datatype::Reference { kind, .. } => format!("{kind:?} reference"),
+                    Datatype::VarSequence { base, .. } => {
+                        format!("variable-length sequence of {base}")
+                    }
+                    d => format!("{d}"),
+                };
+                return Err(Error::InvalidArgument(format!(
+                    "attribute {}: the {what} type has no AttrValue form (references, or \
+                     variable-length data inside a compound or array)",
+                    self.name
+                )));
+            }
+            d => (d.clone(), AttrData::Raw(stored.to_vec())),
+        };
+        Ok(AttrValue {
+            dtype,
+            shape: self.space.clone(),
+            data,
+        })
     }
 
     fn convert_with<T: H5Read>(&self, file: Option<&File>) -> Result<Vec<T>> {
@@ -393,8 +499,8 @@ fn one<T>(v: Vec<T>, name: &str) -> Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::{AttrValue, DatasetSpec, FileWriter};
     use crate::s;
+    use crate::write::{AttrValue, DatasetSpec, FileWriter};
 
     fn file_with(spec: DatasetSpec, data: &[i32]) -> File {
         let mut w = FileWriter::in_memory();
@@ -462,9 +568,117 @@ mod tests {
             let a = ds.attribute("n").unwrap();
             assert_eq!(a.read_scalar::<f32>().unwrap(), 7.0);
             let names = ds.attribute("names").unwrap();
-            assert_eq!(names.read_strings_in(&f).unwrap(), vec!["a", "bc"]);
-            assert!(names.read_vec::<String>().is_err());
+            assert_eq!(names.read::<String>().unwrap(), vec!["a", "bc"]);
+            assert_eq!(names.read_string_in(&f).ok(), None); // two elements
+            assert!(names.read::<f64>().is_err());
         }
+    }
+
+    #[test]
+    fn attribute_values_read_back_as_written() {
+        use crate::datatype::{CharSet, StringPad};
+        use crate::messages::dataspace::Dataspace;
+        let values = [
+            ("i16", AttrValue::scalar(-7i16)),
+            ("f64s", AttrValue::array(&[0.5f64, 1.5, 2.5])),
+            ("bools", AttrValue::array(&[true, false])),
+            ("utf8", AttrValue::string("αβ")),
+            ("ascii", AttrValue::ascii("mm")),
+            ("names", AttrValue::strings(&["z", "y", "x"], CharSet::Utf8)),
+            (
+                "fixed",
+                AttrValue::fixed_string("CT", 4, StringPad::NullPad, CharSet::Ascii),
+            ),
+            (
+                "grid",
+                AttrValue::raw(
+                    Datatype::int(2, false),
+                    Dataspace::simple(&[2, 2]),
+                    vec![1, 0, 2, 0, 3, 0, 4, 0],
+                ),
+            ),
+            (
+                "seqs",
+                AttrValue {
+                    dtype: Datatype::VarSequence {
+                        size: 16,
+                        base: Box::new(Datatype::int(1, false)),
+                    },
+                    shape: Dataspace::simple(&[2]),
+                    data: AttrData::VarSequences(vec![vec![1, 2, 3], vec![]]),
+                },
+            ),
+        ];
+        let mut w = FileWriter::in_memory();
+        let root = w.root();
+        for (name, v) in &values {
+            w.set_attr(root, name, v.clone()).unwrap();
+        }
+        let f = File::from_bytes(w.finish().unwrap()).unwrap();
+        let g = f.root().unwrap();
+        for (name, v) in &values {
+            let a = g.attribute(name).unwrap();
+            assert_eq!(&a.value().unwrap(), v, "{name}");
+        }
+        // every string kind reads as String without naming the file
+        assert_eq!(
+            g.attribute("utf8")
+                .unwrap()
+                .read_scalar::<String>()
+                .unwrap(),
+            "αβ"
+        );
+        assert_eq!(
+            g.attribute("fixed")
+                .unwrap()
+                .read_scalar::<String>()
+                .unwrap(),
+            "CT"
+        );
+        assert_eq!(
+            g.attribute("names").unwrap().read::<String>().unwrap(),
+            ["z", "y", "x"]
+        );
+        assert_eq!(
+            g.attribute("grid").unwrap().read::<u8>().unwrap(),
+            [1, 2, 3, 4]
+        );
+        assert_eq!(
+            g.attribute("grid").unwrap().to_string(),
+            "array([[1, 2],\n       [3, 4]], dtype=uint16)"
+        );
+        assert_eq!(
+            g.attribute("seqs").unwrap().to_string(),
+            "array([array([1, 2, 3], dtype=uint8), array([], dtype=uint8)],\n      dtype=object)"
+        );
+        // a bare message has no file: vlen strings then need one
+        let bare = Attribute::from(crate::messages::attribute::AttributeMessage {
+            name: "utf8".into(),
+            dtype: g.attribute("utf8").unwrap().dtype,
+            space: Dataspace::scalar(),
+            data: g.attribute("utf8").unwrap().data,
+        });
+        assert!(bare.file().is_none() && bare.read::<String>().is_err());
+        assert_eq!(bare.read_string_in(&f).unwrap(), "αβ");
+        assert_eq!(bare, g.attribute("utf8").unwrap());
+    }
+
+    #[test]
+    fn references_have_no_attr_value_form() {
+        let a = Attribute::from(crate::messages::attribute::AttributeMessage {
+            name: "r".into(),
+            dtype: Datatype::Reference {
+                size: 8,
+                kind: crate::datatype::ReferenceKind::Object,
+            },
+            space: crate::messages::dataspace::Dataspace::scalar(),
+            data: vec![0; 8],
+        });
+        match a.value() {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("Object reference type"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(a.to_string(), "<HDF5 object reference (null)>");
     }
 
     #[test]

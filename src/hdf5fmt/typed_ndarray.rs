@@ -1,15 +1,17 @@
 //! Typed reads into `ndarray` arrays (feature `ndarray`): the values of
 //! [`Dataset::read`] / [`Dataset::read_slice`] with the dataset's shape, or
 //! the selection's shape without its indexed dimensions (HDF5 File Format
-//! Specification IV.A.2.b dataspace dimensions, C order).
+//! Specification IV.A.2.b dataspace dimensions, C order). The crate
+//! re-exports the `ndarray` it is built with as `purehdf::ndarray`, so
+//! callers name the same version's types.
 
 #![deny(missing_docs)]
 
 use ndarray::{Array, ArrayD, Dimension, IxDyn};
 
-use crate::error::{Error, Result};
 use crate::convert::H5Read;
 use crate::dataset::Dataset;
+use crate::error::{Error, Result};
 use crate::slice::Slice;
 
 fn shaped<T, D: Dimension>(path: &str, shape: Vec<u64>, v: Vec<T>) -> Result<Array<T, D>> {
@@ -35,7 +37,8 @@ impl Dataset {
     /// # let mut w = FileWriter::in_memory();
     /// # w.write_dataset(w.root(), "x", DatasetSpec::of::<i16>(&[2, 3]), &[1i16, 2, 3, 4, 5, 6]).unwrap();
     /// # let file = File::from_bytes(w.finish().unwrap()).unwrap();
-    /// let a = file.root()?.dataset("x")?.read_array::<f32, ndarray::Ix2>()?;
+    /// use purehdf::ndarray::{Array2, Ix2};
+    /// let a: Array2<f32> = file.root()?.dataset("x")?.read_array::<f32, Ix2>()?;
     /// assert_eq!(a[[1, 2]], 6.0);
     /// # Ok::<(), purehdf::Error>(())
     /// ```
@@ -54,8 +57,8 @@ impl Dataset {
 #[cfg(test)]
 mod tests {
     use crate::file::File;
-    use crate::write::{DatasetSpec, FileWriter};
     use crate::s;
+    use crate::write::{DatasetSpec, FileWriter};
 
     #[test]
     fn arrays_keep_shape_and_drop_indexed_dims() {
@@ -73,5 +76,8 @@ mod tests {
         assert_eq!(b.shape(), &[3, 2]);
         assert_eq!(b[[2, 1]], 12 + 8 + 2);
         assert!(ds.read_array::<u8, ndarray::Ix2>().is_err());
+        // the re-export is the array type the reads return
+        let c: crate::ndarray::ArrayD<u16> = ds.read_array::<u16, crate::ndarray::IxDyn>().unwrap();
+        assert_eq!(c.shape(), &[2, 3, 4]);
     }
 }

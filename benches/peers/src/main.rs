@@ -230,7 +230,7 @@ mod ours {
         if shuffle {
             filters.push(Filter::shuffle());
         }
-        filters.push(Filter::deflate(ctx.level));
+        filters.push(Filter::deflate(ctx.level).map_err(e)?);
         let spec = DatasetSpec::of::<i16>(&ctx.shape).chunked(&ctx.chunk, filters);
         w.write_dataset(w.root(), "data", spec, &ctx.volume)
             .map_err(e)?;

@@ -20,8 +20,8 @@
 //! collections.
 //!
 //! ```
-//! use purehdf::hdf5fmt::write::{AttrValue, DatasetSpec, FileWriter};
-//! use purehdf::hdf5fmt::datatype::Datatype;
+//! use purehdf::low_level::write::{AttrValue, DatasetSpec, FileWriter};
+//! use purehdf::low_level::datatype::Datatype;
 //! let mut w = FileWriter::in_memory();
 //! let g = w.create_group(w.root(), "grp").unwrap();
 //! let data: Vec<u8> = [1i32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -51,13 +51,13 @@ pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
 pub use sharing::CreationOrder;
 
-use crate::error::{Error, Result};
-use purehdf_filters::FilterSpec;
 use crate::datatype::{CharSet, Datatype, EnumMember, StringPad};
+use crate::error::{Error, Result};
 use atomic::TempFile;
 pub use atomic::{sync_dir, Synced, Unsynced};
 use chunks::RawChunks;
 use file_writer::Sink;
+use purehdf_filters::FilterSpec;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -111,7 +111,9 @@ pub enum Layout {
     Contiguous,
     /// Fixed-size chunks, each run through `filters`.
     Chunked {
+        /// Chunk dimensions in elements, one per dataset dimension.
         chunk_dims: Vec<u64>,
+        /// Filter pipeline applied to each chunk, in order (empty: chunked without filters).
         filters: Vec<FilterSpec>,
     },
 }
@@ -233,8 +235,11 @@ impl From<Vec<String>> for DatasetData {
 /// Stored values of an attribute.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AttrData {
+    /// Raw little-endian C-order element bytes.
     Raw(Vec<u8>),
+    /// One string per element (variable-length string datatype).
     VarStrings(Vec<String>),
+    /// One byte run per element (variable-length sequence datatype).
     VarSequences(Vec<Vec<u8>>),
     /// Element bytes with references or variable-length values anywhere inside.
     Elements(Elements),
@@ -253,7 +258,9 @@ pub struct AttrValue {
 
 /// Numbers that map onto an HDF5 datatype (little-endian).
 pub trait Element: Copy {
+    /// The HDF5 datatype stored for values of this type.
     fn dtype() -> Datatype;
+    /// Append the little-endian bytes of this value to `out`.
     fn put(&self, out: &mut Vec<u8>);
     /// Append the little-endian bytes of every value (one bulk copy for the
     /// numeric types on a little-endian target).
@@ -435,7 +442,15 @@ impl AttrValue {
 pub(crate) enum Link {
     Hard(usize),
     Soft(String),
-    External { file: String, path: String },
+    External {
+        file: String,
+        path: String,
+    },
+    /// A user-defined link class (65–255) with its link information as stored.
+    UserDefined {
+        kind: u8,
+        data: Vec<u8>,
+    },
 }
 
 pub(crate) struct DatasetNode {
@@ -528,9 +543,7 @@ impl FileWriter {
         self.temp.as_ref().map(TempFile::path)
     }
 
-    /// Make writing fail once `bytes` bytes would be exceeded (failure injection for tests).
-    #[doc(hidden)]
-    pub fn inject_failure_after(&mut self, bytes: u64) {
+    pub(crate) fn inject_failure_after(&mut self, bytes: u64) {
         self.sink.fail_after(Some(bytes));
     }
 
@@ -785,6 +798,37 @@ impl FileWriter {
         self.add_link(parent, name, Link::Soft(target.to_string()))
     }
 
+    /// Add a user-defined link `name` in `parent`: link class `kind` (65–255,
+    /// the classes HDF5 leaves to applications) with its link information
+    /// `data` stored as given, as libhdf5 stores a class it cannot follow.
+    pub fn user_defined_link(
+        &mut self,
+        parent: GroupId,
+        name: &str,
+        kind: u8,
+        data: &[u8],
+    ) -> Result<()> {
+        if kind < 65 {
+            return Err(Error::InvalidArgument(format!(
+                "link class {kind} is reserved by HDF5 (user-defined classes are 65-255)"
+            )));
+        }
+        if data.len() > usize::from(u16::MAX) {
+            return Err(Error::InvalidArgument(format!(
+                "user-defined link information of {} bytes (at most 65535)",
+                data.len()
+            )));
+        }
+        self.add_link(
+            parent,
+            name,
+            Link::UserDefined {
+                kind,
+                data: data.to_vec(),
+            },
+        )
+    }
+
     /// Add a hard link `name` in `parent` to an existing object: a second name
     /// for the same object (written once). A link to a group that contains
     /// `parent` makes a cycle, which serialisation refuses.
@@ -894,3 +938,9 @@ impl FileWriter {
 
 #[cfg(test)]
 mod tests;
+
+/// Failure injection for crash-safety tests: make `writer` fail with an I/O
+/// error once `bytes` bytes would be written, as a full disk would.
+pub fn inject_failure_after(writer: &mut FileWriter, bytes: u64) {
+    writer.inject_failure_after(bytes);
+}

@@ -259,10 +259,10 @@ proptest::proptest! {
         let chunk: Vec<u64> = dims.iter().zip(&chunk_seed).map(|(&d, &c)| c.min(d + 1)).collect();
         let filters = match pipe {
             0 => vec![],
-            1 => vec![Filter::shuffle(), Filter::deflate(4)],
-            2 => vec![Filter::deflate(1)],
+            1 => vec![Filter::shuffle(), Filter::deflate(4).unwrap()],
+            2 => vec![Filter::deflate(1).unwrap()],
             3 => vec![Filter::lz4(), Filter::fletcher32()],
-            _ => vec![Filter::shuffle(), Filter::zstd(3)],
+            _ => vec![Filter::shuffle(), Filter::zstd(3).unwrap()],
         };
         let n: u64 = dims.iter().product();
         let mut x = seed | 1;

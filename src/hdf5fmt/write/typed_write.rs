@@ -91,7 +91,7 @@ impl FileWriter {
     /// ```
     /// use purehdf::{DatasetSpec, File, FileWriter, Filter};
     /// let mut w = FileWriter::in_memory();
-    /// let spec = DatasetSpec::of::<f32>(&[2, 3]).chunked(&[1, 3], vec![Filter::shuffle(), Filter::deflate(6)]);
+    /// let spec = DatasetSpec::of::<f32>(&[2, 3]).chunked(&[1, 3], vec![Filter::shuffle(), Filter::deflate(6)?]);
     /// w.write_dataset(w.root(), "x", spec.clone(), &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
     /// assert!(w.write_dataset(w.root(), "y", spec, &[1.0f32]).is_err()); // 1 element for 6
     /// let file = File::from_bytes(w.finish()?)?;
@@ -300,7 +300,10 @@ mod tests {
     fn slabs_fill_a_filtered_dataset() {
         let mut w = FileWriter::in_memory();
         let spec = DatasetSpec::of::<i32>(&[7, 5, 3])
-            .chunked(&[2, 2, 3], vec![Filter::shuffle(), Filter::zstd(3)])
+            .chunked(
+                &[2, 2, 3],
+                vec![Filter::shuffle(), Filter::zstd(3).unwrap()],
+            )
             .with_fill((-1i32).to_le_bytes().to_vec());
         let d = w.create_chunked(w.root(), "x", spec).unwrap();
         let all: Vec<i32> = (0..105).collect();
