@@ -27,20 +27,10 @@ pub fn transpose8(mut x: u64) -> u64 {
 
 /// True when the bit-transpose kernels may take their GFNI form (one
 /// `gf2p8affineqb` per 8×8 bit matrix instead of three shift-and-mask
-/// rounds): checked at run time, cached by std.
+/// rounds).
 #[cfg(target_arch = "x86_64")]
 fn use_gfni() -> bool {
-    #[cfg(test)]
-    if NO_GFNI.with(|f| f.get()) {
-        return false;
-    }
-    is_x86_feature_detected!("gfni")
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Tests set this to run the AVX2-only form of the kernels.
-    static NO_GFNI: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    crate::cpu::gfni()
 }
 
 /// Number of elements the transform covers: the largest multiple of 8.
@@ -94,7 +84,7 @@ fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
         if nb.is_multiple_of(32)
             && rows.len() == 16 * nb
             && elems.len() == 16 * nb
-            && is_x86_feature_detected!("avx2")
+            && crate::cpu::avx2()
         {
             // SAFETY: AVX2 (and GFNI for its form) detected; both buffers
             // hold exactly 16·nb bytes, nb a multiple of 32, which is all
@@ -134,7 +124,7 @@ pub fn bitunshuffle_rows_fits(len: usize, ts: usize, g: &shuffle::Rows3) -> bool
         && g.dst_end().is_some();
     #[cfg(target_arch = "x86_64")]
     {
-        whole && is_x86_feature_detected!("avx2")
+        whole && crate::cpu::avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -156,7 +146,9 @@ pub fn bitunshuffle_rows_fits(len: usize, ts: usize, g: &shuffle::Rows3) -> bool
 /// `dst` must be valid for writes of `ts · g.dst_end()` bytes, and no other
 /// reference may access the bytes of the rows written while this runs.
 pub unsafe fn bitunshuffle_rows(rows: &[u8], ts: usize, g: &shuffle::Rows3, dst: *mut u8) -> bool {
-    // SAFETY: the caller's contract is this function's.
+    // SAFETY: `bitunshuffle_rows_with` has this function's contract (`dst`
+    // valid for writes of `ts · g.dst_end()` bytes, the rows written not
+    // accessed elsewhere), which the caller upholds.
     unsafe { bitunshuffle_rows_with(rows, ts, g, dst, false) }
 }
 
@@ -174,7 +166,10 @@ pub unsafe fn bitunshuffle_rows_streamed(
     g: &shuffle::Rows3,
     dst: *mut u8,
 ) -> bool {
-    // SAFETY: the caller's contract is this function's.
+    // SAFETY: `bitunshuffle_rows_with` has this function's contract (that
+    // of `bitunshuffle_rows`: `dst` valid for writes of `ts · g.dst_end()`
+    // bytes, the rows written not accessed elsewhere), which the caller
+    // upholds.
     unsafe { bitunshuffle_rows_with(rows, ts, g, dst, true) }
 }
 
@@ -259,7 +254,7 @@ pub fn bitunshuffle_scalar(src: &[u8], dst: &mut [u8], ts: usize) {
 fn planes_to_rows(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let done = if is_x86_feature_detected!("avx2") {
+        let done = if crate::cpu::avx2() {
             // SAFETY: AVX2 (and GFNI for its kernel) detected; the kernels
             // keep every access inside `planes` (ts·8·nb bytes) and `rows`
             // (the same size).
@@ -285,7 +280,7 @@ fn planes_to_rows(planes: &[u8], rows: &mut [u8], ts: usize, nb: usize) {
 fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let done = if is_x86_feature_detected!("avx2") {
+        let done = if crate::cpu::avx2() {
             // SAFETY: AVX2 (and GFNI for its form) detected; accesses stay
             // inside both ts·8·nb-byte buffers.
             unsafe {
@@ -592,6 +587,11 @@ mod x86 {
         }
     }
 
+    /// The 8×8 bit transpose ([`super::transpose8`]) of each 64-bit lane,
+    /// with SSE2 shifts and masks.
+    ///
+    /// # Safety
+    /// The CPU must support SSE2 (every x86-64 CPU does); no memory access.
     #[inline]
     #[target_feature(enable = "sse2")]
     unsafe fn t8_sse2(mut x: __m128i) -> __m128i {
@@ -651,6 +651,11 @@ mod x86 {
         }
     }
 
+    /// The 8×8 bit transpose ([`super::transpose8`]) of each 64-bit lane,
+    /// with AVX2 shifts and masks.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; no memory access.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn t8_avx2(mut x: __m256i) -> __m256i {
@@ -669,6 +674,9 @@ mod x86 {
     /// whose matrix is the lane (bytes reversed, as the instruction counts
     /// matrix rows from the top) applied to the bytes 1, 2, 4, … 128 gives
     /// in byte `r` the bits `r` of the lane's bytes, as [`t8_avx2`] does.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and GFNI; no memory access.
     #[inline]
     #[target_feature(enable = "avx2,gfni")]
     unsafe fn t8_gfni(x: __m256i) -> __m256i {
@@ -1353,14 +1361,18 @@ mod tests {
 
     impl Form {
         fn new(no_gfni: bool) -> Self {
-            NO_GFNI.with(|f| f.set(no_gfni));
+            crate::cpu::force(if no_gfni {
+                crate::cpu::Force::NoGfni
+            } else {
+                crate::cpu::Force::Nothing
+            });
             Form
         }
     }
 
     impl Drop for Form {
         fn drop(&mut self) {
-            NO_GFNI.with(|f| f.set(false));
+            crate::cpu::force(crate::cpu::Force::Nothing);
         }
     }
 
@@ -1497,7 +1509,7 @@ mod tests {
                 let done = unsafe { bitunshuffle_rows(&block, ts, &g, got.as_mut_ptr()) };
                 prop_assert_eq!(done, fits);
                 let takes = g.n % (32 / ts) == 0 && g.elements() % 256 == 0;
-                if is_x86_feature_detected!("avx2") {
+                if crate::cpu::avx2() {
                     prop_assert_eq!(done, takes);
                 }
                 if done {
@@ -1551,7 +1563,7 @@ mod tests {
                 // of `aligned`, borrowed mutably only here.
                 let b = unsafe { bitunshuffle_rows_streamed(&block, ts, &g, streamed.as_mut_ptr()) };
                 prop_assert_eq!(a, b);
-                if is_x86_feature_detected!("avx2") {
+                if crate::cpu::avx2() {
                     prop_assert_eq!(a, g.elements() % 256 == 0);
                 }
                 prop_assert_eq!(&plain[..], &streamed[..]);

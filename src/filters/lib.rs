@@ -12,13 +12,47 @@
 //!
 //! The thread policy shared by every purehdf crate lives here too
 //! ([`threads`]): one thread runs everything inline, more build one pool.
+//!
+//! # Example
+//!
+//! A shuffle + deflate pipeline, written in order and read back in reverse:
+//!
+//! ```
+//! use purehdf_filters::{decode, encode, ids, ChunkContext, Error, FilterSpec};
+//!
+//! // 1024 little-endian u16 values: a 2048-byte chunk of 2-byte elements.
+//! let data: Vec<u8> = (0u16..1024).flat_map(|v| (v / 7).to_le_bytes()).collect();
+//! let ctx = ChunkContext::new(2, data.len());
+//!
+//! let shuffle = FilterSpec { id: ids::SHUFFLE, flags: 0, cd_values: vec![2], name: None };
+//! let deflate = FilterSpec { id: ids::DEFLATE, flags: 0, cd_values: vec![6], name: None };
+//!
+//! // Write direction: the pipeline in order.
+//! let stored = encode(&deflate, &ctx, &encode(&shuffle, &ctx, &data)?)?;
+//! assert!(stored.len() < data.len());
+//!
+//! // Read direction: the pipeline in reverse.
+//! let restored = decode(&shuffle, &ctx, &decode(&deflate, &ctx, &stored)?)?;
+//! assert_eq!(restored, data);
+//!
+//! // A decoder never produces more than `max_output` bytes.
+//! let tight = ChunkContext { max_output: 100, ..ctx };
+//! assert!(matches!(
+//!     decode(&deflate, &tight, &stored),
+//!     Err(Error::Filter { id: ids::DEFLATE, .. })
+//! ));
+//! # Ok::<(), Error>(())
+//! ```
 
+pub(crate) mod cpu;
 pub mod error;
+pub mod spec;
 #[cfg(test)]
 mod test_support;
 pub mod threads;
 
 pub use error::{Error, Result};
+pub use spec::{filter_name, ids, ChunkContext, FilterSpec};
 
 pub mod bitshuffle;
 pub mod blosc;
@@ -39,96 +73,6 @@ pub mod zstd;
 pub mod zstd_codec;
 pub mod zstd_decode;
 pub(crate) mod zstd_encode;
-
-/// One stage of a filter pipeline as stored in the file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FilterSpec {
-    /// Registered filter id (1 = deflate, 32026 = Blosc2, ...).
-    pub id: u32,
-    /// Pipeline flags (bit 0: optional).
-    pub flags: u16,
-    /// Client data values.
-    pub cd_values: Vec<u32>,
-    /// Name stored in the file, if any.
-    pub name: Option<String>,
-}
-
-/// What a codec knows of the chunk it works on.
-#[derive(Clone, Copy, Debug)]
-pub struct ChunkContext {
-    /// Size in bytes of one dataset element (the datatype size).
-    pub element_size: usize,
-    /// Size in bytes of the decoded chunk (all elements of a full chunk).
-    pub chunk_bytes: usize,
-    /// Upper bound on any decoded stage; decoders refuse to allocate beyond it.
-    pub max_output: usize,
-}
-
-impl ChunkContext {
-    /// A context for a chunk of `chunk_bytes` bytes of `element_size`-byte elements,
-    /// with a decode cap of twice the chunk plus 64 KiB (stages may expand slightly).
-    pub fn new(element_size: usize, chunk_bytes: usize) -> Self {
-        ChunkContext {
-            element_size,
-            chunk_bytes,
-            max_output: chunk_bytes.saturating_mul(2).saturating_add(65_536),
-        }
-    }
-}
-
-/// Registered filter ids.
-pub mod ids {
-    pub const DEFLATE: u32 = 1;
-    pub const SHUFFLE: u32 = 2;
-    pub const FLETCHER32: u32 = 3;
-    pub const SZIP: u32 = 4;
-    pub const NBIT: u32 = 5;
-    pub const SCALEOFFSET: u32 = 6;
-    pub const BZIP2: u32 = 307;
-    pub const LZO: u32 = 305;
-    pub const LZF: u32 = 32000;
-    pub const BLOSC: u32 = 32001;
-    pub const MAFISC: u32 = 32002;
-    pub const LZ4: u32 = 32004;
-    pub const BITSHUFFLE: u32 = 32008;
-    pub const ZFP: u32 = 32013;
-    pub const ZSTD: u32 = 32015;
-    pub const SZ: u32 = 32017;
-    pub const FCIDECOMP: u32 = 32018;
-    pub const JPEG: u32 = 32019;
-    pub const SZ3: u32 = 32024;
-    pub const BLOSC2: u32 = 32026;
-}
-
-/// The short name of a filter id (as `make_expected.py` labels them).
-pub fn filter_name(id: u32) -> &'static str {
-    match id {
-        1 => "deflate",
-        2 => "shuffle",
-        3 => "fletcher32",
-        4 => "szip",
-        5 => "nbit",
-        6 => "scaleoffset",
-        305 => "lzo",
-        307 => "bzip2",
-        32000 => "lzf",
-        32001 => "blosc",
-        32002 => "mafisc",
-        32004 => "lz4",
-        32008 => "bitshuffle",
-        32013 => "zfp",
-        32015 => "zstd",
-        32017 => "sz",
-        32018 => "fcidecomp",
-        32019 => "jpeg",
-        32020 => "vbz",
-        32022 => "bitgroom",
-        32023 => "granularbr",
-        32024 => "sz3",
-        32026 => "blosc2",
-        _ => "unknown",
-    }
-}
 
 /// Undo one filter stage (read direction).
 pub fn decode(spec: &FilterSpec, ctx: &ChunkContext, input: &[u8]) -> Result<Vec<u8>> {

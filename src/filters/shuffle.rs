@@ -56,7 +56,7 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
             dst[body..].copy_from_slice(&src[body..]);
             return;
         }
-        if ts == 4 && is_x86_feature_detected!("ssse3") {
+        if ts == 4 && crate::cpu::ssse3() {
             // SAFETY: SSSE3 is available (checked above); the kernel bounds every access.
             let done = unsafe { x86::shuffle4_ssse3(&src[..body], &mut dst[..body], n) };
             for (j, plane) in dst[..body].chunks_exact_mut(n).enumerate() {
@@ -80,7 +80,7 @@ pub fn shuffle(src: &[u8], dst: &mut [u8], ts: usize) {
 fn shuffle2(src: &[u8], p0: &mut [u8], p1: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") {
+        if crate::cpu::avx2() {
             // SAFETY: AVX2 is available (checked above); the kernel bounds every access.
             unsafe { x86::shuffle2_avx2(src, p0, p1) };
             return;
@@ -143,7 +143,7 @@ pub fn shuffle_rows_into_planes(
     }
     #[cfg(target_arch = "x86_64")]
     {
-        if ts == 2 && is_x86_feature_detected!("avx2") {
+        if ts == 2 && crate::cpu::avx2() {
             let (p0, p1) = planes.split_at_mut(n);
             // SAFETY: AVX2 is available (checked above); every row lies in
             // `src` and the planes hold n bytes each (checked above).
@@ -404,7 +404,7 @@ impl Rows3 {
 pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if g.whole_lines(dst) && is_x86_feature_detected!("avx2") {
+        if g.whole_lines(dst) && crate::cpu::avx2() {
             if !g.planes_fit(p0, p1) {
                 return false;
             }
@@ -415,7 +415,9 @@ pub unsafe fn unshuffle2_rows_streamed(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mu
             return true;
         }
     }
-    // SAFETY: the caller's contract is this function's.
+    // SAFETY: `unshuffle2_rows` has this function's contract (`dst` valid
+    // for writes of `2 · g.dst_end()` bytes, the rows written not accessed
+    // elsewhere), which the caller upholds.
     unsafe { unshuffle2_rows(p0, p1, g, dst) }
 }
 
@@ -446,7 +448,7 @@ pub unsafe fn unshuffle2_rows_streamed_group(
     }
     #[cfg(target_arch = "x86_64")]
     {
-        if g.whole_lines(dst) && is_x86_feature_detected!("avx2") {
+        if g.whole_lines(dst) && crate::cpu::avx2() {
             // SAFETY: AVX2 detected; every block's planes hold `src_end` bytes
             // (checked above); the caller vouches for `dst` up to the last
             // block's rows; every run start is 64-byte aligned (checked above)
@@ -480,7 +482,7 @@ pub unsafe fn unshuffle2_rows(p0: &[u8], p1: &[u8], g: &Rows3, dst: *mut u8) -> 
     }
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") {
+        if crate::cpu::avx2() {
             // SAFETY: AVX2 detected; the planes hold `src_end` bytes (checked
             // above) and the caller vouches for `dst`.
             unsafe { x86::unshuffle2_rows_avx2(p0, p1, g, dst) };
@@ -527,7 +529,7 @@ mod x86 {
         let d = dst.as_mut_ptr().cast::<u8>();
         match planes {
             [p0, p1] => {
-                if is_x86_feature_detected!("avx2") {
+                if crate::cpu::avx2() {
                     // SAFETY: AVX2 detected; planes hold ≥ n and dst ≥ 2n bytes (checked above).
                     unsafe { unshuffle2_avx2(p0, p1, n, d) }
                 } else {
@@ -942,6 +944,9 @@ mod x86 {
 
     /// Transpose 8 rows of 16 bytes: output `k` holds columns `2k` and `2k+1`,
     /// each as the 8 row bytes in row order.
+    ///
+    /// # Safety
+    /// The CPU must support SSE2 (every x86-64 CPU does); no memory access.
     #[inline]
     #[target_feature(enable = "sse2")]
     pub(crate) unsafe fn transpose_8x16(r: [__m128i; 8]) -> [__m128i; 8] {

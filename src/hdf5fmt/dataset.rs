@@ -4,12 +4,11 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::error::{Error, Result};
-use purehdf_filters::FilterSpec;
 use crate::attribute::{self, Attribute};
 use crate::chunk_index::{self, ChunkIndexParams};
 use crate::cursor::{bounded, Cursor};
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::file::{AttrStorage, File};
 use crate::limits;
 use crate::local_heap::LocalHeap;
@@ -22,6 +21,7 @@ use crate::object_header::{Message, ObjectHeader};
 use crate::selection::Selection;
 use crate::source::{PreadSource, Source};
 use crate::virtual_layout;
+use purehdf_filters::FilterSpec;
 
 /// Outputs of 1-byte elements below this size are zeroed before a chunked
 /// read: the sequential zeroing pulls the buffer into the last-level cache,
@@ -38,7 +38,7 @@ const PREZERO_BYTES: usize = 16 << 20;
 /// not: they seldom have all-zero blocks, and the serial zeroing cost their
 /// patch reads up to 40 % on two threads (the zeroing thread's cache then
 /// owns lines the other thread writes) and nothing measurable on one
-/// (`notes/bench-2026-12-06d.md`).
+/// (`notes/bench/bench-2026-12-06d.md`).
 fn prezero(n: usize, esize: usize) -> bool {
     esize == 1 && n < PREZERO_BYTES
 }
@@ -482,6 +482,7 @@ impl Dataset {
                     out,
                     cache,
                 )
+                .map_err(|e| self.name_chunk_error(e))
             }
             Layout::Virtual { .. } => Err(Error::malformed(
                 "layout",
@@ -588,7 +589,7 @@ impl Dataset {
                 cache,
             );
             self.file.source().check()?;
-            return r;
+            return r.map_err(|e| self.name_chunk_error(e));
         }
         if !plain_chunked || n == 0 {
             let mut out = vec![0u8; n];
@@ -612,11 +613,24 @@ impl Dataset {
             cache,
         );
         self.file.source().check()?;
-        r?;
+        r.map_err(|e| self.name_chunk_error(e))?;
         // SAFETY: `read_chunked_uninit` returned `Ok`, which it does only when
         // all `n` bytes of `spare` (the first `n` of the capacity) were written.
         unsafe { out.set_len(n) };
         Ok(out)
+    }
+
+    /// A chunk error from the index layer, which knows only the index's
+    /// address, renamed with this dataset's path.
+    fn name_chunk_error(&self, e: Error) -> Error {
+        match e {
+            Error::Chunk { coords, source, .. } => Error::Chunk {
+                dataset: self.path().to_string(),
+                coords,
+                source,
+            },
+            other => other,
+        }
     }
 
     /// The whole dataset's raw bytes (capped by `limits::MAX_DECODED`).

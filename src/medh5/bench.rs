@@ -20,9 +20,9 @@ use super::profiles::Profile;
 use super::sample::{read_patch, read_patch_vec, SampleFile};
 use super::verify;
 use super::writer;
+use crate::error::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
-use crate::error::{Error, Result};
 
 /// The image the workload reads.
 pub const CT: &str = "CT";

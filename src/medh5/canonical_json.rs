@@ -188,6 +188,23 @@ fn write_value(out: &mut String, v: &Json, style: Style) {
     }
 }
 
+/// A [`Json`] value as a `serde_json` value (non-finite floats become null).
+pub fn to_value(j: &Json) -> serde_json::Value {
+    match j {
+        Json::Null => serde_json::Value::Null,
+        Json::Bool(b) => serde_json::Value::Bool(*b),
+        Json::Int(i) => serde_json::json!(i),
+        Json::UInt(u) => serde_json::json!(u),
+        Json::Float(f) => serde_json::Number::from_f64(*f)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Json::Str(s) => serde_json::Value::String(s.clone()),
+        Json::Array(a) => serde_json::Value::Array(a.iter().map(to_value).collect()),
+        Json::Object(m) => {
+            serde_json::Value::Object(m.iter().map(|(k, v)| (k.clone(), to_value(v))).collect())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use super::plan::{PlanData, PlanStep, WritePlan};
+use crate::error::{Error, Result};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::selection::Selection;
-use crate::error::{Error, Result};
 
 /// Re-open `path` and check every planned dataset reads back identically.
 /// Returns the number of datasets checked.

@@ -5,7 +5,10 @@
 
 use std::sync::OnceLock;
 
+use crate::canonical_json::Json;
 use crate::error::{Error, Result};
+use crate::values::attrs_json;
+use purehdf::low_level::file::File;
 
 /// Patch edge assumed when a grid has no `patch_hint`.
 pub const DEFAULT_PATCH: u64 = 64;
@@ -252,6 +255,138 @@ fn read_sysfs_l3() -> Option<u64> {
 pub fn detect_l3_bytes() -> u64 {
     static L3: OnceLock<u64> = OnceLock::new();
     *L3.get_or_init(|| read_sysfs_l3().unwrap_or(FALLBACK_L3_BYTES))
+}
+
+// The chunk shape a fresh write gives (used by amend and recompress).
+
+/// The chunk a fresh write gives a dataset of `shape` at sample-relative
+/// `rel` in `sample` (§6.3 by role, else h5py's `guess_chunk`).
+pub fn writer_chunk_shape(sample: &File, rel: &str, shape: &[u64], item: u64) -> Vec<u64> {
+    let item = item.max(1);
+    derived_chunk(sample, rel, shape, item).unwrap_or_else(|| {
+        let mut c = guess_chunk(shape, item);
+        c.truncate(shape.len());
+        c
+    })
+}
+
+pub(crate) fn attr_of(file: &File, path: &str, name: &str) -> Option<Json> {
+    let obj = file.object(path).ok()?;
+    let attrs = attrs_json(file, &obj.attributes().ok()?).ok()?;
+    attrs.into_iter().find(|(n, _)| n == name).map(|(_, v)| v)
+}
+
+fn ints(j: &Json) -> Option<Vec<i64>> {
+    match j {
+        Json::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Json::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect(),
+        Json::Int(i) => Some(vec![*i]),
+        _ => None,
+    }
+}
+
+fn strs(j: &Json) -> Option<Vec<String>> {
+    match j {
+        Json::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Json::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// §6.3 by role: images from their grid, annotation data with the stacked
+/// axes leading, transform fields and index occupancy one plane per chunk.
+fn derived_chunk(sample: &File, rel: &str, shape: &[u64], item: u64) -> Option<Vec<u64>> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let (grid_owner, stacked) = match parts.as_slice() {
+        ["images", id] => (format!("images/{id}"), false),
+        ["annotations", id, "data"] => (format!("annotations/{id}"), true),
+        ["transforms", _, "field"] | ["index", _, "occupancy"] => {
+            let mut c = vec![1u64];
+            c.extend(shape.iter().skip(1));
+            return Some(c);
+        }
+        _ => return None,
+    };
+    let grid = match attr_of(sample, &grid_owner, "grid")? {
+        Json::Str(s) => s,
+        _ => return None,
+    };
+    let gpath = format!("grids/{grid}");
+    let gshape: Vec<u64> = ints(&attr_of(sample, &gpath, "shape")?)?
+        .into_iter()
+        .map(|v| u64::try_from(v).ok())
+        .collect::<Option<_>>()?;
+    let kinds = attr_of(sample, &gpath, "axis_kinds")
+        .and_then(|j| strs(&j))
+        .unwrap_or_else(|| vec!["spatial".to_string(); gshape.len()]);
+    let kinds_ref: Vec<&str> = kinds.iter().map(String::as_str).collect();
+    let l3 = super::chunking::detect_l3_bytes();
+    let hint = attr_of(sample, &gpath, "chunk_hint").and_then(|j| ints(&j));
+    let patch = attr_of(sample, &gpath, "patch_hint").and_then(|j| ints(&j));
+    let n_spatial = kinds_ref.iter().filter(|k| **k == "spatial").count();
+    let leading = if stacked {
+        shape.len().checked_sub(n_spatial)?
+    } else {
+        shape.len().checked_sub(gshape.len())?
+    };
+    let grid_axes: Vec<&str> = if stacked {
+        vec!["spatial"; n_spatial]
+    } else {
+        kinds_ref.clone()
+    };
+    let spatial_shape: Vec<u64> = gshape
+        .iter()
+        .zip(&kinds_ref)
+        .filter(|(_, k)| **k == "spatial")
+        .map(|(&s, _)| s)
+        .collect();
+    let full: Vec<u64> = if stacked {
+        std::iter::repeat_n(1, leading)
+            .chain(spatial_shape.iter().copied())
+            .collect()
+    } else {
+        std::iter::repeat_n(1, leading)
+            .chain(gshape.iter().copied())
+            .collect()
+    };
+    let chunk = match hint {
+        Some(h) if !stacked => super::chunking::chunk_from_hint(&full, &grid_axes, &h, leading),
+        Some(h) => {
+            let sh: Vec<i64> = h
+                .iter()
+                .zip(&kinds_ref)
+                .filter(|(_, k)| **k == "spatial")
+                .map(|(&v, _)| v)
+                .collect();
+            super::chunking::chunk_from_hint(&full, &grid_axes, &sh, leading)
+        }
+        None => {
+            let p = patch
+                .as_deref()
+                .map_or(super::chunking::Patch::Default, |p| {
+                    super::chunking::Patch::PerAxis(p)
+                });
+            super::chunking::optimize_chunks(&full, &grid_axes, p, item, l3, leading)
+        }
+    }
+    .ok()?;
+    (chunk.len() == shape.len()).then(|| {
+        chunk
+            .iter()
+            .zip(shape)
+            .map(|(&c, &d)| c.min(d).max(1))
+            .collect()
+    })
 }
 
 #[cfg(test)]

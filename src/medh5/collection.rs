@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::amend::Staged;
 use super::canonical_json::Json;
-use super::recompress::{human_bytes, table};
+use super::helpers::{human_bytes, table};
 use super::sample::{attrs_json, read_scalar_string};
+use super::stage::Staged;
 use super::validate::collection::{is_collection, is_valid_key};
 use super::verify::compute_content_id;
+use crate::error::{Error, Result};
 use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::write::{sync_dir, AttrValue as WAttr, FileWriter, Synced, Unsynced};
-use crate::error::{Error, Result};
 
 /// Most members one collection operation handles.
 const MAX_MEMBERS: usize = 1 << 20;
@@ -385,7 +385,8 @@ pub fn unpack(shard: &Path, dir: &Path, keys: &[String]) -> Result<Vec<String>> 
     // and the directory is flushed once. As with one member at a time, the
     // outputs before the first failing member are published and none after.
     for batch in chosen.chunks(UNPACK_BATCH) {
-        let prepared = purehdf_filters::threads::map(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
+        let prepared =
+            purehdf_filters::threads::map(batch, |(key, addr)| unpack_one(&f, dir, key, *addr));
         let mut ok = Vec::with_capacity(prepared.len());
         let mut failed = None;
         for r in prepared {
@@ -526,7 +527,7 @@ fn names(file: &File, group: &str) -> Vec<String> {
 }
 
 fn json_of(j: Option<Json>) -> Value {
-    j.map_or(Value::Null, |j| super::info::to_value(&j))
+    j.map_or(Value::Null, |j| super::canonical_json::to_value(&j))
 }
 
 /// `ls --json`: the collection and one entry per member.

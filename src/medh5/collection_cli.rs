@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::collection::{ls, ls_text, needs_key, open_member, pack, unpack};
 use super::validate::collection::is_collection;
-use purehdf::low_level::file::File;
 use crate::error::Error;
+use purehdf::low_level::file::File;
 
 struct Args {
     positional: Vec<String>,

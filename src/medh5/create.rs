@@ -12,6 +12,7 @@ use super::model::{encode, Annotation, ArrayData, Encoding, Grid, Image, NumDtyp
 use super::plan::{WriteOptions, WritePlan};
 use super::profiles::Profile;
 use crate::error::{Error, Result};
+pub use crate::helpers::now_utc;
 
 fn bad(msg: impl std::fmt::Display) -> Error {
     Error::invalid(format!("manifest: {msg}"))
@@ -315,31 +316,6 @@ pub fn plan_at(
         ..WriteOptions::default()
     };
     sample.into_plan(opts)
-}
-
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil-from-days (proleptic Gregorian), valid for all dates after 1970.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
 }
 
 /// The demo sample: a 32×64×64 int16 CT-like phantom (body ellipse, liver,

@@ -8,8 +8,8 @@ use blake2::Blake2b512;
 use sha2::{Digest, Sha256, Sha512};
 
 use super::canonical_json::Json;
-use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use crate::error::{Error, Result};
+use purehdf::low_level::datatype::{ByteOrder, Datatype};
 
 /// A digest algorithm a file may name in `digest_algo` or a digest prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

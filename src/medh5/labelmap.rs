@@ -7,16 +7,16 @@
 //! the ignore region (in band, or the sibling mask `ignore_mask` names) painted
 //! last as `ignore_id`; a `mask` reads as background. Whole or as a patch.
 
+use crate::error::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::limits::MAX_DECODED;
 use purehdf::low_level::selection::Selection;
-use crate::error::{Error, Result};
 
 use super::canonical_json::Json;
 use super::model::half::f16_to_f64;
-use super::sample::attr_json;
+use super::values::attr_json;
 
 /// The default ignore id (65535).
 pub const DEFAULT_IGNORE: u16 = u16::MAX;
@@ -159,7 +159,7 @@ fn read_members(ds: &Dataset, sel: &Selection, n: u64, threshold: f64) -> Result
     Ok(raw
         .chunks_exact(s.max(1))
         .map(|el| {
-            let v = super::sample::float_value(el, size, order).unwrap_or(f64::NAN);
+            let v = super::values::float_value(el, size, order).unwrap_or(f64::NAN);
             v >= thr
         })
         .collect())
@@ -407,7 +407,7 @@ fn paint_instances(
     };
     let lo_hi: Vec<f64> = raw
         .chunks_exact(bsize as usize)
-        .map(|el| super::sample::float_value(el, bsize, border).unwrap_or(f64::NAN))
+        .map(|el| super::values::float_value(el, bsize, border).unwrap_or(f64::NAN))
         .collect();
     let rank = start.len();
     let masks = match file.object(&format!("{gpath}/mask_data")) {

@@ -1,6 +1,28 @@
 //! purehdf-medh5: the medh5 medical-imaging container on purehdf
 //! (`shared/spec/medh5.md` of the project's specification material).
 //!
+//! # Quick start
+//!
+//! ```
+//! use purehdf_medh5::{create, open_bytes, writer, Profile};
+//!
+//! // Write the demo sample (a CT phantom with an organ labelmap) in memory.
+//! let plan = create::plan_at(create::demo_sample()?, Profile::Balanced, None, "2026-01-01T00:00:00Z")?;
+//! let sample = open_bytes(writer::write_plan_bytes(&plan)?)?;
+//!
+//! assert_eq!(sample.content_id()?.as_deref(), Some(plan.content_id.as_str()));
+//! let patch = sample.image_patch::<f32>("CT", &[12, 20, 20], &[8, 16, 16])?;
+//! assert_eq!(patch.shape, vec![8, 16, 16]);
+//! let report = sample.verify()?;
+//! assert!(report.ok && report.content_id_ok == Some(true));
+//! # Ok::<(), purehdf_medh5::Error>(())
+//! ```
+//!
+//! The front door is [`open`] / [`open_bytes`] → [`Sample`]; writing goes
+//! through [`create`] (a plan from arrays and a [`Profile`]) and
+//! [`writer`], editing through [`amend`], checking through [`verify`],
+//! [`fix`] and [`validate`].
+//!
 //! Modules:
 //! - [`pyfloat`], [`canonical_json`]: Python float repr, canonical and `/meta` JSON (§0, §3.3, §5.5, §5.6);
 //! - [`document`]: the `/meta` sample document (§3);
@@ -25,6 +47,7 @@ pub mod create;
 pub mod document;
 pub mod error;
 pub mod fix;
+pub mod helpers;
 pub mod index;
 pub mod info;
 pub mod integrity;
@@ -37,10 +60,31 @@ pub mod pyfloat;
 pub mod recompress;
 pub mod sample;
 pub mod self_contained;
+pub mod stage;
 pub mod typed;
 pub mod validate;
+pub mod values;
 pub mod verify;
 pub mod writer;
+
+pub use error::{Error, Result};
+pub use profiles::Profile;
+pub use sample::SampleFile;
+/// An open medh5 sample: [`open`], [`open_bytes`], then `image`, `labelmap`,
+/// `image_patch`, `content_id`, `verify`.
+pub use sample::SampleFile as Sample;
+pub use verify::VerifyReport;
+
+/// Open the medh5 sample at `path` (refused unless self-contained: no
+/// external links, external storage or virtual datasets).
+pub fn open(path: impl AsRef<std::path::Path>) -> Result<Sample> {
+    Sample::open(path)
+}
+
+/// Open a medh5 sample held in memory.
+pub fn open_bytes(bytes: Vec<u8>) -> Result<Sample> {
+    Sample::from_bytes(bytes)
+}
 
 #[cfg(test)]
 mod test_support;

@@ -1,8 +1,5 @@
 //! NumPy `.npy` files (format versions 1.0–3.0): the exchange format of `h5 cat`
 //! and of `medh5 create` manifests. Reading is bounded and never panics.
-//!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root.
 
 use std::io::Write;
 
@@ -17,6 +14,7 @@ pub struct NpyHeader {
     pub descr: String,
     /// True when the data is in Fortran (column-major) order.
     pub fortran_order: bool,
+    /// Array dimensions as the header declares them (empty for a scalar).
     pub shape: Vec<u64>,
     /// Byte offset of the first data byte.
     pub data_offset: usize,

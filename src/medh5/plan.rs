@@ -9,9 +9,9 @@ use super::index::{build_entry, IndexEntry};
 use super::integrity::{self, ContentIdInput, DigestAlgo};
 use super::model::{ArrayData, Sample};
 use super::profiles::{is_contiguous, Profile, Role};
-use purehdf_filters::FilterSpec;
-use purehdf::low_level::datatype::Datatype;
 use crate::error::Result;
+use purehdf::low_level::datatype::Datatype;
+use purehdf_filters::FilterSpec;
 
 /// Writer settings.
 #[derive(Clone, Debug)]

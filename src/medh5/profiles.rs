@@ -2,8 +2,8 @@
 //! `shared/spec/medh5.md` §6.1), plus the contiguous threshold (§6.2) and the
 //! pipeline description strings `medh5 info`/`tree` print.
 
-use purehdf_filters::{ids, FilterSpec};
 use crate::error::{Error, Result};
+use purehdf_filters::{ids, FilterSpec};
 
 /// Datasets smaller than this many raw bytes are stored contiguous, unfiltered.
 pub const COMPRESS_MIN_BYTES: u64 = 65_536;

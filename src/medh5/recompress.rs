@@ -11,18 +11,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::chunking::{attr_of, writer_chunk_shape};
 use super::collection::{member_files, MemberFile};
+pub use super::helpers::{human_bytes, table};
 use super::profiles::{describe_pipeline, Profile, Role};
-use super::sample::attrs_json;
 use super::verify::{compute_content_id, verify_file};
-use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice};
+use crate::canonical_json::Json;
+use crate::error::{Error, Result};
+use purehdf::low_level::copy::{
+    copy_group_into, CopyOptions, CopyPolicy, DatasetChoice, FilterChoice,
+};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::messages::types;
 use purehdf::low_level::write::FileWriter;
-use crate::canonical_json::Json;
-use crate::error::{Error, Result};
 
 /// The note the reference prints under its table.
 pub const NOTE: &str =
@@ -118,48 +121,6 @@ impl RecompressResult {
     }
 }
 
-/// Sizes as the reference prints them (`17.7 KiB`).
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS.get(u).copied().unwrap_or("TiB"))
-}
-
-/// A left-aligned table: header, dashes, rows; columns two spaces apart.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<String>| -> String {
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, &w)| format!("{c:<w$}"))
-            .collect();
-        parts.join("  ")
-    };
-    let mut out = line(header.iter().map(|h| h.to_string()).collect());
-    out.push('\n');
-    out.push_str(&line(widths.iter().map(|&w| "-".repeat(w)).collect()));
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(r.clone()));
-        out.push('\n');
-    }
-    out
-}
-
 /// The reference's text report of several results.
 pub fn results_text(results: &[RecompressResult]) -> String {
     let rows: Vec<Vec<String>> = results
@@ -217,136 +178,6 @@ fn committed_type(ds: &Dataset) -> bool {
 
 fn builtin_only(ds: &Dataset) -> bool {
     ds.filters().iter().all(|f| f.id <= 6)
-}
-
-/// The chunk a fresh write gives a dataset of `shape` at sample-relative
-/// `rel` in `sample` (§6.3 by role, else h5py's `guess_chunk`).
-pub fn writer_chunk_shape(sample: &File, rel: &str, shape: &[u64], item: u64) -> Vec<u64> {
-    let item = item.max(1);
-    derived_chunk(sample, rel, shape, item).unwrap_or_else(|| {
-        let mut c = super::chunking::guess_chunk(shape, item);
-        c.truncate(shape.len());
-        c
-    })
-}
-
-fn attr_of(file: &File, path: &str, name: &str) -> Option<Json> {
-    let obj = file.object(path).ok()?;
-    let attrs = attrs_json(file, &obj.attributes().ok()?).ok()?;
-    attrs.into_iter().find(|(n, _)| n == name).map(|(_, v)| v)
-}
-
-fn ints(j: &Json) -> Option<Vec<i64>> {
-    match j {
-        Json::Array(items) => items
-            .iter()
-            .map(|v| match v {
-                Json::Int(i) => Some(*i),
-                _ => None,
-            })
-            .collect(),
-        Json::Int(i) => Some(vec![*i]),
-        _ => None,
-    }
-}
-
-fn strs(j: &Json) -> Option<Vec<String>> {
-    match j {
-        Json::Array(items) => items
-            .iter()
-            .map(|v| match v {
-                Json::Str(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
-    }
-}
-
-/// §6.3 by role: images from their grid, annotation data with the stacked
-/// axes leading, transform fields and index occupancy one plane per chunk.
-fn derived_chunk(sample: &File, rel: &str, shape: &[u64], item: u64) -> Option<Vec<u64>> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let (grid_owner, stacked) = match parts.as_slice() {
-        ["images", id] => (format!("images/{id}"), false),
-        ["annotations", id, "data"] => (format!("annotations/{id}"), true),
-        ["transforms", _, "field"] | ["index", _, "occupancy"] => {
-            let mut c = vec![1u64];
-            c.extend(shape.iter().skip(1));
-            return Some(c);
-        }
-        _ => return None,
-    };
-    let grid = match attr_of(sample, &grid_owner, "grid")? {
-        Json::Str(s) => s,
-        _ => return None,
-    };
-    let gpath = format!("grids/{grid}");
-    let gshape: Vec<u64> = ints(&attr_of(sample, &gpath, "shape")?)?
-        .into_iter()
-        .map(|v| u64::try_from(v).ok())
-        .collect::<Option<_>>()?;
-    let kinds = attr_of(sample, &gpath, "axis_kinds")
-        .and_then(|j| strs(&j))
-        .unwrap_or_else(|| vec!["spatial".to_string(); gshape.len()]);
-    let kinds_ref: Vec<&str> = kinds.iter().map(String::as_str).collect();
-    let l3 = super::chunking::detect_l3_bytes();
-    let hint = attr_of(sample, &gpath, "chunk_hint").and_then(|j| ints(&j));
-    let patch = attr_of(sample, &gpath, "patch_hint").and_then(|j| ints(&j));
-    let n_spatial = kinds_ref.iter().filter(|k| **k == "spatial").count();
-    let leading = if stacked {
-        shape.len().checked_sub(n_spatial)?
-    } else {
-        shape.len().checked_sub(gshape.len())?
-    };
-    let grid_axes: Vec<&str> = if stacked {
-        vec!["spatial"; n_spatial]
-    } else {
-        kinds_ref.clone()
-    };
-    let spatial_shape: Vec<u64> = gshape
-        .iter()
-        .zip(&kinds_ref)
-        .filter(|(_, k)| **k == "spatial")
-        .map(|(&s, _)| s)
-        .collect();
-    let full: Vec<u64> = if stacked {
-        std::iter::repeat_n(1, leading)
-            .chain(spatial_shape.iter().copied())
-            .collect()
-    } else {
-        std::iter::repeat_n(1, leading)
-            .chain(gshape.iter().copied())
-            .collect()
-    };
-    let chunk = match hint {
-        Some(h) if !stacked => super::chunking::chunk_from_hint(&full, &grid_axes, &h, leading),
-        Some(h) => {
-            let sh: Vec<i64> = h
-                .iter()
-                .zip(&kinds_ref)
-                .filter(|(_, k)| **k == "spatial")
-                .map(|(&v, _)| v)
-                .collect();
-            super::chunking::chunk_from_hint(&full, &grid_axes, &sh, leading)
-        }
-        None => {
-            let p = patch
-                .as_deref()
-                .map_or(super::chunking::Patch::Default, |p| {
-                    super::chunking::Patch::PerAxis(p)
-                });
-            super::chunking::optimize_chunks(&full, &grid_axes, p, item, l3, leading)
-        }
-    }
-    .ok()?;
-    (chunk.len() == shape.len()).then(|| {
-        chunk
-            .iter()
-            .zip(shape)
-            .map(|(&c, &d)| c.min(d).max(1))
-            .collect()
-    })
 }
 
 /// The per-dataset decisions of one recompression.
@@ -522,7 +353,7 @@ pub fn recompress_path(
         return Err(Error::invalid(format!("{display}: could not copy {s}")));
     }
     if opts.out.is_none() {
-        super::amend::keep_mode(path, &w)?;
+        super::stage::keep_mode(path, &w)?;
     }
     w.commit()?;
     let mut changed = policy.changed.take();

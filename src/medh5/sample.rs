@@ -8,18 +8,16 @@ use std::path::Path;
 use super::canonical_json::Json;
 use super::document::SampleDocument;
 pub use super::labelmap::LabelVolume;
-use super::model::half::f16_to_f64;
-use purehdf::low_level::attribute::Attribute;
+pub use super::values::{
+    attr_json, attrs_json, float_value, read_scalar_string, scalar_json, string_element,
+    strip_padding,
+};
+use crate::error::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::group::Group;
 use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::selection::Selection;
-use crate::error::{Error, Result};
-
-/// Cap on the number of elements of one attribute decoded to JSON.
-const MAX_ATTR_ELEMENTS: u64 = 1 << 20;
 
 /// An open sample file.
 #[derive(Debug)]
@@ -43,6 +41,28 @@ impl SampleFile {
         Ok(SampleFile {
             file: super::self_contained::open(path, &path.display().to_string())?,
         })
+    }
+
+    /// Open a sample held in memory (the bytes of a `.medh5` file), refused
+    /// like [`SampleFile::open`] unless it is self-contained.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self> {
+        let file = File::from_bytes(bytes)?;
+        super::self_contained::check(&file, "memory")?;
+        Ok(SampleFile { file })
+    }
+
+    /// The `content_id` the sample declares (a root attribute, `sha256:…`),
+    /// or `None` when it declares none. [`SampleFile::verify`] checks it
+    /// against the stored digests.
+    pub fn content_id(&self) -> Result<Option<String>> {
+        let attrs = self.root_attrs()?;
+        Ok(attrs
+            .into_iter()
+            .find(|(k, _)| k == "content_id")
+            .and_then(|(_, v)| match v {
+                super::canonical_json::Json::Str(s) => Some(s),
+                _ => None,
+            }))
     }
 
     /// Wrap an already open file.
@@ -216,187 +236,6 @@ pub fn read_patch_vec(ds: &Dataset, start: Option<&[u64]>, count: &[u64]) -> Res
     Ok(ds.read_raw_vec(&sel)?)
 }
 
-/// Read a scalar (or one-element) string dataset's bytes.
-pub fn read_scalar_string(file: &File, ds: &Dataset) -> Result<Vec<u8>> {
-    let size = usize::try_from(ds.dtype().size()).map_err(|_| too_large(ds.path()))?;
-    if ds.num_elements() != 1 {
-        return Err(Error::Code {
-            code: "E004".into(),
-            message: format!("{} is not a scalar string", ds.path()),
-        });
-    }
-    let mut buf = vec![0u8; size];
-    ds.read_raw(&Selection::All, &mut buf)?;
-    string_element(file, ds.dtype(), &buf)
-}
-
-fn too_large(path: &str) -> Error {
-    Error::invalid(format!("{path}: too large"))
-}
-
-/// The bytes of one string element (vlen: from the global heap; fixed: with
-/// its padding removed).
-pub fn string_element(file: &File, dt: &Datatype, el: &[u8]) -> Result<Vec<u8>> {
-    match dt {
-        Datatype::VarString { .. } => Ok(file.vlen_bytes(el)?),
-        Datatype::String { pad, .. } => Ok(strip_padding(el, *pad).to_vec()),
-        _ => Err(Error::Code {
-            code: "E004".into(),
-            message: "not a string type".into(),
-        }),
-    }
-}
-
-/// A fixed-length string element without its padding.
-pub fn strip_padding(el: &[u8], pad: StringPad) -> &[u8] {
-    match pad {
-        StringPad::NullTerm => el.split(|&b| b == 0).next().unwrap_or(&[]),
-        StringPad::NullPad => {
-            let end = el.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-            el.get(..end).unwrap_or(&[])
-        }
-        StringPad::SpacePad => {
-            let end = el.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
-            el.get(..end).unwrap_or(&[])
-        }
-    }
-}
-
-/// Decode every attribute to `(name, JSON)`.
-pub fn attrs_json(file: &File, attrs: &[Attribute]) -> Result<Vec<(String, Json)>> {
-    attrs
-        .iter()
-        .map(|a| Ok((a.name.clone(), attr_json(file, a)?)))
-        .collect()
-}
-
-/// An attribute value as the JSON of §5.5: strings (string arrays flatten),
-/// bools, integers, floats widened to f64, nested by shape.
-pub fn attr_json(file: &File, a: &Attribute) -> Result<Json> {
-    let n = a.num_elements();
-    if n > MAX_ATTR_ELEMENTS {
-        return Err(too_large(&a.name));
-    }
-    let size = usize::try_from(a.dtype.size()).map_err(|_| too_large(&a.name))?;
-    if size == 0 {
-        return Ok(Json::Str(describe_type(&a.dtype)));
-    }
-    let elems: Vec<&[u8]> = a.data.chunks_exact(size).take(n as usize).collect();
-    if (elems.len() as u64) < n {
-        return Err(Error::Code {
-            code: "E004".into(),
-            message: format!("attribute {}: value shorter than its dataspace", a.name),
-        });
-    }
-    let shape = a.shape();
-    match &a.dtype {
-        Datatype::String { .. } | Datatype::VarString { .. } => {
-            let strs = elems
-                .iter()
-                .map(|el| {
-                    let b = string_element(file, &a.dtype, el)?;
-                    Ok(Json::Str(String::from_utf8_lossy(&b).into_owned()))
-                })
-                .collect::<Result<Vec<Json>>>()?;
-            if shape.is_empty() {
-                Ok(strs.into_iter().next().unwrap_or(Json::Null))
-            } else {
-                Ok(Json::Array(strs))
-            }
-        }
-        dt => {
-            let vals = elems
-                .iter()
-                .map(|el| scalar_json(dt, el))
-                .collect::<Option<Vec<Json>>>();
-            match vals {
-                Some(v) => Ok(super::attribute::nest(v.into_iter(), shape)),
-                None => Ok(Json::Str(describe_type(dt))),
-            }
-        }
-    }
-}
-
-/// One numeric/bool element as JSON, `None` for types without a number form.
-pub fn scalar_json(dt: &Datatype, el: &[u8]) -> Option<Json> {
-    match dt {
-        Datatype::Integer {
-            size,
-            order,
-            signed,
-            ..
-        } => {
-            let v = int_value(el, *size, *order, *signed)?;
-            Some(match v {
-                IntValue::S(i) => Json::Int(i),
-                IntValue::U(u) => match i64::try_from(u) {
-                    Ok(i) => Json::Int(i),
-                    Err(_) => Json::UInt(u),
-                },
-            })
-        }
-        Datatype::Float { size, order, .. } => float_value(el, *size, *order).map(Json::Float),
-        Datatype::Enum { base, members } => {
-            if super::integrity::is_bool_enum(base, members) {
-                Some(Json::Bool(el.first().copied()? != 0))
-            } else {
-                scalar_json(base, el)
-            }
-        }
-        _ => None,
-    }
-}
-
-enum IntValue {
-    S(i64),
-    U(u64),
-}
-
-fn le_bytes(el: &[u8], size: u32, order: ByteOrder) -> Option<[u8; 8]> {
-    let n = size as usize;
-    if n == 0 || n > 8 {
-        return None;
-    }
-    let src = el.get(..n)?;
-    let mut b = [0u8; 8];
-    for (i, &v) in src.iter().enumerate() {
-        let j = if order == ByteOrder::Big {
-            n - 1 - i
-        } else {
-            i
-        };
-        *b.get_mut(j)? = v;
-    }
-    Some(b)
-}
-
-fn int_value(el: &[u8], size: u32, order: ByteOrder, signed: bool) -> Option<IntValue> {
-    let b = le_bytes(el, size, order)?;
-    let raw = u64::from_le_bytes(b);
-    let bits = size * 8;
-    if signed {
-        let shift = 64 - bits;
-        Some(IntValue::S(((raw << shift) as i64) >> shift))
-    } else {
-        Some(IntValue::U(raw))
-    }
-}
-
-/// A float element (2, 4 or 8 bytes) widened to f64.
-pub fn float_value(el: &[u8], size: u32, order: ByteOrder) -> Option<f64> {
-    let b = le_bytes(el, size, order)?;
-    match size {
-        2 => Some(f16_to_f64(u16::from_le_bytes([b[0], b[1]]))),
-        4 => Some(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        8 => Some(f64::from_le_bytes(b)),
-        _ => None,
-    }
-}
-
-fn describe_type(dt: &Datatype) -> String {
-    format!("<unsupported type of {} bytes>", dt.size())
-}
-
 /// The root group of a file (convenience for walkers).
 pub fn root(file: &File) -> Result<Group> {
     Ok(file.root()?)
@@ -405,6 +244,7 @@ pub fn root(file: &File) -> Result<Group> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
 
     #[test]
     fn int_and_float_decoding() {

@@ -14,11 +14,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use crate::error::{Error, Result};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::link_walk::LinkWalk;
 use purehdf::low_level::messages::layout::Layout;
 use purehdf::low_level::messages::link::Link;
-use crate::error::{Error, Result};
 
 /// Cap on the objects one walk visits (a file-driven loop).
 const MAX_OBJECTS: usize = 1 << 20;

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use purehdf::low_level::write::FileWriter;
 use crate::error::{Error, Result};
+use purehdf::low_level::write::FileWriter;
 
 /// Give the temporary of `w` the permission bits of `target` (when it exists).
 pub fn keep_mode(target: &Path, w: &FileWriter) -> Result<()> {

@@ -7,9 +7,9 @@
 #![deny(missing_docs)]
 
 use super::sample::SampleFile;
+use crate::error::Result;
 use purehdf::low_level::convert::Numeric;
 use purehdf::low_level::slice::{Slice, SliceArg};
-use crate::error::Result;
 
 /// An image or patch read as `T`: C-order values and their shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,10 +63,10 @@ impl SampleFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use purehdf::low_level::file::File;
     use crate::create::{demo_sample, plan};
     use crate::profiles::Profile;
     use crate::writer::write_plan_bytes;
+    use purehdf::low_level::file::File;
 
     #[test]
     fn demo_image_reads_typed_and_patched() {

@@ -11,14 +11,14 @@ use super::integrity::{
     to_little_endian, ContentIdInput, DatasetHasher, DigestAlgo,
 };
 use super::sample::{attr_json, attrs_json, read_scalar_string, string_element};
-use purehdf_filters::zstd_decode::libzstd_decodes;
+use crate::error::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::Datatype;
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::link_walk::LinkWalk;
 use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::selection::Selection;
-use crate::error::{Error, Result};
+use purehdf_filters::zstd_decode::libzstd_decodes;
 
 /// Bytes read per slab when streaming a dataset into its digest: small enough
 /// that hashing one slab overlaps decoding the next, large enough to keep
@@ -157,7 +157,7 @@ fn check_whole_file(file: &File, display: &str, root_attrs: &[(String, Json)]) -
         Ok(Object::Dataset(ds)) if ds.dtype().is_string() => Ok(()),
         Ok(Object::Dataset(ds)) => Err(Error::Refused(format!(
             "/meta holds {}, not strings",
-            super::validate::images::dtype_name(ds.dtype())
+            super::helpers::dtype_name(ds.dtype())
         ))),
         _ => Err(Error::Refused(
             "\"Unable to synchronously open object (object 'meta' doesn't exist)\"".into(),
@@ -429,12 +429,13 @@ pub fn verify_paths(
     for batch in paths.chunks(VERIFY_BATCH) {
         let one = |p: &String| verify_path(Path::new(p), p, partial);
         #[cfg(feature = "parallel")]
-        let reports: Vec<Result<VerifyReport>> = if purehdf_filters::threads::parallel() && batch.len() > 1 {
-            use rayon::prelude::*;
-            batch.par_iter().map(one).collect()
-        } else {
-            batch.iter().map(one).collect()
-        };
+        let reports: Vec<Result<VerifyReport>> =
+            if purehdf_filters::threads::parallel() && batch.len() > 1 {
+                use rayon::prelude::*;
+                batch.par_iter().map(one).collect()
+            } else {
+                batch.iter().map(one).collect()
+            };
         #[cfg(not(feature = "parallel"))]
         let reports: Vec<Result<VerifyReport>> = batch.iter().map(one).collect();
         for (p, r) in batch.iter().zip(reports) {
@@ -697,6 +698,14 @@ fn annotation_group_digest(
         digests.push((name, d));
     }
     Ok(Some(group_digest(algo, &digests)))
+}
+
+impl super::sample::SampleFile {
+    /// Recompute every digest and the `content_id` from the file's bytes
+    /// (`medh5 verify`); `report.ok` tells whether everything matched.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        verify_file(&self.file, "sample", None)
+    }
 }
 
 #[cfg(test)]

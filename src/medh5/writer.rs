@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::attribute::{bool_enum, AttrValue};
 use super::plan::{Layout, PlanData, PlanStep, WritePlan};
+use crate::error::{Error, Result};
 use purehdf::low_level::datatype::{CharSet, Datatype};
 use purehdf::low_level::write::{self, DatasetData, Dataspace, FileWriter, GroupId, ObjectId};
-use crate::error::{Error, Result};
 
 /// Write `plan` to `path` atomically; the previous file (if any) survives any failure.
 pub fn write_plan(plan: &WritePlan, path: &Path) -> Result<()> {

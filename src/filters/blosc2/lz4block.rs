@@ -32,7 +32,7 @@ mod pattern;
 pub fn decode(src: &[u8], out: &mut [u8]) -> Result<usize, DecodeError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx2") {
+        if crate::cpu::avx2() {
             // SAFETY: AVX2 is available (checked above).
             return unsafe { decode_avx2(src, out) };
         }
@@ -271,7 +271,7 @@ mod tests {
         #[allow(unused_mut)]
         let mut v: Vec<Decoder> = vec![decode, decode_scalar];
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") {
+        if crate::cpu::avx2() {
             // SAFETY: AVX2 is available (checked above), which is all
             // `decode_avx2_loop` requires beyond its slices.
             v.push(|c, o| unsafe { decode_avx2_loop(c, o, true) });

@@ -56,7 +56,7 @@ proptest! {
             unsafe { x86::shuffle2_sse2(&data, &mut q0, &mut q1) };
             prop_assert_eq!(&q0, &p0);
             prop_assert_eq!(&q1, &p1);
-            if is_x86_feature_detected!("avx2") {
+            if crate::cpu::avx2() {
                 let (mut r0, mut r1) = (vec![0; n], vec![0; n]);
                 // SAFETY: AVX2 detected; the kernel bounds every access.
                 unsafe { x86::shuffle2_avx2(&data, &mut r0, &mut r1) };

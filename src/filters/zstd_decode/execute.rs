@@ -209,7 +209,9 @@ unsafe fn wild_copy_avx2<const LONG: bool>(
     dist: usize,
     ml: usize,
 ) {
-    // SAFETY: the caller's contract.
+    // SAFETY: the caller upholds `wild_copy`'s contract (readable literals
+    // and writable output with `WILD` slack, `dist` back inside written
+    // bytes), and AVX2 is enabled here as `wild_copy::<true, _>` requires.
     unsafe { wild_copy::<true, LONG>(op, lp, ll, dist, ml) }
 }
 
@@ -642,10 +644,10 @@ mod tests {
             // steps), and both forms of the first pieces.
             for (portable, long) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut buf = buf.clone();
-                crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                crate::zstd_decode::force_portable(portable);
                 // SAFETY: the buffers are sized to the contract of wild_sequence.
                 unsafe { wild_sequence(&mut buf, pos, &l, lit_pos, ll, dist, ml, long) };
-                crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                crate::zstd_decode::force_portable(false);
                 proptest::prop_assert_eq!(&buf[..want.len()], &want[..]);
             }
         }
@@ -668,10 +670,10 @@ mod tests {
                 for (portable, long) in [(false, false), (true, false), (false, true), (true, true)]
                 {
                     let mut buf = buf.clone();
-                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                    crate::zstd_decode::force_portable(portable);
                     // SAFETY: buf holds pos + ml + WILD bytes, lits WILD, dist <= 50.
                     unsafe { wild_sequence(&mut buf, 50, &lits, 0, 0, dist, ml, long) };
-                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                    crate::zstd_decode::force_portable(false);
                     assert_eq!(
                         &buf[..want.len()],
                         &want[..],

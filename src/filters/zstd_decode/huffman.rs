@@ -954,7 +954,7 @@ mod tests {
         for portable in [false, true] {
             for plain in [false, true] {
                 for x2 in [None, Some(&t.x2)] {
-                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(portable));
+                    crate::zstd_decode::force_portable(portable);
                     NO_FAST_LOOP.with(|f| f.set(plain));
                     // Guard bytes past the output: no loop may write there.
                     let mut out = vec![0xA5u8; n + 32];
@@ -972,7 +972,7 @@ mod tests {
                         );
                     }
                     NO_FAST_LOOP.with(|f| f.set(false));
-                    crate::zstd_decode::FORCE_PORTABLE.with(|f| f.set(false));
+                    crate::zstd_decode::force_portable(false);
                     results.push((r.is_ok(), out));
                 }
             }

@@ -312,7 +312,9 @@ struct AsmArgs {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi1,bmi2")]
 unsafe fn asm_rounds(args: &mut AsmArgs) {
-    // SAFETY: the caller's contract; the block restores rbx, rbp and rsp.
+    // SAFETY: the caller's contract (BMI1/BMI2 present, every round's reads
+    // and writes inside the memory `args` points into) covers the loop's
+    // accesses; the block restores rbx, rbp and rsp.
     unsafe {
         std::arch::asm!(
             "push rbp",

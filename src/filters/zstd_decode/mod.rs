@@ -40,15 +40,9 @@ pub(crate) const SLACK: usize = 64;
 #[inline(always)]
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn use_bmi2() -> bool {
-    #[cfg(test)]
-    if FORCE_PORTABLE.with(|f| f.get()) {
-        return false;
-    }
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("lzcnt")
+        crate::cpu::bmi2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -58,21 +52,22 @@ pub(crate) fn use_bmi2() -> bool {
 
 /// True when sequences may execute with AVX2 (32-byte copies, short-offset
 /// pattern stores, the fused decode-and-execute loop); like [`use_bmi2`],
-/// off under `FORCE_PORTABLE` so tests run the portable path too.
+/// off under the test override (`cpu::force`) so tests run the portable path too.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn use_avx2() -> bool {
-    #[cfg(test)]
-    if FORCE_PORTABLE.with(|f| f.get()) {
-        return false;
-    }
-    std::arch::is_x86_feature_detected!("avx2")
+    crate::cpu::avx2()
 }
 
+/// Tests: run the portable copies of the hot loops on this thread (`true`),
+/// or the CPU's best again (`false`); the crate's one CPU override.
 #[cfg(test)]
-thread_local! {
-    /// Tests set this to run the portable copies of the hot loops.
-    pub(crate) static FORCE_PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+pub(crate) fn force_portable(on: bool) {
+    crate::cpu::force(if on {
+        crate::cpu::Force::Portable
+    } else {
+        crate::cpu::Force::Nothing
+    });
 }
 
 /// True when `e` (at any depth of wrapping) is the decoder's refusal of a

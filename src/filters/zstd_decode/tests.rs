@@ -492,9 +492,9 @@ fn decode_both(frame: &[u8], n: usize) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
 /// (BMI2 where the CPU has it), then without the Huffman fast loop; all
 /// must give the same result.
 fn portable_vs_dispatched(frame: &[u8], n: usize) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    FORCE_PORTABLE.with(|f| f.set(true));
+    crate::zstd_decode::force_portable(true);
     let p = decode_both(frame, n);
-    FORCE_PORTABLE.with(|f| f.set(false));
+    crate::zstd_decode::force_portable(false);
     let d = decode_both(frame, n);
     assert!(p == d, "portable and dispatched decoders disagree");
     // The Huffman 4-stream fast loop left out: same results.
@@ -529,11 +529,11 @@ fn sequence_loops_agree(frame: &[u8], n: usize) {
     REFERENCE_LOOP.with(|f| f.set(false));
     for portable in [false, true] {
         for plain in [false, true] {
-            FORCE_PORTABLE.with(|f| f.set(portable));
+            crate::zstd_decode::force_portable(portable);
             NO_FAST_DECODE.with(|f| f.set(plain));
             let got = decode_msgs(frame, n);
             NO_FAST_DECODE.with(|f| f.set(false));
-            FORCE_PORTABLE.with(|f| f.set(false));
+            crate::zstd_decode::force_portable(false);
             assert!(
                 got == want,
                 "batched (portable {portable}, plain decode {plain}) and reference sequence loops disagree: {:?} vs {:?}",

@@ -76,18 +76,25 @@ fn parent_dir(p: &Path) -> PathBuf {
     }
 }
 
-/// Is `name` a temporary of ours for the file `base` (`.<base>.tmp-<pid>-<8 hex>`)?
-/// Returns the writer's pid.
+/// Is `name` a temporary of ours for the file `base` (`.<base>.tmp-<pid>-<8 hex>`),
+/// or a temporary of such a temporary (a writer whose target was itself a
+/// temporary, as `medh5 pack` stages one: `..<base>.tmp-<pid>-<hex>.tmp-<pid>-<hex>`)?
+/// Returns the pid of the outermost writer.
 pub fn temp_owner(name: &str, base: &str) -> Option<u32> {
-    let rest = name
-        .strip_prefix('.')?
-        .strip_prefix(base)?
-        .strip_prefix(".tmp-")?;
-    let (pid, hex) = rest.split_once('-')?;
+    let (inner, pid) = split_temp(name)?;
+    (inner == base || temp_owner(inner, base).is_some()).then_some(pid)
+}
+
+/// `.<inner>.tmp-<pid>-<8 hex>` → (`inner`, pid).
+fn split_temp(name: &str) -> Option<(&str, u32)> {
+    let rest = name.strip_prefix('.')?;
+    let at = rest.rfind(".tmp-")?;
+    let (inner, tail) = (&rest[..at], &rest[at + ".tmp-".len()..]);
+    let (pid, hex) = tail.split_once('-')?;
     if hex.len() != 8 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    pid.parse().ok()
+    Some((inner, pid.parse().ok()?))
 }
 
 fn process_alive(pid: u32) -> bool {
@@ -408,14 +415,32 @@ mod tests {
         let dead = d.join(".x.h5.tmp-2147483632-0badf00d");
         let live = d.join(format!(".x.h5.tmp-{}-00000001", std::process::id()));
         let other = d.join(".y.h5.tmp-2147483632-0badf00d");
-        for p in [&dead, &live, &other] {
+        let nested = d.join("..x.h5.tmp-2147483632-0badf00d.tmp-2147483632-0badf00e");
+        for p in [&dead, &live, &other, &nested] {
             std::fs::write(p, b"partial").unwrap();
         }
         write(&d.join("x.h5"), b"done");
         assert!(!dead.exists());
+        assert!(
+            !nested.exists(),
+            "a dead writer's temporary of a temporary stays"
+        );
         assert!(live.exists());
         assert!(other.exists());
         assert_eq!(temp_owner(".x.h5.tmp-12-0badf00", "x.h5"), None);
+        // A temporary of a temporary (a writer whose target was staged).
+        assert_eq!(
+            temp_owner("..x.h5.tmp-12-0badf00d.tmp-34-00c0ffee", "x.h5"),
+            Some(34)
+        );
+        assert_eq!(
+            temp_owner("..y.h5.tmp-12-0badf00d.tmp-34-00c0ffee", "x.h5"),
+            None
+        );
+        assert_eq!(
+            temp_owner(".x.h5.tmp-12-0badf00d.tmp-34-00c0ffee", "x.h5"),
+            None
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -15,8 +15,13 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 
-use purehdf::{Error, Result};
-use purehdf_filters::ids;
+use crate::canonical_json::Json;
+use crate::create::now_utc;
+use crate::integrity::{
+    canonical_attrs, covered_names, is_stamped_path, ContentIdInput, DigestAlgo, ROOT_COVERED,
+};
+use crate::sample::{attr_json, attrs_json};
+use crate::verify::compute_digest;
 use purehdf::low_level::attribute::Attribute;
 use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use purehdf::low_level::dataset::Dataset;
@@ -27,13 +32,8 @@ use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::write::{
     vlen_string_type, AttrData, AttrValue, DatasetData, DatasetSpec, Dataspace, FileWriter, GroupId,
 };
-use crate::canonical_json::Json;
-use crate::create::now_utc;
-use crate::integrity::{
-    canonical_attrs, covered_names, is_stamped_path, ContentIdInput, DigestAlgo, ROOT_COVERED,
-};
-use crate::sample::{attr_json, attrs_json};
-use crate::verify::compute_digest;
+use purehdf::{Error, Result};
+use purehdf_filters::ids;
 
 /// Most objects one first-path walk visits.
 const MAX_OBJECTS: usize = 1 << 20;

@@ -25,28 +25,27 @@ use std::path::{Path, PathBuf};
 
 use super::attribute::AttrValue;
 use super::canonical_json::Json;
+use super::chunking::writer_chunk_shape;
 use super::integrity::{
     canonical_attrs, covered_names, dataset_digest, dtype_descr, is_stamped_path, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
 };
 use super::model::image::Image;
 use super::profiles::{is_contiguous, Profile, Role};
-use super::recompress::writer_chunk_shape;
 use super::sample::{attr_json, attrs_json, read_scalar_string};
 use super::validate::collection::is_collection;
 use super::verify::{compute_content_id, verify_file};
 use super::writer::to_hdf5;
-use purehdf_filters::FilterSpec;
+use crate::error::{Error, Result};
 use purehdf::low_level::copy::{copy_group_into, CopyOptions, CopyPolicy};
 use purehdf::low_level::datatype::{CharSet, Datatype};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::group::Group;
 use purehdf::low_level::write::{self, DatasetData, FileWriter, GroupId};
-use crate::error::{Error, Result};
+use purehdf_filters::FilterSpec;
 
 pub mod cow;
-mod stage;
-pub use stage::{keep_mode, keep_mode_from, Staged};
+pub use crate::stage::{keep_mode, keep_mode_from, Staged};
 
 /// Root attributes an amend writes itself.
 pub const MANAGED: [&str; 7] = [

@@ -21,9 +21,9 @@ use super::index::load::{voxel_annotations, INDEXED_KINDS};
 use super::integrity::{group_digest, DigestAlgo};
 use super::sample::{attr_json, read_scalar_string};
 use super::verify::verify_file;
+use crate::error::{Error, Result};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::write::FileWriter;
-use crate::error::{Error, Result};
 
 /// The note every re-attestation carries (the reference's wording).
 pub const NOTE_UNVERIFIED: &str =

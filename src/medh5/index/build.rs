@@ -13,8 +13,6 @@ use std::path::Path;
 use super::load::{build_annotation, strings, voxel_annotations};
 use super::write::write_entry;
 use super::{IndexEntry, IndexOptions};
-use purehdf::low_level::file::{File, Object};
-use purehdf::low_level::write::FileWriter;
 use crate::amend::cow::{copy_sample, finish_root, Stamp};
 use crate::canonical_json::Json;
 use crate::error::{Error, Result};
@@ -22,6 +20,8 @@ use crate::integrity::{group_digest, DigestAlgo};
 use crate::profiles::Profile;
 use crate::sample::{attr_json, read_scalar_string};
 use crate::verify::{compute_digest, verify_file};
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::write::FileWriter;
 
 /// The reference's refusal: `[code] refusing to amend '<file>': <why>`.
 fn refuse(code: &str, display: &str, why: String) -> Error {

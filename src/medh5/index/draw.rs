@@ -14,10 +14,10 @@
 use super::build::source_digest;
 use super::load::{build_annotation, read_array, voxel_annotations};
 use super::{IndexOptions, Rng};
-use purehdf::low_level::file::{File, Object};
 use crate::canonical_json::Json;
 use crate::error::{Error, Result};
 use crate::sample::attr_json;
+use purehdf::low_level::file::{File, Object};
 
 /// How a draw chooses its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

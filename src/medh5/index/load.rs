@@ -6,8 +6,6 @@
 
 use super::scan::{build_volume, Planes, Volume};
 use super::{build_entry, IndexEntry, IndexOptions};
-use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::file::{File, Object};
 use crate::canonical_json::Json;
 use crate::create::num_dtype;
 use crate::error::{Error, Result};
@@ -16,6 +14,8 @@ use crate::model::annotation::Encoding;
 use crate::model::half::{f16_to_f64, f32_to_f16};
 use crate::model::ArrayData;
 use crate::sample::attr_json;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::{File, Object};
 
 /// Voxel kinds an index is built for.
 pub const INDEXED_KINDS: [&str; 5] = ["labelmap", "layers", "bitmask", "instances", "probmap"];

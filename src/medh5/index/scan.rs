@@ -7,11 +7,11 @@
 //! sweep serves every class (O(voxels × planes), not O(voxels × classes)).
 
 use super::{assemble, IndexEntry, IndexOptions, Rng};
-use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::selection::Selection;
 use crate::error::{Error, Result};
 use crate::integrity::to_little_endian;
 use crate::model::half::f16_to_f64;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::selection::Selection;
 
 const NONE: u32 = u32::MAX;
 /// Bytes of label data per slab (decoded), the default of [`Volume::slab_bytes`].
@@ -465,11 +465,11 @@ pub fn build_volume(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use purehdf::low_level::file::{File, Object};
-    use purehdf::low_level::write::{DatasetData, DatasetSpec, FileWriter};
     use crate::index::build_entry;
     use crate::model::annotation::Encoding;
     use crate::model::ArrayData;
+    use purehdf::low_level::file::{File, Object};
+    use purehdf::low_level::write::{DatasetData, DatasetSpec, FileWriter};
 
     /// A one-dataset in-memory file holding `data` (chunked by `chunk`).
     fn file_with(data: &ArrayData, chunk: &[u64]) -> File {

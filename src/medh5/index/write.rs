@@ -6,12 +6,12 @@
 //! file's codec family). No index dataset carries a `digest`.
 
 use super::{IndexEntry, IndexOptions};
-use purehdf::low_level::write::{AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId};
 use crate::amend::cow::utf8;
 use crate::chunking::guess_chunk;
 use crate::error::Result;
 use crate::model::ArrayData;
 use crate::profiles::{is_contiguous, Profile, Role};
+use purehdf::low_level::write::{AttrValue, DatasetData, DatasetSpec, FileWriter, GroupId};
 
 fn dataset(
     w: &mut FileWriter,

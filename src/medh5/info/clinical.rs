@@ -10,7 +10,10 @@ use purehdf::low_level::file::{File, Object};
 const MAX_CLINICAL_BYTES: u64 = 64 << 20;
 
 /// A dataset of `clinical/` as numbers (`None`: absent, unreadable, too big).
-fn clinical_numbers<T: purehdf::low_level::convert::H5Read>(file: &File, rel: &str) -> Option<Vec<T>> {
+fn clinical_numbers<T: purehdf::low_level::convert::H5Read>(
+    file: &File,
+    rel: &str,
+) -> Option<Vec<T>> {
     match file.object(&format!("clinical/{rel}")).ok()? {
         Object::Dataset(ds)
             if ds.num_elements().saturating_mul(ds.dtype().size()) <= MAX_CLINICAL_BYTES =>

@@ -9,10 +9,10 @@ use serde_json::{json, Map, Value};
 use super::canonical_json::Json;
 use super::integrity::dtype_descr;
 use super::sample::SampleFile;
+use crate::error::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::selection::Selection;
-use crate::error::{Error, Result};
 
 mod clinical;
 mod text;
@@ -25,21 +25,9 @@ pub use tree::{tree, tree_file, Node, Tree};
 /// Cap on tree depth (cycle and abuse guard beyond address tracking).
 const MAX_DEPTH: usize = 64;
 /// Cap on the bytes read to count a mask's true voxels.
-const MAX_MASK_BYTES: u64 = 1 << 30;
+pub use crate::canonical_json::to_value;
 
-/// A [`Json`] value as a `serde_json` value (non-finite floats become null).
-pub fn to_value(j: &Json) -> Value {
-    match j {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Int(i) => json!(i),
-        Json::UInt(u) => json!(u),
-        Json::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
-        Json::Str(s) => Value::String(s.clone()),
-        Json::Array(a) => Value::Array(a.iter().map(to_value).collect()),
-        Json::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), to_value(v))).collect()),
-    }
-}
+const MAX_MASK_BYTES: u64 = 1 << 30;
 
 /// Attributes of one object, looked up by name.
 struct Attrs(Vec<(String, Json)>);

@@ -4,10 +4,10 @@
 use serde_json::Value;
 
 use super::len_of;
-use purehdf::low_level::file::File;
+use crate::helpers::human_bytes;
 use crate::profiles::describe_pipeline;
-use crate::recompress::human_bytes;
 use crate::sample::SampleFile;
+use purehdf::low_level::file::File;
 
 /// One table: its title, its column heads and its rows.
 type Section<'a> = (&'a str, &'a [&'a str], Vec<Vec<String>>);

@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use super::Attrs;
-use purehdf::low_level::file::{File, Object};
 use crate::integrity::dtype_descr;
+use purehdf::low_level::file::{File, Object};
 
 /// Largest side of an affine's stored matrix read for its Jacobian.
 const MAX_MATRIX: usize = 16;

@@ -6,14 +6,14 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::MAX_DEPTH;
-use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::datatype::Datatype;
-use purehdf::low_level::file::{File, Object};
-use purehdf::low_level::messages::link::Link;
 use crate::canonical_json::Json;
 use crate::error::{Error, Result};
 use crate::integrity::dtype_descr;
 use crate::profiles::describe_pipeline;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::datatype::Datatype;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
 
 /// One node of the object tree.
 ///

@@ -2,9 +2,9 @@
 //! C-order little-endian element bytes.
 
 use super::err;
-use purehdf::low_level::datatype::Datatype;
 use crate::attribute::bool_enum;
 use crate::error::Result;
+use purehdf::low_level::datatype::Datatype;
 
 /// The numeric element types medh5 stores. Multi-byte types are always
 /// little-endian in the file; [`descr`](Self::descr) gives the NumPy name.

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::canonical_json::Json;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::Object;
-use crate::canonical_json::Json;
 
 use super::container::VOXEL_KINDS;
 use super::ctx::{attr, attr_str, json_ints, json_strs, py_list, py_strs, py_tuple, Ctx};

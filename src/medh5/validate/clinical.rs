@@ -13,11 +13,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::canonical_json::Json;
+use crate::sample::read_scalar_string;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::Datatype;
 use purehdf::low_level::file::Object;
-use crate::canonical_json::Json;
-use crate::sample::read_scalar_string;
 
 use super::annotations::read_ints;
 use super::ctx::Ctx;

@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use purehdf::low_level::file::Object;
 use crate::canonical_json::Json;
 use crate::model::encode::greedy_colour;
+use purehdf::low_level::file::Object;
 
 use super::annotations::{read_ints, IGNORE_ID};
 use super::container::VOXEL_KINDS;

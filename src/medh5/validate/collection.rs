@@ -4,9 +4,9 @@
 //! collection's version at least each member's; every member is validated as
 //! a sample with locations prefixed `/samples/<key>:`.
 
-use purehdf::low_level::file::{File, Object};
 use crate::canonical_json::Json;
 use crate::sample::attrs_json;
+use purehdf::low_level::file::{File, Object};
 
 use super::container::parse_version;
 use super::ctx::{attr_str, Ctx};

@@ -3,11 +3,11 @@
 //! the layout groups, identifier syntax of layout members, `/meta` as a scalar
 //! UTF-8 JSON object; and the profile requirements (E009).
 
-use purehdf::low_level::file::Object;
-use purehdf::low_level::messages::link::Link;
 use crate::canonical_json::Json;
 use crate::document::is_valid_id;
 use crate::sample::{attrs_json, read_scalar_string};
+use purehdf::low_level::file::Object;
+use purehdf::low_level::messages::link::Link;
 
 use super::ctx::{attr, json_strs, py_strs, Ctx};
 

@@ -7,10 +7,10 @@
 use serde_json::Value;
 
 use super::report::{Diagnostic, Level};
-use purehdf::low_level::file::{File, Object};
-use purehdf::low_level::messages::link::Link;
 use crate::canonical_json::Json;
 use crate::sample::attrs_json;
+use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::messages::link::Link;
 
 /// The codes a file of a later minor version reports as W913 instead: its
 /// vocabulary may have grown in a minor this validator does not implement.

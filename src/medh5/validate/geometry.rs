@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use purehdf::low_level::file::Object;
 use crate::canonical_json::Json;
 use crate::pyfloat;
+use purehdf::low_level::file::Object;
 
 use super::ctx::{attr, attr_str, json_floats, json_ints, json_strs, py_strs, Ctx};
 use super::document::timepoint_ids;

@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::helpers::dtype_name;
+use crate::integrity::is_bool_enum;
+use crate::profiles::is_w902;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::Datatype;
 use purehdf::low_level::file::Object;
-use crate::integrity::is_bool_enum;
-use crate::profiles::is_w902;
 
 use super::ctx::{attr, attr_str, json_floats, json_strs, py_tuple, Ctx};
 use super::geometry::{grids, GridInfo};
@@ -34,20 +35,6 @@ pub fn is_numeric(dt: &Datatype) -> bool {
         Datatype::Integer { .. } | Datatype::Float { .. } => true,
         Datatype::Enum { base, members } => is_bool_enum(base, members) || is_numeric(base),
         _ => false,
-    }
-}
-
-/// NumPy's name of a dataset type (`int16`, `float32`, `bool`), for messages.
-pub fn dtype_name(dt: &Datatype) -> String {
-    match dt {
-        Datatype::Integer { size, signed, .. } => {
-            format!("{}int{}", if *signed { "" } else { "u" }, size * 8)
-        }
-        Datatype::Float { size, .. } => format!("float{}", size * 8),
-        Datatype::Enum { base, members } if is_bool_enum(base, members) => "bool".into(),
-        Datatype::Enum { base, .. } => dtype_name(base),
-        Datatype::String { .. } | Datatype::VarString { .. } => "object".into(),
-        _ => "void".into(),
     }
 }
 

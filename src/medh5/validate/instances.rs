@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::file::Object;
 use crate::canonical_json::Json;
 use crate::sample::scalar_json;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::Object;
 
 use super::annotations::read_ints;
 use super::ctx::{attr_str, py_strs, Ctx};

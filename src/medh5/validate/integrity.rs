@@ -7,11 +7,6 @@
 
 use std::collections::HashMap;
 
-use purehdf_filters::zstd_decode::libzstd_decodes;
-use purehdf::low_level::dataset::Dataset;
-use purehdf::low_level::file::Object;
-use purehdf::low_level::link_walk::LinkWalk;
-use purehdf::low_level::messages::link::Link;
 use crate::canonical_json::Json;
 use crate::error::{Error, Result};
 use crate::integrity::{
@@ -20,6 +15,11 @@ use crate::integrity::{
 };
 use crate::sample::{attr_json, read_scalar_string};
 use crate::verify::compute_digest;
+use purehdf::low_level::dataset::Dataset;
+use purehdf::low_level::file::Object;
+use purehdf::low_level::link_walk::LinkWalk;
+use purehdf::low_level::messages::link::Link;
+use purehdf_filters::zstd_decode::libzstd_decodes;
 
 use super::container::LAYOUT_GROUPS;
 use super::ctx::{attr_str, Ctx};

@@ -5,8 +5,8 @@
 //! refuses 39 and `fix` 26 of those (its loader does not look at images,
 //! transforms or the clinical tables).
 
-use purehdf::low_level::file::{File, Object};
 use crate::error::{Error, Result};
+use purehdf::low_level::file::{File, Object};
 
 use super::{validate_file, Diagnostic, Options};
 

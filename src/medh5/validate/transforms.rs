@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use purehdf::low_level::file::Object;
 use crate::canonical_json::Json;
 use crate::pyfloat;
+use purehdf::low_level::file::Object;
 
 use super::ctx::{attr_str, json_strs, py_strs, Ctx};
 use super::document::timepoint_ids;
@@ -165,13 +165,11 @@ fn check_affine(ctx: &mut Ctx<'_>, id: &str, loc: &str) {
     }
     let vals: Vec<f64> = raw
         .chunks_exact(size)
-        .filter_map(
-            |el| match crate::sample::scalar_json(ds.dtype(), el) {
-                Some(Json::Float(f)) => Some(f),
-                Some(Json::Int(i)) => Some(i as f64),
-                _ => None,
-            },
-        )
+        .filter_map(|el| match crate::sample::scalar_json(ds.dtype(), el) {
+            Some(Json::Float(f)) => Some(f),
+            Some(Json::Int(i)) => Some(i as f64),
+            _ => None,
+        })
         .collect();
     let start = ((r - 1) * c) as usize;
     let Some(last) = vals.get(start..start + c as usize) else {
