@@ -11,8 +11,8 @@
 //! Needs `PUREHDF_ORACLE_PYTHON` (a Python with h5py and hdf5plugin);
 //! without it the test prints `skipped: ...` and passes.
 
-use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
 use purehdf::low_level::file::File;
+use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

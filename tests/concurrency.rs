@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use purehdf_medh5::sample::read_patch_vec;
 use purehdf::{File, Object, Selection};
+use purehdf_medh5::sample::read_patch_vec;
 use sha2::{Digest, Sha256};
 
 mod common;

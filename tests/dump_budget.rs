@@ -5,10 +5,10 @@
 //! oracle's "dataset too large to hash" records). One test in its own binary:
 //! the budget is process-wide.
 
-use purehdf_cli::dump::walk::dump_file;
 use purehdf::low_level::datatype::Datatype;
 use purehdf::low_level::limits::set_data_budget;
 use purehdf::low_level::write::{DatasetData, DatasetSpec, FileWriter};
+use purehdf_cli::dump::walk::dump_file;
 use serde_json::Value;
 
 fn record<'a>(doc: &'a Value, path: &str) -> &'a Value {

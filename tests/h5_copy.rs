@@ -9,9 +9,9 @@ use common::oracle_python;
 
 use std::path::{Path, PathBuf};
 
+use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf_cli::dump::compare::compare;
 use purehdf_cli::dump::dump_file;
-use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
 use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {

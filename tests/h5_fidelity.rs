@@ -13,9 +13,9 @@ use common::{oracle_python, shared_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use purehdf_cli::dump::dump_file;
 use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf::low_level::file::File;
+use purehdf_cli::dump::dump_file;
 use serde_json::Value;
 
 const MAKE: &str = r#"

@@ -56,9 +56,9 @@ use common::{oracle_python, shared_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
 use purehdf_cli::dump::compare::compare;
 use purehdf_cli::dump::dump_file;
-use purehdf::low_level::copy::{copy_file, parse_filter, CopyOptions};
 use serde_json::Value;
 
 fn generator() -> PathBuf {

@@ -149,7 +149,7 @@ fn failed_commit_leaves_the_previous_sample_and_no_temp_file() {
     for fail_at in [0u64, 100, 4096, 20_000] {
         let mut w = FileWriter::create(&target).unwrap();
         emit(&p, &mut w).unwrap();
-        w.inject_failure_after(fail_at);
+        purehdf::low_level::write::inject_failure_after(&mut w, fail_at);
         assert!(
             w.commit().is_err(),
             "commit with a failure after {fail_at} bytes succeeded"

@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use purehdf_cli::dump::numpy_dtype;
 use purehdf::{Dataset, Error, File, Object, Selection};
+use purehdf_cli::dump::numpy_dtype;
 use serde_json::Value;
 
 fn dir() -> PathBuf {

@@ -5,12 +5,12 @@
 mod common;
 use common::oracle_python;
 
-use purehdf_filters::FilterSpec;
 use purehdf::low_level::datatype::{CharSet, CompoundMember, Datatype, EnumMember, StringPad};
 use purehdf::low_level::write::{
     bool_type, to_bytes, vlen_string_type, AttrValue, DatasetData, DatasetSpec, Dataspace,
     FileWriter,
 };
+use purehdf_filters::FilterSpec;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -20,14 +20,19 @@ use super::numpy::{
     complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype,
     numpy_float_size,
 };
-use purehdf::{Error, Result};
 use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
+use purehdf::{Error, Result};
 
 /// How a dataset's data hash is formed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashKind {
+    /// `raw-le-packed`: the elements as numpy holds them, little-endian, compounds packed in file
+    /// member order (no Python objects inside).
     RawLePacked,
+    /// `object-tlv`: a tagged serialisation of elements holding variable-length strings or
+    /// sequences or references.
     ObjectTlv,
+    /// `raw-file-bytes`: the stored bytes unchanged, for types numpy cannot hold.
     RawFileBytes,
 }
 

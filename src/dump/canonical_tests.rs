@@ -3,7 +3,9 @@
 //! from its `values` preview and checks the SHA-256 the oracle recorded.
 
 use super::*;
-use purehdf::low_level::datatype::{CharSet, CompoundMember, EnumMember, FloatLayout, ReferenceKind};
+use purehdf::low_level::datatype::{
+    CharSet, CompoundMember, EnumMember, FloatLayout, ReferenceKind,
+};
 
 fn sha(dt: &Datatype, data: &[u8], r: VlenResolver) -> (HashKind, String) {
     let mut h = DataHasher::new(dt).expect("hashable");

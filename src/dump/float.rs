@@ -9,19 +9,29 @@ use purehdf::low_level::datatype::{ByteOrder, FloatLayout};
 /// A finite, infinite or NaN value decoded from its bit fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
+    /// Positive or negative zero: a zero significand (with a zero exponent field when the
+    /// leading bit is implied).
     Zero {
+        /// Sign bit: true for negative.
         neg: bool,
     },
     /// `mant * 2^exp2`, `mant > 0`.
     Finite {
+        /// Sign bit: true for negative.
         neg: bool,
+        /// Significand as an integer, never 0.
         mant: u128,
+        /// Power of two the significand is scaled by.
         exp2: i64,
     },
+    /// Positive or negative infinity: all-ones exponent field, zero fraction.
     Inf {
+        /// Sign bit: true for negative.
         neg: bool,
     },
+    /// Not a number: all-ones exponent field, non-zero fraction.
     NaN {
+        /// Sign bit of the NaN.
         neg: bool,
     },
 }

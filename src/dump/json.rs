@@ -14,8 +14,8 @@ use super::canonical::{
 };
 use super::float;
 use super::numpy::{complex_compound_part, has_object, is_bool_enum, numpy_float_size};
-use purehdf::{Error, Result};
 use purehdf::low_level::datatype::Datatype;
+use purehdf::{Error, Result};
 
 /// Largest number of elements rendered as a JSON value.
 pub const MAX_PREVIEW: u64 = 64;
@@ -25,8 +25,16 @@ pub const MAX_PREVIEW_JSON: usize = 4096;
 /// An attribute's content in the dump: a JSON value or a hash.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrData {
+    /// The value itself as h5py would present it (small enough to preview).
     Value(Value),
-    Hash { kind: HashKind, sha256: String },
+    /// A digest in place of the value, when it has no JSON preview or is too large for one
+    /// (over [`MAX_PREVIEW`] elements or [`MAX_PREVIEW_JSON`] characters of JSON).
+    Hash {
+        /// How the hashed bytes were formed from the elements.
+        kind: HashKind,
+        /// SHA-256 of those bytes, as lowercase hexadecimal.
+        sha256: String,
+    },
 }
 
 fn bad(what: &str) -> Error {

@@ -4,9 +4,6 @@
 //! `expected/*.json` (made with h5py/libhdf5 by `make_expected.py`), so that a dump
 //! can be compared with the oracle object by object.
 //!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root.
-//!
 //! - [`numpy`]: h5py's datatype → numpy dtype string mapping.
 //! - [`canonical`]: the canonical data hash (`raw-le-packed`, `object-tlv`,
 //!   `raw-file-bytes`).

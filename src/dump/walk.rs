@@ -12,7 +12,6 @@ use serde_json::{json, Map, Value};
 use super::canonical::{DataHasher, VlenResolver};
 use super::json::{attr_value, inner_array_hash, AttrData};
 use super::numpy::numpy_dtype;
-use purehdf::{Error, Result};
 use purehdf::low_level::attribute::{read_each, Attribute};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::Datatype;
@@ -23,6 +22,7 @@ use purehdf::low_level::messages::dataspace::SpaceKind;
 use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::object_header::ObjectHeader;
 use purehdf::low_level::selection::Selection;
+use purehdf::{Error, Result};
 
 /// Bytes read at once when hashing a large dataset (slabs along the first axis).
 const BLOCK_BYTES: u64 = 64 << 20;
@@ -32,7 +32,10 @@ pub const MAX_OBJECTS: usize = 1_000_000;
 /// A finished dump: the JSON document and the number of objects that failed.
 #[derive(Debug)]
 pub struct Dump {
+    /// The dump document: a JSON object whose `objects` list has one record per object visited.
     pub doc: Value,
+    /// Number of objects whose record carries an error (plus one when the object limit stopped the
+    /// walk).
     pub failures: usize,
 }
 

@@ -3,9 +3,6 @@
 //! `MEDH5_THREADS` environment variable (as the reference's CLI,
 //! `shared/spec/medh5.md` tool notes) and [`set_threads`] for library users.
 //!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root.
-//!
 //! Order: [`set_threads`] (the CLIs call it for `--threads`), else
 //! `MEDH5_THREADS`, else `RAYON_NUM_THREADS`, else every core the process may
 //! use. Unlike the reference (default 1) the default is every core: reads and

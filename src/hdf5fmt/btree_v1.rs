@@ -8,8 +8,8 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Error, Result};
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::signature;
 use crate::source::Source;
@@ -20,7 +20,11 @@ const NODE: &str = "v1 B-tree node";
 /// One parsed node: its level and, per child, the raw left key and the child address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeV1 {
+    /// Node type: 0 for group nodes, 1 for raw data chunk nodes (checked against the caller's
+    /// expectation).
     pub node_type: u8,
+    /// Node level: 0 for leaf nodes (children are symbol table nodes or chunks), higher for
+    /// internal nodes.
     pub level: u8,
     /// `(left key bytes, child address)` per entry.
     pub entries: Vec<(Vec<u8>, u64)>,

@@ -15,9 +15,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::cursor::{self, Cursor};
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::source::Source;
 use crate::Sizes;
@@ -44,6 +44,7 @@ const MAX_AGE: u8 = 100;
 pub struct CacheImageMessage {
     /// Address of the image block; `None` when no image was written.
     pub address: Option<u64>,
+    /// Length of the image block in bytes.
     pub length: u64,
 }
 
@@ -70,7 +71,11 @@ pub struct ImageEntry {
     pub address: u64,
     /// Cache entry type (`H5AC_type_t`: 5 object header, 22 fixed array header, ...).
     pub type_id: u8,
+    /// Entry flags as libhdf5 writes them: 0x01 dirty, 0x02 in the LRU list, 0x04 flush-dependency
+    /// parent, 0x08 flush-dependency child (the last two checked against the dependency counts).
     pub flags: u8,
+    /// Metadata cache ring the entry belongs to (`H5C_ring_t`, below 6: 1 user, 2–3 free-space
+    /// managers, 4 superblock extension, 5 superblock).
     pub ring: u8,
     /// Position of the entry's bytes in the image block.
     data: std::ops::Range<usize>,
@@ -340,10 +345,12 @@ pub struct OverlaySource {
 }
 
 impl OverlaySource {
+    /// Wrap `inner` so that reads consult the cache image's entries before the file.
     pub fn new(inner: Arc<dyn Source>, image: CacheImage) -> Self {
         OverlaySource { inner, image }
     }
 
+    /// The cache image whose entries this source serves.
     pub fn image(&self) -> &CacheImage {
         &self.image
     }

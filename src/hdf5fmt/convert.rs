@@ -14,8 +14,8 @@
 
 #![deny(missing_docs)]
 
-use crate::error::{Error, Result};
 use crate::datatype::{ByteOrder, CharSet, Datatype, StringPad};
+use crate::error::{Error, Result};
 use crate::file::File;
 
 mod sealed {
@@ -91,7 +91,6 @@ pub trait H5Read: sealed::Sealed + Sized + Clone + Default {
     /// fills, when reading them is exactly such a copy (numbers stored
     /// little-endian in `Self`'s own layout, read on a little-endian
     /// machine); `None` when a conversion is needed.
-    #[doc(hidden)]
     fn as_stored_bytes<'o>(_dtype: &Datatype, _out: &'o mut [Self]) -> Option<&'o mut [u8]> {
         None
     }
@@ -520,9 +519,7 @@ mod tests {
     use crate::datatype::FloatLayout;
 
     fn file() -> File {
-        let bytes = crate::write::FileWriter::in_memory()
-            .finish()
-            .unwrap();
+        let bytes = crate::write::FileWriter::in_memory().finish().unwrap();
         File::from_bytes(bytes).unwrap()
     }
 

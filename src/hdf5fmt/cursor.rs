@@ -145,18 +145,22 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
+    /// Read one byte and advance; a truncation error when none is left.
     pub fn u8(&mut self) -> Result<u8> {
         Ok(self.array::<1>()?[0])
     }
 
+    /// Read a 2-byte little-endian unsigned integer and advance.
     pub fn u16(&mut self) -> Result<u16> {
         Ok(u16::from_le_bytes(self.array()?))
     }
 
+    /// Read a 4-byte little-endian unsigned integer and advance.
     pub fn u32(&mut self) -> Result<u32> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 
+    /// Read an 8-byte little-endian unsigned integer and advance.
     pub fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }

@@ -1,8 +1,5 @@
 //! The crate's one error type. Every failure that file bytes can cause names the
 //! structure being parsed and the file offset where it went wrong.
-//!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root ([`crate::Error`], [`crate::Result`]).
 
 use std::fmt;
 

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::error::{Error, Result};
 use crate::cache_image::{CacheImage, CacheImageMessage, OverlaySource};
 use crate::cursor::Cursor;
 use crate::dataset::Dataset;
 use crate::datatype::Datatype;
+use crate::error::{Error, Result};
 use crate::fractal_heap::FractalHeap;
 use crate::global_heap::{Collection, HeapId, VlenRef};
 use crate::group::Group;
@@ -193,11 +193,16 @@ pub struct RevisedReference {
 /// How an object keeps its attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttrStorage {
+    /// Attribute messages kept in the object header itself (no attribute info message, or one
+    /// without a fractal heap).
     Compact,
+    /// Attributes kept in a fractal heap indexed by v2 B-trees, as named by the attribute info
+    /// message.
     Dense,
 }
 
 impl AttrStorage {
+    /// `"compact"` or `"dense"`.
     pub fn name(self) -> &'static str {
         match self {
             AttrStorage::Compact => "compact",
@@ -568,10 +573,8 @@ impl File {
         let token_len = usize::from(c.u8()?);
         let token = c.bytes(token_len)?;
         let n = usize::from(sizes.offset).min(token.len());
-        let address = Some(crate::cursor::le_uint(
-            token.get(..n).unwrap_or(&[]),
-        ))
-        .filter(|&a| !crate::cursor::is_undefined(a, n));
+        let address = Some(crate::cursor::le_uint(token.get(..n).unwrap_or(&[])))
+            .filter(|&a| !crate::cursor::is_undefined(a, n));
         let attribute = if kind == 4 { Some(string(c)?) } else { None };
         Ok(RevisedReference {
             kind,

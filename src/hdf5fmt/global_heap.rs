@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
 use crate::cursor::{bounded, Cursor};
+use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::{limits, Sizes};
 
 /// A parsed global heap collection: object index → bytes.
 #[derive(Clone, Debug)]
 pub struct Collection {
+    /// Address of the collection (its `GCOL` signature) in the file.
     pub address: u64,
     objects: HashMap<u16, Vec<u8>>,
 }
@@ -82,11 +83,16 @@ impl Collection {
 /// A global heap ID: collection address and object index (`None` address = empty).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapId {
+    /// Address of the global heap collection holding the object; `None` when stored undefined (all
+    /// ones), which marks an empty or null element.
     pub collection: Option<u64>,
+    /// Index of the object within its collection (heap object index 0 is the free space, never a
+    /// real object).
     pub index: u32,
 }
 
 impl HeapId {
+    /// Decode a heap ID: an offset-sized collection address followed by a 4-byte object index.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         Ok(HeapId {
             collection: c.addr(sizes.offset)?,
@@ -98,7 +104,10 @@ impl HeapId {
 /// A stored variable-length element: element count and where its bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VlenRef {
+    /// Length of the sequence in base-type elements (for variable-length strings, in bytes), the
+    /// first 4 bytes of the stored element.
     pub length: u32,
+    /// Global heap ID of the object holding the sequence's bytes.
     pub id: HeapId,
 }
 

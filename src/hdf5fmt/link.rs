@@ -3,10 +3,10 @@
 //! old-style group, compact link messages, and dense links in a fractal heap
 //! indexed by a v2 B-tree.
 
-use crate::error::{Error, Result};
 use crate::btree_v1;
 use crate::btree_v2::BTreeV2;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::file::File;
 use crate::fractal_heap::FractalHeap;
 use crate::local_heap::LocalHeap;

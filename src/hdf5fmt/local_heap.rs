@@ -1,8 +1,8 @@
 //! Local heap (HDF5 File Format Specification III.D): the name store of
 //! old-style groups and of the external data files message.
 
-use crate::error::Result;
 use crate::cursor::{bounded, Cursor};
+use crate::error::Result;
 use crate::signature;
 use crate::source::Source;
 use crate::{limits, Sizes};
@@ -10,6 +10,7 @@ use crate::{limits, Sizes};
 /// A local heap's data segment.
 #[derive(Clone, Debug)]
 pub struct LocalHeap {
+    /// Address of the local heap header (`HEAP` signature) in the file.
     pub address: u64,
     data: Vec<u8>,
     data_address: u64,

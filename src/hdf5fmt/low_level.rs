@@ -84,7 +84,9 @@ pub mod write;
 /// Sizes of offsets (addresses) and lengths in bytes, from the superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizes {
+    /// Size of offsets (file addresses) in bytes: 2, 4 or 8 (8 by default).
     pub offset: u8,
+    /// Size of lengths (sizes and counts stored in the file) in bytes: 2, 4 or 8 (8 by default).
     pub length: u8,
 }
 

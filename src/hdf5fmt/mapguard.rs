@@ -119,10 +119,11 @@ fn install() {
 }
 
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let addr = if info.is_null() {
         0
     } else {
+        // SAFETY: `info` was checked non-null just above, and for a handler installed with
+        // SA_SIGINFO the kernel passes a valid siginfo_t that lives for the handler's call.
         unsafe { (*info).si_addr() as usize }
     };
     let page = PAGE.load(Ordering::Relaxed);

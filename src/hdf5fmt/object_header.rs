@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::cursor::{add, bounded, Cursor};
+use crate::error::{Error, Result};
 use crate::messages::continuation::Continuation;
 use crate::messages::{message_name, types};
 use crate::signature;
@@ -20,10 +20,15 @@ pub const FLAG_SHARED: u8 = 0x02;
 /// One header message, body copied out of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
+    /// Header message type number (one of [`types`]; 8 bits in v2 headers, 16 in v1).
     pub mtype: u16,
+    /// Header message flags: bit 0 constant, bit 1 the body is a shared-message reference
+    /// ([`FLAG_SHARED`]), bits 2–7 sharing and unknown-message handling.
     pub flags: u8,
     /// File offset (relative to the base address) of the body.
     pub offset: u64,
+    /// The message body bytes as stored (its size is the message's 16-bit size field; v1 padding to
+    /// 8 bytes not included).
     pub data: Vec<u8>,
     /// v2 headers that track attribute creation order.
     pub creation_order: Option<u16>,
@@ -44,10 +49,14 @@ impl Message {
 /// A parsed object header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectHeader {
+    /// Address of the object header (of its first block) in the file.
     pub address: u64,
+    /// Object header version: 1, or 2 for headers starting with the `OHDR` signature.
     pub version: u8,
     /// v2 header flags (0 for v1).
     pub flags: u8,
+    /// Object reference count (hard links) from the v1 prefix; always 1 for v2 headers, whose
+    /// count, when above one, is in a reference count message.
     pub refcount: u32,
     /// Number of header blocks (the first plus continuations).
     pub nchunks: usize,

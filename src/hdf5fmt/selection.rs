@@ -76,7 +76,9 @@ impl Selection {
 /// coordinates and its shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement<'a> {
+    /// Dataset coordinates (in elements) of the array's first element, one per dimension.
     pub origin: &'a [u64],
+    /// Extent of the array in elements, one per dimension (C order: the last varies fastest).
     pub shape: &'a [u64],
 }
 

@@ -85,13 +85,7 @@ pub trait Source: Send + Sync {
                 }),
             };
         }
-        let n = crate::cursor::bounded(
-            len,
-            limits::MAX_READ,
-            structure,
-            offset,
-            "read length",
-        )?;
+        let n = crate::cursor::bounded(len, limits::MAX_READ, structure, offset, "read length")?;
         let mut buf = vec![0u8; n];
         self.read_exact_at(offset, &mut buf)
             .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))?;
@@ -177,10 +171,15 @@ fn eof() -> std::io::Error {
 /// in between (an in-place rewrite within the same nanosecond is not seen).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Identity {
+    /// Device number of the file (`st_dev`).
     pub dev: u64,
+    /// Inode number of the file (`st_ino`).
     pub ino: u64,
+    /// File size in bytes when opened.
     pub size: u64,
+    /// Last modification time (`st_mtime`), in nanoseconds since the UNIX epoch.
     pub mtime_ns: i128,
+    /// Last status change time (`st_ctime`), in nanoseconds since the UNIX epoch.
     pub ctime_ns: i128,
 }
 
@@ -326,6 +325,7 @@ pub struct PreadSource {
 }
 
 impl PreadSource {
+    /// Open `path` for positional reads, recording its length and [`Identity`] at open time.
     pub fn open(path: &std::path::Path) -> Result<Self> {
         let file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), e))?;
         let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;

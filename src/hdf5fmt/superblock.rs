@@ -2,9 +2,9 @@
 //! offset 0, 512, 1024, 2048, ...; gives the sizes of offsets and lengths, the
 //! base address and the root group.
 
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::messages::symbol_table::{EntryCache, SymbolTable, SymbolTableEntry};
 use crate::source::Source;
 use crate::Sizes;
@@ -15,13 +15,18 @@ pub const SIGNATURE: [u8; 8] = crate::signature::SUPERBLOCK;
 /// A decoded superblock. Addresses are relative to `base_address`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superblock {
+    /// Superblock version (0–3).
     pub version: u8,
     /// Absolute file offset where the signature was found (the userblock size).
     pub offset: u64,
+    /// Size of offsets (addresses) and of lengths in bytes, each 2, 4 or 8.
     pub sizes: Sizes,
     /// Absolute file offset that all other addresses are relative to.
     pub base_address: u64,
+    /// End of file address: the file's end as the writer recorded it (relative to the base
+    /// address); `u64::MAX` when stored undefined.
     pub eof_address: u64,
+    /// File consistency flags (4 bytes in versions 0 and 1, 1 byte in versions 2 and 3).
     pub flags: u32,
     /// Object header address of the root group.
     pub root_address: u64,

@@ -7,12 +7,12 @@
 //! dimensions are taken whole. Negative indices count from the end.
 
 use crate::dump::numpy::numpy_dtype;
-use purehdf::{Error, Result};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::limits;
 use purehdf::low_level::selection::Selection;
+use purehdf::{Error, Result};
 
 /// A resolved slice: what to read and the shape of the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -263,7 +263,9 @@ mod tests {
         swap_bytes(&mut b, 4);
         assert_eq!(b, vec![1, 0, 0, 0, 0, 1, 0, 0]);
         assert_eq!(npy_target(&Datatype::float(8)).unwrap(), ("<f8".into(), 0));
-        let vs = purehdf::low_level::write::vlen_string_type(purehdf::low_level::datatype::CharSet::Utf8);
+        let vs = purehdf::low_level::write::vlen_string_type(
+            purehdf::low_level::datatype::CharSet::Utf8,
+        );
         assert!(npy_target(&vs).is_err());
     }
 }

@@ -18,12 +18,12 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::dump::walk::dump_file;
-use purehdf::{Error, Result};
+use crate::tools::recompress::plan::datasets_of;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::selection::Selection;
-use crate::tools::recompress::plan::datasets_of;
+use purehdf::{Error, Result};
 
 const USAGE: &str = "usage: h5 compare A B [--metric exact|ssim|psnr|maxabs] \
 [--slices first,last|all|N|i,j,...] [--dataset PATH]... [--json]";
@@ -34,15 +34,21 @@ const MAX_SLICE: u64 = 1 << 28;
 /// What to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
+    /// Every object of A present in B with the same shape, dtype, attributes and data SHA-256 (the
+    /// `h5 dump --json` view).
     Exact,
+    /// Structural similarity (SSIM) per slice, with the esrf checker's parameters.
     Ssim,
+    /// Peak signal-to-noise ratio (PSNR) per slice, in dB over the original slice's data range.
     Psnr,
+    /// Largest absolute difference between corresponding elements per slice.
     MaxAbs,
 }
 
 /// Which slices along the first axis.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Slices {
+    /// Every slice along the first axis.
     All,
     /// `N` evenly spaced slices, first and last included.
     Count(u64),
@@ -51,6 +57,8 @@ pub enum Slices {
 }
 
 impl Slices {
+    /// Parse a `--slices` value: `all`, a count `N`, or a comma-separated list of indices where
+    /// `first` is 0 and `last` is -1.
     pub fn parse(text: &str) -> Result<Slices> {
         let t = text.trim();
         if t == "all" {
@@ -101,9 +109,11 @@ impl Slices {
 /// One slice's value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SliceValue {
+    /// Index of the slice along the first axis.
     pub index: u64,
     /// `None` when constant (SSIM/PSNR undefined) or identical (PSNR).
     pub value: Option<f64>,
+    /// True when the original slice is constant (max = min), so SSIM and PSNR are undefined.
     pub constant: bool,
 }
 

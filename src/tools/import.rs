@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use purehdf::{Error, Result};
 use purehdf::low_level::copy::{guess_chunk, parse_filter, FilterChoice};
 use purehdf::low_level::datatype::Datatype;
 use purehdf::low_level::write::{DatasetSpec, FileWriter};
+use purehdf::{Error, Result};
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())

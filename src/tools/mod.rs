@@ -3,9 +3,6 @@
 //! with another filter pipeline) and `h5 import` (one `.npy` into a chunked dataset);
 //! `h5 recompress` (re-encode files or trees and swap them in safely) and
 //! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files).
-//!
-//! Internal: for the crate's own tools and tests; may change. The supported
-//! API is re-exported at the crate root.
 
 pub mod cat;
 pub mod compare;

@@ -236,7 +236,8 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
         w.create_dataset(
             r,
             &two,
-            DatasetSpec::new(Datatype::int(2, false), &[50, 40]).chunked_stored(&[16, 16], p.clone()),
+            DatasetSpec::new(Datatype::int(2, false), &[50, 40])
+                .chunked_stored(&[16, 16], p.clone()),
             to_bytes(&v2),
         )
         .unwrap();
@@ -251,7 +252,8 @@ pub(super) fn filtered(select: impl Fn(&str) -> bool) -> (FileWriter, Vec<Value>
             .create_dataset(
                 r,
                 "raw_deflate",
-                DatasetSpec::new(Datatype::int(4, true), &[4]).chunked_stored(&[2], deflate.clone()),
+                DatasetSpec::new(Datatype::int(4, true), &[4])
+                    .chunked_stored(&[2], deflate.clone()),
                 DatasetData::None,
             )
             .unwrap();

@@ -7,7 +7,7 @@
 //! bits (near the low-byte literals of CT images); every output is checked.
 //! The streams here share one table and run MSB-first; Zstd's run backward
 //! with a table per block, which would cost one add per lookup.
-//! Measured 2026-12-06 on the 2-vCPU Xeon (`notes/bench-2026-12-06d.md`):
+//! Measured 2026-12-06 on the 2-vCPU Xeon (`notes/bench/bench-2026-12-06d.md`):
 //! scalar 0.91-0.97 ns/symbol; AVX-512 32 streams 0.42-0.48 (1.96-2.31x),
 //! 64 streams 0.39-0.43 (2.2-2.5x); AVX2 (4 streams per ymm, no scatter)
 //! 32 streams 0.71 (1.28x).

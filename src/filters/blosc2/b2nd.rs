@@ -15,8 +15,12 @@ fn bad(why: impl std::fmt::Display) -> Error {
 /// The geometry stored in a `b2nd` metalayer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Meta {
+    /// Array shape, in items per axis.
     pub shape: Vec<u64>,
+    /// Chunk shape, in items per axis.
     pub chunkshape: Vec<usize>,
+    /// Block shape, in items per axis: the chunk is stored as blocks of this
+    /// shape, padded where the chunk does not divide evenly.
     pub blockshape: Vec<usize>,
 }
 

@@ -15,18 +15,28 @@ const NAME: &str = "blosc2";
 
 /// Filter codes of the Blosc2 filter pipeline.
 pub mod filter {
+    /// Empty slot: no filter.
     pub const NONE: u8 = 0;
+    /// Byte shuffle by the slot's meta as element size (0 = the type size).
     pub const SHUFFLE: u8 = 1;
+    /// Bitshuffle by the type size.
     pub const BITSHUFFLE: u8 = 2;
+    /// Delta: XOR against the previous word in block 0 and against the
+    /// original block 0 in the other blocks.
     pub const DELTA: u8 = 3;
+    /// Truncate precision of f32/f64 (lossy; nothing to undo on decode).
     pub const TRUNC_PREC: u8 = 4;
 }
 
 /// Special-value kinds (blosc2 flags bits 4–6).
 pub mod special {
+    /// Every byte zero; the chunk is its header only.
     pub const ZERO: u8 = 1;
+    /// Every item NaN (f32 or f64 by the type size); header only.
     pub const NAN: u8 = 2;
+    /// One value repeated; the value follows the header.
     pub const VALUE: u8 = 3;
+    /// Uninitialised content (decoded as zeros); header only.
     pub const UNINIT: u8 = 4;
 }
 
@@ -37,19 +47,29 @@ type PlainBlock<'s> = (Header, &'s [u8], usize, usize);
 /// A parsed Blosc1/Blosc2 chunk header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// Chunk format version (byte 0): 2 for Blosc1, 3–5 for Blosc2.
     pub version: u8,
+    /// Flags byte (byte 2): shuffle / extended-header bits, memcpyed (bit 1),
+    /// don't split (bit 4), codec format (bits 5–7).
     pub flags: u8,
+    /// Element size in bytes (byte 3, at least 1; larger types are coded as 1).
     pub typesize: usize,
+    /// Uncompressed size of the chunk in bytes.
     pub nbytes: usize,
+    /// Uncompressed size of a block in bytes.
     pub blocksize: usize,
+    /// Stored size of the chunk in bytes, header included.
     pub cbytes: usize,
     /// 32-byte Blosc2 header.
     pub extended: bool,
     /// Filter codes, slot 0…5 (synthesised from the flags for Blosc1).
     pub filters: [u8; 6],
+    /// Filter metas, slot 0…5 (all zero for Blosc1).
     pub filters_meta: [u8; 6],
     /// Compressor code (header byte 22; 0 for Blosc1).
     pub codec: u8,
+    /// Blosc2 flags (header byte 31; 0 for Blosc1): bit 0 dictionary,
+    /// bits 4–6 special-value kind.
     pub blosc2_flags: u8,
 }
 
@@ -231,6 +251,7 @@ enum Stream {
 }
 
 impl ChunkDecoder {
+    /// A decoder with empty scratch buffers (they grow on first use).
     pub fn new() -> Self {
         Self::default()
     }

@@ -8,20 +8,31 @@ use crate::{blosclz, zstd_codec};
 
 /// Blosc compressor codes (cd_values, frame codec byte, header byte 22).
 pub mod code {
+    /// BloscLZ, Blosc's own LZ77 codec.
     pub const BLOSCLZ: u8 = 0;
+    /// LZ4 (raw LZ4 blocks).
     pub const LZ4: u8 = 1;
+    /// LZ4HC: LZ4's high-compression encoder, same raw LZ4 blocks.
     pub const LZ4HC: u8 = 2;
+    /// Snappy (raw snappy blocks; Blosc1 only).
     pub const SNAPPY: u8 = 3;
+    /// zlib streams (RFC 1950).
     pub const ZLIB: u8 = 4;
+    /// Zstandard frames.
     pub const ZSTD: u8 = 5;
 }
 
 /// Blosc header codec formats (flags bits 5–7).
 pub mod format {
+    /// BloscLZ streams.
     pub const BLOSCLZ: u8 = 0;
+    /// Raw LZ4 blocks (from LZ4 or LZ4HC).
     pub const LZ4: u8 = 1;
+    /// Raw snappy blocks (Blosc1 only).
     pub const SNAPPY: u8 = 2;
+    /// zlib streams.
     pub const ZLIB: u8 = 3;
+    /// Zstandard frames.
     pub const ZSTD: u8 = 4;
 }
 

@@ -12,11 +12,17 @@ use crate::{bitshuffle, shuffle};
 /// What to encode with.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Element size in bytes (types over 255 bytes are coded as 1).
     pub typesize: usize,
+    /// Compression level 0–9; 0 stores the chunk memcpyed (uncompressed).
     pub clevel: u8,
     /// Compressor code (0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd).
     pub codec: u8,
+    /// Filter codes, slot 0…5, applied in slot order (see
+    /// [`filter`](super::chunk::filter); 0 = empty slot).
     pub filters: [u8; 6],
+    /// Filter metas, slot 0…5: the element size of a byte shuffle (0 = the
+    /// type size), the signed precision of trunc_prec.
     pub filters_meta: [u8; 6],
     /// Block size in bytes, 0 = automatic.
     pub blocksize: usize,
@@ -203,6 +209,7 @@ fn scratch_of(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
 }
 
 impl ChunkEncoder {
+    /// An encoder with empty scratch buffers (they grow on first use).
     pub fn new() -> Self {
         Self::default()
     }

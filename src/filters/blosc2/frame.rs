@@ -36,20 +36,32 @@ pub enum ChunkRef<'a> {
     Data(&'a [u8]),
     /// A special chunk of `len` bytes: bit 0 zeros, bit 2 uninitialised,
     /// bit 1 NaN (tested in that order).
-    Special { kind: u8, len: usize },
+    Special {
+        /// Kind bits: the offset's top byte without its sign bit.
+        kind: u8,
+        /// Uncompressed size of the chunk in bytes.
+        len: usize,
+    },
 }
 
 /// A parsed contiguous frame.
 #[derive(Debug)]
 pub struct Frame<'a> {
+    /// The whole frame, header to trailer.
     pub bytes: &'a [u8],
+    /// Header length in bytes, metalayers included: where the data chunks start.
     pub header_len: usize,
+    /// Uncompressed size of all chunks together, in bytes.
     pub nbytes: usize,
+    /// Stored size of the data chunks in bytes (special chunks count 0).
     pub cbytes: usize,
+    /// Element size in bytes (header byte 48, at least 1).
     pub typesize: usize,
     /// The header's block size (C builds special chunks with it; negative
     /// is refused there).
     pub blocksize: i32,
+    /// Uncompressed size of each chunk in bytes (the last may be shorter;
+    /// 0 = variable).
     pub chunksize: usize,
     /// Metalayers by name, content bytes.
     pub metalayers: Vec<(String, &'a [u8])>,
@@ -353,10 +365,16 @@ fn parse_metalayers(b: &[u8], header_len: usize) -> Result<Vec<(String, &[u8])>>
 
 /// Parameters of a frame holding one chunk, as the HDF5 filter writes it.
 pub struct FrameSpec<'m> {
+    /// Element size in bytes, written to the header (byte 48).
     pub typesize: usize,
+    /// Compression level 0–9, the high nibble of the codec flags (byte 27).
     pub clevel: u8,
+    /// Compressor code, the low nibble of byte 27 and the codec byte (77).
     pub codec: u8,
+    /// Filter code written to the header's filter slot 5 (the default for
+    /// further chunks; the chunk carries its own).
     pub filter: u8,
+    /// Metalayers as `(name, content)`, written to the header in this order.
     pub metalayers: &'m [(&'m str, Vec<u8>)],
 }
 

@@ -15,11 +15,18 @@ use crate::shuffle;
 /// array are the fill value (`fill`, one element; empty or all zero = zeros).
 #[derive(Clone, Copy, Debug)]
 pub struct Region<'a> {
+    /// The whole C-order array, `elem` bytes per item.
     pub data: &'a [u8],
+    /// Array shape, in items per axis.
     pub dims: &'a [u64],
+    /// Array index (per axis, in items) of the chunk's first element.
     pub start: &'a [u64],
+    /// Chunk shape, in items per axis.
     pub chunk: &'a [u64],
+    /// Item size in bytes.
     pub elem: usize,
+    /// Fill value for chunk items outside the array: one item's bytes
+    /// (empty or all zero = zeros).
     pub fill: &'a [u8],
 }
 

@@ -28,11 +28,21 @@ fn bad(why: impl std::fmt::Display) -> Error {
 /// The settings carried by the filter's `cd_values` (§3.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
+    /// Block size in bytes (`cd_values[1]`); 0 = automatic.
     pub blocksize: usize,
+    /// Element size in bytes (`cd_values[2]`; 0 there takes the context's
+    /// element size, at least 1).
     pub typesize: usize,
+    /// Uncompressed chunk size in bytes (`cd_values[3]`; 0 there takes the
+    /// context's `chunk_bytes`).
     pub chunk_bytes: usize,
+    /// Compression level 0–9 (`cd_values[4]`, default 5).
     pub clevel: u8,
+    /// Blosc2 filter code (`cd_values[5]`, default 1 = byte shuffle); see
+    /// [`chunk::filter`].
     pub filter: u8,
+    /// Compressor code (`cd_values[6]`, default 0 = BloscLZ); see
+    /// [`codec::code`].
     pub codec: u8,
     /// Chunk dims when 2 ≤ rank ≤ 16 were recorded.
     pub dims: Option<Vec<usize>>,

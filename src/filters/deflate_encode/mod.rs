@@ -67,6 +67,9 @@ pub fn supports(level: u32) -> bool {
     params(level).is_some()
 }
 
+/// A deflate compressor producing zlib streams at one of the levels
+/// [`supports`] accepts, keeping its match-finder tables and scratch from
+/// input to input.
 pub struct Compressor {
     level: u32,
     p: Params,

@@ -10,9 +10,9 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::signature;
 use crate::source::Source;
@@ -43,6 +43,8 @@ pub struct BTreeV2 {
     pub depth: u16,
     /// Split and merge percentages.
     pub split_percent: u8,
+    /// Merge percent: how empty (as a percentage of capacity) a node must become before it is
+    /// merged with a sibling.
     pub merge_percent: u8,
     /// Root node address (`None` for an empty tree).
     pub root: Option<u64>,

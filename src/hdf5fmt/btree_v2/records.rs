@@ -2,8 +2,8 @@
 //! record types 1–11), each parsed by a small pure function from the raw record
 //! bytes handed out by [`super::BTreeV2::for_each_record`].
 
-use crate::error::Result;
 use crate::cursor::Cursor;
+use crate::error::Result;
 use crate::Sizes;
 
 const REC: &str = "v2 B-tree record";
@@ -71,7 +71,10 @@ pub fn link_name(rec: &[u8]) -> Result<LinkNameRecord<'_>> {
 /// Type 6: a link in a dense group's creation-order index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkOrderRecord<'a> {
+    /// Creation order of the link, a 64-bit counter unique within the group.
     pub creation_order: u64,
+    /// Fractal heap ID of the link message in the group's link heap (the rest of the record, 7
+    /// bytes as written).
     pub heap_id: &'a [u8],
 }
 
@@ -90,15 +93,22 @@ pub fn link_order(rec: &[u8]) -> Result<LinkOrderRecord<'_>> {
 pub enum SharedMessageRecord<'a> {
     /// The message lives in the shared-message fractal heap.
     InHeap {
+        /// Jenkins lookup3 hash of the shared message's encoded body.
         hash: u32,
+        /// Number of objects that share this message.
         ref_count: u32,
+        /// Fractal heap ID (8 bytes) of the message in the shared-message heap.
         heap_id: &'a [u8],
     },
     /// The message lives in an object header.
     InObjectHeader {
+        /// Jenkins lookup3 hash of the shared message's encoded body.
         hash: u32,
+        /// Message type number of the shared message.
         message_type: u8,
+        /// Object header index: the message is the `index`-th message of its type in that header.
         index: u16,
+        /// Address of the object header holding the message.
         header_address: u64,
     },
 }
@@ -137,9 +147,12 @@ pub fn shared_message(rec: &[u8], sizes: Sizes) -> Result<SharedMessageRecord<'_
 /// Type 8: an attribute in a dense attribute name index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeNameRecord<'a> {
+    /// Fractal heap ID of the attribute message in the object's dense attribute heap (8 bytes as
+    /// written).
     pub heap_id: &'a [u8],
     /// Object header message flags of the attribute message.
     pub message_flags: u8,
+    /// Creation order of the attribute (32 bits).
     pub creation_order: u32,
     /// lookup3 hash of the attribute name.
     pub hash: u32,
@@ -164,8 +177,11 @@ pub fn attribute_name(rec: &[u8]) -> Result<AttributeNameRecord<'_>> {
 /// Type 9: an attribute in a dense attribute creation-order index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeOrderRecord<'a> {
+    /// Fractal heap ID of the attribute message in the object's dense attribute heap.
     pub heap_id: &'a [u8],
+    /// Object header message flags of the attribute message.
     pub message_flags: u8,
+    /// Creation order of the attribute (32 bits), the key of this index.
     pub creation_order: u32,
 }
 

@@ -9,6 +9,8 @@
 //! the caller decodes the chunk whole.
 
 use crate::error::Result;
+use crate::limits;
+use crate::selection::{for_each_in_box, Placement};
 use purehdf_filters::bitshuffle::{
     bitunshuffle_rows, bitunshuffle_rows_fits, bitunshuffle_rows_streamed,
 };
@@ -20,8 +22,6 @@ use purehdf_filters::shuffle::{
     unshuffle2_rows, unshuffle2_rows_streamed, unshuffle2_rows_streamed_group,
     unshuffle_planes_uninit, Rows3,
 };
-use crate::limits;
-use crate::selection::{for_each_in_box, Placement};
 
 use super::read::{byte_run, OutBuf};
 
@@ -35,7 +35,7 @@ const STREAM_MIN: usize = 8 << 20;
 /// together when the rows are streamed: their rows then reach memory as
 /// runs of several lines instead of single lines one row stride apart,
 /// which this kind of store pattern writes markedly faster
-/// (`notes/bench-2026-12-06b.md`, "Grouped rows"). Each block of a group holds its own
+/// (`notes/bench/bench-2026-12-06b.md`, "Grouped rows"). Each block of a group holds its own
 /// decoder, so a group keeps this many blocks' planes at once.
 const GROUP_MAX: u64 = 4;
 
@@ -570,12 +570,15 @@ impl OutBuf {
             let in_planes = g.src_end().is_some_and(|e| e <= items);
             if fits && in_planes {
                 let dst = self.ptr.cast::<u8>();
-                // SAFETY (both calls): the rows end inside the buffer
-                // (`fits`); they are the box of this block within this job's
-                // chunk box, which no other job writes (see `OutBuf`).
                 let done = if self.len >= STREAM_MIN {
+                    // SAFETY: `dst` is valid for the `2 · g.dst_end()` bytes the kernel may
+                    // write: `fits` checked that the rows end inside the buffer of `self.len`
+                    // bytes. The rows are the box of this block within this job's chunk box,
+                    // which no other job writes or reads (see `OutBuf`).
                     unsafe { unshuffle2_rows_streamed(p0, p1, &g, dst) }
                 } else {
+                    // SAFETY: as for the streamed call: `fits` keeps the rows inside the
+                    // buffer, and no other job touches this job's chunk box (see `OutBuf`).
                     unsafe { unshuffle2_rows(p0, p1, &g, dst) }
                 };
                 if done {
@@ -631,13 +634,16 @@ impl OutBuf {
         };
         let fits = self.holds_rows(&g, ts);
         let dst = self.ptr.cast::<u8>();
-        // SAFETY (both calls): the rows end inside the buffer (`fits`); they
-        // are the box of this block within this job's chunk box, which no
-        // other job writes (see `OutBuf`).
         let done = fits
             && if self.len >= STREAM_MIN {
+                // SAFETY: reached only when `fits` holds, so `dst` is valid for the
+                // `ts · g.dst_end()` bytes the kernel may write (the rows end inside the
+                // buffer). The rows are the box of this block within this job's chunk box,
+                // which no other job writes or reads (see `OutBuf`).
                 unsafe { bitunshuffle_rows_streamed(bits, ts, &g, dst) }
             } else {
+                // SAFETY: as for the streamed call: `fits` keeps the rows inside the buffer,
+                // and no other job touches this job's chunk box (see `OutBuf`).
                 unsafe { bitunshuffle_rows(bits, ts, &g, dst) }
             };
         if done {

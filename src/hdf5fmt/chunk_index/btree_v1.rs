@@ -2,8 +2,8 @@
 //! (HDF5 File Format Specification III.A.1, node type 1). Keys carry element
 //! offsets (plus a trailing element-size dimension), stored size and mask.
 
-use crate::error::{Error, Result};
 use crate::btree_v1::chunk_entries;
+use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::Sizes;
 

@@ -1,8 +1,8 @@
 //! Chunk index of layout v4+ with a v2 B-tree (HDF5 File Format Specification
 //! III.A.2, record types 10 and 11): records carry scaled chunk coordinates.
 
-use crate::error::{Error, Result};
 use crate::btree_v2::{records, BTreeV2};
+use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::Sizes;
 

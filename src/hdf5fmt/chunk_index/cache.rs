@@ -89,6 +89,7 @@ impl ChunkCache {
         self.inner.lock().map(|g| g.map.len()).unwrap_or(0)
     }
 
+    /// True when no decoded chunk is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -6,9 +6,9 @@
 //! 2^((s+1)/2) * min elements each. The linear element index is row-major over
 //! the chunk grid with the unlimited dimension moved first.
 
-use crate::error::{Error, Result};
 use crate::btree_v2::verify_checksum;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::signature;
 use crate::source::Source;

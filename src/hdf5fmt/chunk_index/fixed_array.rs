@@ -4,9 +4,9 @@
 //! when there are more than 2^page_bits of them. Element `i` is the chunk with
 //! row-major linear index `i` over the maximum extent's chunk grid.
 
-use crate::error::{Error, Result};
 use crate::btree_v2::verify_checksum;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::signature;
 use crate::source::Source;
 use crate::Sizes;
@@ -74,7 +74,11 @@ impl ElementFormat {
     }
 
     /// Decode one element: `(address, stored size, mask)`, or `None` when unwritten.
-    pub(super) fn decode(&self, c: &mut Cursor<'_>, chunk_bytes: u64) -> Result<Option<(u64, u64, u32)>> {
+    pub(super) fn decode(
+        &self,
+        c: &mut Cursor<'_>,
+        chunk_bytes: u64,
+    ) -> Result<Option<(u64, u64, u32)>> {
         let addr = c.addr(self.addr_len)?;
         let (size, mask) = match self.size_len {
             Some(w) => (c.uint(w)?, c.u32()?),

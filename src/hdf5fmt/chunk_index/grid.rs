@@ -14,7 +14,9 @@ pub const MAX_CHUNK_RECORDS: u64 = 1 << 26;
 /// Validated geometry of a dataset's chunks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grid {
+    /// Chunk dimensions in elements, one per dataspace dimension (none zero).
     pub chunk_dims: Vec<u64>,
+    /// Current dataspace dimensions in elements.
     pub dims: Vec<u64>,
     /// Chunks per dimension covering the current extent.
     pub per_dim: Vec<u64>,
@@ -22,6 +24,7 @@ pub struct Grid {
     pub max_per_dim: Vec<Option<u64>>,
     /// Decoded bytes of one chunk.
     pub chunk_bytes: u64,
+    /// Size of one dataset element in bytes (never 0).
     pub element_size: u64,
     /// Most chunks the (maximum) dataspace can hold: the cap on any index walk.
     pub max_chunks: u64,
@@ -32,6 +35,8 @@ fn bad(reason: impl std::fmt::Display) -> Error {
 }
 
 impl Grid {
+    /// Validate `p` and derive the grid: rank between 1 and the rank limit, matching ranks, no zero
+    /// chunk dimension or element size, and a chunk no larger than the decode limit.
     pub fn new(p: &ChunkIndexParams) -> Result<Self> {
         let rank = p.chunk_dims.len();
         if rank == 0 || rank > limits::MAX_RANK {
@@ -86,6 +91,7 @@ impl Grid {
         })
     }
 
+    /// Number of dimensions of the dataset (and of its chunks).
     pub fn rank(&self) -> usize {
         self.chunk_dims.len()
     }

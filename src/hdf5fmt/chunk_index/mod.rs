@@ -14,8 +14,8 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::Sizes;
 
@@ -40,25 +40,44 @@ pub enum ChunkIndexKind {
     BTreeV1,
     /// v4+: one chunk covers the dataset; `filtered` gives its stored size and mask.
     SingleChunk {
+        /// Size of the filtered chunk in bytes, stored when layout flags bit 1 is set (a filtered
+        /// single chunk); 0 when not stored.
         filtered_size: u64,
+        /// Filter mask of the single chunk (bit `i` set: filter `i` skipped), stored with the size;
+        /// 0 when not stored.
         filter_mask: u32,
     },
     /// v4+: chunks stored back to back at the index address, no index structure.
     Implicit,
     /// v4+: fixed array with `page_bits` (log2 of data-block page elements).
-    FixedArray { page_bits: u8 },
+    FixedArray {
+        /// Page bits: log2 of the number of elements in a data block page (data blocks
+        /// with more elements are paged).
+        page_bits: u8,
+    },
     /// v4+: extensible array.
     ExtensibleArray {
+        /// Maximum number of bits: bits needed to store the largest number of elements the
+        /// extensible array may hold.
         max_bits: u8,
+        /// Index elements: number of elements stored directly in the index block.
         index_elements: u8,
+        /// Minimum pointers: minimum number of data block pointers in a super block.
         min_pointers: u8,
+        /// Minimum elements: minimum number of elements per data block.
         min_elements: u8,
+        /// Page bits: log2 of the number of elements in a data block page.
         page_bits: u8,
     },
     /// v4+: v2 B-tree with record type 10 (unfiltered) or 11 (filtered).
     BTreeV2 {
+        /// Size in bytes of every B-tree node.
         node_size: u32,
+        /// Split percent: how full (as a percentage of capacity) a node must become before it is
+        /// split.
         split_percent: u8,
+        /// Merge percent: how empty (as a percentage of capacity) a node must become before it is
+        /// merged with a sibling.
         merge_percent: u8,
     },
 }
@@ -66,6 +85,7 @@ pub enum ChunkIndexKind {
 /// Everything needed to walk a chunk index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChunkIndexParams {
+    /// Index type and its stored parameters.
     pub kind: ChunkIndexKind,
     /// Address of the index (or of the single/implicit chunk data); `None` when no
     /// chunk has been written yet.

@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use purehdf_filters::{
-    decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
-};
 use crate::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
 use crate::selection::{Placement, Selection};
 use crate::source::Source;
 use crate::Sizes;
+use purehdf_filters::{
+    decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
+};
 
 use super::b2nd_window::{read_window, Window};
 use super::cache::ChunkCache;
@@ -230,8 +230,8 @@ impl Plan<'_> {
             }
         }
         if let (Some(c), true) = (self.cache, reread) {
-            let decoded =
-                decode_pipeline(self.pipeline, rec.filter_mask, &ctx, &stored).map_err(|e| err(e.into()))?;
+            let decoded = decode_pipeline(self.pipeline, rec.filter_mask, &ctx, &stored)
+                .map_err(|e| err(e.into()))?;
             if decoded.len() < want {
                 return Err(short(decoded.len(), "decodes to"));
             }

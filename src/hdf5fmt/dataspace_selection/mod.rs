@@ -11,8 +11,8 @@
 
 pub mod rows;
 
-use crate::error::Result;
 use crate::cursor::Cursor;
+use crate::error::Result;
 use crate::limits;
 
 /// Selection type codes (the leading `u32`).
@@ -27,9 +27,13 @@ const FLAG_REGULAR: u8 = 0x01;
 /// (stored as all-ones in the field's width).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HyperDim {
+    /// Offset of the first selected block along this dimension, in elements.
     pub start: u64,
+    /// Distance in elements between the starts of consecutive blocks.
     pub stride: u64,
+    /// Number of blocks along this dimension; `None` = unlimited.
     pub count: Option<u64>,
+    /// Size of each block in elements; `None` = unlimited.
     pub block: Option<u64>,
 }
 
@@ -48,12 +52,23 @@ pub enum DataspaceSelection {
     /// The whole extent of whatever dataspace the selection is placed on.
     All,
     /// Points in the order they were added; `coords` holds `rank` values per point.
-    Points { rank: usize, coords: Vec<u64> },
+    Points {
+        /// Number of dimensions of each point.
+        rank: usize,
+        /// Point coordinates in elements, `rank` values per point, points in stored order.
+        coords: Vec<u64>,
+    },
     /// One regular hyperslab (start, stride, count, block per dimension).
     Regular(Vec<HyperDim>),
     /// A union of blocks; `blocks` holds `rank` starts then `rank` inclusive
     /// ends per block.
-    Irregular { rank: usize, blocks: Vec<u64> },
+    Irregular {
+        /// Number of dimensions of each block.
+        rank: usize,
+        /// Per block, `rank` start coordinates then `rank` inclusive end coordinates, in
+        /// elements.
+        blocks: Vec<u64>,
+    },
 }
 
 impl DataspaceSelection {

@@ -20,10 +20,16 @@ const MAX_SPAN_WORK: u64 = 1 << 26;
 /// `[start + k·stride, start + k·stride + block) ∩ [0, limit)` for `k < count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dim1 {
+    /// Coordinate of the first interval's first element.
     pub start: u64,
+    /// Distance between the starts of consecutive intervals, in elements.
     pub stride: u64,
+    /// Number of intervals before clipping to `limit`.
     pub count: u64,
+    /// Length of each interval in elements (0 selects nothing).
     pub block: u64,
+    /// Exclusive bound on coordinates: intervals are clipped to `[0, limit)` (the extent, or a clip
+    /// of an unlimited dimension).
     pub limit: u64,
 }
 
@@ -152,6 +158,7 @@ impl Placed {
         }
     }
 
+    /// Number of dimensions the selection is placed on.
     pub fn rank(&self) -> usize {
         self.rank
     }

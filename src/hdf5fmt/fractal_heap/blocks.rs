@@ -4,15 +4,15 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
-use purehdf_filters::{decode_pipeline, ChunkContext};
 use crate::btree_v2::verify_checksum;
 use crate::checksum::metadata_checksum;
 use crate::cursor::{bounded, Cursor};
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::signature;
 use crate::source::Source;
 use crate::Sizes;
+use purehdf_filters::{decode_pipeline, ChunkContext};
 
 use super::header::HeapHeader;
 
@@ -24,6 +24,8 @@ const MAX_ENTRIES: u64 = 1 << 20;
 /// One child direct block of an indirect block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DirectEntry {
+    /// Address of the child direct block; `None` when undefined (all ones: the block is not
+    /// allocated).
     pub address: Option<u64>,
     /// Stored size and filter mask (filtered heaps only).
     pub filtered: Option<(u64, u32)>,
@@ -32,8 +34,12 @@ pub struct DirectEntry {
 /// A parsed indirect block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndirectBlock {
+    /// Address of the indirect block (`FHIB` signature) in the file.
     pub address: u64,
+    /// Block offset: offset, within the heap's address space, of the first byte this indirect block
+    /// covers.
     pub block_offset: u64,
+    /// Number of rows of child blocks in this block (direct rows first, then indirect rows).
     pub nrows: usize,
     /// `width` entries per direct row, row-major.
     pub direct: Vec<DirectEntry>,
@@ -114,6 +120,7 @@ pub fn parse_indirect(
 /// Where a direct block is and what it should contain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DirectRef {
+    /// Address of the direct block (`FHDB` signature) in the file.
     pub address: u64,
     /// Decoded size of the block (its row's block size).
     pub size: u64,

@@ -6,8 +6,11 @@
 /// Geometry of a heap's doubling table. All sizes are powers of two.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DoublingTable {
+    /// Table width: number of blocks in each row of the doubling table (a power of two).
     pub width: u64,
+    /// Starting block size in bytes: the size of each block in the first two rows.
     pub start_block_size: u64,
+    /// Maximum direct block size in bytes: rows of larger blocks hold indirect blocks instead.
     pub max_direct_size: u64,
     /// log2 of the heap's address space ("maximum heap size").
     pub max_heap_bits: u16,

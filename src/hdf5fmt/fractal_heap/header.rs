@@ -1,13 +1,13 @@
 //! Fractal heap header (`FRHP`, HDF5 File Format Specification III.G,
 //! "Fractal Heap Header").
 
-use crate::error::{Error, Result};
-use purehdf_filters::FilterSpec;
 use crate::btree_v2::verify_checksum;
 use crate::cursor::Cursor;
+use crate::error::{Error, Result};
 use crate::signature;
 use crate::source::Source;
 use crate::Sizes;
+use purehdf_filters::FilterSpec;
 
 use super::doubling_table::DoublingTable;
 use crate::messages::filter_pipeline;
@@ -17,23 +17,34 @@ pub(crate) const HEADER: &str = "fractal heap header";
 /// Every field of the header that reading needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HeapHeader {
+    /// Heap ID length in bytes: the size of every heap ID into this heap (never 0).
     pub id_len: u16,
+    /// I/O filters' encoded length: size in bytes of the filter pipeline stored in the header (0:
+    /// the heap is not filtered).
     pub filter_len: u16,
     /// Bit 0: huge object IDs wrapped; bit 1: direct blocks carry checksums.
     pub flags: u8,
+    /// Maximum size of a managed object in bytes: larger objects are stored as huge objects.
     pub max_managed_size: u32,
+    /// Address of the v2 B-tree that indexes huge objects; `None` when undefined (no huge objects).
     pub huge_btree: Option<u64>,
+    /// Number of managed objects in the heap.
     pub managed_objects: u64,
+    /// The doubling table: width, starting and maximum direct block sizes and maximum heap size.
     pub table: DoublingTable,
+    /// Address of the root block (direct when `root_rows` is 0, indirect otherwise); `None` when
+    /// undefined (an empty heap).
     pub root: Option<u64>,
     /// Rows in the root indirect block (0: the root is a direct block).
     pub root_rows: u16,
     /// Stored size and mask of a filtered root direct block.
     pub root_filtered: Option<(u64, u32)>,
+    /// The filter pipeline applied to direct blocks (empty for an unfiltered heap).
     pub pipeline: Vec<FilterSpec>,
 }
 
 impl HeapHeader {
+    /// True when flags bit 1 is set: every direct block ends its header with a checksum.
     pub fn checksum_direct_blocks(&self) -> bool {
         self.flags & 2 != 0
     }

@@ -9,13 +9,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use crate::error::{Error, Result};
-use purehdf_filters::{decode_pipeline, ChunkContext};
 use crate::btree_v2::{self, BTreeV2};
 use crate::cursor::{bounded, Cursor};
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::source::Source;
 use crate::Sizes;
+use purehdf_filters::{decode_pipeline, ChunkContext};
 
 pub mod blocks;
 pub mod doubling_table;
@@ -56,21 +56,39 @@ struct Cache {
 /// How a heap ID locates its object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeapIdKind {
+    /// Managed object (ID type 0): stored in a direct block of the heap.
     Managed {
+        /// Offset of the object in the heap's address space (doubling-table offset, in bytes).
         offset: u64,
+        /// Length of the object in bytes.
         length: u64,
     },
+    /// Tiny object (ID type 2): the object's bytes are inside the heap ID itself.
     Tiny {
+        /// Index in the heap ID of the object's first byte (1, or 2 for the extended form used when
+        /// IDs are longer than 18 bytes).
         data_at: usize,
+        /// Length of the object in bytes (1–16, or up to 4096 in the extended form).
         length: usize,
     },
+    /// Huge object (ID type 1) whose address and lengths are in the heap ID itself (IDs large
+    /// enough to hold them).
     HugeDirect {
+        /// Address of the object's bytes in the file.
         address: u64,
+        /// Stored length of the object in bytes (after filtering, for a filtered heap).
         stored_len: u64,
+        /// Filter mask of the stored object (bit `i` set: filter `i` skipped); 0 for an unfiltered
+        /// heap.
         filter_mask: u32,
+        /// Length of the object in bytes once unfiltered (equal to the stored length for an
+        /// unfiltered heap).
         object_len: u64,
     },
+    /// Huge object (ID type 1) found through the huge-object v2 B-tree.
     HugeIndirect {
+        /// Key of the object in the huge-object B-tree: its ID as stored in the heap ID (up to 8
+        /// bytes).
         key: u64,
     },
 }

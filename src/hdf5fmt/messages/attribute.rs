@@ -2,10 +2,10 @@
 //! versions 1–3, with shared datatypes/dataspaces resolved through a
 //! caller-supplied lookup, and encodes version 3.
 
-use crate::error::{Error, Result};
 use crate::cursor::Cursor;
 use crate::datatype::Datatype;
 use crate::encode::{put_u16, u16_len};
+use crate::error::{Error, Result};
 use crate::messages::dataspace::Dataspace;
 use crate::messages::shared::SharedRef;
 use crate::messages::{datatype, types};
@@ -14,9 +14,17 @@ use crate::Sizes;
 /// A decoded attribute: name, type, space and raw value bytes in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeMessage {
+    /// Attribute name, up to its first null byte (the stored name's terminator and padding
+    /// dropped).
     pub name: String,
+    /// Attribute datatype, resolved through the shared-message lookup when the message flags mark
+    /// it shared.
     pub dtype: Datatype,
+    /// Attribute dataspace, resolved through the shared-message lookup when the message flags mark
+    /// it shared.
     pub space: Dataspace,
+    /// Raw attribute value: the dataspace's element count times the datatype size, in bytes as
+    /// stored (variable-length elements are global heap references).
     pub data: Vec<u8>,
 }
 

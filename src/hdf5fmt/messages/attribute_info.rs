@@ -2,15 +2,17 @@
 //! decoded and encoded: where an object keeps its dense attributes (fractal
 //! heap and v2 B-tree indexes).
 
-use crate::error::Result;
 use crate::cursor::Cursor;
 use crate::encode::put_u16;
+use crate::error::Result;
 use crate::messages::link_info::encode_index_info;
 use crate::Sizes;
 
 /// A decoded attribute info message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeInfo {
+    /// Maximum creation index of the object's attributes, present when flags bit 0 (creation order
+    /// tracked) is set.
     pub max_creation_order: Option<u16>,
     /// Fractal heap holding the attribute messages (`None`: attributes are compact).
     pub heap_address: Option<u64>,
@@ -21,6 +23,8 @@ pub struct AttributeInfo {
 }
 
 impl AttributeInfo {
+    /// Decode an attribute info message body (version 0 only); undefined addresses (all ones)
+    /// decode as `None`.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let version = c.u8()?;
         if version != 0 {

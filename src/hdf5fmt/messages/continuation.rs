@@ -1,18 +1,22 @@
 //! Object header continuation message (HDF5 File Format Specification IV.A.2.q):
 //! where the next block of header messages lives.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
+use crate::error::Result;
 use crate::Sizes;
 
 /// Address and length of a continuation block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Continuation {
+    /// Address of the continuation block in the file (never the undefined address: decoding refuses
+    /// it).
     pub address: u64,
+    /// Length of the continuation block in bytes.
     pub length: u64,
 }
 
 impl Continuation {
+    /// Decode a continuation message body: an offset-sized address then a length-sized length.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let address = c
             .addr(sizes.offset)?

@@ -2,16 +2,20 @@
 //! versions 1 and 2 (scalar, simple with maximum dimensions, unlimited = all
 //! ones, and null spaces) and encodes version 2 (what the writer emits).
 
-use crate::error::Result;
 use crate::cursor::{is_undefined, Cursor};
 use crate::encode::{put_var, UNDEF};
+use crate::error::Result;
 use crate::{limits, Sizes};
 
 /// What kind of dataspace an object has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpaceKind {
+    /// Scalar dataspace (type 0, or a version 1 message of rank 0): exactly one element, no
+    /// dimensions.
     Scalar,
+    /// Simple dataspace (type 1): a regular array of rank 1 or more with current and maximum sizes.
     Simple,
+    /// Null dataspace (type 2, version 2 only): no elements at all.
     Null,
 }
 
@@ -29,6 +33,7 @@ impl SpaceKind {
 /// A decoded dataspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataspace {
+    /// Dataspace type: scalar, simple or null.
     pub kind: SpaceKind,
     /// Current dimensions (empty for scalar and null).
     pub dims: Vec<u64>,

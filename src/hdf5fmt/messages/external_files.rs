@@ -1,15 +1,19 @@
 //! External data files message (HDF5 File Format Specification IV.A.2.h): a
 //! contiguous dataset's bytes stored in other files, named in a local heap.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
+use crate::error::Result;
 use crate::Sizes;
 
 /// One slot: `size` bytes at `file_offset` of the file named at `name_offset`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExternalSlot {
+    /// Byte offset, in the local heap at the message's heap address, of the external file's
+    /// null-terminated name.
     pub name_offset: u64,
+    /// Byte offset in the external file where this slot's data begins.
     pub file_offset: u64,
+    /// Number of bytes of the dataset stored in this slot (the spec's "Data Size").
     pub size: u64,
 }
 
@@ -18,10 +22,13 @@ pub struct ExternalSlot {
 pub struct ExternalFiles {
     /// Local heap holding the file names.
     pub heap_address: u64,
+    /// The used slots in order: the dataset's bytes are the concatenation of these pieces.
     pub slots: Vec<ExternalSlot>,
 }
 
 impl ExternalFiles {
+    /// Decode an external data files message body (version 1): the name heap address and the used
+    /// slots (allocated but unused slots are not read).
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let version = c.u8()?;
         if version != 1 {

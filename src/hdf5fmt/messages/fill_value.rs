@@ -1,9 +1,9 @@
 //! Fill value messages (HDF5 File Format Specification IV.A.2.e "Fill Value
 //! (Old)" and IV.A.2.f "Fill Value"): decodes versions 1–3, encodes version 3.
 
-use crate::error::{Error, Result};
 use crate::cursor::{bounded, Cursor};
 use crate::encode::put_u32;
+use crate::error::{Error, Result};
 use crate::limits;
 
 /// Whether and how a fill value was defined (`H5Pfill_value_defined`).
@@ -90,8 +90,11 @@ pub fn decode(c: &mut Cursor<'_>) -> Result<FillValue> {
 /// version 3 flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocTime {
+    /// Allocate the whole dataset's storage when the dataset is created (value 1).
     Early = 1,
+    /// Allocate storage only when data is first written (value 2).
     Late = 2,
+    /// Allocate storage chunk by chunk as each chunk is written (value 3).
     Incremental = 3,
 }
 

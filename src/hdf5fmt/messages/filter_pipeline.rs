@@ -1,10 +1,10 @@
 //! Filter pipeline message (HDF5 File Format Specification IV.A.2.l): versions 1
 //! and 2 decoded into [`FilterSpec`]s, version 2 encoded from them.
 
-use crate::error::{Error, Result};
-use purehdf_filters::FilterSpec;
 use crate::cursor::Cursor;
 use crate::encode::{put_u16, put_u32, u16_len};
+use crate::error::{Error, Result};
+use purehdf_filters::FilterSpec;
 
 /// Most client-data values in one filter description.
 const MAX_CD_VALUES: usize = 4096;

@@ -2,20 +2,28 @@
 //! decoded and encoded: link storage thresholds and size estimates of a
 //! new-style group.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
 use crate::encode::put_u16;
+use crate::error::Result;
 
 /// A decoded group info message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct GroupInfo {
+    /// Maximum number of links kept in compact storage (link messages) before switching to dense
+    /// storage; present when flags bit 0 is set.
     pub max_compact: Option<u16>,
+    /// Minimum number of links in dense storage before switching back to compact; present when
+    /// flags bit 0 is set.
     pub min_dense: Option<u16>,
+    /// Estimated number of entries in the group; present when flags bit 1 is set.
     pub est_entries: Option<u16>,
+    /// Estimated length of an entry's name in bytes; present when flags bit 1 is set.
     pub est_name_len: Option<u16>,
 }
 
 impl GroupInfo {
+    /// Decode a group info message body (version 0): each pair of values read only when its flag
+    /// bit is set.
     pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
         let version = c.u8()?;
         if version != 0 {

@@ -2,10 +2,10 @@
 //! versions 1–5 (compact, contiguous, chunked with the chunk-index parameters,
 //! virtual) and encodes versions 3 and 4 (what the writer emits).
 
-use crate::error::{Error, Result};
 use crate::chunk_index::{ChunkIndexKind, ChunkIndexParams};
 use crate::cursor::Cursor;
 use crate::encode::{limit_enc_size, put_u16, put_u32, put_var, u16_len, UNDEF};
+use crate::error::{Error, Result};
 use crate::messages::dataspace::Dataspace;
 use crate::{limits, Sizes};
 
@@ -13,15 +13,25 @@ use crate::{limits, Sizes};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Layout {
     /// Data inside the layout message.
-    Compact { data: Vec<u8> },
+    Compact {
+        /// The raw data bytes, stored in the message itself (their size is a 32-bit field in
+        /// versions 1 and 2, a 16-bit one from version 3 on).
+        data: Vec<u8>,
+    },
     /// One block at `address` (`None` = never written). `size` is stored from
     /// version 3 on; older messages imply it from the dataspace and datatype.
     Contiguous {
+        /// Address of the contiguous block in the file; `None` when stored as the undefined address
+        /// (all ones: storage never allocated).
         address: Option<u64>,
+        /// Size of the contiguous block in bytes (stored from version 3 on; `None` for versions 1
+        /// and 2).
         size: Option<u64>,
     },
     /// Chunks found through an index.
     Chunked {
+        /// Layout message version (1–5): selects the encoding and which chunk indexes are possible
+        /// (below 4: v1 B-tree only).
         version: u8,
         /// Chunk dimensions in elements (the trailing element-size entry removed).
         chunk_dims: Vec<u64>,
@@ -29,12 +39,19 @@ pub enum Layout {
         element_size: u64,
         /// Version 4+ flags (bit 0: partial edge chunks unfiltered).
         flags: u8,
+        /// Chunk indexing type (v1 B-tree for versions below 4; single chunk, implicit, fixed
+        /// array, extensible array or v2 B-tree from version 4), with its parameters.
         kind: ChunkIndexKind,
+        /// Address of the chunk index (for a single-chunk index, of the chunk itself); `None` when
+        /// undefined (all ones: no chunk allocated yet).
         address: Option<u64>,
     },
     /// A virtual dataset: its mapping lives in the global heap.
     Virtual {
+        /// Address of the global heap collection holding the virtual dataset's mappings; `None`
+        /// when undefined (all ones).
         heap_address: Option<u64>,
+        /// Index of the mapping object within that global heap collection.
         index: u32,
     },
 }

@@ -2,9 +2,9 @@
 //! soft, external and user-defined links stored in a group's object header (or,
 //! for dense groups, as fractal-heap objects). Decoded and encoded here.
 
-use crate::error::{Error, Result};
 use crate::cursor::Cursor;
 use crate::encode::{put_u16, put_u64, put_var, u16_len};
+use crate::error::{Error, Result};
 use crate::Sizes;
 
 /// Where a link points.
@@ -33,8 +33,11 @@ pub enum Link {
 /// A decoded link message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkMessage {
+    /// Link name (never empty), decoded as UTF-8 with invalid bytes replaced.
     pub name: String,
+    /// Link type and its information: where the link points.
     pub link: Link,
+    /// Creation order of the link in its group, present when flags bit 2 is set (64 bits).
     pub creation_order: Option<u64>,
 }
 

@@ -2,9 +2,9 @@
 //! decoded and encoded: where a new-style group keeps its dense links (fractal
 //! heap and v2 B-tree indexes).
 
-use crate::error::Result;
 use crate::cursor::Cursor;
 use crate::encode::put_u64;
+use crate::error::Result;
 use crate::Sizes;
 
 /// A decoded link info message.
@@ -21,6 +21,8 @@ pub struct LinkInfo {
 }
 
 impl LinkInfo {
+    /// Decode a link info message body (version 0); undefined addresses (all ones) decode as
+    /// `None`.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let version = c.u8()?;
         if version != 0 {

@@ -23,30 +23,71 @@ pub mod symbol_table;
 /// the writer's encoders both use. Version 1 headers store them in 16 bits,
 /// version 2 headers in 8 (every defined type fits).
 pub mod types {
+    /// NIL message: an unused span of the header whose bytes are ignored (free space in the
+    /// header).
     pub const NIL: u16 = 0x00;
+    /// Dataspace message: the rank and the current and maximum dimension sizes of a dataset or
+    /// attribute.
     pub const DATASPACE: u16 = 0x01;
+    /// Link Info message: the indexes (fractal heap, name and creation-order B-trees) of a
+    /// new-style group's links.
     pub const LINK_INFO: u16 = 0x02;
+    /// Datatype message: the element type of a dataset or attribute.
     pub const DATATYPE: u16 = 0x03;
+    /// Fill Value (Old) message: the fill value alone, from HDF5 versions before 1.6.
     pub const FILL_VALUE_OLD: u16 = 0x04;
+    /// Fill Value message: allocation and fill times and the optional fill value of a dataset.
     pub const FILL_VALUE: u16 = 0x05;
+    /// Link message: one link (hard, soft or external) of a compact new-style group.
     pub const LINK: u16 = 0x06;
+    /// External Data Files message: the files, offsets and sizes holding a dataset's raw data
+    /// outside this file.
     pub const EXTERNAL_FILES: u16 = 0x07;
+    /// Data Layout message: how and where a dataset's raw data is stored (compact, contiguous,
+    /// chunked or virtual).
     pub const LAYOUT: u16 = 0x08;
+    /// Bogus message: a type used only by libhdf5's tests; readers treat it as unknown.
     pub const BOGUS: u16 = 0x09;
+    /// Group Info message: link-count and name-length tuning for a new-style group (compact/dense
+    /// thresholds, estimates).
     pub const GROUP_INFO: u16 = 0x0A;
+    /// Data Storage - Filter Pipeline message: the filters applied to each chunk of a dataset.
     pub const FILTER_PIPELINE: u16 = 0x0B;
+    /// Attribute message: one attribute stored in the object header (name, datatype, dataspace and
+    /// value).
     pub const ATTRIBUTE: u16 = 0x0C;
+    /// Object Comment message: a null-terminated ASCII comment on the object.
     pub const COMMENT: u16 = 0x0D;
+    /// Object Modification Time (Old) message: the modification time as ASCII digits, from before
+    /// 1.6.
     pub const MTIME_OLD: u16 = 0x0E;
+    /// Shared Message Table message (superblock extension only): the address and index count of the
+    /// shared object header message table.
     pub const SHARED_MSG_TABLE: u16 = 0x0F;
+    /// Object Header Continuation message: the address and length of the next block of header
+    /// messages.
     pub const CONTINUATION: u16 = 0x10;
+    /// Symbol Table message: the v1 B-tree and local heap addresses of an old-style group.
     pub const SYMBOL_TABLE: u16 = 0x11;
+    /// Object Modification Time message: seconds since the UNIX epoch, 32 bits.
     pub const MTIME: u16 = 0x12;
+    /// B-tree 'K' Values message (superblock extension only): the file's v1 B-tree node sizes when
+    /// not the defaults.
     pub const BTREE_K: u16 = 0x13;
+    /// Driver Info message (superblock extension only): information for the file driver that wrote
+    /// the file.
     pub const DRIVER_INFO: u16 = 0x14;
+    /// Attribute Info message: the indexes (fractal heap, name and creation-order B-trees) of dense
+    /// attribute storage.
     pub const ATTRIBUTE_INFO: u16 = 0x15;
+    /// Object Reference Count message: the object's hard link count when it is more than one (v2
+    /// headers).
     pub const REFCOUNT: u16 = 0x16;
+    /// File Space Info message (superblock extension only): the file space management strategy and
+    /// its settings.
     pub const FSINFO: u16 = 0x17;
+    /// Metadata cache image message (superblock extension only, libhdf5 1.10 and later): the
+    /// address and length of the cache image block.
     pub const MDC_IMAGE: u16 = 0x18;
 }
 

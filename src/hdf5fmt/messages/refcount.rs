@@ -2,9 +2,9 @@
 //! version 0, decoded and encoded: the number of hard links to an object whose
 //! header is version 2.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
 use crate::encode::put_u32;
+use crate::error::Result;
 
 /// Decode a reference count message body.
 pub fn decode(c: &mut Cursor<'_>) -> Result<u32> {

@@ -2,9 +2,9 @@
 //! Messages", versions 1–3) and the shared object header message table
 //! (`SMTB`, III.E/IV.A.2.p) that locates messages kept in the shared-message heap.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
 use crate::encode::put_var;
+use crate::error::Result;
 use crate::signature;
 use crate::Sizes;
 
@@ -18,6 +18,8 @@ pub enum SharedRef {
 }
 
 impl SharedRef {
+    /// Decode a shared message body (versions 1–3): an object header address, or from version 3 a
+    /// shared-message heap ID (type 1); an undefined address is an error.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let version = c.u8()?;
         match version {
@@ -77,6 +79,7 @@ pub struct SohmIndex {
 /// The shared object header message table.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SohmTable {
+    /// The table's indexes, in file order (as many as the superblock extension's message says).
     pub indexes: Vec<SohmIndex>,
 }
 

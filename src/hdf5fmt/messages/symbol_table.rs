@@ -2,8 +2,8 @@
 //! IV.A.2.r), the symbol table entry (III.C) and the symbol table node `SNOD`
 //! (III.B) that the group's v1 B-tree points at.
 
-use crate::error::Result;
 use crate::cursor::Cursor;
+use crate::error::Result;
 use crate::signature;
 use crate::source::Source;
 use crate::Sizes;
@@ -11,11 +11,14 @@ use crate::Sizes;
 /// A symbol table message: the group's v1 B-tree and local heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SymbolTable {
+    /// Address of the v1 B-tree (type 0, group nodes) holding the group's symbol table nodes.
     pub btree_address: u64,
+    /// Address of the local heap holding the group's link names.
     pub heap_address: u64,
 }
 
 impl SymbolTable {
+    /// Decode a symbol table message body: two addresses, neither of which may be undefined.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let btree_address = c
             .addr(sizes.offset)?
@@ -33,6 +36,8 @@ impl SymbolTable {
 /// What a symbol table entry caches in its scratch pad.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryCache {
+    /// Cache type 0: nothing cached (or a group cache whose addresses are undefined, or an unknown
+    /// cache type).
     None,
     /// The entry is a group: its B-tree and local heap addresses.
     Group(SymbolTable),
@@ -47,6 +52,7 @@ pub struct SymbolTableEntry {
     pub name_offset: u64,
     /// Object header address (undefined for soft links).
     pub header_address: Option<u64>,
+    /// What the scratch-pad space caches for this entry (cache type 1: group, 2: soft link).
     pub cache: EntryCache,
 }
 
@@ -56,6 +62,8 @@ impl SymbolTableEntry {
         2 * usize::from(sizes.offset) + 24
     }
 
+    /// Decode one symbol table entry ([`Self::encoded_size`] bytes): name offset, object header
+    /// address, cache type, 4 reserved bytes and the 16-byte scratch pad.
     pub fn decode(c: &mut Cursor<'_>, sizes: Sizes) -> Result<Self> {
         let name_offset = c.length(sizes.offset)?;
         let header_address = c.addr(sizes.offset)?;

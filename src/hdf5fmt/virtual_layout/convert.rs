@@ -4,8 +4,8 @@
 //! convert between each other (integers saturate, floats to integers truncate
 //! toward zero, NaN becomes 0). Anything else is unsupported.
 
-use crate::error::{Error, Result};
 use crate::datatype::{ByteOrder, Datatype};
+use crate::error::{Error, Result};
 
 /// A numeric element type this module can convert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,10 +9,10 @@
 //! name it shares, 0x02 the same for the dataset name, 0x04 the source is the
 //! virtual dataset's own file (name `.`).
 
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::cursor::Cursor;
 use crate::dataspace_selection::{self, DataspaceSelection};
+use crate::error::{Error, Result};
 use crate::Sizes;
 
 const FILE_SHARED: u8 = 0x01;
@@ -27,7 +27,9 @@ pub struct Mapping {
     pub source_file: String,
     /// Source dataset path as stored; may hold `%b` / `%%`.
     pub source_dataset: String,
+    /// Source selection: the elements taken from the source dataset, in source coordinates.
     pub source_select: DataspaceSelection,
+    /// Virtual selection: where those elements appear, in virtual dataset coordinates.
     pub virtual_select: DataspaceSelection,
 }
 

@@ -8,10 +8,10 @@
 
 use super::convert::Conversion;
 use super::resolve::{Piece, Plan, Source};
-use crate::error::{Error, Result};
 use crate::cursor::bounded;
 use crate::dataset::Dataset;
 use crate::dataspace_selection::rows::Placed;
+use crate::error::{Error, Result};
 use crate::limits;
 use crate::selection::Selection;
 

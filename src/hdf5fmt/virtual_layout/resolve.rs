@@ -15,10 +15,10 @@ use std::sync::Arc;
 use super::extent::{block_end, extent_for_slices, slices_below, unlimited_block, update_min_dims};
 use super::mapping::{decode_mappings, Mapping};
 use super::source_name::SourceName;
-use crate::error::{Error, Result};
 use crate::dataset::Dataset;
 use crate::dataspace_selection::rows::Placed;
 use crate::dataspace_selection::DataspaceSelection;
+use crate::error::{Error, Result};
 use crate::file::{File, Object};
 use crate::global_heap::HeapId;
 use crate::limits;
@@ -43,12 +43,14 @@ pub struct Piece {
     pub virtual_select: Placed,
     /// Where they come from, in source coordinates.
     pub source_select: Placed,
+    /// The opened source dataset the elements are read from.
     pub source: Source,
 }
 
 /// An open source dataset.
 #[derive(Debug)]
 pub struct Source {
+    /// The source dataset, opened from its file and path.
     pub dataset: Dataset,
     /// Its current extent.
     pub dims: Vec<u64>,
@@ -312,10 +314,7 @@ impl Resolver<'_> {
     }
 }
 
-fn dim(
-    sel: &DataspaceSelection,
-    d: usize,
-) -> Result<crate::dataspace_selection::HyperDim> {
+fn dim(sel: &DataspaceSelection, d: usize) -> Result<crate::dataspace_selection::HyperDim> {
     sel.regular()
         .and_then(|r| r.get(d).copied())
         .ok_or_else(|| Error::malformed("virtual dataset mapping", 0, "no unlimited dimension"))

@@ -5,18 +5,24 @@
 //! name index (type 8) and chunk indexes (types 10 and 11).
 
 use super::file_writer::Sink;
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, put_var, UNDEF};
+use crate::error::{Error, Result};
 use crate::signature;
 
 /// Creation parameters of a tree.
 #[derive(Clone, Copy, Debug)]
 pub struct BTreeParams {
+    /// Record type stored in the header and every node (5 link name, 8 attribute name, 10/11
+    /// chunks).
     pub record_type: u8,
+    /// Size in bytes of one record, the same for every record of the tree.
     pub record_size: u16,
+    /// Size in bytes of every node, leaf or internal.
     pub node_size: u32,
+    /// Split percent written to the header: how full a node may become before libhdf5 splits it.
     pub split: u8,
+    /// Merge percent written to the header: how empty a node may become before libhdf5 merges it.
     pub merge: u8,
 }
 

@@ -2,27 +2,31 @@
 //! Message" version 4, and III.A.3/4 for the chunk indexes): splits C-order data
 //! into chunks (edge chunks padded with the fill value), runs the filter pipeline
 //! on each (in parallel with the `parallel` feature), writes them, then writes
-//! the index: single chunk, fixed array (unpaged: page bits cover every entry)
-//! or a version 2 B-tree (types 10/11) when a dimension is extendible or the
+//! the index: single chunk or fixed array (unpaged: page bits cover every
+//! entry) when every dimension is fixed, an extensible array when exactly one
+//! is unlimited, and a version 2 B-tree (types 10/11) when more are, or when the
 //! fixed chunk grid is too large for one entry per cell.
 
 use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
 use super::file_writer::Sink;
-use crate::error::{Error, Result};
-use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, put_var, UNDEF};
+use crate::error::{Error, Result};
 use crate::messages::layout::Layout;
 use crate::signature;
+use purehdf_filters::{self as filters, ChunkContext, FilterSpec};
 use std::collections::BTreeMap;
 
 /// A pre-encoded chunk already in the output: address, stored size, filter mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawChunk {
+    /// Address of the chunk's stored bytes in the output file.
     pub addr: u64,
+    /// Stored (filtered) size of the chunk in bytes.
     pub size: u64,
+    /// Filter mask: bit `i` set when filter `i` of the pipeline was skipped for this chunk.
     pub mask: u32,
 }
 
@@ -31,13 +35,24 @@ pub type RawChunks = BTreeMap<Vec<u64>, RawChunk>;
 
 /// Everything needed to write one chunked dataset.
 pub struct ChunkedInput<'a> {
+    /// Current dataset dimensions in elements.
     pub dims: &'a [u64],
+    /// Maximum dimensions in elements (`None` = unlimited), one per dimension. They pick the
+    /// index: all fixed gives a single chunk or a fixed array, one unlimited dimension an
+    /// extensible array, more a v2 B-tree (as does a fixed grid too large for a fixed array).
     pub max: &'a [Option<u64>],
+    /// Chunk dimensions in elements, one per dataset dimension.
     pub chunk: &'a [u64],
+    /// Size of one element in bytes.
     pub element_size: usize,
+    /// Filter pipeline run on every chunk (empty: chunks stored as they are).
     pub filters: &'a [FilterSpec],
+    /// One element's fill value bytes, padding edge chunks; `None` (or all zeros) pads with zeros.
     pub fill: Option<&'a [u8]>,
+    /// The dataset's bytes in C order; `None` when the chunks come pre-encoded in `raw_chunks`.
     pub data: Option<&'a [u8]>,
+    /// Chunks already encoded and written, keyed by scaled coordinates; used only when `data` is
+    /// `None`.
     pub raw_chunks: &'a RawChunks,
 }
 

@@ -14,9 +14,11 @@ use crate::error::{Error, Result};
 
 /// Size of a stored revised reference with 8-byte addresses (`H5T_STD_REF` on disk).
 pub const REVISED_REF_SIZE: usize = 18;
-/// `H5R_OBJECT2`, `H5R_DATASET_REGION2`, `H5R_ATTR`.
+/// `H5R_OBJECT2`: the type byte of a revised reference to an object.
 pub const REF_OBJECT2: u8 = 2;
+/// `H5R_DATASET_REGION2`: the type byte of a revised reference to a region of a dataset.
 pub const REF_REGION2: u8 = 3;
+/// `H5R_ATTR`: the type byte of a revised reference to an attribute.
 pub const REF_ATTR: u8 = 4;
 
 /// Something written into element bytes at serialisation time.
@@ -27,23 +29,43 @@ pub enum Fixup {
     /// Old-style dataset region reference: a heap object `address + selection`
     /// (`selection` is libhdf5's serialized selection), stored as a 12-byte heap ID.
     Region {
+        /// The dataset the region belongs to; its header address starts the heap object.
         target: ObjectId,
+        /// libhdf5's serialized dataspace selection of the region, appended after the address.
         selection: Vec<u8>,
     },
     /// Revised reference to an object of this file (18 bytes). `kind` is
     /// [`REF_OBJECT2`], [`REF_REGION2`] or [`REF_ATTR`]; `tail` follows the token
     /// in the encoding (serialized selection, or u16 length + attribute name).
     Revised {
+        /// Reference type byte: [`REF_OBJECT2`], [`REF_REGION2`] or [`REF_ATTR`].
         kind: u8,
+        /// The referenced object (for attribute references, the object holding the attribute).
         target: ObjectId,
+        /// Bytes encoded after the 8-byte token: the serialized selection, or a u16 length and the
+        /// attribute name; empty for object references.
         tail: Vec<u8>,
     },
     /// Revised reference stored as given (`type`, `flags`, heap blob): external
     /// references, whose token is another file's address.
-    RevisedBlob { kind: u8, flags: u8, blob: Vec<u8> },
+    RevisedBlob {
+        /// Reference type byte (`H5R_type_t`).
+        kind: u8,
+        /// Reference flags byte (bit 0: external reference), written as given.
+        flags: u8,
+        /// The reference's encoded body as found in the source's global heap (for an external
+        /// reference it names the other file), stored as a new global heap object.
+        blob: Vec<u8>,
+    },
     /// Variable-length value: `count` elements (bytes for strings) whose stored
     /// bytes are `value` (itself resolved first), as a 16-byte heap pointer.
-    Vlen { count: u32, value: Box<Elements> },
+    Vlen {
+        /// Sequence length in base-type elements (in bytes for strings), the pointer's first
+        /// 4 bytes.
+        count: u32,
+        /// The sequence's elements, resolved and stored as one global heap object.
+        value: Box<Elements>,
+    },
 }
 
 /// Element bytes with fixups at byte offsets (each fixup overwrites the bytes
@@ -51,7 +73,9 @@ pub enum Fixup {
 /// 16 for variable-length values).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Elements {
+    /// The element bytes in file order, with placeholder bytes where fixups go.
     pub bytes: Vec<u8>,
+    /// Fixups as (byte offset into `bytes`, what to write there), applied in order.
     pub fixups: Vec<(usize, Fixup)>,
 }
 

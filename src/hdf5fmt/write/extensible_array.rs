@@ -7,10 +7,10 @@
 //! chosen so that no data block is paged.
 
 use super::file_writer::Sink;
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, UNDEF};
+use crate::error::{Error, Result};
 use crate::signature;
 
 const MAX_BITS: u8 = 32;

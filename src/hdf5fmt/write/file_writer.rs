@@ -13,10 +13,10 @@ use super::{
     AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind, ObjectId,
 };
 use super::{Dataspace, SpaceKind, WRITER_SIZES};
-use crate::error::{Error, Result};
 use crate::checksum::{lookup3, metadata_checksum};
 use crate::datatype::Datatype;
 use crate::encode::UNDEF;
+use crate::error::{Error, Result};
 use crate::limits::MAX_GROUP_DEPTH;
 use crate::messages::fill_value::AllocTime;
 use crate::messages::layout::Layout as FileLayout;

@@ -10,9 +10,9 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::Sink;
-use crate::error::{Error, Result};
 use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
+use crate::error::{Error, Result};
 use crate::signature;
 
 /// Heap address space bits ("Maximum Heap Size").
@@ -78,7 +78,9 @@ fn write_huge(sink: &mut Sink, objects: &[&Vec<u8>]) -> Result<(Huge, Vec<u64>)>
 
 /// Result of writing a heap: header address and one heap ID per object.
 pub struct WrittenHeap {
+    /// Address of the heap header (`FRHP`) in the file.
     pub address: u64,
+    /// One heap ID per object, in the order of the objects given, each `id_len` bytes.
     pub ids: Vec<Vec<u8>>,
 }
 

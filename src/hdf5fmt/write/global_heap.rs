@@ -39,7 +39,9 @@ pub struct GlobalHeap {
 /// A pointer to a heap object: collection address and object index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapRef {
+    /// Address of the global heap collection (`GCOL`) holding the object.
     pub collection: u64,
+    /// Index of the object within its collection (from 1: index 0 is the collection's free space).
     pub index: u32,
 }
 

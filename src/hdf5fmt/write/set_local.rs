@@ -3,8 +3,8 @@
 //! hdf5plugin filters store them (`shared/spec/filters.md`, per-filter tables),
 //! so that files read back in libhdf5 carry the parameters its decoders expect.
 
-use purehdf_filters::{ids, FilterSpec};
 use crate::datatype::Datatype;
+use purehdf_filters::{ids, FilterSpec};
 
 /// Size of the element the filter sees as a "type": array types count their base.
 fn type_size(dtype: &Datatype) -> u32 {

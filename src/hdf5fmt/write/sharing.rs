@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 /// they were added to the writer, so libhdf5 (and h5py) list them in that order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CreationOrder {
+    /// Creation order is tracked: each link or attribute records its creation order.
     pub tracked: bool,
+    /// Creation order is indexed: a v2 B-tree orders the links or attributes by creation order
+    /// (implies `tracked`).
     pub indexed: bool,
 }
 

@@ -24,10 +24,10 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use purehdf::{Error, Result};
-use purehdf::low_level::copy::{parse_filter, FilterChoice};
-use purehdf_medh5::profiles::{Codec, Profile, Role, Shuffle};
 use plan::{plan_path, FilePlan, Rules};
+use purehdf::low_level::copy::{parse_filter, FilterChoice};
+use purehdf::{Error, Result};
+use purehdf_medh5::profiles::{Codec, Profile, Role, Shuffle};
 use report::human;
 use run::{execute, Settings};
 use select::{select, Condition, Query};

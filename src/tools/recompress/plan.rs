@@ -9,11 +9,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use purehdf::{Error, Result};
-use purehdf_filters::blosc2::chunk::{filter as bfilter, Header};
-use purehdf_filters::blosc2::codec::name_of;
-use purehdf_filters::blosc2::frame::{is_frame, ChunkRef, Frame};
-use purehdf_filters::{filter_name, ids, FilterSpec};
 use purehdf::low_level::chunk_index;
 use purehdf::low_level::copy::{DatasetChoice, FilterChoice};
 use purehdf::low_level::dataset::Dataset;
@@ -22,6 +17,11 @@ use purehdf::low_level::group::Group;
 use purehdf::low_level::link::join_path;
 use purehdf::low_level::messages::dataspace::SpaceKind;
 use purehdf::low_level::messages::link::Link;
+use purehdf::{Error, Result};
+use purehdf_filters::blosc2::chunk::{filter as bfilter, Header};
+use purehdf_filters::blosc2::codec::name_of;
+use purehdf_filters::blosc2::frame::{is_frame, ChunkRef, Frame};
+use purehdf_filters::{filter_name, ids, FilterSpec};
 
 /// Most objects one plan visits.
 const MAX_OBJECTS: usize = 1_000_000;
@@ -49,20 +49,26 @@ pub struct Rules {
 pub struct DatasetPlan {
     /// Every hard-linked name, first (walk order) first.
     pub paths: Vec<String>,
+    /// Current dataset dimensions in elements.
     pub shape: Vec<u64>,
     /// Stored chunked now.
     pub chunked: bool,
+    /// Logical size in bytes: element count times element size (what `--min-size` compares).
     pub bytes: u64,
     /// Re-encoded (true) or kept as stored.
     pub encode: bool,
     /// Effective codec now (`none`, `shuffle+deflate`, `blosc2:zstd:shuffle`...).
     pub codec: String,
+    /// Why the dataset is kept (e.g. "already compressed (…)", "not matched by --select") or, when
+    /// re-encoded, `old -> new` codec.
     pub reason: String,
 }
 
 /// The plan of one file.
 #[derive(Clone, Debug, Default)]
 pub struct FilePlan {
+    /// The non-virtual datasets in walk order, one entry per object (hard links merged into
+    /// `paths`).
     pub datasets: Vec<DatasetPlan>,
     /// Paths of the virtual datasets in the file.
     pub virtual_datasets: Vec<String>,

@@ -96,6 +96,7 @@ impl Progress {
         }
     }
 
+    /// Time since the progress display was created.
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }

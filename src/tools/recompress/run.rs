@@ -18,15 +18,18 @@ use super::swap::{
     self, clear_stale, copy_atomic, ensure_parent, Entry, LayoutKind, Manifest, State,
 };
 use super::verify::{file_sha256, verify_copy};
-use purehdf::{Error, Result};
 use purehdf::low_level::copy::{copy_file_digested, CopyOptions, FilterChoice};
+use purehdf::{Error, Result};
 
 /// How and where to write.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// Which datasets to re-encode and how: pipeline, `--select` globs, `--min-size`, `--rechunk`.
     pub rules: Rules,
     /// The `--filter` text, for the manifest.
     pub filter_text: String,
+    /// Where each output goes: in place (original kept as `<name>.bak`), `-o OUT`, a sibling, or a
+    /// mirror tree.
     pub layout: LayoutKind,
     /// `-o OUT` (layout `Out`).
     pub out: Option<PathBuf>,
@@ -34,25 +37,37 @@ pub struct Settings {
     pub suffix: String,
     /// Mirror layout: `--from` and `--to`.
     pub mirror: Option<(PathBuf, PathBuf)>,
+    /// Manifest file (`--manifest`) recording each file's state and SHA-256s, for `--undo`,
+    /// `--swap` and `--finalize`; `None` = no manifest.
     pub manifest: Option<PathBuf>,
     /// Threads (0 = all cores).
     pub workers: usize,
+    /// No progress display on stderr (e.g. with `--json`).
     pub quiet: bool,
 }
 
 /// What happened to one file.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
+    /// The input file.
     pub path: PathBuf,
+    /// Where the verified copy was published; `None` when the file failed.
     pub output: Option<PathBuf>,
+    /// True when the copy was written, verified and published (or swapped in).
     pub ok: bool,
+    /// The error, when `ok` is false; empty otherwise.
     pub message: String,
+    /// Size of the input file in bytes.
     pub in_size: u64,
+    /// Size of the verified output file in bytes (0 when no output was written).
     pub out_size: u64,
     /// Logical bytes of the re-encoded datasets.
     pub encoded_bytes: u64,
+    /// Chunks decoded and encoded again with the new pipeline.
     pub encoded_chunks: usize,
+    /// Chunks copied as stored, without decoding.
     pub raw_chunks: usize,
+    /// Wall-clock time spent on this file, in seconds.
     pub seconds: f64,
 }
 

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::dump::json::{attr_value, AttrData};
-use purehdf::{Error, Result};
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::messages::link::Link;
 use purehdf::low_level::virtual_layout;
+use purehdf::{Error, Result};
 
 use super::plan::datasets_of;
 
@@ -32,7 +32,10 @@ const EXTENSIONS: [&str; 6] = ["h5", "hdf5", "hdf", "nxs", "nx5", "he5"];
 /// group) contains `value`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Condition {
+    /// Path of the value below each top-level group, without leading or trailing `/` (e.g.
+    /// `sample/name`).
     pub key: String,
+    /// Text the value must contain (surrounding quotes stripped).
     pub value: String,
 }
 
@@ -63,6 +66,7 @@ impl Condition {
 /// One file of the selection with every reason it got.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Row {
+    /// The file's canonical path.
     pub path: PathBuf,
     /// Reasons to compress it.
     pub select: Vec<String>,
@@ -73,6 +77,7 @@ pub struct Row {
 }
 
 impl Row {
+    /// True when some reason selects the file and none blocks it.
     pub fn selected(&self) -> bool {
         !self.select.is_empty() && self.block.is_empty()
     }
@@ -81,13 +86,16 @@ impl Row {
 /// What to select.
 #[derive(Clone, Debug, Default)]
 pub struct Query {
+    /// The `--where` conditions; a top-level group is selected when any one matches.
     pub conditions: Vec<Condition>,
+    /// `--all`: select every walked file (and every VDS source it names), conditions or not.
     pub all: bool,
 }
 
 /// Rows by canonical path.
 #[derive(Debug, Default)]
 pub struct Rows {
+    /// One row per file seen (walked, or named as a VDS source), keyed by canonical path.
     pub rows: BTreeMap<PathBuf, Row>,
     /// Warnings (absolute VDS source paths...).
     pub warnings: Vec<String>,

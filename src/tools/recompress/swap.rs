@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::verify::file_sha256;
-use purehdf::{Error, Result};
 use purehdf::low_level::write::atomic::TempFile;
+use purehdf::{Error, Result};
 
 /// Where the outputs go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,29 +58,43 @@ pub enum State {
 /// One file of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
+    /// Path of the input file.
     pub original: PathBuf,
+    /// SHA-256 of the input file as it was read, in hex (what `--undo` expects to restore).
     pub original_sha256: String,
+    /// Size of the input file in bytes.
     pub original_size: u64,
     /// Where the output ends up (the original's path for in-place).
     pub output: PathBuf,
+    /// SHA-256 of the verified output, in hex (what `--undo` and `--finalize` check before touching
+    /// it).
     pub output_sha256: String,
+    /// Size of the verified output in bytes.
     pub output_size: u64,
     /// In-place only.
     pub backup: Option<PathBuf>,
+    /// Temporary file the copy is written to and verified in before it is renamed to `output`.
     pub staging: PathBuf,
+    /// How far this file got: verified, swapped, undone or finalized.
     pub state: State,
 }
 
 /// The record `--undo` and `--finalize` read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The tool and version that wrote the manifest (`purehdf h5 recompress <version>`).
     pub tool: String,
+    /// The output layout of the run; a later run appending to the manifest must use the same one.
     pub layout: LayoutKind,
+    /// The `--filter` text of the run, as given.
     pub filter: String,
+    /// One entry per file of the run (a later run replaces the entry of the same original).
     pub entries: Vec<Entry>,
 }
 
 impl Manifest {
+    /// An empty manifest for a run with `layout` and `--filter` text `filter`, stamped with this
+    /// tool's version.
     pub fn new(layout: LayoutKind, filter: &str) -> Self {
         Manifest {
             tool: format!("purehdf h5 recompress {}", env!("CARGO_PKG_VERSION")),
@@ -100,6 +114,7 @@ impl Manifest {
         tmp.commit(f)
     }
 
+    /// Read a manifest written by [`Manifest::save`].
     pub fn load(path: &Path) -> Result<Manifest> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), e))?;
         Ok(serde_json::from_str(&text)?)
@@ -172,6 +187,7 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// The length, modification time and device/inode (0, 0 off Unix) of the file at `p` now.
     pub fn of(p: &Path) -> Result<Stamp> {
         let m = std::fs::metadata(p).map_err(|e| Error::io(p.display(), e))?;
         #[cfg(unix)]
@@ -248,8 +264,11 @@ fn sha_or_none(p: &Path) -> Option<String> {
 /// What `--undo` / `--finalize` did to one entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Action {
+    /// The entry's original path.
     pub path: PathBuf,
+    /// What was done, or why nothing was (e.g. "original restored", "backup … missing").
     pub what: String,
+    /// True when the entry reached the requested state (or already was there).
     pub ok: bool,
 }
 

@@ -27,8 +27,6 @@ use sha2::{Digest, Sha256};
 
 use crate::dump::canonical::hex;
 use crate::dump::walk::{dump_file, dump_file_with};
-use purehdf::{Error, Result};
-use purehdf_filters::{decode_pipeline, ChunkContext};
 use purehdf::low_level::chunk_index;
 use purehdf::low_level::copy::digest::{chunk_sha, DatasetDigest};
 use purehdf::low_level::copy::raw;
@@ -37,6 +35,8 @@ use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::limits;
 use purehdf::low_level::selection::Selection;
+use purehdf::{Error, Result};
+use purehdf_filters::{decode_pipeline, ChunkContext};
 
 /// Fields of a dataset record that describe storage, not content.
 const STORAGE_FIELDS: [&str; 3] = ["layout", "chunks", "filters"];

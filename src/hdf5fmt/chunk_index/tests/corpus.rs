@@ -314,7 +314,10 @@ fn corpus_indexes_match_libhdf5_and_read_to_the_recorded_hash() {
             *matched.entry(o.index.clone()).or_default() += 1;
         }
         // n-bit output still needs the datatype's precision handling (a reader step).
-        let nbit = o.pipeline.iter().any(|f| f.id == purehdf_filters::ids::NBIT);
+        let nbit = o
+            .pipeline
+            .iter()
+            .any(|f| f.id == purehdf_filters::ids::NBIT);
         let readable = o.plain_numeric && o.sha256.is_some() && !nbit;
         if coords_verified_by_hash && !readable {
             failures.push(format!(

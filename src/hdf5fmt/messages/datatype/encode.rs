@@ -4,9 +4,9 @@
 //! needs (1 for atomic trees, 3 with compounds, enums, arrays or VAX floats, 4
 //! with revised references, 5 with complex numbers).
 
-use crate::error::{Error, Result};
 use crate::datatype::{ByteOrder, CharSet, Datatype, ReferenceKind, StringPad};
 use crate::encode::{limit_enc_size, put_u16, put_u32, put_var};
+use crate::error::{Error, Result};
 
 /// Datatype message version a tree needs: 5 for complex numbers, 4 with revised
 /// references inside, 3 with compounds, enums or arrays or VAX floats (libhdf5

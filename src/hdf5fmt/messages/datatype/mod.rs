@@ -6,11 +6,11 @@
 mod encode;
 pub use encode::encode;
 
-use crate::error::{Error, Result};
 use crate::cursor::Cursor;
 use crate::datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
+use crate::error::{Error, Result};
 use crate::limits;
 
 /// Decode one datatype message body (or an embedded member type).
