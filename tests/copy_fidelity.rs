@@ -110,9 +110,17 @@ def links(path):
     with h5py.File(path) as f:
         for n in f:
             info = f.id.links.get_info(n.encode())
-            l = f.get(n, getlink=True)
-            v = f.id.links.get_val(n.encode()) if info.type != h5py.h5l.TYPE_HARD else None
-            out[n] = [int(info.type), type(l).__name__,
+            try:
+                kind = type(f.get(n, getlink=True)).__name__
+            except TypeError:  # h5py has no class for user-defined links
+                kind = 'user-defined'
+            if info.type == h5py.h5l.TYPE_HARD:
+                v = None
+            elif info.type >= 64:  # user-defined: compare the stored value's size
+                v = 'size %d' % info.u
+            else:
+                v = f.id.links.get_val(n.encode())
+            out[n] = [int(info.type), kind,
                       list(v) if isinstance(v, (bytes, bytearray)) else str(v)]
     return out
 res = {'src': links(sys.argv[1]), 'copy': links(sys.argv[2])}

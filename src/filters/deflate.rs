@@ -1,7 +1,7 @@
 //! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `shared/spec/filters.md` §2.1.
 //!
 //! `cd_values = [level]` (0–9). Encoding at the levels
-//! [`deflate_encode`](super::deflate_encode) supports goes through that
+//! [`deflate_encode`] supports goes through that
 //! compressor, the other levels through zlib-rs. Decoding inflates into a buffer that grows up to
 //! `ctx.max_output` and fails beyond it; a stream that does not reach its end
 //! (truncated, or trailing Adler-32 missing) is an error.

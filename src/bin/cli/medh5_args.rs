@@ -44,7 +44,7 @@ pub(crate) enum Cmd {
     Recompress(Recompress),
     /// Pack samples into a collection
     Pack(Pack),
-    /// Write one DIR/<key>.medh5 per member of a collection
+    /// Write one DIR/KEY.medh5 per member of a collection
     Unpack(Unpack),
     /// List a collection's members
     Ls(Ls),

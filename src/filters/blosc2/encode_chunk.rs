@@ -19,7 +19,7 @@ pub struct Settings {
     /// Compressor code (0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd).
     pub codec: u8,
     /// Filter codes, slot 0…5, applied in slot order (see
-    /// [`filter`](super::chunk::filter); 0 = empty slot).
+    /// [`super::chunk::filter`]; 0 = empty slot).
     pub filters: [u8; 6],
     /// Filter metas, slot 0…5: the element size of a byte shuffle (0 = the
     /// type size), the signed precision of trunc_prec.
