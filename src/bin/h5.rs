@@ -29,7 +29,6 @@ use purehdf::low_level::file::{File, Object};
 use purehdf::low_level::group::Group;
 use purehdf::low_level::link::join_path;
 use purehdf::low_level::messages::link::Link;
-use purehdf_cli::dump::numpy_dtype;
 use purehdf_cli::dump::walk::dump_file;
 
 #[path = "cli/common.rs"]
@@ -200,7 +199,7 @@ fn describe(o: &Object) -> String {
             "{}\tdataset\t{:?}\t{}\t{}",
             d.path(),
             d.shape(),
-            numpy_dtype(d.dtype()).unwrap_or_else(|| "?".into()),
+            d.dtype().numpy_str().unwrap_or_else(|| "?".into()),
             codec_column(d)
         ),
         Object::NamedDatatype(t) => format!("{}\tdatatype", t.path),

@@ -16,11 +16,8 @@
 use sha2::{Digest, Sha256};
 
 use super::float;
-use super::numpy::{
-    complex_compound_part, compound_out_of_order, has_object, is_bool_enum, numpy_dtype,
-    numpy_float_size,
-};
-use purehdf::low_level::datatype::{ByteOrder, Datatype, StringPad};
+use super::numpy::{compound_out_of_order, has_object};
+use purehdf::low_level::datatype::{enum_value, ByteOrder, Datatype, StringPad};
 use purehdf::{Error, Result};
 
 /// How a dataset's data hash is formed.
@@ -79,7 +76,7 @@ fn conversion_fails(dt: &Datatype) -> bool {
 /// The hash kind the oracle uses for a dataset of `dt`, or `None` when it cannot read
 /// the data at all (a type numpy cannot hold that also has vlen data or references).
 pub fn hash_kind(dt: &Datatype) -> Option<HashKind> {
-    let mappable = numpy_dtype(dt).is_some() && !conversion_fails(dt);
+    let mappable = dt.numpy_str().is_some() && !conversion_fails(dt);
     if !mappable {
         return (!dt.has_vlen_or_ref()).then_some(HashKind::RawFileBytes);
     }
@@ -174,8 +171,9 @@ fn canon_elem(dt: &Datatype, s: &[u8], out: &mut Vec<u8>) -> Result<()> {
             order,
             layout,
         } => {
-            let np =
-                numpy_float_size(*size, layout).ok_or_else(|| bad("float without numpy type"))?;
+            let np = layout
+                .numpy_float_size(*size)
+                .ok_or_else(|| bad("float without numpy type"))?;
             if np == *size && float::is_ieee(*size, layout) {
                 push_le(s, *order, out);
             } else if np == 16
@@ -205,8 +203,8 @@ fn canon_elem(dt: &Datatype, s: &[u8], out: &mut Vec<u8>) -> Result<()> {
             }
         }
         Datatype::Enum { base, members } => {
-            if is_bool_enum(dt) {
-                let v = super::numpy::int_value(base, s).unwrap_or(0);
+            if dt.is_bool_enum() {
+                let v = enum_value(base, s).unwrap_or(0);
                 let _ = members;
                 out.push(u8::from(v != 0));
             } else {
@@ -302,7 +300,7 @@ fn tlv_obj(dt: &Datatype, s: &[u8], r: VlenResolver, out: &mut Vec<u8>) -> Resul
         }
         Datatype::Reference { .. } => out.push(b'R'),
         // a compound numpy reads as a complex number is one number, not a record
-        Datatype::Compound { members, .. } if complex_compound_part(dt).is_none() => {
+        Datatype::Compound { members, .. } if dt.complex_compound_part().is_none() => {
             for m in members {
                 tlv_field(
                     &m.dtype,

@@ -13,7 +13,8 @@ use super::canonical::{
     vlen_keeps_file_order, vlen_string_bytes, DataHasher, HashKind, VlenResolver,
 };
 use super::float;
-use super::numpy::{complex_compound_part, has_object, is_bool_enum, numpy_float_size};
+use super::numpy::has_object;
+use purehdf::low_level::datatype::enum_value;
 use purehdf::low_level::datatype::Datatype;
 use purehdf::{Error, Result};
 
@@ -147,14 +148,16 @@ pub fn item_json(dt: &Datatype, s: &[u8], r: VlenResolver) -> Result<Value> {
             int_json(&c, false)
         }
         Datatype::Enum { base, .. } => {
-            if is_bool_enum(dt) {
-                Value::Bool(super::numpy::int_value(base, s).unwrap_or(0) != 0)
+            if dt.is_bool_enum() {
+                Value::Bool(enum_value(base, s).unwrap_or(0) != 0)
             } else {
                 item_json(base, s, r)?
             }
         }
         Datatype::Float { size, layout, .. } => {
-            numpy_float_size(*size, layout).ok_or_else(|| bad("float without numpy type"))?;
+            layout
+                .numpy_float_size(*size)
+                .ok_or_else(|| bad("float without numpy type"))?;
             let mut c = Vec::new();
             canonical_bytes(dt, s, &mut c)?;
             float_json(np_float_value(&c))
@@ -198,7 +201,7 @@ pub fn item_json(dt: &Datatype, s: &[u8], r: VlenResolver) -> Result<Value> {
         }
         Datatype::Reference { .. } => Value::String("<reference>".into()),
         Datatype::Compound { members, .. } => {
-            if complex_compound_part(dt).is_some() {
+            if dt.complex_compound_part().is_some() {
                 let [re, im] = members.as_slice() else {
                     return Err(bad("complex compound"));
                 };
@@ -235,7 +238,7 @@ fn vlen_count(s: &[u8]) -> Result<u64> {
 
 /// True when numpy gives `dt` field names (a compound that is not a complex number).
 fn is_structured(dt: &Datatype) -> bool {
-    matches!(dt, Datatype::Compound { .. }) && complex_compound_part(dt).is_none()
+    matches!(dt, Datatype::Compound { .. }) && dt.complex_compound_part().is_none()
 }
 
 /// `_to_json_value` of a numpy array of shape `shape` (with `dt`'s own array

@@ -21,5 +21,4 @@ pub mod walk;
 mod numpy_corpus_tests;
 
 pub use canonical::{hash_kind, DataHasher, HashKind, VlenResolver};
-pub use numpy::numpy_dtype;
 pub use walk::{dump_file, Dump};

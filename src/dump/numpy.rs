@@ -11,54 +11,12 @@
 //! quad floats, new-style references, VAX floats) have no dtype at all.
 
 //!
-//! The mapping itself lives with the datatype model (`Datatype::numpy_str`
-//! and its helpers, which also give `Datatype`'s `Display`); these are the
-//! names the dump calls it by.
+//! The mapping itself lives with the datatype model (`Datatype::numpy_str`,
+//! `numpy_itemsize`, `is_bool_enum`, `complex_compound_part`,
+//! `FloatLayout::numpy_float_size`, which also give `Datatype`'s `Display`);
+//! what is here is only what the dump's hashing rules add to it.
 
-use purehdf::low_level::datatype::{enum_value, Datatype, FloatLayout};
-
-/// numpy itemsize of the float h5py picks for a float of `size` bytes with `layout`,
-/// or `None` when no numpy float can hold it.
-pub fn numpy_float_size(size: u32, layout: &FloatLayout) -> Option<u32> {
-    layout.numpy_float_size(size)
-}
-
-/// True for an enum h5py turns into numpy `bool`: exactly two members, `FALSE` = 0
-/// and `TRUE` = 1.
-pub fn is_bool_enum(dt: &Datatype) -> bool {
-    dt.is_bool_enum()
-}
-
-/// The value of an enum member (bytes in the base type's size and order) as an i128.
-pub(crate) fn int_value(base: &Datatype, bytes: &[u8]) -> Option<i128> {
-    enum_value(base, bytes)
-}
-
-/// When a compound is what h5py reads as a numpy complex number: two members named
-/// `r` and `i` of the same float dtype of itemsize 4, 8 or 16. Returns that float's
-/// `dtype.str` (e.g. `<f4`).
-pub fn complex_compound_part(dt: &Datatype) -> Option<String> {
-    dt.complex_compound_part()
-}
-
-/// numpy `dtype.str` of what h5py makes of `dt`, or `None` when h5py has no numpy
-/// equivalent (the oracle then reads raw bytes, `hash_kind` `raw-file-bytes`).
-pub fn numpy_dtype(dt: &Datatype) -> Option<String> {
-    dt.numpy_str()
-}
-
-/// numpy itemsize of the dtype h5py makes of `dt` (objects are 8-byte pointers).
-pub fn numpy_itemsize(dt: &Datatype) -> Option<u64> {
-    dt.numpy_itemsize()
-}
-
-/// How much bigger (negative: smaller) `dt` is in memory than in the file, as
-/// libhdf5 lays it out when h5py asks for a dataset's type (`H5Dget_type` sets the
-/// memory location): a vlen string becomes a `char*` (8 bytes), a vlen sequence an
-/// `hvl_t` (16 bytes), and compound members after them shift accordingly.
-pub fn memory_size_delta(dt: &Datatype) -> i64 {
-    dt.memory_size_delta()
-}
+use purehdf::low_level::datatype::Datatype;
 
 /// True when numpy would hold Python objects for `dt` (vlen strings, vlen sequences,
 /// object and region references anywhere inside).
@@ -78,7 +36,7 @@ pub fn has_object(dt: &Datatype) -> bool {
 pub fn compound_out_of_order(dt: &Datatype) -> bool {
     match dt {
         Datatype::Compound { members, .. } => {
-            if complex_compound_part(dt).is_some() {
+            if dt.complex_compound_part().is_some() {
                 return false;
             }
             let mut end = 0u64;
@@ -87,7 +45,7 @@ pub fn compound_out_of_order(dt: &Datatype) -> bool {
                 if start < end {
                     return true;
                 }
-                end = start.saturating_add(numpy_itemsize(&m.dtype).unwrap_or(m.dtype.size()));
+                end = start.saturating_add(m.dtype.numpy_itemsize().unwrap_or(m.dtype.size()));
                 if compound_out_of_order(&m.dtype) {
                     return true;
                 }
@@ -103,7 +61,7 @@ pub fn compound_out_of_order(dt: &Datatype) -> bool {
 mod tests {
     use super::*;
     use purehdf::low_level::datatype::{
-        ByteOrder, CharSet, CompoundMember, EnumMember, ReferenceKind, StringPad,
+        ByteOrder, CharSet, CompoundMember, EnumMember, FloatLayout, ReferenceKind, StringPad,
     };
 
     fn int(size: u32, order: ByteOrder, signed: bool) -> Datatype {
@@ -407,7 +365,7 @@ mod tests {
             ),
         ];
         for (dt, want) in table {
-            assert_eq!(numpy_dtype(&dt).as_deref(), want, "{dt:?}");
+            assert_eq!(dt.numpy_str().as_deref(), want, "{dt:?}");
         }
     }
 
@@ -430,7 +388,7 @@ mod tests {
                 ),
             ],
         };
-        assert_eq!(numpy_dtype(&dt).as_deref(), Some("|V12"));
+        assert_eq!(dt.numpy_str().as_deref(), Some("|V12"));
     }
 
     #[test]

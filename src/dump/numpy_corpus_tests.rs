@@ -1,13 +1,12 @@
 //! Table test over the whole shared corpus: every (HDF5 type description, numpy
 //! dtype string) pair that the oracle recorded in `expected/*.json` is rebuilt as a
-//! [`Datatype`] and mapped with [`numpy_dtype`]. Skipped when the corpus is absent.
+//! [`Datatype`] and mapped with [`Datatype::numpy_str`]. Skipped when the corpus is absent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::numpy_dtype;
 use purehdf::low_level::datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
@@ -252,7 +251,7 @@ fn every_corpus_dtype_string_maps_like_h5py() {
             continue;
         };
         checked += 1;
-        let got = numpy_dtype(&dt);
+        let got = dt.numpy_str();
         if got.as_deref() != want.as_deref() {
             wrong.push(format!("{t} -> {got:?}, oracle {want:?}"));
         }

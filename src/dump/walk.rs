@@ -11,7 +11,6 @@ use serde_json::{json, Map, Value};
 
 use super::canonical::{DataHasher, VlenResolver};
 use super::json::{attr_value, inner_array_hash, AttrData};
-use super::numpy::numpy_dtype;
 use purehdf::low_level::attribute::{read_each, Attribute};
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::Datatype;
@@ -220,7 +219,7 @@ impl Walker<'_> {
                                 let mut r = Map::new();
                                 r.insert("path".into(), Value::String(t.path.clone()));
                                 r.insert("kind".into(), Value::String("datatype".into()));
-                                r.insert("dtype".into(), opt_str(numpy_dtype(&t.dtype)));
+                                r.insert("dtype".into(), opt_str(t.dtype.numpy_str()));
                                 let (attrs, problem) = self.attrs_of(t.file(), &t.header);
                                 r.insert("attrs".into(), attrs);
                                 match problem {
@@ -260,7 +259,7 @@ impl Walker<'_> {
                 continue;
             }
             let mut e = Map::new();
-            e.insert("dtype".into(), opt_str(numpy_dtype(&a.dtype)));
+            e.insert("dtype".into(), opt_str(a.dtype.numpy_str()));
             let shape = match a.space_kind() {
                 SpaceKind::Null => None,
                 _ => Some(a.shape()),
@@ -303,7 +302,7 @@ impl Walker<'_> {
                 json!(d.maxshape())
             },
         );
-        rec.insert("dtype".into(), opt_str(numpy_dtype(d.dtype())));
+        rec.insert("dtype".into(), opt_str(d.dtype().numpy_str()));
         rec.insert("layout".into(), Value::String(d.layout_kind().into()));
         if let Some(c) = d.chunk_dims() {
             rec.insert("chunks".into(), json!(c));

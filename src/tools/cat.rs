@@ -6,7 +6,6 @@
 //! index `i` (which drops that dimension from the output shape); omitted trailing
 //! dimensions are taken whole. Negative indices count from the end.
 
-use crate::dump::numpy::numpy_dtype;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
 use purehdf::low_level::file::{File, Object};
@@ -116,7 +115,7 @@ pub fn npy_target(dt: &Datatype) -> Result<(String, usize)> {
             _ => Err(unsupported()),
         }
     };
-    let descr = numpy_dtype(dt).ok_or_else(unsupported)?;
+    let descr = dt.numpy_str().ok_or_else(unsupported)?;
     let le = |d: String| d.replacen('>', "<", 1);
     match dt {
         Datatype::Integer { size, order, .. } | Datatype::Bitfield { size, order, .. } => {
