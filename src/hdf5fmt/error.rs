@@ -172,6 +172,23 @@ pub enum Error {
     /// inode, size or times differ): refused rather than mixing two snapshots.
     #[error("stale snapshot: {0}")]
     StaleSnapshot(String),
+    /// A remote object could not be read: the request named by `url` and
+    /// `range` failed (status, refusal, short or oversized response, retries
+    /// exhausted).
+    #[error("{url} bytes {range}: {reason}")]
+    Remote {
+        /// The object's URL.
+        url: String,
+        /// The byte range asked for (`start-end`, end exclusive), or `-` for the whole object.
+        range: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A read from a source without a fetcher (a host with no blocking I/O)
+    /// needs these byte ranges first: fetch them, supply them to the source
+    /// and retry the read.
+    #[error("needs {} byte range(s) first", .0.len())]
+    NeedBytes(Vec<crate::fetch::ByteRange>),
     /// JSON (de)serialisation.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),

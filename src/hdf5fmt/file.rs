@@ -241,6 +241,16 @@ impl File {
         Self::from_source(Arc::new(MemSource::new(bytes)), None)
     }
 
+    /// A remote object read through `fetch` (object storage, HTTP, a host's
+    /// `fetch`), its reads grouped as `options` say (see [`crate::low_level::fetch`]).
+    pub fn open_fetch(
+        fetch: Arc<dyn crate::fetch::Fetch>,
+        options: crate::fetch::RangeOptions,
+    ) -> Result<Self> {
+        let src = crate::fetch::RangeSource::new(fetch, options)?;
+        Self::from_source(Arc::new(src), None)
+    }
+
     /// A file over any byte source; `path` anchors external links and raw-data files.
     pub fn from_source(src: Arc<dyn Source>, path: Option<PathBuf>) -> Result<Self> {
         let superblock = Superblock::find(src.as_ref())?;

@@ -77,6 +77,7 @@ pub use datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
 pub use error::{Error, Result};
+pub use fetch::{ByteRange, Fetch, RangeOptions, RangeSource};
 pub use file::{File, NamedDatatype, Object};
 pub use group::Group;
 pub use link::Link;

@@ -36,6 +36,8 @@ pub mod dataspace_selection;
 pub mod datatype;
 #[path = "encode.rs"]
 pub mod encode;
+#[path = "fetch.rs"]
+pub mod fetch;
 #[path = "file.rs"]
 pub mod file;
 #[path = "fractal_heap/mod.rs"]
