@@ -2,7 +2,9 @@
 # Creates (or reuses) the oracle virtualenv `.oracle-venv/` at the repository root with
 # the pinned reference implementations that the tests compare purehdf against:
 # h5py (libhdf5), hdf5plugin (Blosc/Blosc2/LZ4/Zstd/bitshuffle filters), python-blosc2,
-# numpy, the reference `medh5` package and scipy (the bench harness's phantom). Also installs Debian's `hdf5-tools`
+# numpy, the reference `medh5` package and scipy (the bench harness's phantom);
+# moto's S3 server and s3fs (remote reads: the loopback store and h5py's side
+# of the bench); maturin, pytest and dask.distributed (the Python package). Also installs Debian's `hdf5-tools`
 # (h5dump) when it is missing and we run as root. Idempotent: a complete venv whose
 # marker matches the pins is reused without touching the network.
 #
@@ -20,6 +22,11 @@ PINS=(
   "numpy"
   "medh5==2.2.3"
   "scipy"
+  "moto[server]"
+  "s3fs"
+  "maturin==1.16.*"
+  "pytest"
+  "dask[distributed]"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"
