@@ -172,6 +172,21 @@ pub enum Error {
     /// inode, size or times differ): refused rather than mixing two snapshots.
     #[error("stale snapshot: {0}")]
     StaleSnapshot(String),
+    /// The file is shorter than the end-of-file address its superblock
+    /// stores (a copy cut short, a writer killed): refused at open as libhdf5
+    /// refuses it, unless the caller asked to read what is there
+    /// ([`crate::File::open_truncated`]).
+    #[error("truncated file: eof = {eof}, sblock->base_addr = {base}, stored_eof = {stored_eof} (the file has {len} bytes, its superblock says it ends at {stored_eof})")]
+    TruncatedFile {
+        /// The file's length seen from the base address (libhdf5's `eof`).
+        eof: u64,
+        /// The superblock's base address.
+        base: u64,
+        /// The end-of-file address stored in the superblock.
+        stored_eof: u64,
+        /// The file's length in bytes.
+        len: u64,
+    },
     /// A remote object could not be read: the request named by `url` and
     /// `range` failed (status, refusal, short or oversized response, retries
     /// exhausted).

@@ -252,8 +252,30 @@ impl File {
     }
 
     /// A file over any byte source; `path` anchors external links and raw-data files.
+    /// A file shorter than the end-of-file address its superblock stores is
+    /// refused with [`Error::TruncatedFile`], as libhdf5 refuses it.
     pub fn from_source(src: Arc<dyn Source>, path: Option<PathBuf>) -> Result<Self> {
+        Self::from_source_checked(src, path, true)
+    }
+
+    /// [`File::open`] of a file that may be cut short (a copy interrupted, a
+    /// writer killed): what lies inside the file reads as usual, anything
+    /// past its end is a typed error when it is reached.
+    pub fn open_truncated(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let src = PreadSource::open(path)?;
+        Self::from_source_checked(Arc::new(src), Some(path.to_path_buf()), false)
+    }
+
+    fn from_source_checked(
+        src: Arc<dyn Source>,
+        path: Option<PathBuf>,
+        refuse_truncated: bool,
+    ) -> Result<Self> {
         let superblock = Superblock::find(src.as_ref())?;
+        if refuse_truncated {
+            superblock.check_length(src.len())?;
+        }
         let src: Arc<dyn Source> = if superblock.base_address == 0 {
             src
         } else {

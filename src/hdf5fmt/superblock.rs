@@ -57,6 +57,21 @@ impl Superblock {
         ))
     }
 
+    /// `Err(Error::TruncatedFile)` when a file of `len` bytes ends before the
+    /// end-of-file address stored here. The test is libhdf5's (`H5F__super_read`):
+    /// the stored address against the file's whole length.
+    pub fn check_length(&self, len: u64) -> Result<()> {
+        if self.eof_address != u64::MAX && len < self.eof_address {
+            return Err(Error::TruncatedFile {
+                eof: len.saturating_sub(self.base_address),
+                base: self.base_address,
+                stored_eof: self.eof_address,
+                len,
+            });
+        }
+        Ok(())
+    }
+
     fn decode_at(src: &dyn Source, at: u64) -> Result<Self> {
         let bytes = src.read_upto("superblock", at, 256)?;
         let mut c = Cursor::new(&bytes, at, "superblock");
