@@ -42,7 +42,7 @@ fn a_cut_file_is_refused_with_both_sizes() {
     let cut = whole.len() - 4096;
     std::fs::write(&path, &whole[..cut]).unwrap();
 
-    let err = File::open(&path).err().expect("a cut file must be refused");
+    let err = File::open(&path).expect_err("a cut file must be refused");
     match &err {
         Error::TruncatedFile {
             eof,
