@@ -598,7 +598,7 @@ impl<'a> Copier<'a> {
         let create = |w: &mut FileWriter, spec: DatasetSpec, data: DatasetData| {
             let d = w.create_dataset(parent, name, spec, data)?;
             if as_stored {
-                w.keep_pipeline_as_stored(d)?;
+                super::keep_pipeline(ds, w, d)?;
             }
             Ok::<_, Error>(d)
         };

@@ -326,3 +326,21 @@ mod values;
 
 use copier::Copier;
 pub use hook::{copy_group_into, CopyPolicy, DatasetChoice, KeepAll};
+
+/// Mark the pipeline of `dst` (a copy of `ds` with its stored pipeline) as
+/// stored, with the source's own message body when it lies in the dataset's
+/// header (a shared message is re-encoded from its decoded stages).
+fn keep_pipeline(
+    ds: &crate::dataset::Dataset,
+    w: &mut FileWriter,
+    dst: crate::write::DatasetId,
+) -> Result<()> {
+    match ds
+        .header()
+        .first(crate::messages::types::FILTER_PIPELINE)
+        .filter(|m| !m.is_shared())
+    {
+        Some(m) => w.keep_pipeline_message(dst, m.data.clone()),
+        None => w.keep_pipeline_as_stored(dst),
+    }
+}

@@ -575,7 +575,9 @@ impl Serializer<'_> {
                         }
                     })
                     .collect();
-                if !filters.is_empty() {
+                if let Some(body) = &ds.pipeline_message {
+                    msgs.push(Message::new(types::FILTER_PIPELINE, body.clone()));
+                } else if !filters.is_empty() {
                     msgs.push(Message::new(
                         types::FILTER_PIPELINE,
                         filter_pipeline::encode(&filters)?,

@@ -463,6 +463,9 @@ pub(crate) struct DatasetNode {
     pub streamed: Option<(u64, u64)>,
     /// The pipeline's client data is final (copied from a file): no set-local.
     pub pipeline_as_stored: bool,
+    /// The source's filter pipeline message body, written as it was (same
+    /// version, names, padding and client data) instead of encoding one.
+    pub pipeline_message: Option<Vec<u8>>,
 }
 
 pub(crate) enum NodeKind {
@@ -617,6 +620,7 @@ impl FileWriter {
                 raw_chunks: RawChunks::new(),
                 streamed: None,
                 pipeline_as_stored: false,
+                pipeline_message: None,
             })),
             attrs: Vec::new(),
             extra: Default::default(),

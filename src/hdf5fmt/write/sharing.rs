@@ -122,9 +122,36 @@ impl FileWriter {
     /// as they are must be described by the same parameters), so the writer's
     /// set-local step is skipped.
     pub fn keep_pipeline_as_stored(&mut self, dataset: DatasetId) -> Result<()> {
+        self.keep_pipeline(dataset, None)
+    }
+
+    /// [`FileWriter::keep_pipeline_as_stored`], writing the source's filter
+    /// pipeline message `body` byte for byte (its version, names and padding
+    /// as well as its client data). Refused unless `body` decodes to the
+    /// dataset's pipeline.
+    pub fn keep_pipeline_message(&mut self, dataset: DatasetId, body: Vec<u8>) -> Result<()> {
+        let mut c = crate::cursor::Cursor::new(&body, 0, "filter pipeline message");
+        let decoded = crate::messages::filter_pipeline::decode(&mut c)?;
+        let ours = match self.nodes.get(dataset.0).map(|n| &n.kind) {
+            Some(NodeKind::Dataset(ds)) => match &ds.spec.layout {
+                super::Layout::Chunked { filters, .. } => filters.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        if decoded != ours {
+            return Err(Error::InvalidArgument(format!(
+                "{dataset:?}: the pipeline message given is not the dataset's pipeline"
+            )));
+        }
+        self.keep_pipeline(dataset, Some(body))
+    }
+
+    fn keep_pipeline(&mut self, dataset: DatasetId, body: Option<Vec<u8>>) -> Result<()> {
         match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
             Some(NodeKind::Dataset(ds)) => {
                 ds.pipeline_as_stored = true;
+                ds.pipeline_message = body;
                 Ok(())
             }
             _ => Err(Error::InvalidArgument(format!(
