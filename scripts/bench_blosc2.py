@@ -1,6 +1,6 @@
 """Blosc2 decode and encode benchmark: purehdf (Rust) vs python-blosc2 (C-Blosc2), 1 thread.
 
-Builds the 64 MiB CT-like int16 volume of shared/spec/filters.md §9 (same
+Builds the 64 MiB CT-like int16 volume of docs/filters-format.md §9 (same
 recipe as shared/vectors/filters/tools/bench_blosc2.py), cuts it into 32
 pieces of 2 MiB, compresses each with python-blosc2 (lz4:1 shuffle, lz4:1
 bitshuffle, zstd:3 shuffle, zstd:3 bitshuffle, zstd:9 bitshuffle; filter in

@@ -1,5 +1,5 @@
 //! `h5 ls` shows each dataset's effective codec as `h5 recompress --dry-run`
-//! detects it (`shared/spec/neighbours.md` rows E3, E5): for Blosc2 the codec
+//! detects it (`docs/neighbours.md` rows E3, E5): for Blosc2 the codec
 //! and shuffle come from the first stored chunk's header, not from the
 //! filter's client data. The file is written by h5py + hdf5plugin + blosc2
 //! the way the esrf compressor writes it: a dataset created with the plugin's

@@ -1,5 +1,5 @@
 //! `h5 recompress`'s verification of a digested copy (`verify_copy`,
-//! `shared/spec/neighbours.md` row E7): a re-encoded dataset is checked by
+//! `docs/neighbours.md` row E7): a re-encoded dataset is checked by
 //! decoding every output chunk against the digest the copier took from the
 //! decoded source bytes, a kept dataset by its byte-identical stored chunks.
 //! A wrong digest and a corrupted output chunk are both refused, and a clean

@@ -1,4 +1,4 @@
-//! Amend (`shared/spec/medh5.md` §8) judged by the reference: a sample the
+//! Amend (`docs/medh5-format.md` §8) judged by the reference: a sample the
 //! reference writes, given unknown objects by h5py (int32, compound, committed
 //! type, big-endian datasets, attributes on each, a nested group, extension
 //! attributes on the root and on an image), is amended to add an image; h5py

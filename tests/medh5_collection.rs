@@ -1,4 +1,4 @@
-//! Collections (`shared/spec/medh5.md` §7) judged by the reference: our
+//! Collections (`docs/medh5-format.md` §7) judged by the reference: our
 //! `pack` of reference-written samples passes its `ls`, `verify --key` and
 //! `validate --level integrity`; our `ls`, `verify --key` and `unpack` on the
 //! reference's own shard agree with its results field for field in `--json`;

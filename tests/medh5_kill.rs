@@ -1,4 +1,4 @@
-//! Atomic outputs under `kill -9` (`shared/spec/medh5.md` §8): `recompress`
+//! Atomic outputs under `kill -9` (`docs/medh5-format.md` §8): `recompress`
 //! (in place), `pack` and `unpack` are killed at random moments, ≥ 50 times
 //! each; after every kill the target is either the old file byte for byte or
 //! a new complete one (it verifies, its `content_id` is the source's), never

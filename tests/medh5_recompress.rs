@@ -1,4 +1,4 @@
-//! `medh5 recompress` judged by the reference (`shared/spec/medh5.md` §6.6):
+//! `medh5 recompress` judged by the reference (`docs/medh5-format.md` §6.6):
 //! on samples the reference writes (two images, an annotation of every voxel
 //! encoding, one file per profile), our recompression from every profile to
 //! every other — in place, with `--out`, with `--rechunk` — passes the

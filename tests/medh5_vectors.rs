@@ -1,6 +1,6 @@
 //! medh5 known answers: Python float repr table, the vector recipes of
 //! `shared/vectors/medh5/README.md` (digests and `content_id`s), profiles and
-//! the chunk optimiser table of `shared/spec/medh5.md` §6.4.
+//! the chunk optimiser table of `docs/medh5-format.md` §6.4.
 
 use purehdf_medh5::canonical_json::Json;
 use purehdf_medh5::chunking::{self, Patch};

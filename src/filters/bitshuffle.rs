@@ -1,4 +1,4 @@
-//! Bitshuffle: the bit-transpose transform (`shared/spec/filters.md` §3.9.2)
+//! Bitshuffle: the bit-transpose transform (`docs/filters-format.md` §3.9.2)
 //! and the HDF5 bitshuffle filter 32008 with its LZ4/Zstd framing (§5.1).
 //!
 //! The transform of `n` elements of `s` bytes (`n` a multiple of 8) writes

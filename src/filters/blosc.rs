@@ -1,4 +1,4 @@
-//! Blosc (Blosc1) as the HDF5 filter 32001 (`shared/spec/filters.md` §4):
+//! Blosc (Blosc1) as the HDF5 filter 32001 (`docs/filters-format.md` §4):
 //! one Blosc1 chunk (format version 2, 16-byte header) per HDF5 chunk.
 //! Decoding shares the chunk decoder of [`crate::blosc2::chunk`];
 //! encoding follows C-Blosc 1.21's block-size and split rules (§4.4).

@@ -1,4 +1,4 @@
-//! BloscLZ, codec 0 of Blosc1 and Blosc2 (`shared/spec/filters.md` §4.5):
+//! BloscLZ, codec 0 of Blosc1 and Blosc2 (`docs/filters-format.md` §4.5):
 //! a byte-oriented LZ77 with 5-bit literal-run controls and matches of
 //! 13-bit (near) or 16-bit + 8191 (far) distance.
 

@@ -1,4 +1,4 @@
-//! Filter `bzip2` (id 307): one standard bzip2 stream per chunk, `shared/spec/filters.md` §5.4.
+//! Filter `bzip2` (id 307): one standard bzip2 stream per chunk, `docs/filters-format.md` §5.4.
 //!
 //! `cd_values = [block size 1–9]` (×100 kB; default 9). Uses the `bzip2` crate with
 //! its pure-Rust backend; decoding stops at the end of the first stream (as the

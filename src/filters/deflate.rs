@@ -1,4 +1,4 @@
-//! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `shared/spec/filters.md` §2.1.
+//! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `docs/filters-format.md` §2.1.
 //!
 //! `cd_values = [level]` (0–9). Encoding at the levels
 //! [`deflate_encode`] supports goes through that

@@ -1,4 +1,4 @@
-//! Filter `fletcher32` (id 3): libhdf5's Fletcher-32 checksum, `shared/spec/filters.md` §2.3.
+//! Filter `fletcher32` (id 3): libhdf5's Fletcher-32 checksum, `docs/filters-format.md` §2.3.
 //!
 //! Encoding appends the checksum as a little-endian u32; decoding verifies and
 //! strips it. The sums run over big-endian 16-bit words with end-around-carry

@@ -1,4 +1,4 @@
-//! Filter `lz4` (id 32004): the HDF5 LZ4 plugin framing, `shared/spec/filters.md` §5.2.
+//! Filter `lz4` (id 32004): the HDF5 LZ4 plugin framing, `docs/filters-format.md` §5.2.
 //!
 //! Stored chunk: u64 BE original size, u32 BE block size, then per block a u32 BE
 //! compressed size and a raw LZ4 block (or the block itself when the compressed

@@ -1,4 +1,4 @@
-//! Byte shuffle: the HDF5 shuffle filter (id 2, `shared/spec/filters.md` §2.2)
+//! Byte shuffle: the HDF5 shuffle filter (id 2, `docs/filters-format.md` §2.2)
 //! and the byte-transpose kernels that Blosc1/Blosc2 use (§3.9.1).
 //!
 //! Forward, `n = len / s` elements of `s` bytes: output byte `j·n + i` = input

@@ -1,7 +1,7 @@
 //! How many threads purehdf's own work may use (issue 19 item 6): the one
 //! policy behind `--threads N` on every `medh5` and `h5` command, the
 //! `MEDH5_THREADS` environment variable (as the reference's CLI,
-//! `shared/spec/medh5.md` tool notes) and [`set_threads`] for library users.
+//! `docs/medh5-format.md` tool notes) and [`set_threads`] for library users.
 //!
 //! Order: [`set_threads`] (the CLIs call it for `--threads`), else
 //! `MEDH5_THREADS`, else `RAYON_NUM_THREADS`, else every core the process may

@@ -1,4 +1,4 @@
-//! Filter `zstd` (id 32015): one Zstandard frame per chunk, `shared/spec/filters.md` §5.3.
+//! Filter `zstd` (id 32015): one Zstandard frame per chunk, `docs/filters-format.md` §5.3.
 //!
 //! `cd_values = [level]` (a signed int32 stored as u32; absent means 3). The
 //! frames themselves are made and read by [`super::zstd_codec`]: encoding at the

@@ -1,5 +1,5 @@
 //! Zstandard frames (RFC 8878 §3.1.1) as the filters use them: HDF5 filter
-//! 32015 (`shared/spec/filters.md` §5.3), the Blosc/Blosc2 zstd codec (§3.7)
+//! 32015 (`docs/filters-format.md` §5.3), the Blosc/Blosc2 zstd codec (§3.7)
 //! and bitshuffle's zstd mode. The only module that calls a Zstandard crate.
 //!
 //! * Encoding: one frame with the content size in its header and no

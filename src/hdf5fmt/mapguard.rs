@@ -1,5 +1,5 @@
 //! SIGBUS guard for memory-mapped sources (issue 16 item 1; the IatroCache defect
-//! of `shared/spec/neighbours.md` I10 we promised not to have).
+//! of `docs/neighbours.md` I10 we promised not to have).
 //!
 //! A file truncated by another process while it is mapped makes every access to a
 //! page past the new end raise SIGBUS, which kills the process. Each

@@ -4,7 +4,7 @@
 //! bytes borrowed from an in-memory or mapped file without a copy, looked up
 //! one at a time or in batches (order and duplicates kept), optionally
 //! checked against their Fletcher-32 checksum, and decoded on demand
-//! (`shared/spec/neighbours.md`, rows I1, I2, I4).
+//! (`docs/neighbours.md`, rows I1, I2, I4).
 
 #![deny(missing_docs)]
 

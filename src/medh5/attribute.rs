@@ -1,5 +1,5 @@
 //! Typed attribute values as medh5 writes them (spec digest
-//! `shared/spec/medh5.md` §2.3 encoding rules: string → scalar vlen UTF-8,
+//! `docs/medh5-format.md` §2.3 encoding rules: string → scalar vlen UTF-8,
 //! string list → 1-D vlen UTF-8, integers → int64 (class ids uint16),
 //! floats → float64, matrix → 2-D float64, bool → FALSE/TRUE int8 enum), their
 //! HDF5 datatypes and their canonical JSON rendering (§5.5).

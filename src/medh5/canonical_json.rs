@@ -1,5 +1,5 @@
 //! JSON values and the two serialisations medh5 hashes (spec digest
-//! `shared/spec/medh5.md` §0, §3.3, §5.5, §5.6):
+//! `docs/medh5-format.md` §0, §3.3, §5.5, §5.6):
 //!
 //! * canonical JSON — keys sorted in byte order, no whitespace, non-ASCII raw,
 //!   floats in Python repr (= `json.dumps(v, sort_keys=True, separators=(",", ":"),

@@ -1,4 +1,4 @@
-//! Chunk shapes (spec digest `shared/spec/medh5.md` §6.3–§6.5): the reference's
+//! Chunk shapes (`docs/medh5-format.md` §6.3–§6.5): the reference's
 //! chunk optimiser for spatial axes (§6.4, exact), L3 cache detection, the full
 //! shape rule for grids with stacked leading axes, and h5py's `guess_chunk`
 //! fallback (§6.5).

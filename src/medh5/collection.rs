@@ -1,4 +1,4 @@
-//! `.medh5c` collections (`shared/spec/medh5.md` §7, §6.7, §8, §10): a root
+//! `.medh5c` collections (`docs/medh5-format.md` §7, §6.7, §8, §10): a root
 //! with `medh5_kind = "collection"` and one complete sample root per key under
 //! `/samples/<key>`. Opening one gives each member as an ordinary sample over
 //! the one mapping ([`member_files`]); `pack`, `unpack` and `ls` as the

@@ -1,4 +1,4 @@
-//! The collection commands of the `medh5` CLI (`shared/spec/medh5.md` §7,
+//! The collection commands of the `medh5` CLI (`docs/medh5-format.md` §7,
 //! §10): `pack`, `unpack`, `ls`, and `verify`/`info`/`tree` with `--key`
 //! (or on a collection at all). Argument parsing, text and `--json` shapes
 //! and exit codes as the reference CLI has them; the work is in

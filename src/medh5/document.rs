@@ -1,4 +1,4 @@
-//! The sample document stored in `/meta` (spec digest `shared/spec/medh5.md`
+//! The sample document stored in `/meta` (`docs/medh5-format.md`
 //! §3): a typed model of the parts whose serialisation the reference fixes
 //! (identity, timepoints, cohort, label set), raw JSON for the rest, the exact
 //! meta serialisation (§3.3) and the label-set `sha256` (§3.4).

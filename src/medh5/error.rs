@@ -1,5 +1,5 @@
 //! medh5's error type: the container's own refusals, each with its reference
-//! error code (`E004`, `E701`, ... — `shared/spec/medh5.md` §12), and every
+//! error code (`E004`, `E701`, ... — `docs/medh5-format.md` §9.2), and every
 //! HDF5-level error of the crate wrapped unchanged. Its messages are the
 //! crate's: `E004: meta is not JSON: ...` for a coded error, the wrapped
 //! error's own text otherwise.

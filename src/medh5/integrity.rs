@@ -1,4 +1,4 @@
-//! Integrity (spec digest `shared/spec/medh5.md` §5): digest strings (§5.1),
+//! Integrity (`docs/medh5-format.md` §5): digest strings (§5.1),
 //! per-dataset digests (§5.2), which datasets are stamped (§5.3), the
 //! `content_id` Merkle root (§5.4) and the index `source_digest` group digest
 //! (§6.8). Pure functions over paths, dtype descriptions, shapes and

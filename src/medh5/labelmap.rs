@@ -1,5 +1,5 @@
 //! Voxel annotations decoded back to one label volume
-//! (`shared/spec/medh5.md` §2.5, voxel encodings), as the reference's
+//! (`docs/medh5-format.md` §2.5, voxel encodings), as the reference's
 //! `labelmap()` returns it: `labelmap` values as stored; `layers`, `bitmask`
 //! and `probmap` flattened by painting classes in `class_ids` order (later
 //! classes overwrite earlier ones, `priority` moves classes to the end,

@@ -1,5 +1,5 @@
 //! purehdf-medh5: the medh5 medical-imaging container on purehdf
-//! (`shared/spec/medh5.md` of the project's specification material).
+//! (`docs/medh5-format.md` of the project's specification material).
 //!
 //! # Quick start
 //!

@@ -1,5 +1,5 @@
 //! Codec profiles and the exact filter pipelines they store (spec digest
-//! `shared/spec/medh5.md` §6.1), plus the contiguous threshold (§6.2) and the
+//! `docs/medh5-format.md` §6.1), plus the contiguous threshold (§6.2) and the
 //! pipeline description strings `medh5 info`/`tree` print.
 
 use crate::error::{Error, Result};

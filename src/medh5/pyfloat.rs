@@ -1,4 +1,4 @@
-//! Python's `repr(float)` (spec digest `shared/spec/medh5.md` §5.6): the shortest
+//! Python's `repr(float)` (`docs/medh5-format.md` §5.6): the shortest
 //! digit string that round-trips, positional for decimal exponents in
 //! `-4 < p <= 16`, scientific (`1e-05`, `1.5e+300`) otherwise.
 //!

@@ -1,4 +1,4 @@
-//! `medh5 recompress` (`shared/spec/medh5.md` §6.6, §6.1, §6.2, §8, §10):
+//! `medh5 recompress` (`docs/medh5-format.md` §6.6, §6.1, §6.2, §8, §10):
 //! rewrite a sample (or every member of a collection) with each bulk numeric
 //! dataset re-encoded in a codec profile, chunk by chunk (decoded chunk →
 //! encoded chunk, in parallel, a bounded batch at a time), everything else

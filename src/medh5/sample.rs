@@ -1,4 +1,4 @@
-//! Reading a medh5 sample (`shared/spec/medh5.md` §2, §3, §5.5): root
+//! Reading a medh5 sample (`docs/medh5-format.md` §2, §3, §5.5): root
 //! attributes, the `/meta` document, the members of `grids`, `images` and
 //! `annotations`, attribute values decoded to [`Json`], and image or labelmap
 //! reads (whole or as a patch) straight into the caller's buffer.

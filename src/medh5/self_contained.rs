@@ -1,4 +1,4 @@
-//! `shared/spec/medh5.md` §2: a MEDH5 file holds its own bytes. A file in
+//! `docs/medh5-format.md` §2: a MEDH5 file holds its own bytes. A file in
 //! which any object would read another file — an external link, a dataset
 //! with external raw-data storage (the External Data Files message), a
 //! virtual dataset — is refused before anything else is looked at, as the

@@ -1,5 +1,5 @@
 //! Outputs of the storage commands that take their name only once complete
-//! (`shared/spec/medh5.md` §8): a [`Staged`] output is written atomically
+//! (`docs/medh5-format.md` §8): a [`Staged`] output is written atomically
 //! under a hidden name beside the target, checked, then renamed over it with
 //! the target's permission bits; a symlink target is followed.
 

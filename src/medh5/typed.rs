@@ -1,4 +1,4 @@
-//! Typed image reads of a medh5 sample (`shared/spec/medh5.md` §2.4 images,
+//! Typed image reads of a medh5 sample (`docs/medh5-format.md` §2.4 images,
 //! §5.5 patches): an image or a patch of it converted to a Rust number type,
 //! as [`SampleFile::labelmap`] and [`SampleFile::labelmap_patch`] return
 //! label volumes. Conversion and range errors follow

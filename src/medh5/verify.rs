@@ -1,4 +1,4 @@
-//! `verify` (`shared/spec/medh5.md` §5.7): recompute every stamped object
+//! `verify` (`docs/medh5-format.md` §5.7): recompute every stamped object
 //! digest (§5.2) from the file's bytes, recompute `content_id` from the stored
 //! digests (§5.4), judge unattested paths and stale index entries (§6.8).
 

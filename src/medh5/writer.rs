@@ -1,6 +1,6 @@
 //! Executes a medh5 [`WritePlan`] through the HDF5 writer (`hdf5fmt::write`):
 //! groups, datasets and attributes in plan order, committed atomically
-//! (`shared/spec/medh5.md` §8: temp file beside the target, fsync, rename).
+//! (`docs/medh5-format.md` §8: temp file beside the target, fsync, rename).
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! `h5 compare A B`: is B a good copy of A (`shared/spec/neighbours.md` row E8).
+//! `h5 compare A B`: is B a good copy of A (`docs/neighbours.md` row E8).
 //!
 //! - `exact`: every object of A exists in B with the same shape, dtype,
 //!   attributes and SHA-256 of the decoded data (the `h5 dump --json` view).

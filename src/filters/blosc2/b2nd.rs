@@ -1,4 +1,4 @@
-//! The B2ND metalayer and block order (`shared/spec/filters.md` §3.5): parse
+//! The B2ND metalayer and block order (`docs/filters-format.md` §3.5): parse
 //! and write the `b2nd` (and legacy `caterva`) metalayer, move items between
 //! the padded block order of a B2ND chunk and C order, and choose the block
 //! shape the HDF5 filter uses (§3.5.1).

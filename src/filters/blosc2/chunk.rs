@@ -1,6 +1,6 @@
 //! Blosc chunk decoding, both Blosc2 chunks (format version 3–5, 32-byte
 //! extended header) and Blosc1 chunks (version 2, 16-byte header):
-//! `shared/spec/filters.md` §3.6 (header, special-value and memcpyed chunks,
+//! `docs/filters-format.md` §3.6 (header, special-value and memcpyed chunks,
 //! blocks and streams), §3.9 (filter pipeline) and §4.3 (Blosc1 rules).
 //!
 //! Blocks are decoded straight into the caller's buffer: streams of an

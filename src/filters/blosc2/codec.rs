@@ -1,5 +1,5 @@
 //! The codecs inside Blosc streams and the bitshuffle framing
-//! (`shared/spec/filters.md` §3.7, §4.3): raw LZ4 blocks, Zstandard frames,
+//! (`docs/filters-format.md` §3.7, §4.3): raw LZ4 blocks, Zstandard frames,
 //! zlib streams, raw snappy blocks and BloscLZ. Every decoder must produce
 //! exactly the expected number of bytes.
 

@@ -1,4 +1,4 @@
-//! Blosc2 chunk encoding with C-Blosc2's rules (`shared/spec/filters.md`
+//! Blosc2 chunk encoding with C-Blosc2's rules (`docs/filters-format.md`
 //! §3.8: split rule, automatic block size, encoder steps; §3.9 filters).
 //! Containers (headers, bstarts, stream prefixes, run streams, memcpyed and
 //! zero chunks) match C-Blosc2 byte for byte; codec payloads come from the

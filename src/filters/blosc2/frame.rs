@@ -1,4 +1,4 @@
-//! Blosc2 contiguous frame ("cframe"), `shared/spec/filters.md` §3.4: the
+//! Blosc2 contiguous frame ("cframe"), `docs/filters-format.md` §3.4: the
 //! msgpack header with its metalayers, the data chunks, the offsets chunk with
 //! special offsets, and the trailer — reading and writing.
 

@@ -1,4 +1,4 @@
-//! Gathering the padded blocks of a B2ND chunk (`shared/spec/filters.md`
+//! Gathering the padded blocks of a B2ND chunk (`docs/filters-format.md`
 //! §3.5) out of a C-order array, one block at a time into a block-sized
 //! (cache-resident) scratch, so the encoder never reorders a whole chunk into
 //! a second chunk-sized buffer. The array is usually the C-order chunk itself;

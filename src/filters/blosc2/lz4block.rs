@@ -1,5 +1,5 @@
 //! Raw LZ4 block decoding (the stream format of Blosc codecs lz4/lz4hc,
-//! `shared/spec/filters.md` §3.7): tokens of literal length / match length,
+//! `docs/filters-format.md` §3.7): tokens of literal length / match length,
 //! 16-bit little-endian offsets, the last sequence literals only.
 //!
 //! Written for the Blosc hot path: short literals and matches are moved as

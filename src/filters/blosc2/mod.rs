@@ -1,4 +1,4 @@
-//! Blosc2 as the HDF5 filter 32026 (`shared/spec/filters.md` §3): each stored
+//! Blosc2 as the HDF5 filter 32026 (`docs/filters-format.md` §3): each stored
 //! HDF5 chunk is a contiguous frame (§3.4) holding one Blosc2 chunk (§3.6),
 //! a B2ND frame (§3.5) for chunk ranks 2–16.
 //!

@@ -1,5 +1,5 @@
 //! The MSB-first bit stream shared by the n-bit and scale-offset filters
-//! (`shared/spec/filters.md` §2.5–2.6): values are written most significant bit
+//! (`docs/filters-format.md` §2.5–2.6): values are written most significant bit
 //! first, filling each byte from its high bit, with no alignment between values.
 
 /// Reads MSB-first values from a byte slice; `None` once the bytes run out.

@@ -1,4 +1,4 @@
-//! Filter `nbit` (id 5): libhdf5's n-bit packing, `shared/spec/filters.md` §2.5.
+//! Filter `nbit` (id 5): libhdf5's n-bit packing, `docs/filters-format.md` §2.5.
 //!
 //! `cd_values` (from libhdf5's set-local): `[count, nothing-to-do flag, elements,
 //! type description…]`, the description being a tree of atomic (class 1: size,

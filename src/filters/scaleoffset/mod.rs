@@ -1,4 +1,4 @@
-//! Filter `scaleoffset` (id 6): libhdf5's scale-offset filter, `shared/spec/filters.md` §2.6.
+//! Filter `scaleoffset` (id 6): libhdf5's scale-offset filter, `docs/filters-format.md` §2.6.
 //!
 //! `cd_values` has 20 entries: scale type (0 float D-scale, 1 E-scale — rejected
 //! like libhdf5 does, 2 integer), scale factor, elements, class (0 integer, 1

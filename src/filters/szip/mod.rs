@@ -1,5 +1,5 @@
 //! Filter `szip` (id 4): SZIP / CCSDS 121.0-B as libhdf5 + libaec store it,
-//! `shared/spec/filters.md` §2.4.
+//! `docs/filters-format.md` §2.4.
 //!
 //! `cd_values = [options mask, pixels per block, bits per pixel, pixels per
 //! scanline]`; mask bits: 1 K13, 2 CHIP, 4 EC, 8 LSB, 16 MSB, 32 NN, 128 RAW.

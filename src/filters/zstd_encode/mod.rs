@@ -1,6 +1,6 @@
 //! Our own Zstandard encoder (RFC 8878 §3.1.1) for the levels where the
 //! `rusty_zstd` crate falls short: level 22, Blosc2's `zstd:9` and the
-//! `archive` profile (`shared/spec/filters.md` §3.7, `notes/perf-zstd22.md`).
+//! `archive` profile (`docs/filters-format.md` §3.7, `notes/perf-zstd22.md`).
 //!
 //! Three parts, each in its own file:
 //! * [`opt`]: the match finder and the optimal parser, turning a block into

@@ -1,4 +1,4 @@
-//! Window reads of Blosc2 B2ND chunks (filter 32026; `shared/spec/filters.md`
+//! Window reads of Blosc2 B2ND chunks (filter 32026; `docs/filters-format.md`
 //! Blosc2, the `b2nd` metalayer): decode only the blocks of a chunk that meet
 //! the selection and write each block's part straight into the caller's
 //! buffer — byte-shuffled blocks are interleaved from their byte planes in

@@ -1,6 +1,6 @@
 //! Filter constructors for the writer (HDF5 File Format Specification
 //! IV.A.2.l, "Data Storage - Filter Pipeline Message"; the client data of
-//! each filter as h5py and hdf5plugin pass it, `shared/spec/filters.md`):
+//! each filter as h5py and hdf5plugin pass it, `docs/filters-format.md`):
 //! `Filter::deflate(6)`, `Filter::shuffle()`, `Filter::blosc2(codec, level,
 //! shuffle)` and the others, instead of raw `cd_values`. The writer completes
 //! the parameters that depend on the datatype and chunk shape when it stores

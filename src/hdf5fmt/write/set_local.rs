@@ -1,6 +1,6 @@
 //! The writer's stand-in for each filter's HDF5 "set local" callback: completes
 //! `cd_values` from the datatype and chunk shape exactly as libhdf5 and the
-//! hdf5plugin filters store them (`shared/spec/filters.md`, per-filter tables),
+//! hdf5plugin filters store them (`docs/filters-format.md`, per-filter tables),
 //! so that files read back in libhdf5 carry the parameters its decoders expect.
 
 use crate::datatype::Datatype;

@@ -1,5 +1,5 @@
 //! The copy-on-write of the tools that re-attest or rebuild part of a sample
-//! in one go (`shared/spec/medh5.md` §8, §5.3, §5.8, §6.8): `fix
+//! in one go (`docs/medh5-format.md` §8, §5.3, §5.8, §6.8): `fix
 //! --rewrite-digests` (every digest restamped from the current bytes) and
 //! `index build` / `fix --rebuild-index` (stored digests kept, missing ones
 //! stamped: the reference's `commit(digests=False)`). The sample is copied

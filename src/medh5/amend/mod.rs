@@ -1,4 +1,4 @@
-//! Amend (`shared/spec/medh5.md` §8, §5.3, §5.4, §6.7): open a sample
+//! Amend (`docs/medh5-format.md` §8, §5.3, §5.4, §6.7): open a sample
 //! copy-on-write, add, replace or remove objects, and commit a new file
 //! atomically (temporary beside the target, the target's mode bits, a symlink
 //! followed, rename). Everything not touched — unknown groups, datasets and

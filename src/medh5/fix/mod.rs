@@ -1,4 +1,4 @@
-//! `fix` (`shared/spec/medh5.md` §5.8, §8): diagnose a sample (what `verify`
+//! `fix` (`docs/medh5-format.md` §5.8, §8): diagnose a sample (what `verify`
 //! finds, plus voxel annotations without a sampling index), and on request
 //! re-attest its digests: a copy-on-write amend
 //! ([`crate::amend::cow`], the one graph copier) that restamps every

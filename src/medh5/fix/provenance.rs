@@ -1,4 +1,4 @@
-//! The provenance record of a digest re-attestation (`shared/spec/medh5.md`
+//! The provenance record of a digest re-attestation (`docs/medh5-format.md`
 //! §5.8): one new agent and one activity of type `"other"` appended to the
 //! `/meta` document's `provenance`, ids chosen as the reference chooses them
 //! (`s<n>`/`p<n>` and `act_other_<n>`, `n` = count + 1, bumped past ids in use).

@@ -1,5 +1,5 @@
 //! `index build` and the index half of `fix --rebuild-index` (spec digest
-//! `shared/spec/medh5.md` §6.8, §8, §5.8): an amend that (re)writes
+//! `docs/medh5-format.md` §6.8, §8, §5.8): an amend that (re)writes
 //! `/index/<ann_id>` entries. The source must be an intact sample (refused
 //! as the reference refuses an amend: unknown algorithm or malformed digest
 //! E703, `content_id` that does not recompute E702, bytes that do not match

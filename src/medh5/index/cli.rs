@@ -1,5 +1,5 @@
 //! `medh5 index build PATH… [--max-coords N] [--occupancy F] [--seed S]
-//! [--workers N] [--threads N] [--json]` (spec digest `shared/spec/medh5.md`
+//! [--workers N] [--threads N] [--json]` (`docs/medh5-format.md`
 //! §10, Appendix A): text `<path>: built index for a, b` (or `nothing to
 //! index: …`), JSON `{path: [ids] | {path, ok: false, error}}`; exit 0, 1 when
 //! any file failed, 2 on a usage error.

@@ -1,4 +1,4 @@
-//! Patch draws from the sampling index (spec digest `shared/spec/medh5.md`
+//! Patch draws from the sampling index (`docs/medh5-format.md`
 //! §6.8, reference `PatchSampler`): a [`Sampler`] opened once per file loads
 //! one annotation's class table and counts (and, lazily, each class's stored
 //! coordinates); a draw picks a class and one stored coordinate and returns

@@ -1,4 +1,4 @@
-//! What an index is built from (spec digest `shared/spec/medh5.md` §2.5,
+//! What an index is built from (`docs/medh5-format.md` §2.5,
 //! §6.8): the voxel annotations of a sample file (every voxel kind but
 //! `mask`) with their classes and spatial shape, opened as a streaming
 //! [`Volume`] for the dense encodings or decoded whole for `instances`

@@ -1,4 +1,4 @@
-//! The sampling index (spec digest `shared/spec/medh5.md` §6.8): per voxel
+//! The sampling index (`docs/medh5-format.md` §6.8): per voxel
 //! annotation and class, exact voxel counts, tight boxes, a bounded
 //! reproducible sample of foreground coordinates (PCG-64 seeded through
 //! SplitMix64) and a coarse occupancy map; `source_digest` ties an entry to

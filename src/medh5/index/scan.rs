@@ -1,4 +1,4 @@
-//! The streaming index builder (spec digest `shared/spec/medh5.md` §6.8) for
+//! The streaming index builder (`docs/medh5-format.md` §6.8) for
 //! the dense voxel encodings — `labelmap`, `layers`, `bitmask`, `probmap`:
 //! the label dataset is read in slabs along its first spatial axis, in
 //! parallel, twice — once for counts, boxes and occupancy, once for the

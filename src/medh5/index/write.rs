@@ -1,4 +1,4 @@
-//! Writing one sampling-index entry (spec digest `shared/spec/medh5.md` §6.8)
+//! Writing one sampling-index entry (`docs/medh5-format.md` §6.8)
 //! into an open [`FileWriter`]: the `/index/<ann_id>` group with its
 //! `source_digest`, `max_coords` and `seed` attributes and its datasets, laid
 //! out as the reference lays out label-role data (contiguous below 64 KiB,

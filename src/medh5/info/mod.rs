@@ -1,4 +1,4 @@
-//! `medh5 info` and `medh5 tree` (`shared/spec/medh5.md` §10, Appendix A):
+//! `medh5 info` and `medh5 tree` (`docs/medh5-format.md` §10, Appendix A):
 //! a sample summary and its object tree, as JSON shaped like the reference
 //! CLI's `--json` output, plus a plain-text rendering.
 

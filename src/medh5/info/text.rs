@@ -1,4 +1,4 @@
-//! The text form of `medh5 info` (`shared/spec/medh5.md` §10), as the
+//! The text form of `medh5 info` (`docs/medh5-format.md` §10), as the
 //! reference prints it: header lines, then tables two spaces apart.
 
 use serde_json::Value;

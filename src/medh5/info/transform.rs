@@ -1,4 +1,4 @@
-//! The `transforms` entries of `medh5 info --json` (`shared/spec/medh5.md`
+//! The `transforms` entries of `medh5 info --json` (`docs/medh5-format.md`
 //! §10): what every transform kind has, then each kind's own fields.
 
 use serde_json::{json, Map, Value};

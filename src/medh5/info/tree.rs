@@ -1,4 +1,4 @@
-//! `medh5 tree` (`shared/spec/medh5.md` §10, Appendix A): the object tree
+//! `medh5 tree` (`docs/medh5-format.md` §10, Appendix A): the object tree
 //! of a sample with each top-level object's role in the spec.
 
 use std::path::Path;

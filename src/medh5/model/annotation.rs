@@ -1,4 +1,4 @@
-//! Voxel annotations (spec digest `shared/spec/medh5.md` §2.5): the header
+//! Voxel annotations (`docs/medh5-format.md` §2.5): the header
 //! attributes of `/annotations/<ann_id>/` and the datasets of the encodings
 //! `labelmap`, `layers`, `bitmask`, `probmap`, `mask` and `instances`, with
 //! their checks (E303, E306, E401–E413).

@@ -1,5 +1,5 @@
 //! Encoders from per-class boolean masks to the stored voxel encodings (spec
-//! digest `shared/spec/medh5.md` §2.5): layers (greedy colouring of the
+//! digest `docs/medh5-format.md` §2.5): layers (greedy colouring of the
 //! overlap graph), bitmask, probmap (float16 with float32 widening), mask and
 //! instances (boxes + MSB-first bit-packed crops).
 

@@ -1,4 +1,4 @@
-//! Grids (spec digest `shared/spec/medh5.md` §2.3): shape and geometry in the
+//! Grids (`docs/medh5-format.md` §2.3): shape and geometry in the
 //! attributes of `/grids/<grid_id>`, validation (E102–E111), and the chunk
 //! shape of arrays on the grid (§6.3).
 

@@ -1,5 +1,5 @@
 //! IEEE 754 binary16 conversions (round to nearest, ties to even) for probmap
-//! storage (spec digest `shared/spec/medh5.md` §2.5, `probmap` float16).
+//! storage (`docs/medh5-format.md` §2.5, `probmap` float16).
 
 /// The float16 bits nearest to `x`.
 pub fn f32_to_f16(x: f32) -> u16 {

@@ -1,4 +1,4 @@
-//! Images (spec digest `shared/spec/medh5.md` §2.4): a numeric dataset
+//! Images (`docs/medh5-format.md` §2.4): a numeric dataset
 //! `/images/<image_id>` on a grid, with its attributes and checks (E202–E205).
 
 use super::{err, ArrayData};

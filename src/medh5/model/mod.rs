@@ -1,4 +1,4 @@
-//! The sample model (spec digest `shared/spec/medh5.md` §2): grids, images,
+//! The sample model (`docs/medh5-format.md` §2): grids, images,
 //! label sets (in the document) and annotations with their voxel encodings, as
 //! Rust types with validation. [`Sample::into_plan`](crate::plan) turns
 //! a validated sample into the ordered write plan.

@@ -1,4 +1,4 @@
-//! A whole sample (spec digest `shared/spec/medh5.md` §2, §2.1): document,
+//! A whole sample (`docs/medh5-format.md` §2, §2.1): document,
 //! grids, images, annotations; cross-object validation and profile inference.
 
 use super::{err, Annotation, Encoding, Grid, Image};

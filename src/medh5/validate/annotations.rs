@@ -1,4 +1,4 @@
-//! Annotation rules (`shared/spec/medh5.md` §2.5, §9.2 E401–E413, W904): the
+//! Annotation rules (`docs/medh5-format.md` §2.5, §9.2 E401–E413, W904): the
 //! header attributes and their vocabularies (E412, E401), class-id sets
 //! (E303, E403), the datasets each voxel kind requires (E410) with their
 //! dtypes (E411) and shapes (E405), layer assignments (E404); and at semantic

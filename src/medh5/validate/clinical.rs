@@ -1,4 +1,4 @@
-//! Clinical profile rules (format 1.1; `shared/spec/medh5.md` §9.2, codes
+//! Clinical profile rules (format 1.1; `docs/medh5-format.md` §9.2, codes
 //! E801–E819, W914), the subset this validator implements: clinical content
 //! needs the profile (E803); `clinical/meta` is canonical JSON (E801) with a
 //! well-formed clock (E802); tables carry no attributes (E819) and only

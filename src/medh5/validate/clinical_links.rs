@@ -1,4 +1,4 @@
-//! Clinical link rules (format 1.1; `shared/spec/medh5.md` §9.2 E813–E817):
+//! Clinical link rules (format 1.1; `docs/medh5-format.md` §9.2 E813–E817):
 //! link targets resolve in the sample (E813), text spans fall on UTF-8
 //! character boundaries of their document (E814), every document is owned by
 //! exactly one `document` event and owns no sibling (E815), revision chains do

@@ -1,4 +1,4 @@
-//! Semantic annotation rules on values (`shared/spec/medh5.md` §2.5, §9.2
+//! Semantic annotation rules on values (`docs/medh5-format.md` §2.5, §9.2
 //! E404, W908, W916, W918): one positive class per scope unit of a
 //! single-label classification (E404), implicit closure that contradicts a
 //! negative ancestor (W916) or sits on a voxel annotation (W918), and layers

@@ -1,4 +1,4 @@
-//! Collection rules (`shared/spec/medh5.md` §7, §9.2 E003, E008, E010, E011):
+//! Collection rules (`docs/medh5-format.md` §7, §9.2 E003, E008, E010, E011):
 //! a `samples` group holding at least one member, keys matching
 //! `[A-Za-z0-9_.-]{1,255}`, each member with its own `content_id`, the
 //! collection's version at least each member's; every member is validated as

@@ -1,4 +1,4 @@
-//! Container rules (`shared/spec/medh5.md` §2, §2.1, §2.2, §4, §9.2 E001–E011,
+//! Container rules (`docs/medh5-format.md` §2, §2.1, §2.2, §4, §9.2 E001–E011,
 //! W913): root attributes (`medh5_version`, `medh5_kind`, `medh5_profiles`),
 //! the layout groups, identifier syntax of layout members, `/meta` as a scalar
 //! UTF-8 JSON object; and the profile requirements (E009).

@@ -1,4 +1,4 @@
-//! Contour nesting (`shared/spec/medh5.md` §9.2 W919; spec §8.6): among the
+//! Contour nesting (`docs/medh5-format.md` §9.2 W919; spec §8.6): among the
 //! polygons of one class in one plane, a polygon's depth is the number of the
 //! others containing it; its `contour_role` (0 outer, 1 hole) should be its
 //! depth's parity, which is what a reader takes.

@@ -1,4 +1,4 @@
-//! The validation context of one sample root (`shared/spec/medh5.md` §2, §9):
+//! The validation context of one sample root (`docs/medh5-format.md` §2, §9):
 //! the open file, where the sample root is (the file root, or
 //! `/samples/<key>` inside a collection), what the container rule read
 //! (root attributes, version, profiles, the parsed `/meta`), and the

@@ -1,4 +1,4 @@
-//! Document rules (`shared/spec/medh5.md` §3, §9.2): the `/meta` schema
+//! Document rules (`docs/medh5-format.md` §3, §9.2): the `/meta` schema
 //! (E005), the timepoint list (E108), and the curation records — activity
 //! types (E603), RFC 3339 timestamps (E604), declared agents (E605) and the
 //! de-identification record (W903).

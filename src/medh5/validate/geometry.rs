@@ -1,4 +1,4 @@
-//! Geometry rules (`shared/spec/medh5.md` §2.3, §9.2 E102–E111): each grid's
+//! Geometry rules (`docs/medh5-format.md` §2.3, §9.2 E102–E111): each grid's
 //! attributes — presence and lengths (E109), axis kinds (E110, E103),
 //! spacing (E104), direction orthonormal to 1e-4 (E102), time values; an empty
 //! `grids` (E111); and at semantic level the grids' timepoints (E106, E107).

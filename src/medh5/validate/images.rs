@@ -1,4 +1,4 @@
-//! Image rules (`shared/spec/medh5.md` §2.4, §6.2, §9.2 E101, E201–E205,
+//! Image rules (`docs/medh5-format.md` §2.4, §6.2, §9.2 E101, E201–E205,
 //! W902): every image is a numeric dataset (or a multiscale group) on an
 //! existing grid with the grid's shape, carries `grid`, `modality` and
 //! `value_type`, a known `value_type`, `channel_names` matching the channel

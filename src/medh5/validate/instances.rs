@@ -1,4 +1,4 @@
-//! Instance and geometric-annotation data rules (`shared/spec/medh5.md` §2.5,
+//! Instance and geometric-annotation data rules (`docs/medh5-format.md` §2.5,
 //! §9.2 E406, E408, W909): boxes with `lo ≤ hi` and finite bounds (E406),
 //! offsets that never decrease and delimit their data (E408), and an instance
 //! id that keeps one class across annotations (W909).

@@ -1,4 +1,4 @@
-//! Integrity rules (`shared/spec/medh5.md` §5.3, §5.4, §5.7, §6.8, §9.2
+//! Integrity rules (`docs/medh5-format.md` §5.3, §5.4, §5.7, §6.8, §9.2
 //! E701–E704, W901, W905, W915): every stored digest is canonical (E703) and
 //! matches the bytes (E701); `content_id` recomputes from the stored digests
 //! (E702) in a supported `digest_algo` (E703); covered objects are reached at

@@ -1,4 +1,4 @@
-//! Label-set rules (`shared/spec/medh5.md` §3.1, §3.4, §9.2 E301–E306, E402,
+//! Label-set rules (`docs/medh5-format.md` §3.1, §3.4, §9.2 E301–E306, E402,
 //! W912): a label set where `seg` needs one (E301), unique class ids (E302),
 //! an acyclic hierarchy of known parents (E304, E306), a `ref` set with a uri
 //! (E305), annotation classes in the set (E402), and ontology codes on every

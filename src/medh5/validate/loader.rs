@@ -1,4 +1,4 @@
-//! The reference's sample loader (`shared/spec/medh5.md` §15): `info` and
+//! The reference's sample loader (`docs/medh5-format.md` §15): `info` and
 //! `fix` load a sample before they look at it, and the loader stops at some
 //! semantic errors. Which ones was found on the reference's conformance
 //! suite (`medh5 conformance publish`): of its 102 invalid samples, `info`

@@ -1,4 +1,4 @@
-//! The validator (`shared/spec/medh5.md` §9, spec §15): rules per level over a
+//! The validator (`docs/medh5-format.md` §9, spec §15): rules per level over a
 //! sample (`.medh5`) or a collection (`.medh5c`, §7), reporting
 //! `(code, severity, location, message)` diagnostics in the report of §9.3.
 //!

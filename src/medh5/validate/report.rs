@@ -1,4 +1,4 @@
-//! The validation report (`shared/spec/medh5.md` §9.1, §9.3): diagnostics
+//! The validation report (`docs/medh5-format.md` §9.1, §9.3): diagnostics
 //! sorted errors first, then by code, then by location; counts at the level
 //! (`strict` counts every warning as an error and reports it as promoted);
 //! the JSON entry with the reference's key order, and the text form.

@@ -1,4 +1,4 @@
-//! The sample-document schema (`shared/spec/medh5.md` §3.1, §9.2 E005): the
+//! The sample-document schema (`docs/medh5-format.md` §3.1, §9.2 E005): the
 //! structure the `/meta` JSON object must have, written as Rust data (required
 //! members, allowed members, member types, vocabularies, id patterns), and a
 //! checker that reports each violation with a JSON pointer (`<root>` for the

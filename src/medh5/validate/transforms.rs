@@ -1,4 +1,4 @@
-//! Transform rules (`shared/spec/medh5.md` §9.2 E501–E506, W910, W911,
+//! Transform rules (`docs/medh5-format.md` §9.2 E501–E506, W910, W911,
 //! W917; spec §10): known kinds (E502), affine last row (E504), mutual
 //! inverses (E505), composite chains (E501), displacement field grids in the
 //! source frame (E503), one unit for the transform and its grids (E506); and

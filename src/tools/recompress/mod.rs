@@ -1,5 +1,5 @@
 //! `h5 recompress`: re-encode the datasets of any HDF5 file or tree losslessly
-//! and put the results in place safely — `shared/spec/neighbours.md` rows
+//! and put the results in place safely — `docs/neighbours.md` rows
 //! E3 (P1: lossy JPEG 2000 chunks are named, never decoded or re-encoded), E4
 //! (full-fidelity copy through `h5 copy`'s copier, selected datasets
 //! re-encoded, the rest moved as raw chunks), E5 (tree selection and dry run),

@@ -1,4 +1,4 @@
-//! The per-file plan of `h5 recompress` (`shared/spec/neighbours.md` rows E4,
+//! The per-file plan of `h5 recompress` (`docs/neighbours.md` rows E4,
 //! E5): which datasets are re-encoded and which keep their stored chunks, with
 //! the reason. "Already compressed" is decided by the *effective* codec read
 //! from the first stored chunk (for Blosc/Blosc2 the chunk header's codec byte

@@ -1,4 +1,4 @@
-//! Reports of `h5 recompress` (`shared/spec/neighbours.md` rows E5, E9): the
+//! Reports of `h5 recompress` (`docs/neighbours.md` rows E5, E9): the
 //! dry-run selection as text (`## TO COMPRESS ##` / `## REMAINING ##`, one
 //! line per file: path, a tab, `# ` and every reason) or JSON lines, progress
 //! on stderr for multi-file work (files done, bytes, MB/s, ETA; only when

@@ -1,4 +1,4 @@
-//! Running a recompress (`shared/spec/neighbours.md` rows E4, E6, E7, E9):
+//! Running a recompress (`docs/neighbours.md` rows E4, E6, E7, E9):
 //! each selected file is copied by the one copier of `h5 copy` with its
 //! selected datasets re-encoded chunk by chunk and every other dataset moved
 //! as raw chunks, to a staging name beside its destination; the staging file

@@ -1,4 +1,4 @@
-//! Tree selection of `h5 recompress` (`shared/spec/neighbours.md` row E5 and
+//! Tree selection of `h5 recompress` (`docs/neighbours.md` row E5 and
 //! "details that are easy to get wrong" 1–4 of §001): walk the given
 //! directories for HDF5 files, evaluate `--where KEY:VALUE` conditions on the
 //! *decoded* value of the dataset at `KEY` below each top-level group, follow

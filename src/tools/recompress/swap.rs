@@ -1,4 +1,4 @@
-//! The manifest and the safe swap of `h5 recompress` (`shared/spec/neighbours.md`
+//! The manifest and the safe swap of `h5 recompress` (`docs/neighbours.md`
 //! row E7, details 7–9 of §001).
 //!
 //! Order of one in-place swap of `X` (each step durable before the next):

@@ -1,5 +1,5 @@
 //! Verification of a recompressed file before anything is replaced
-//! (`shared/spec/neighbours.md` row E7): both files are described with
+//! (`docs/neighbours.md` row E7): both files are described with
 //! `h5 dump --json` (every group, dataset, attribute value, link and hard-link
 //! alias, and a SHA-256 of every dataset's *decoded* data, which decodes every
 //! stored chunk of the output), and the descriptions must be equal apart from

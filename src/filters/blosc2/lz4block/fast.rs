@@ -1,4 +1,4 @@
-//! The x86-64 fast loop of the raw LZ4 block decoder (`shared/spec/filters.md`
+//! The x86-64 fast loop of the raw LZ4 block decoder (`docs/filters-format.md`
 //! §3.7): while both buffers have a margin left, sequences are decoded with
 //! raw-pointer 32-byte moves and no per-byte bounds checks; lengths and
 //! offsets are still checked once per sequence, so a corrupt block gives the

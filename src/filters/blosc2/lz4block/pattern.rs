@@ -1,4 +1,4 @@
-//! The first 32 bytes of an LZ4 match (`shared/spec/filters.md` §3.7: byte
+//! The first 32 bytes of an LZ4 match (`docs/filters-format.md` §3.7: byte
 //! `i` of a match at distance `off` is byte `i mod off` of the `off` bytes
 //! before it) built with two byte shuffles and no branch on the offset, for
 //! the x86-64 fast loop.
