@@ -17,7 +17,7 @@ use std::process::Command;
 use purehdf_medh5::validate::{validate_path, Level, Options};
 use serde_json::{json, Value};
 
-/// The 41 cases of the spec digest's §12 table.
+/// The 41 cases of the §12 table of `docs/medh5-format.md`.
 const CASES_41: &[&str] = &[
     "core-minimal",
     "E001-missing-version",

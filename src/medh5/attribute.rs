@@ -1,4 +1,4 @@
-//! Typed attribute values as medh5 writes them (spec digest
+//! Typed attribute values as medh5 writes them (see
 //! `docs/medh5-format.md` §2.3 encoding rules: string → scalar vlen UTF-8,
 //! string list → 1-D vlen UTF-8, integers → int64 (class ids uint16),
 //! floats → float64, matrix → 2-D float64, bool → FALSE/TRUE int8 enum), their

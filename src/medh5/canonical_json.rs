@@ -1,4 +1,4 @@
-//! JSON values and the two serialisations medh5 hashes (spec digest
+//! JSON values and the two serialisations medh5 hashes (see
 //! `docs/medh5-format.md` §0, §3.3, §5.5, §5.6):
 //!
 //! * canonical JSON — keys sorted in byte order, no whitespace, non-ASCII raw,

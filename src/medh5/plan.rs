@@ -1,5 +1,5 @@
 //! The write plan: the ordered list of HDF5 objects, types, layouts, filter
-//! pipelines, data and attributes a writer must emit for a sample (spec digest
+//! pipelines, data and attributes a writer must emit for a sample (see
 //! `docs/medh5-format.md` §2, §5.3, §6, §8 commit order), with every `digest`
 //! and the `content_id` already computed. Independent of any HDF5 writer.
 

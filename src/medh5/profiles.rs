@@ -1,4 +1,4 @@
-//! Codec profiles and the exact filter pipelines they store (spec digest
+//! Codec profiles and the exact filter pipelines they store (see
 //! `docs/medh5-format.md` §6.1), plus the contiguous threshold (§6.2) and the
 //! pipeline description strings `medh5 info`/`tree` print.
 

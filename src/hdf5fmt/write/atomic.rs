@@ -1,4 +1,4 @@
-//! Atomic replacement of a file (medh5 spec digest §8, neighbours V5): write to
+//! Atomic replacement of a file (`docs/medh5-format.md` §8, neighbours V5): write to
 //! `<dir>/.<name>.tmp-<pid>-<8 hex>` (created exclusively, up to 64 names
 //! tried), fsync, give it the existing target's permission bits (and owner and
 //! group where permitted), rename over the target, fsync the directory.

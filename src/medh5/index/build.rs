@@ -1,4 +1,4 @@
-//! `index build` and the index half of `fix --rebuild-index` (spec digest
+//! `index build` and the index half of `fix --rebuild-index` (see
 //! `docs/medh5-format.md` §6.8, §8, §5.8): an amend that (re)writes
 //! `/index/<ann_id>` entries. The source must be an intact sample (refused
 //! as the reference refuses an amend: unknown algorithm or malformed digest
