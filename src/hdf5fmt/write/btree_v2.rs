@@ -4,7 +4,7 @@
 //! the header ("BTHD"). Used for the link name index (type 5), the attribute
 //! name index (type 8) and chunk indexes (types 10 and 11).
 
-use super::file_writer::Sink;
+use super::sink::Sink;
 use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, put_var, UNDEF};
 use crate::error::{Error, Result};

@@ -9,7 +9,7 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
-use super::file_writer::Sink;
+use super::sink::Sink;
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, put_var, UNDEF};

@@ -7,8 +7,8 @@
 //! III.E). Values are built as bytes plus [`Fixup`]s at byte offsets; the
 //! serialiser resolves the fixups once object addresses are known.
 
-use super::file_writer::Sink;
 use super::global_heap::{vlen_pointer, GlobalHeap};
+use super::sink::Sink;
 use super::ObjectId;
 use crate::error::{Error, Result};
 

@@ -6,7 +6,7 @@
 //! super blocks' data blocks hang off the index block directly. Page bits are
 //! chosen so that no data block is paged.
 
-use super::file_writer::Sink;
+use super::sink::Sink;
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, UNDEF};

@@ -9,7 +9,7 @@
 //! derived as libhdf5 derives them.
 
 use super::btree_v2::{self, BTreeParams};
-use super::file_writer::Sink;
+use super::sink::Sink;
 use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};

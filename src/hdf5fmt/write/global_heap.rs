@@ -2,7 +2,7 @@
 //! Heap"): collections of at least 4096 bytes holding variable-length data, each
 //! object 8-byte aligned, the tail described by a free-space object (index 0).
 
-use super::file_writer::Sink;
+use super::sink::Sink;
 use crate::error::{Error, Result};
 use crate::signature;
 

@@ -44,6 +44,7 @@ mod groups_attrs;
 pub mod object_header;
 pub mod set_local;
 pub mod sharing;
+pub mod sink;
 pub mod typed_write;
 
 pub use crate::messages::dataspace::{Dataspace, SpaceKind};
@@ -56,8 +57,8 @@ use crate::error::{Error, Result};
 use atomic::TempFile;
 pub use atomic::{sync_dir, Synced, Unsynced};
 use chunks::RawChunks;
-use file_writer::Sink;
 use purehdf_filters::FilterSpec;
+use sink::Sink;
 use std::collections::HashSet;
 use std::path::Path;
 
