@@ -87,6 +87,8 @@ pub use low_level::convert::{self, H5Read, Numeric};
 /// the same version's types.
 #[cfg(feature = "ndarray")]
 pub use ndarray;
+#[cfg(feature = "remote")]
+pub use low_level::remote::{RemoteOptions, StoreFetch};
 pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
 pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};
