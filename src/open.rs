@@ -55,10 +55,7 @@ pub fn set_endpoint(endpoint: Option<&str>) -> Result<(), String> {
 /// Write an output named `out`: `write` writes it where it is given, or,
 /// when `out` is a URL, to a local temporary file that is then uploaded
 /// (multipart; the object appears whole or not at all).
-pub fn write_output<T, E>(
-    out: &str,
-    write: impl FnOnce(&Path) -> Result<T, E>,
-) -> Result<T, E>
+pub fn write_output<T, E>(out: &str, write: impl FnOnce(&Path) -> Result<T, E>) -> Result<T, E>
 where
     E: From<purehdf::Error>,
 {

@@ -149,7 +149,11 @@ pub fn run(cmd: &str, args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
 
 /// `pack` to `out`, a path or (with the `remote` feature) an object URL:
 /// packed locally, then uploaded whole (multipart) and reported under the URL.
-fn pack_to(srcs: &[PathBuf], out: &str, keys: &[String]) -> Result<super::collection::Packed, Error> {
+fn pack_to(
+    srcs: &[PathBuf],
+    out: &str,
+    keys: &[String],
+) -> Result<super::collection::Packed, Error> {
     #[cfg(feature = "remote")]
     {
         use purehdf::low_level::remote::{default_options, upload::write_then_upload};

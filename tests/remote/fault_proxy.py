@@ -74,6 +74,7 @@ def take_fault(line, has_range):
 
 class Proxy(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     upstream = ("127.0.0.1", 0)
 
     def log_message(self, *args):

@@ -33,6 +33,7 @@ def count(**kw):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     root = "."
 
     def log_message(self, *args):  # quiet

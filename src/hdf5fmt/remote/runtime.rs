@@ -35,11 +35,13 @@ where
     let rt = runtime()?;
     if tokio::runtime::Handle::try_current().is_ok() {
         std::thread::scope(|s| {
-            s.spawn(|| rt.block_on(fut)).join().map_err(|_| Error::Remote {
-                url: "-".into(),
-                range: "-".into(),
-                reason: "the I/O thread panicked".into(),
-            })
+            s.spawn(|| rt.block_on(fut))
+                .join()
+                .map_err(|_| Error::Remote {
+                    url: "-".into(),
+                    range: "-".into(),
+                    reason: "the I/O thread panicked".into(),
+                })
         })
     } else {
         Ok(rt.block_on(fut))

@@ -164,8 +164,7 @@ pub(crate) fn store_for(
                 return Err(Error::Remote {
                     url: url.to_string(),
                     range: "-".into(),
-                    reason: "plain http:// is allowed only for loopback hosts; use https://"
-                        .into(),
+                    reason: "plain http:// is allowed only for loopback hosts; use https://".into(),
                 });
             }
             let b = HttpBuilder::new()

@@ -74,7 +74,8 @@ fn map_err(url: &str, range: &str, pinned: Option<&str>, e: object_store::Error)
 
 /// What went wrong with one attempt at a range: retried or not.
 enum Attempt {
-    /// Worth another try (reset, timeout, short or oversized body).
+    /// Worth another try (a body cut short or oversized; object_store has
+    /// already retried the request itself on 5xx, resets and timeouts).
     Transient(String),
     /// Final (stale, 403, 404, ...).
     Fatal(Error),
@@ -84,8 +85,8 @@ impl StoreFetch {
     /// Open `url`: one HEAD pins its size and ETag (or version).
     pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
         let (store, path) = store_for(url, opts)?;
-        let meta: ObjectMeta = block_on(store.head(&path))?
-            .map_err(|e| map_err(url, "-", None, e))?;
+        let meta: ObjectMeta =
+            block_on(store.head(&path))?.map_err(|e| map_err(url, "-", None, e))?;
         Ok(StoreFetch {
             store,
             path,
@@ -132,9 +133,7 @@ impl StoreFetch {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let res = match self.store.get_opts(&self.path, opts).await {
             Ok(res) => res,
-            Err(e @ object_store::Error::Generic { .. }) => {
-                return Err(Attempt::Transient(e.to_string()))
-            }
+            // object_store has retried 5xx, resets and timeouts with backoff.
             Err(e) => {
                 return Err(Attempt::Fatal(map_err(
                     &self.url,
@@ -176,7 +175,12 @@ impl StoreFetch {
         let mut buf = Vec::with_capacity(want);
         let mut body = res.into_stream();
         while let Some(part) = body.next().await {
-            let part = part.map_err(|e| Attempt::Transient(e.to_string()))?;
+            let part = part.map_err(|e| {
+                Attempt::Transient(format!(
+                    "short response: the body failed after {} of {want} bytes: {e}",
+                    buf.len()
+                ))
+            })?;
             self.bytes.fetch_add(part.len() as u64, Ordering::Relaxed);
             if buf.len() + part.len() > want {
                 return Err(Attempt::Transient(format!(

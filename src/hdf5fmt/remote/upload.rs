@@ -86,10 +86,7 @@ where
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!(
-        "purehdf-upload-{}-{nanos}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("purehdf-upload-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(Error::from)?;
     let local = dir.join(&name);
     let result = write(&local).and_then(|v| {
