@@ -116,9 +116,12 @@ fn env() -> Option<&'static Env> {
         let scratch = std::env::temp_dir().join(format!("purehdf-remote-{}", std::process::id()));
         let http_root = scratch.join("http");
         std::fs::create_dir_all(&http_root).unwrap();
-        for g in ["sb2_v108.h5"] {
-            std::fs::copy(here().join("tests/golden").join(g), http_root.join(g)).unwrap();
-        }
+        let golden = "sb2_v108.h5";
+        std::fs::copy(
+            here().join("tests/golden").join(golden),
+            http_root.join(golden),
+        )
+        .unwrap();
         if let Some(s) = common::shared_dir() {
             let v = s.join("vectors/medh5");
             for f in common::medh5_files(&v) {
@@ -229,8 +232,11 @@ fn without_file(mut v: Value) -> Value {
     v
 }
 
+/// Each dataset's path and bytes.
+type Contents = Vec<(String, Vec<u8>)>;
+
 /// Every dataset of `f` read whole, by path.
-fn read_all(f: &File) -> Result<Vec<(String, Vec<u8>)>, Error> {
+fn read_all(f: &File) -> Result<Contents, Error> {
     let mut out = Vec::new();
     let mut stack = vec![f.root()?];
     while let Some(g) = stack.pop() {
@@ -445,7 +451,7 @@ fn ls_and_info_over_plain_http() {
 
 /// The test file the fault tests read: a chunked dataset of a golden file,
 /// each dataset's bytes read locally for comparison.
-fn expected(env: &Env) -> Vec<(String, Vec<u8>)> {
+fn expected(env: &Env) -> Contents {
     read_all(&File::open(env.http_root.join("sb2_v108.h5")).unwrap()).unwrap()
 }
 
@@ -456,7 +462,7 @@ fn read_through(
     proxy: &Proc,
     query: &str,
     opts: &RemoteOptions,
-) -> (Result<Vec<(String, Vec<u8>)>, Error>, Duration) {
+) -> (Result<Contents, Error>, Duration) {
     fault(proxy, "kind=clear");
     let url = format!("http://127.0.0.1:{}/sb2_v108.h5", proxy.port);
     let _ = env;

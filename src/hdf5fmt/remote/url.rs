@@ -235,10 +235,10 @@ mod tests {
 
     #[test]
     fn plain_http_only_on_loopback() {
-        assert_eq!(check_endpoint("http://127.0.0.1:9000").unwrap(), true);
-        assert_eq!(check_endpoint("http://localhost:9000/").unwrap(), true);
-        assert_eq!(check_endpoint("http://[::1]:9000").unwrap(), true);
-        assert_eq!(check_endpoint("https://s3.example.org").unwrap(), false);
+        assert!(check_endpoint("http://127.0.0.1:9000").unwrap());
+        assert!(check_endpoint("http://localhost:9000/").unwrap());
+        assert!(check_endpoint("http://[::1]:9000").unwrap());
+        assert!(!check_endpoint("https://s3.example.org").unwrap());
         assert!(check_endpoint("http://10.0.0.1:9000").is_err());
         assert!(check_endpoint("http://example.org").is_err());
         assert!(check_endpoint("s3.example.org").is_err());
