@@ -409,6 +409,35 @@ fn ls_and_info_over_plain_http() {
     assert_eq!(lo.stdout, ro.stdout);
     assert!(!lo.stdout.is_empty());
 
+    // h5 cat and h5 compare read URLs as paths.
+    let (lnpy, rnpy) = (env.scratch.join("l.npy"), env.scratch.join("r.npy"));
+    let url = env.http_url("sb2_v108.h5");
+    let lo = bin("h5")
+        .arg("cat")
+        .arg(&local)
+        .args(["/chunked", "--out"])
+        .arg(&lnpy)
+        .output()
+        .unwrap();
+    let ro = bin("h5")
+        .args(["cat", &url, "/chunked", "--out"])
+        .arg(&rnpy)
+        .output()
+        .unwrap();
+    assert!(
+        lo.status.success() && ro.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ro.stderr)
+    );
+    assert_eq!(std::fs::read(&lnpy).unwrap(), std::fs::read(&rnpy).unwrap());
+    let o = bin("h5")
+        .args(["compare"])
+        .arg(&local)
+        .args([&url, "--metric", "exact"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+
     if env.http_root.join("v2_balanced.medh5").is_file() {
         let url = env.http_url("v2_balanced.medh5");
         let lo = bin("medh5")
