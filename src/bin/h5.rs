@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
-use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::file::Object;
 use purehdf::low_level::group::Group;
 use purehdf::low_level::link::join_path;
 use purehdf::low_level::messages::link::Link;
@@ -52,7 +52,9 @@ every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thre
 fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet.
     unsafe { purehdf_filters::zstd_codec::tune_process_env() };
-    let args = match purehdf_filters::threads::take_flag(std::env::args().skip(1).collect()) {
+    let args = match purehdf_filters::threads::take_flag(std::env::args().skip(1).collect())
+        .and_then(common::take_endpoint)
+    {
         Ok(a) => a,
         Err(e) => {
             eprintln!("h5: {e}\n{USAGE}");
@@ -110,7 +112,7 @@ fn ls(file: Option<&str>, start: Option<&str>, recursive: bool) -> u8 {
         return 2;
     };
     let start = start.unwrap_or("/");
-    let f = match File::open(file) {
+    let f = match purehdf_cli::open::open(file) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("h5: cannot open {file}: {e}");

@@ -140,6 +140,7 @@ fn main() -> ExitCode {
     unsafe { purehdf_filters::zstd_codec::tune_process_env() };
     let args = match take_workers(std::env::args().skip(1).collect())
         .and_then(purehdf_filters::threads::take_flag)
+        .and_then(common::take_endpoint)
     {
         Ok(a) => a,
         Err(e) => return usage(&e),

@@ -48,7 +48,10 @@ pub fn dump_file(path: impl AsRef<Path>) -> Result<Dump> {
 /// that checks their data another way, as `h5 recompress` does).
 pub fn dump_file_with(path: impl AsRef<Path>, hash: &dyn Fn(&str) -> bool) -> Result<Dump> {
     let path = path.as_ref();
-    let file = File::open(path)?;
+    let file = match path.to_str() {
+        Some(s) => crate::open::open(s)?,
+        None => File::open(path)?,
+    };
     let mut w = Walker {
         file: &file,
         seen: HashMap::new(),
@@ -62,7 +65,15 @@ pub fn dump_file_with(path: impl AsRef<Path>, hash: &dyn Fn(&str) -> bool) -> Re
         // that never closed it) and reports the root as a group it cannot read.
         Err(e) => w.fail(unreadable_root(), &e),
     }
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let size = match path.to_str() {
+        // A remote object: its length as pinned at open (the source counts
+        // from the base address).
+        Some(s) if crate::open::is_url(s) => file
+            .source()
+            .len()
+            .saturating_add(file.superblock().base_address),
+        _ => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    };
     let doc = json!({
         "file": path.display().to_string(),
         "size": size,

@@ -63,6 +63,9 @@ pub mod messages;
 pub mod object_header;
 #[path = "raw_chunks.rs"]
 pub mod raw_chunks;
+#[cfg(feature = "remote")]
+#[path = "remote/mod.rs"]
+pub mod remote;
 #[path = "selection.rs"]
 pub mod selection;
 #[path = "signature.rs"]

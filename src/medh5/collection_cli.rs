@@ -58,7 +58,7 @@ pub fn handles(args: &[String]) -> bool {
     }
     args.iter()
         .filter(|a| !a.starts_with('-'))
-        .any(|a| File::open(a).is_ok_and(|f| is_collection(&f)))
+        .any(|a| super::self_contained::open_hdf5(a.as_ref()).is_ok_and(|f| is_collection(&f)))
 }
 
 /// Run `cmd` (pack, unpack, ls, verify, info, tree); returns the exit code.
@@ -81,7 +81,7 @@ pub fn run(cmd: &str, args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
                 return 2;
             }
             let srcs: Vec<PathBuf> = a.positional.iter().map(PathBuf::from).collect();
-            match pack(&srcs, Path::new(out), &a.keys) {
+            match pack_to(&srcs, out, &a.keys) {
                 Ok(p) if a.json => {
                     print_json(&p.to_json());
                     0
@@ -147,9 +147,29 @@ pub fn run(cmd: &str, args: &[String], print_json: &dyn Fn(&Value)) -> u8 {
     }
 }
 
+/// `pack` to `out`, a path or (with the `remote` feature) an object URL:
+/// packed locally, then uploaded whole (multipart) and reported under the URL.
+fn pack_to(
+    srcs: &[PathBuf],
+    out: &str,
+    keys: &[String],
+) -> Result<super::collection::Packed, Error> {
+    #[cfg(feature = "remote")]
+    {
+        use purehdf::low_level::remote::{default_options, upload::write_then_upload};
+        let mut p = write_then_upload(out, &default_options(), |local| pack(srcs, local, keys))?;
+        p.out = out.to_string();
+        Ok(p)
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        pack(srcs, Path::new(out), keys)
+    }
+}
+
 /// The member a keyed command addresses, or the error it prints.
 fn member(path: &str, key: Option<&String>) -> Result<(File, String), String> {
-    let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let f = super::self_contained::open_hdf5(path.as_ref()).map_err(|e| format!("{path}: {e}"))?;
     super::self_contained::check(&f, path).map_err(|e| e.to_string())?;
     if !is_collection(&f) {
         return match key {

@@ -81,6 +81,16 @@ pub fn open(path: impl AsRef<std::path::Path>) -> Result<Sample> {
     Sample::open(path)
 }
 
+/// Open the medh5 sample at `url` (`s3://`, `gs://`, `az://`,
+/// `http(s)://`; see `purehdf::low_level::remote`), refused like [`open`]
+/// unless it is self-contained.
+#[cfg(feature = "remote")]
+pub fn open_url(url: &str) -> Result<Sample> {
+    let file = purehdf::File::open_url(url)?;
+    self_contained::check(&file, url)?;
+    Ok(Sample::from_file(file))
+}
+
 /// Open a medh5 sample held in memory.
 pub fn open_bytes(bytes: Vec<u8>) -> Result<Sample> {
     Sample::from_bytes(bytes)

@@ -109,10 +109,23 @@ pub fn check(file: &File, display: &str) -> Result<()> {
     )))
 }
 
+/// Open the HDF5 file at `path`, or the remote object when `path` is a URL
+/// (`s3://`, `https://`, ...) and the `remote` feature is on. Not checked.
+pub fn open_hdf5(path: &Path) -> purehdf::Result<File> {
+    #[cfg(feature = "remote")]
+    {
+        purehdf::low_level::remote::open_path_or_url(path)
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        File::open(path)
+    }
+}
+
 /// Open the file at `path` and refuse it unless it is self-contained
 /// ([`check`]); `display` is the file as the user named it.
 pub fn open(path: &Path, display: &str) -> Result<File> {
-    let file = File::open(path)?;
+    let file = open_hdf5(path)?;
     check(&file, display)?;
     Ok(file)
 }

@@ -8,7 +8,7 @@
 
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
-use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::file::Object;
 use purehdf::low_level::limits;
 use purehdf::low_level::selection::Selection;
 use purehdf::{Error, Result};
@@ -210,7 +210,7 @@ pub fn run(args: &[String]) -> u8 {
 
 /// Read the slice of `dset` in `file` and write it to the `.npy` file `out`.
 pub fn cat(file: &str, dset: &str, slice: Option<&str>, out: &str) -> Result<()> {
-    let f = File::open(file)?;
+    let f = crate::open::open(file)?;
     let ds = match f.object(dset)? {
         Object::Dataset(d) => d,
         o => return Err(bad(format!("{dset} is a {}, not a dataset", o.kind_name()))),

@@ -21,7 +21,7 @@ use crate::dump::walk::dump_file;
 use crate::tools::recompress::plan::datasets_of;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::datatype::{ByteOrder, Datatype};
-use purehdf::low_level::file::{File, Object};
+use purehdf::low_level::file::Object;
 use purehdf::low_level::selection::Selection;
 use purehdf::{Error, Result};
 
@@ -391,7 +391,7 @@ fn fmt_value(m: Metric, v: &SliceValue) -> String {
 }
 
 fn metrics(a: &str, b: &str, m: Metric, s: &Slices, only: &[String], json: bool) -> Result<u8> {
-    let (fa, fb) = (File::open(a)?, File::open(b)?);
+    let (fa, fb) = (crate::open::open(a)?, crate::open::open(b)?);
     let name = format!("{m:?}").to_lowercase();
     let mut problems = 0;
     let mut done = 0;

@@ -37,7 +37,10 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
         eprintln!("{USAGE}");
         return 2;
     };
-    match copy_with_threads(src, dst, &opts) {
+    let copied = crate::open::write_output(dst, |out| {
+        copy_with_threads(src, &out.to_string_lossy(), &opts)
+    });
+    match copied {
         Err(e) => {
             eprintln!("h5 copy: {e}");
             2

@@ -21,6 +21,38 @@ pub(crate) fn with_threads(cmd: Command) -> Command {
     .mut_subcommands(with_threads)
 }
 
+/// `cmd` with `--endpoint URL` declared on it and on every subcommand (an
+/// S3-compatible server for `s3://` URLs), for help and completions;
+/// [`take_endpoint`] takes it out of the arguments before clap sees them.
+pub(crate) fn with_endpoint(cmd: Command) -> Command {
+    cmd.arg(
+        Arg::new("endpoint")
+            .long("endpoint")
+            .value_name("URL")
+            .help("Endpoint of an S3-compatible server for s3:// URLs (default: AWS_ENDPOINT_URL)"),
+    )
+    .mut_subcommands(with_endpoint)
+}
+
+/// Take `--endpoint URL` (or `--endpoint=URL`, anywhere on the line) out of
+/// `args` and make it the endpoint of remote opens and uploads.
+pub(crate) fn take_endpoint(args: Vec<String>) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut endpoint = None;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--endpoint" {
+            endpoint = Some(it.next().ok_or("--endpoint needs a URL")?);
+        } else if let Some(v) = a.strip_prefix("--endpoint=") {
+            endpoint = Some(v.to_string());
+        } else {
+            out.push(a);
+        }
+    }
+    purehdf_cli::open::set_endpoint(endpoint.as_deref())?;
+    Ok(out)
+}
+
 /// Parse `args` (without the program name) into `T` with `cmd`; on help,
 /// `--version` or a usage error, print what clap prints (help on stdout,
 /// errors with their suggestions on stderr) and return the exit code

@@ -4,7 +4,7 @@
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use super::common::{with_threads, Argv};
+use super::common::{with_endpoint, with_threads, Argv};
 
 /// h5: inspect, dump, copy and re-encode HDF5 files.
 #[derive(Parser)]
@@ -304,5 +304,5 @@ pub(crate) struct Completions {
 
 /// The whole `h5` command, with the global `--threads`.
 pub(crate) fn command() -> clap::Command {
-    with_threads(Cli::command())
+    with_endpoint(with_threads(Cli::command()))
 }

@@ -5,7 +5,7 @@
 
 use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
 
-use super::common::{with_threads, Argv};
+use super::common::{with_endpoint, with_threads, Argv};
 
 /// medh5: write, check and repair medh5 samples and collections.
 #[derive(Parser)]
@@ -488,7 +488,7 @@ pub(crate) fn command() -> clap::Command {
             .value_name("N")
             .help("The thread count (0 and 1: one) unless --threads is given")
     };
-    with_threads(Cli::command())
+    with_endpoint(with_threads(Cli::command()))
         .mut_subcommand("recompress", |c| c.arg(workers()))
         .mut_subcommand("pack", |c| c.arg(workers()))
         .mut_subcommand("unpack", |c| c.arg(workers()))

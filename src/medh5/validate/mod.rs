@@ -108,7 +108,7 @@ pub fn code_revision(code: &str) -> u32 {
 /// Validate the file at `path`; the report names it as `path` is written.
 pub fn validate_path(path: &Path, opts: &Options) -> Report {
     let display = path.display().to_string();
-    let mut report = match File::open(path) {
+    let mut report = match crate::self_contained::open_hdf5(path) {
         Ok(file) => match crate::self_contained::check(&file, &display) {
             Ok(()) => validate_file(&file, &display, opts),
             Err(e) => Report::unreadable(&display, opts.level, &e.to_string()),

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Remote reads on a loopback S3 server: our CLI against one plain GET and
+against h5py over an s3fs file object, with the server-side request counts.
+
+Starts moto (tests/remote/moto_s3.py) and a counting proxy in front of it
+(tests/remote/fault_proxy.py, no faults), writes a medh5 sample with one
+N^3 int16 image (`medh5 create`), uploads it, then times in the same run:
+
+  full   `h5 cat URL IMAGE --out x.npy` vs one plain GET of the whole object
+  patch  `h5 cat URL IMAGE --slice a:b,a:b,a:b` (64^3) vs h5py over s3fs
+
+Run with the oracle venv's Python (numpy, h5py, s3fs, moto):
+
+    .oracle-venv/bin/python scripts/remote_bench.py [--size 256] [--repeat 3]
+        [--bin target/release]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def spawn(script, *args):
+    p = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "tests", "remote", script), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = p.stdout.readline()
+    if not line.startswith("PORT "):
+        sys.exit("%s did not start: %r" % (script, line))
+    return p, int(line.split()[1])
+
+
+def stats(port, reset=False):
+    q = "?reset=1" if reset else ""
+    with urllib.request.urlopen("http://127.0.0.1:%d/__stats%s" % (port, q)) as r:
+        return json.loads(r.read())
+
+
+def timed(fn, repeat, proxy):
+    """Median seconds of `repeat` runs of fn, and the requests/bytes of one run."""
+    times, counts = [], None
+    for _ in range(repeat):
+        stats(proxy, reset=True)
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        s = stats(proxy)
+        counts = (s["requests"], s["bytes"])
+    return statistics.median(times), counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=256, help="image edge (voxels)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release"))
+    ap.add_argument("--profile", default="balanced")
+    a = ap.parse_args()
+    import numpy as np
+
+    h5 = os.path.join(a.bin, "h5")
+    medh5 = os.path.join(a.bin, "medh5")
+    for b in (h5, medh5):
+        if not os.path.isfile(b):
+            sys.exit("no %s: cargo build --release --bins" % b)
+
+    work = tempfile.mkdtemp(prefix="remote-bench-")
+    moto, moto_port = spawn("moto_s3.py", "bench")
+    proxy, port = spawn("fault_proxy.py", "127.0.0.1:%d" % moto_port)
+    endpoint = "http://127.0.0.1:%d" % port
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
+               AWS_REGION="us-east-1", AWS_ENDPOINT_URL=endpoint)
+    try:
+        n = a.size
+        rng = np.random.default_rng(7)
+        img = (rng.normal(0, 200, (n, n, n)) + np.arange(n)[:, None, None]).astype("<i2")
+        np.save(os.path.join(work, "ct.npy"), img)
+        manifest = {
+            "sample_id": "bench", "subject_id": "B-1", "profile": a.profile,
+            "grids": {"ct": {"shape": [n, n, n], "spacing": [1.0, 1.0, 1.0],
+                             "origin": [0.0, 0.0, 0.0]}},
+            "images": {"CT": {"grid": "ct", "npy": "ct.npy", "modality": "CT"}},
+        }
+        with open(os.path.join(work, "m.json"), "w") as f:
+            json.dump(manifest, f)
+        local = os.path.join(work, "bench.medh5")
+        subprocess.run([medh5, "create", "--from", os.path.join(work, "m.json"), local],
+                       check=True, stdout=subprocess.DEVNULL)
+        size = os.path.getsize(local)
+        ls = subprocess.run([h5, "ls", "-r", local], check=True, capture_output=True, text=True)
+        dset = next(l.split("\t")[0] for l in ls.stdout.splitlines()
+                    if l.startswith("/images/") and "\tdataset\t" in l)
+        url = "s3://bench/bench.medh5"
+        import boto3
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="bench", aws_secret_access_key="bench")
+        s3.upload_file(local, "bench", "bench.medh5")
+        print("object: %s, %d bytes (%.1f MiB), image %s %d^3 int16 (%.1f MiB)"
+              % (url, size, size / 2**20, dset, n, img.nbytes / 2**20))
+
+        out = os.path.join(work, "x.npy")
+
+        def full_ours():
+            subprocess.run([h5, "cat", url, dset, "--out", out], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+
+        def full_get():
+            body = s3.get_object(Bucket="bench", Key="bench.medh5")["Body"]
+            while body.read(1 << 20):
+                pass
+
+        lo = min(64, n // 4)
+        hi = lo + min(64, n - lo)
+        sl = ",".join(["%d:%d" % (lo, hi)] * 3)
+
+        def patch_ours():
+            subprocess.run([h5, "cat", url, dset, "--slice", sl, "--out", out], env=env,
+                           check=True, stdout=subprocess.DEVNULL)
+
+        def patch_h5py():
+            import h5py
+            import s3fs
+            fs = s3fs.S3FileSystem(key="bench", secret="bench",
+                                   client_kwargs={"endpoint_url": endpoint,
+                                                  "region_name": "us-east-1"},
+                                   skip_instance_cache=True)
+            with fs.open("bench/bench.medh5", "rb") as fo, h5py.File(fo, "r") as f:
+                import hdf5plugin  # noqa: F401  (Blosc2 and friends)
+                f[dset][lo:hi, lo:hi, lo:hi]
+
+        full_ours()
+        got = np.load(out)
+        assert (got == img).all(), "full read differs"
+        rows = [
+            ("full image, h5 cat (ours)", timed(full_ours, a.repeat, port)),
+            ("full object, one plain GET", timed(full_get, a.repeat, port)),
+            ("64^3 patch, h5 cat (ours)", timed(patch_ours, a.repeat, port)),
+        ]
+        try:
+            rows.append(("64^3 patch, h5py over s3fs", timed(patch_h5py, a.repeat, port)))
+        except Exception as e:  # report, do not hide the rest
+            print("h5py over s3fs failed: %s" % e)
+        print("%-30s %10s %10s %14s" % ("", "seconds", "requests", "bytes served"))
+        for name, (t, (req, by)) in rows:
+            print("%-30s %10.3f %10d %14d" % (name, t, req, by))
+        full = dict(rows)
+        tf, tg = full["full image, h5 cat (ours)"][0], full["full object, one plain GET"][0]
+        print("full read throughput vs one GET: %.0f %%" % (100 * tg / tf))
+        if "64^3 patch, h5py over s3fs" in full:
+            tp, th = full["64^3 patch, h5 cat (ours)"][0], full["64^3 patch, h5py over s3fs"][0]
+            print("patch: ours %.1fx faster than h5py over s3fs" % (th / tp))
+    finally:
+        proxy.kill()
+        moto.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
