@@ -1,0 +1,1 @@
+#[pyo3::pyclass] pub(crate) struct NativeWriter {}
