@@ -5,6 +5,8 @@
 C libraries. ``purehdf.medh5`` is the medh5 sample API.
 """
 
+import os as _os
+
 from . import _native
 from ._dtype import (Reference, RegionReference, check_string_dtype, enum_dtype,
                      ref_dtype, regionref_dtype, string_dtype, vlen_dtype)
@@ -16,6 +18,19 @@ UnsupportedError = _native.UnsupportedError
 LimitError = _native.LimitError
 
 __version__ = "0.1.0"
+
+
+def _after_fork_in_child():
+    # The parent's decoding threads do not exist in a forked child: decode
+    # inline there (data loaders and process pools fork).
+    try:
+        _native.set_threads(1)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def set_threads(n):
