@@ -718,3 +718,16 @@ class File(Group):
         if self._native is None:
             return "<Closed HDF5 file>"
         return '<HDF5 file "%s" (mode r)>' % os.path.basename(self.filename or "<bytes>")
+
+
+def _wrap_native(native, filename):
+    """A read-only :class:`File` over an already open extension handle."""
+    f = object.__new__(File)
+    f._make = _maker(f)
+    f._cache = {}
+    f.mode = "r"
+    f._bytes = None
+    f.filename = filename
+    f._native = native
+    Group.__init__(f, f, "/")
+    return f
