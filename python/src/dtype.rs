@@ -172,7 +172,13 @@ pub(crate) fn from_desc(d: &Bound<'_, PyAny>) -> PyResult<Datatype> {
         "enum" => {
             let base = from_desc(&("num", d.get_item(1)?).into_pyobject(d.py())?.into_any())?;
             let size = base.size() as usize;
-            let big = matches!(base, Datatype::Integer { order: ByteOrder::Big, .. });
+            let big = matches!(
+                base,
+                Datatype::Integer {
+                    order: ByteOrder::Big,
+                    ..
+                }
+            );
             let mut members = Vec::new();
             for item in d.get_item(2)?.try_iter()? {
                 let (name, v): (String, i128) = item?.extract()?;

@@ -40,9 +40,7 @@ pub(crate) fn to_py(e: purehdf::Error) -> PyErr {
         E::InvalidArgument(_) => PyValueError::new_err(msg),
         E::Conversion { .. } => PyTypeError::new_err(msg),
         E::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => {
-                pyo3::exceptions::PyFileNotFoundError::new_err(msg)
-            }
+            std::io::ErrorKind::NotFound => pyo3::exceptions::PyFileNotFoundError::new_err(msg),
             std::io::ErrorKind::PermissionDenied => {
                 pyo3::exceptions::PyPermissionError::new_err(msg)
             }

@@ -26,8 +26,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read::NativeFile>()?;
     m.add_class::<read::NativeDataset>()?;
     m.add_class::<write::NativeWriter>()?;
-    m.add("CorruptFileError", py.get_type::<errors::CorruptFileError>())?;
-    m.add("UnsupportedError", py.get_type::<errors::UnsupportedError>())?;
+    m.add(
+        "CorruptFileError",
+        py.get_type::<errors::CorruptFileError>(),
+    )?;
+    m.add(
+        "UnsupportedError",
+        py.get_type::<errors::UnsupportedError>(),
+    )?;
     m.add("LimitError", py.get_type::<errors::LimitError>())?;
     m.add("Medh5Error", py.get_type::<errors::Medh5Error>())?;
     medh5::register(m)?;

@@ -11,10 +11,10 @@ use pyo3::types::{PyDict, PyModule};
 /// is not a self-contained sample).
 #[pyfunction]
 fn medh5_open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<NativeFile> {
-    let s = py.detach(|| purehdf_medh5::open(&path)).map_err(medh5_to_py)?;
-    Ok(NativeFile {
-        file: s.file,
-    })
+    let s = py
+        .detach(|| purehdf_medh5::open(&path))
+        .map_err(medh5_to_py)?;
+    Ok(NativeFile { file: s.file })
 }
 
 /// Verify the sample (§5.7): the report's fields as a dict; `partial`

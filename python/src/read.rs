@@ -52,9 +52,7 @@ fn link_tuple<'py>(py: Python<'py>, name: &str, link: &Link) -> PyResult<Bound<'
         Link::External { file, path } => {
             (name, "external", file.clone(), path.clone()).into_pyobject(py)?
         }
-        Link::UserDefined { kind, .. } => {
-            (name, "user", kind.to_string(), "").into_pyobject(py)?
-        }
+        Link::UserDefined { kind, .. } => (name, "user", kind.to_string(), "").into_pyobject(py)?,
     };
     Ok(t.into_any())
 }
@@ -108,11 +106,13 @@ impl NativeFile {
 
     /// The kind of the object whose header is at `address`.
     fn kind_at(&self, address: u64) -> PyResult<&'static str> {
-        Ok(match self.file.object_at(address, String::new()).py_err()? {
-            Object::Group(_) => "group",
-            Object::Dataset(_) => "dataset",
-            Object::NamedDatatype(_) => "datatype",
-        })
+        Ok(
+            match self.file.object_at(address, String::new()).py_err()? {
+                Object::Group(_) => "group",
+                Object::Dataset(_) => "dataset",
+                Object::NamedDatatype(_) => "datatype",
+            },
+        )
     }
 
     /// The group's links `(name, kind, a, b)` in h5py's order.
@@ -214,13 +214,11 @@ impl NativeFile {
         let a = match o {
             Object::Group(g) => g.attribute(name),
             Object::Dataset(d) => d.attribute(name),
-            Object::NamedDatatype(t) => t
-                .attributes()
-                .and_then(|v| {
-                    v.into_iter()
-                        .find(|a| a.name == name)
-                        .ok_or_else(|| purehdf::Error::NotFound(format!("attribute {name}")))
-                }),
+            Object::NamedDatatype(t) => t.attributes().and_then(|v| {
+                v.into_iter()
+                    .find(|a| a.name == name)
+                    .ok_or_else(|| purehdf::Error::NotFound(format!("attribute {name}")))
+            }),
         }
         .py_err()?;
         let shape = match a.space_kind() {
@@ -310,7 +308,9 @@ impl NativeDataset {
         let dt = ds.dtype();
         let rank = ds.shape().len();
         if start.len() != rank || count.len() != rank || step.len() != rank {
-            return Err(PyValueError::new_err("selection rank differs from the dataset's"));
+            return Err(PyValueError::new_err(
+                "selection rank differs from the dataset's",
+            ));
         }
         if step.contains(&0) {
             return Err(PyValueError::new_err("step must be at least 1"));

@@ -9,7 +9,7 @@ use purehdf::low_level::write::AttrData;
 use purehdf::{
     AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
 };
-use pyo3::exceptions::{PyValueError, PyTypeError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use std::sync::Mutex;
@@ -48,8 +48,9 @@ fn filters(list: &[(String, Vec<i64>)]) -> PyResult<Vec<Filter>> {
             "fletcher32" => Filter::fletcher32(),
             "lzf" => Filter::lzf(),
             "lz4" => Filter::lz4(),
-            "zstd" => Filter::zstd(i32::try_from(o(0, 3)).map_err(|_| bad_level(name))?)
-                .py_err()?,
+            "zstd" => {
+                Filter::zstd(i32::try_from(o(0, 3)).map_err(|_| bad_level(name))?).py_err()?
+            }
             "bzip2" => Filter::bzip2(level(0, 9)?).py_err()?,
             "bitshuffle" => Filter::bitshuffle(o(0, 0) != 0),
             "blosc2" => {
@@ -96,7 +97,10 @@ fn strings(list: &Bound<'_, PyList>) -> PyResult<Vec<String>> {
 }
 
 impl NativeWriter {
-    fn with<T>(&self, f: impl FnOnce(&mut FileWriter, &mut Vec<Made>) -> PyResult<T>) -> PyResult<T> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut FileWriter, &mut Vec<Made>) -> PyResult<T>,
+    ) -> PyResult<T> {
         let mut s = self.state.lock().map_err(|_| closed())?;
         let State { w, made } = &mut *s;
         let w = w.as_mut().ok_or_else(closed)?;
@@ -180,7 +184,9 @@ impl NativeWriter {
         } else if let Ok(l) = data.cast::<PyList>() {
             purehdf::low_level::write::DatasetData::VarStrings(strings(l)?)
         } else {
-            return Err(PyTypeError::new_err("dataset values: bytes or a list of strings"));
+            return Err(PyTypeError::new_err(
+                "dataset values: bytes or a list of strings",
+            ));
         };
         let py = data.py();
         let name = name.to_string();
@@ -215,7 +221,9 @@ impl NativeWriter {
         } else if let Ok(l) = data.cast::<PyList>() {
             AttrData::VarStrings(strings(l)?)
         } else {
-            return Err(PyTypeError::new_err("attribute values: bytes or a list of strings"));
+            return Err(PyTypeError::new_err(
+                "attribute values: bytes or a list of strings",
+            ));
         };
         let value = AttrValue {
             dtype,
