@@ -32,8 +32,10 @@ def same(a, b, hf, pf):
             return False
         if not a:
             return True
-        return hf[a].id == h5py.h5o.open(hf.id, pf[b].name.encode()) if False else \
-            h5py.h5o.get_info(hf[a].id).addr == b.address
+        # the same object: h5py's target header address is the purehdf
+        # reference's, and purehdf opens it as the same kind of object
+        return (h5py.h5o.get_info(hf[a].id).addr == b.address
+                and type(hf[a]).__name__ == type(pf[b]).__name__)
     if isinstance(a, h5py.Empty):
         return isinstance(b, purehdf.Empty) and a.dtype == b.dtype
     if isinstance(a, np.ndarray):
