@@ -3,6 +3,7 @@ Datatype, AttributeManager, links, and pickling by location."""
 
 import os
 import posixpath
+import threading
 
 import numpy as np
 
@@ -119,6 +120,16 @@ def _join(parent, name):
     return posixpath.normpath(p)
 
 
+class _Hops(threading.local):
+    """External links followed on the way to the current object (libhdf5
+    stops at 16, as here)."""
+
+    n = 0
+
+
+_HOPS = _Hops()
+
+
 class _Bound:
     """An object of an open file: the file and the path it was opened by."""
 
@@ -227,10 +238,13 @@ class Group(_Bound):
         n = self._n
         try:
             kind = n.kind(path)
-        except KeyError:
+        except (KeyError, OSError) as e:
+            # a path through an external link: followed here, as h5py does
             ext = self._external(path)
             if ext is not None:
                 return ext
+            if not isinstance(e, KeyError):
+                raise
             raise KeyError("Unable to synchronously open object (object '%s' doesn't exist)"
                            % posixpath.basename(path)) from None
         if kind == "group":
@@ -244,6 +258,14 @@ class Group(_Bound):
         try:
             link = self._n.link(parent or "/", base)
         except (KeyError, TypeError, OSError):
+            if parent in ("", "/"):
+                return None
+            try:
+                pobj = self._open(parent)
+            except KeyError:
+                return None
+            if isinstance(pobj, Group) and pobj.file is not self._file:
+                return pobj[base]
             return None
         if link[1] == "soft":
             return self._open(_join(parent or "/", link[2]))
@@ -253,9 +275,17 @@ class Group(_Bound):
         here = self._file.filename
         if here and not os.path.isabs(fname):
             fname = os.path.join(os.path.dirname(here), fname)
-        if not os.path.exists(fname):
-            raise KeyError("Unable to open external file %r" % link[2])
-        return File(fname)[link[3]]
+        if _HOPS.n >= 16:
+            raise KeyError("too many links (external link loop?) at %r" % path)
+        _HOPS.n += 1
+        try:
+            return File(fname)[link[3]]
+        except (OSError, KeyError, ValueError) as e:
+            # as h5py: an external link that cannot be followed is a missing name
+            raise KeyError("Unable to open external link %r in %r: %s"
+                           % (link[3], link[2], e)) from None
+        finally:
+            _HOPS.n -= 1
 
     def __getitem__(self, name):
         if isinstance(name, Reference):

@@ -13,7 +13,13 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 /// True when numpy holds `dt` in exactly its stored bytes.
 pub(crate) fn same_layout(dt: &Datatype) -> bool {
     match dt {
-        Datatype::String { pad, .. } => *pad != StringPad::SpacePad,
+        Datatype::String { pad, .. } => *pad == StringPad::NullPad,
+        Datatype::Integer {
+            size,
+            bit_offset,
+            precision,
+            ..
+        } => *bit_offset == 0 && u32::from(*precision) == size * 8,
         Datatype::Enum { base, .. } => !dt.is_bool_enum() || base.size() == 1,
         Datatype::Compound { size, members } => {
             dt.numpy_itemsize() == Some(u64::from(*size))
@@ -49,10 +55,50 @@ pub(crate) fn convert_elem(dt: &Datatype, src: &[u8], dst: &mut [u8]) -> PyResul
         Datatype::String { pad, .. } => {
             let n = dst.len().min(src.len());
             dst[..n].copy_from_slice(&src[..n]);
-            if *pad == StringPad::SpacePad {
-                let end = dst.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
-                dst[end..].fill(0);
+            match pad {
+                StringPad::SpacePad => {
+                    let end = dst.iter().rposition(|&b| b != b' ').map_or(0, |p| p + 1);
+                    dst[end..].fill(0);
+                }
+                // libhdf5 hands h5py the bytes up to the terminator, zeros after
+                StringPad::NullTerm => {
+                    if let Some(z) = dst.iter().position(|&b| b == 0) {
+                        dst[z..].fill(0);
+                    }
+                }
+                StringPad::NullPad => {}
             }
+        }
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset,
+            precision,
+        } => {
+            // the significant bits, shifted down and sign-extended (N-bit data)
+            let n = (*size as usize).min(16).min(src.len()).min(dst.len());
+            let mut le = [0u8; 16];
+            le[..n].copy_from_slice(&src[..n]);
+            if *order == purehdf::ByteOrder::Big {
+                le[..n].reverse();
+            }
+            let v = u128::from_le_bytes(le) >> bit_offset.min(&127);
+            let p = u32::from(*precision).clamp(1, 128);
+            let mask = if p >= 128 {
+                u128::MAX
+            } else {
+                (1u128 << p) - 1
+            };
+            let mut v = v & mask;
+            if *signed && p < 128 && (v >> (p - 1)) & 1 == 1 {
+                v |= !mask;
+            }
+            let mut out = v.to_le_bytes();
+            if *order == purehdf::ByteOrder::Big {
+                out[..n].reverse();
+            }
+            dst[..n].copy_from_slice(&out[..n]);
         }
         Datatype::Enum { base, .. } => {
             let v = enum_value(base, src).unwrap_or(0);

@@ -330,7 +330,6 @@ impl NativeDataset {
                 )));
             }
         }
-        ds.check_budget().py_err()?;
         let h = Hyperslab {
             indexed: vec![false; rank],
             start,
@@ -342,6 +341,14 @@ impl NativeDataset {
             .and_then(|n| n.checked_mul(dt.size()))
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| PyValueError::new_err("selection too large"))?;
+        // what the file makes us allocate: the selection, within the budget
+        purehdf::low_level::limits::check_budget(
+            ds.path(),
+            "selection",
+            n as u64,
+            ds.file().source().len(),
+        )
+        .py_err()?;
         if !has_objects(dt) && same_layout(dt) {
             let buf = PyByteArray::new_with(py, n, |out| {
                 py.detach(|| ds.read_hyperslab_raw(&h, out)).map_err(to_py)
