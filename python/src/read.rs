@@ -350,6 +350,19 @@ impl NativeDataset {
         )
         .py_err()?;
         if !has_objects(dt) && same_layout(dt) {
+            let whole = h.start.iter().all(|&s| s == 0)
+                && h.step.iter().all(|&s| s == 1)
+                && h.count.as_slice() == ds.shape();
+            if whole {
+                // a whole contiguous dataset: one copy from the mapped file
+                if let Some(bytes) = ds.contiguous_bytes().py_err()? {
+                    if bytes.len() == n {
+                        return Ok(("buf", PyByteArray::new(py, &bytes))
+                            .into_pyobject(py)?
+                            .into_any());
+                    }
+                }
+            }
             let buf = PyByteArray::new_with(py, n, |out| {
                 py.detach(|| ds.read_hyperslab_raw(&h, out)).map_err(to_py)
             })?;
