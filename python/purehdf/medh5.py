@@ -1,0 +1,309 @@
+"""The medh5 sample API, shaped as the reference ``medh5`` package's:
+``open`` → :class:`Sample` with ``identity``, ``content_id``, ``profiles``,
+``images[id].read(roi)``, ``verify()`` and ``compute_content_id()``, so a
+read-only script written for the reference runs with only its import
+changed (``from purehdf import medh5``)."""
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _native
+from ._hl import Dataset, _wrap_native
+
+MEDH5Error = _native.Medh5Error
+
+__all__ = ["Identity", "Image", "ImageCollection", "MEDH5Error", "Sample", "VerifyResult",
+           "open", "open_sample"]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The ``identity`` member of the sample document (who the sample is about)."""
+
+    sample_id: str = None
+    subject_id: str = None
+    sex: str = None
+    laterality: str = None
+    bodypart: str = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d):
+        known = {k: d[k] for k in ("sample_id", "subject_id", "sex", "laterality", "bodypart")
+                 if k in d}
+        extra = {k: v for k, v in d.items() if k not in known}
+        return cls(extra=extra, **known)
+
+    def to_json(self):
+        out = {k: getattr(self, k) for k in ("sample_id", "subject_id", "sex", "laterality",
+                                             "bodypart") if getattr(self, k) is not None}
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Outcome of a verification pass (the reference's fields)."""
+
+    checked: tuple = ()
+    mismatched: tuple = ()
+    undigested: tuple = ()
+    malformed: tuple = ()
+    content_id_declared: str = None
+    content_id_computed: str = None
+    stale_index: tuple = ()
+    unattested: tuple = ()
+    unverifiable: tuple = ()
+    _ok: bool = field(default=True, repr=False, compare=False)
+    _content_id_ok: bool = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self):
+        return bool(self._ok)
+
+    @property
+    def content_id_ok(self):
+        return self._content_id_ok
+
+    def summary(self):
+        return {"ok": self.ok, "content_id_ok": self.content_id_ok,
+                "checked": len(self.checked), "mismatched": list(self.mismatched),
+                "undigested": list(self.undigested), "malformed": list(self.malformed),
+                "unattested": list(self.unattested), "stale_index": list(self.stale_index),
+                "unverifiable": list(self.unverifiable)}
+
+
+def _saturate(arr, dtype):
+    """``arr`` as ``dtype``, saturating out-of-range values (NaN → 0) and
+    truncating floats toward zero, as the reference's ``read(dtype=)``."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        a = np.asarray(arr)
+        if a.dtype.kind == "f":
+            a = np.nan_to_num(np.trunc(a), nan=0.0, posinf=info.max, neginf=info.min)
+            return np.clip(a, info.min, info.max).astype(dtype)
+        return np.clip(a, info.min, info.max).astype(dtype)
+    return np.asarray(arr).astype(dtype)
+
+
+class Image:
+    """One stored image: geometry attributes and region reads."""
+
+    def __init__(self, sample, image_id):
+        self._sample = sample
+        self.image_id = image_id
+        self._ds = sample._file["images/" + image_id]
+        if not isinstance(self._ds, Dataset):
+            self._ds = self._ds["0"] if "0" in self._ds else self._ds
+
+    @property
+    def dataset(self):
+        return self._ds
+
+    @property
+    def attrs(self):
+        return {k: (v.item() if isinstance(v, np.generic) else v)
+                for k, v in self._ds.attrs.items()}
+
+    def _attr(self, name, default=None):
+        v = self._ds.attrs.get(name, default)
+        return v.item() if isinstance(v, np.generic) else v
+
+    @property
+    def grid_id(self):
+        return str(self._attr("grid"))
+
+    @property
+    def modality(self):
+        return str(self._attr("modality"))
+
+    @property
+    def value_type(self):
+        return str(self._attr("value_type"))
+
+    @property
+    def digest(self):
+        return self._attr("digest")
+
+    @property
+    def shape(self):
+        return tuple(self._ds.shape)
+
+    @property
+    def dtype(self):
+        return self._ds.dtype
+
+    @property
+    def nbytes(self):
+        return int(self._ds.size) * self._ds.dtype.itemsize
+
+    @property
+    def chunks(self):
+        return self._ds.chunks
+
+    @property
+    def rescale(self):
+        return (float(self._attr("rescale_slope", 1.0)), float(self._attr("rescale_intercept", 0.0)))
+
+    @property
+    def is_rescaled(self):
+        return "rescale_slope" in self._ds.attrs or "rescale_intercept" in self._ds.attrs
+
+    def read(self, roi=None, *, physical=False, dtype=None):
+        """The image, or the region ``roi`` (every axis, or the spatial axes
+        only; ``...`` as in numpy)."""
+        if roi is None or roi is Ellipsis:
+            key = ()
+        else:
+            key = tuple(roi) if isinstance(roi, (tuple, list)) else (roi,)
+            if Ellipsis not in key and len(key) < len(self.shape):
+                key = (Ellipsis,) + key
+        arr = self._ds[key] if key else self._ds[()]
+        arr = np.asarray(arr)
+        if physical and self.is_rescaled:
+            slope, icpt = self.rescale
+            arr = arr.astype(np.float32 if dtype is None else dtype) * slope + icpt
+            return arr if dtype is None else _saturate(arr, dtype)
+        if dtype is not None:
+            return _saturate(arr, dtype)
+        return arr
+
+    def __repr__(self):
+        return "Image(%r, shape=%s, dtype=%s)" % (self.image_id, self.shape, self.dtype)
+
+
+class ImageCollection(dict):
+    """The sample's images by id (``images[id]``)."""
+
+
+class Sample:
+    """An open medh5 sample (read-only)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._native = _native.medh5_open(self.path)
+        self._file = _wrap_native(self._native, self.path)
+        self._document = None
+        self._images = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Release the file. Safe to call twice."""
+        if self._file is not None:
+            self._file.close()
+        self._file = None
+
+    @property
+    def is_open(self):
+        return self._file is not None
+
+    def __reduce__(self):
+        return (Sample, (self.path,))
+
+    @property
+    def root(self):
+        return self._file
+
+    @property
+    def document(self):
+        if self._document is None:
+            raw = self._file["meta"][()]
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8")
+            self._document = json.loads(raw)
+        return self._document
+
+    @property
+    def identity(self):
+        return Identity.from_json(self.document.get("identity", {}))
+
+    @property
+    def version(self):
+        return str(self._file.attrs["medh5_version"])
+
+    @property
+    def kind(self):
+        return str(self._file.attrs.get("medh5_kind", "sample"))
+
+    @property
+    def profiles(self):
+        p = self._file.attrs.get("medh5_profiles")
+        if p is None:
+            return frozenset()
+        if isinstance(p, (str, bytes)):
+            p = [p]
+        return frozenset(x.decode() if isinstance(x, bytes) else str(x) for x in p)
+
+    @property
+    def content_id(self):
+        c = self._file.attrs.get("content_id")
+        return None if c is None else str(c)
+
+    @property
+    def images(self):
+        if self._images is None:
+            ids = list(self._file["images"].keys()) if "images" in self._file else []
+            self._images = ImageCollection((i, Image(self, i)) for i in ids)
+        return self._images
+
+    def _digested(self):
+        out = []
+
+        def visit(name, obj):
+            if isinstance(obj, Dataset) and name != "meta" and not name.startswith("index/"):
+                if "digest" in obj.attrs:
+                    out.append(name)
+        self._file.visititems(visit)
+        return out
+
+    def verify(self, partial=None):
+        """Recompute the digests (all, or the ``partial`` dataset paths) and
+        the ``content_id``."""
+        part = None if partial is None else [str(p) for p in partial]
+        r = _native.medh5_verify(self._native, self.path, part)
+        skip = set(r["malformed"]) | set(r["unverifiable"])
+        checked = [p for p in self._digested() if p not in skip]
+        if part is not None:
+            want = {p.strip("/") for p in part}
+            checked = [p for p in checked if p in want]
+        computed = None
+        if part is None:
+            try:
+                computed = self.compute_content_id()
+            except MEDH5Error:
+                computed = None
+        srt = lambda xs: tuple(sorted(xs))  # noqa: E731
+        return VerifyResult(checked=srt(checked), mismatched=srt(r["mismatched"]),
+                            undigested=srt(r["undigested"]), malformed=srt(r["malformed"]),
+                            content_id_declared=self.content_id,
+                            content_id_computed=computed,
+                            stale_index=srt(r["stale_index"]),
+                            unattested=srt(r["unattested"]),
+                            unverifiable=srt(r["unverifiable"]),
+                            _ok=r["ok"], _content_id_ok=r["content_id_ok"])
+
+    def compute_content_id(self):
+        """The ``content_id`` recomputed from the stored digests."""
+        return str(_native.medh5_compute_content_id(self._native))
+
+    def __repr__(self):
+        return "Sample(%r)" % self.path
+
+
+def open(path, mode="r"):  # noqa: A001
+    """Open a ``.medh5`` sample, read-only."""
+    if mode != "r":
+        raise MEDH5Error("open() is read-only, not %r" % (mode,))
+    return Sample(path)
+
+
+open_sample = open
