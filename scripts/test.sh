@@ -36,6 +36,10 @@ for ex in examples/*.rs; do
   cargo run --release --quiet --example "$name" >/dev/null || { echo "example $name: FAILED"; status=1; }
 done
 echo "examples: $(ls examples/*.rs | wc -l) run"
+# The Python package (python/): the wheel built once (reusing this target
+# dir's library builds), installed into the oracle venv, pytest against h5py,
+# hdf5plugin, the reference medh5 and dask; says skipped: without the venv.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/python/test.sh" || { echo "python: FAILED"; status=1; }
 # The optional ndarray feature.
 cargo test --release -p purehdf --features ndarray --lib typed_ndarray || status=1
 # Fully static h5 and medh5 (no NEEDED entries, both run); says SKIPPED without the target.
