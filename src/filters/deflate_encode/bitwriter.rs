@@ -53,11 +53,6 @@ impl<'a> BitWriter<'a> {
         self.buf.resize(want, 0);
     }
 
-    /// Bits pending in the buffer modulo 8 (the position within the current byte).
-    pub(super) fn bit_offset(&self) -> u32 {
-        self.nbits & 7
-    }
-
     /// Pad with zero bits to a byte boundary and flush everything.
     pub(super) fn align(&mut self) {
         self.flush();
