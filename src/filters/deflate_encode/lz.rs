@@ -26,8 +26,11 @@ const MAX_DIST: usize = WSIZE - MIN_LOOKAHEAD;
 const WIN_INIT: usize = MAX_MATCH;
 /// Lazy parse: 3-byte matches farther than this are dropped.
 const TOO_FAR: usize = 4096;
-/// Slack after the window for 8-byte loads of the match compare.
-const PAD: usize = 8;
+/// Slack after the window: the match compare's 8-byte loads, and indices
+/// below 2^16 + 512 need no bounds check.
+const PAD: usize = 512;
+
+type Window = [u8; WINDOW_SIZE + PAD];
 
 /// zlib's configuration table: (good_length, max_lazy, nice_length, max_chain).
 const CONFIG: [(usize, usize, usize, usize); 10] = [
@@ -52,9 +55,9 @@ pub(super) struct Lz {
     max_lazy: usize,
     nice_match: usize,
     max_chain: usize,
-    window: Vec<u8>,
-    head: Vec<u16>,
-    prev: Vec<u16>,
+    window: Box<Window>,
+    head: Box<[u16; HASH_SIZE]>,
+    prev: Box<[u16; WSIZE]>,
     strstart: usize,
     /// Where the current block starts, in window positions (negative once
     /// its start has slid out of the window).
@@ -85,9 +88,9 @@ impl Lz {
             max_lazy: lazy,
             nice_match: nice,
             max_chain: chain,
-            window: vec![0; WINDOW_SIZE + PAD],
-            head: vec![0; HASH_SIZE],
-            prev: vec![0; WSIZE],
+            window: boxed(),
+            head: boxed(),
+            prev: boxed(),
             strstart: 0,
             block_start: 0,
             lookahead: 0,
@@ -132,12 +135,12 @@ impl Lz {
 
     /// Put the string at `pos` into its hash chain; the previous head.
     #[inline(always)]
-    fn insert_string(&mut self, pos: usize) -> usize {
+    fn insert_string(&mut self, pos: usize) -> u16 {
         self.ins_h = self.update_hash(self.ins_h, self.window[pos + MIN_MATCH - 1]);
         let head = self.head[self.ins_h];
         self.prev[pos & WMASK] = head;
         self.head[self.ins_h] = pos as u16;
-        head as usize
+        head
     }
 
     /// Slide by 32 KiB when the window is nearly full, then read input until
@@ -150,8 +153,8 @@ impl Lz {
                 self.match_start = self.match_start.wrapping_sub(WSIZE);
                 self.strstart -= WSIZE;
                 self.block_start -= WSIZE as isize;
-                slide(&mut self.head);
-                slide(&mut self.prev);
+                slide(&mut self.head[..]);
+                slide(&mut self.prev[..]);
                 more += WSIZE;
             }
             if self.next_in == input.len() {
@@ -189,48 +192,24 @@ impl Lz {
     /// The longest match at `strstart` along the chain from `cur`, longer
     /// than `prev_length`; sets `match_start` (zlib's `longest_match`).
     #[inline(always)]
-    fn longest_match(&mut self, mut cur: usize) -> usize {
+    fn longest_match(&mut self, cur: u16) -> usize {
         let mut chain = self.max_chain;
-        let scan = self.strstart;
-        let mut best_len = self.prev_length;
-        let mut nice = self.nice_match;
-        let limit = self.strstart.saturating_sub(MAX_DIST);
         if self.prev_length >= self.good_match {
             chain >>= 2;
         }
-        if nice > self.lookahead {
-            nice = self.lookahead;
+        let (len, start) = longest_match(
+            &self.window,
+            &self.prev,
+            self.strstart,
+            cur,
+            self.prev_length,
+            chain,
+            self.nice_match.min(self.lookahead),
+        );
+        if let Some(start) = start {
+            self.match_start = start;
         }
-        let w = &self.window[..];
-        let scan_start = u16::from_le_bytes([w[scan], w[scan + 1]]);
-        let mut scan_end = u16::from_le_bytes([w[scan + best_len - 1], w[scan + best_len]]);
-        loop {
-            let m = cur;
-            // The two bytes ending at the length to beat, then the first two
-            // (the third is equal when the hashes are).
-            if u16::from_le_bytes([w[m + best_len - 1], w[m + best_len]]) == scan_end
-                && u16::from_le_bytes([w[m], w[m + 1]]) == scan_start
-            {
-                let len = MIN_MATCH + common(w, scan + 3, m + 3, MAX_MATCH - 3);
-                if len > best_len {
-                    self.match_start = cur;
-                    best_len = len;
-                    if len >= nice {
-                        break;
-                    }
-                    scan_end = u16::from_le_bytes([w[scan + best_len - 1], w[scan + best_len]]);
-                }
-            }
-            cur = self.prev[cur & WMASK] as usize;
-            if cur <= limit {
-                break;
-            }
-            chain -= 1;
-            if chain == 0 {
-                break;
-            }
-        }
-        best_len.min(self.lookahead)
+        len.min(self.lookahead)
     }
 
     /// Write the block from `block_start` to `strstart`.
@@ -257,7 +236,7 @@ impl Lz {
             if self.lookahead >= MIN_MATCH {
                 hash_head = self.insert_string(self.strstart);
             }
-            if hash_head != 0 && self.strstart - hash_head <= MAX_DIST {
+            if hash_head != 0 && self.strstart - hash_head as usize <= MAX_DIST {
                 self.match_length = self.longest_match(hash_head);
             }
             let full;
@@ -311,7 +290,7 @@ impl Lz {
             self.match_length = MIN_MATCH - 1;
             if hash_head != 0
                 && self.prev_length < self.max_lazy
-                && self.strstart - hash_head <= MAX_DIST
+                && self.strstart - hash_head as usize <= MAX_DIST
             {
                 self.match_length = self.longest_match(hash_head);
                 if self.match_length == MIN_MATCH
@@ -359,6 +338,64 @@ impl Lz {
     }
 }
 
+/// zlib's `longest_match` over the window: the first of the chain's
+/// candidates from `cur` (at most `chain` of them, none at or before 32 KiB
+/// − 262 back) with the longest match at `scan` beyond `best_len`, stopping
+/// at `nice`; its length and start (`None` when nothing beat `best_len`).
+/// The length may run past the data (the caller caps it).
+#[inline(always)]
+fn longest_match(
+    w: &Window,
+    prev: &[u16; WSIZE],
+    scan: usize,
+    cur: u16,
+    mut best_len: usize,
+    mut chain: usize,
+    nice: usize,
+) -> (usize, Option<usize>) {
+    let limit = scan.saturating_sub(MAX_DIST);
+    let mut start = None;
+    let rd16 = |i: usize| u16::from_le_bytes([w[i], w[i + 1]]);
+    let scan_start = rd16(scan);
+    // Offset of the two bytes ending at the length to beat (at most 257).
+    let mut off = (best_len - 1).min(MAX_MATCH - 1);
+    let mut scan_end = rd16(scan + off);
+    let mut cur = cur as usize;
+    loop {
+        // The next candidate's load goes first, so that it is under way
+        // whatever the compares below decide.
+        let next = prev[cur & WMASK];
+        // The two bytes ending at the length to beat, then the first two
+        // (the third is equal when the hashes are).
+        if rd16(cur + off) == scan_end && rd16(cur) == scan_start {
+            let len = MIN_MATCH + common(w, scan + 3, cur + 3, MAX_MATCH - 3);
+            if len > best_len {
+                start = Some(cur);
+                best_len = len;
+                if len >= nice {
+                    break;
+                }
+                off = (best_len - 1).min(MAX_MATCH - 1);
+                scan_end = rd16(scan + off);
+            }
+        }
+        cur = next as usize;
+        chain -= 1;
+        if cur <= limit || chain == 0 {
+            break;
+        }
+    }
+    (best_len, start)
+}
+
+/// A zeroed fixed-size array on the heap.
+fn boxed<T: Copy + Default, const N: usize>() -> Box<[T; N]> {
+    vec![T::default(); N]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("N elements"))
+}
+
 /// Move every position down by 32 KiB; those that leave the window become 0.
 fn slide(t: &mut [u16]) {
     for p in t {
@@ -368,7 +405,7 @@ fn slide(t: &mut [u16]) {
 
 /// Equal bytes of `w[a..]` and `w[b..]`, at most `max` (`a + max + 8` within `w`).
 #[inline(always)]
-fn common(w: &[u8], a: usize, b: usize, max: usize) -> usize {
+fn common(w: &Window, a: usize, b: usize, max: usize) -> usize {
     let mut n = 0;
     while n < max {
         let x = u64::from_le_bytes(w[a + n..a + n + 8].try_into().unwrap());

@@ -183,21 +183,23 @@ const BL_DESC: Desc = Desc {
 /// One dynamic tree: zlib's `ct_data` fields kept apart (zlib overlays
 /// freq/code and dad/len; each is read only while it holds its own value).
 struct Tree {
-    freq: Vec<u32>,
-    len: Vec<u16>,
-    dad: Vec<u16>,
-    code: Vec<u16>,
+    freq: [u32; HEAP_SIZE],
+    len: [u16; HEAP_SIZE],
+    dad: [u16; HEAP_SIZE],
+    code: [u16; HEAP_SIZE],
     /// Largest code with a nonzero frequency.
     max_code: usize,
 }
 
 impl Tree {
-    fn new(nodes: usize) -> Self {
+    /// Every tree has room for the largest one's nodes (fixed sizes let
+    /// the symbol tallies index without bounds checks).
+    fn new() -> Self {
         Tree {
-            freq: vec![0; nodes],
-            len: vec![0; nodes],
-            dad: vec![0; nodes],
-            code: vec![0; nodes],
+            freq: [0; HEAP_SIZE],
+            len: [0; HEAP_SIZE],
+            dad: [0; HEAP_SIZE],
+            code: [0; HEAP_SIZE],
             max_code: 0,
         }
     }
@@ -220,20 +222,22 @@ struct Scratch {
 pub(super) struct Blocks {
     /// Tallied symbols: `dist << 8 | lc`, where `dist` is 0 for a literal
     /// `lc`, else the match distance with `lc` its length minus 3.
-    syms: Vec<u32>,
-    ltree: Tree,
-    dtree: Tree,
-    bltree: Tree,
+    syms: Box<[u32; SYM_END]>,
+    sym_next: usize,
+    ltree: Box<Tree>,
+    dtree: Box<Tree>,
+    bltree: Box<Tree>,
     s: Box<Scratch>,
 }
 
 impl Blocks {
     pub(super) fn new() -> Self {
         let mut b = Blocks {
-            syms: Vec::with_capacity(SYM_END),
-            ltree: Tree::new(HEAP_SIZE),
-            dtree: Tree::new(2 * D_CODES + 1),
-            bltree: Tree::new(2 * BL_CODES + 1),
+            syms: vec![0u32; SYM_END].into_boxed_slice().try_into().expect("SYM_END entries"),
+            sym_next: 0,
+            ltree: Box::new(Tree::new()),
+            dtree: Box::new(Tree::new()),
+            bltree: Box::new(Tree::new()),
             s: Box::new(Scratch {
                 heap: [0; HEAP_SIZE],
                 heap_len: 0,
@@ -256,24 +260,26 @@ impl Blocks {
         self.ltree.freq[END_BLOCK] = 1;
         self.s.opt_len = 0;
         self.s.static_len = 0;
-        self.syms.clear();
+        self.sym_next = 0;
     }
 
     /// Tally a literal; true when the block is full.
     #[inline(always)]
     pub(super) fn lit(&mut self, c: u8) -> bool {
-        self.syms.push(u32::from(c));
+        self.syms[self.sym_next] = u32::from(c);
+        self.sym_next += 1;
         self.ltree.freq[c as usize] += 1;
-        self.syms.len() == SYM_END
+        self.sym_next == SYM_END
     }
 
     /// Tally a match of `dist` (1..=32768) and length `lc` + 3; true when the block is full.
     #[inline(always)]
     pub(super) fn dist(&mut self, dist: usize, lc: usize) -> bool {
-        self.syms.push(((dist as u32) << 8) | lc as u32);
+        self.syms[self.sym_next] = ((dist as u32) << 8) | lc as u32;
+        self.sym_next += 1;
         self.ltree.freq[LENGTH_CODE[lc] as usize + 257] += 1;
         self.dtree.freq[d_code(dist - 1)] += 1;
-        self.syms.len() == SYM_END
+        self.sym_next == SYM_END
     }
 
     /// Write the block (zlib's `_tr_flush_block`): `stored` is the raw data
@@ -304,7 +310,7 @@ impl Blocks {
                 w.put(4 | u64::from(last), 3);
                 self.send_all_trees(w, max_blindex + 1);
                 let (l, d) = (&self.ltree, &self.dtree);
-                compress_block(w, &self.syms, &l.code, &l.len, &d.code, &d.len);
+                compress_block(w, &self.syms[..self.sym_next], &l.code, &l.len, &d.code, &d.len);
             }
         }
         self.init_block();
@@ -321,7 +327,7 @@ impl Blocks {
         dcode: &[u16],
         dlen: &[u16],
     ) {
-        compress_block(w, &self.syms, lcode, llen, dcode, dlen);
+        compress_block(w, &self.syms[..self.sym_next], lcode, llen, dcode, dlen);
     }
 
     /// Tally the code lengths of both trees and build the code-length tree;
