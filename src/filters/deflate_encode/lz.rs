@@ -7,30 +7,33 @@
 //! the ones zlib writes for one `compress` call.
 
 use super::bitwriter::BitWriter;
+use super::search::{first_match3, longest_match, longest_match4, rd32};
 use super::trees::Blocks;
 
-const WSIZE: usize = 1 << 15;
-const WMASK: usize = WSIZE - 1;
+pub(super) const WSIZE: usize = 1 << 15;
+pub(super) const WMASK: usize = WSIZE - 1;
 const WINDOW_SIZE: usize = 2 * WSIZE;
 const HASH_BITS: usize = 15;
 const HASH_SIZE: usize = 1 << HASH_BITS;
 const HASH_MASK: usize = HASH_SIZE - 1;
 const HASH_SHIFT: usize = HASH_BITS.div_ceil(3);
-const MIN_MATCH: usize = 3;
-const MAX_MATCH: usize = 258;
+pub(super) const MIN_MATCH: usize = 3;
+pub(super) const MAX_MATCH: usize = 258;
 /// Lookahead kept before each step: a longest match plus the next 3-byte string.
 const MIN_LOOKAHEAD: usize = MAX_MATCH + MIN_MATCH + 1;
 /// Farthest match distance.
-const MAX_DIST: usize = WSIZE - MIN_LOOKAHEAD;
+pub(super) const MAX_DIST: usize = WSIZE - MIN_LOOKAHEAD;
 /// Bytes past the data that the match search may read (zeroed once).
 const WIN_INIT: usize = MAX_MATCH;
+/// Bits of the 4-byte hash.
+const HASH4_BITS: u32 = 15;
 /// Lazy parse: 3-byte matches farther than this are dropped.
 const TOO_FAR: usize = 4096;
 /// Slack after the window: the match compare's 8-byte loads, and indices
 /// below 2^16 + 512 need no bounds check.
 const PAD: usize = 512;
 
-type Window = [u8; WINDOW_SIZE + PAD];
+pub(super) type Window = [u8; WINDOW_SIZE + PAD];
 
 /// zlib's configuration table: (good_length, max_lazy, nice_length, max_chain).
 const CONFIG: [(usize, usize, usize, usize); 10] = [
@@ -56,8 +59,18 @@ pub(super) struct Lz {
     nice_match: usize,
     max_chain: usize,
     window: Box<Window>,
-    head: Box<[u16; HASH_SIZE]>,
+    /// Per 3-byte hash: the latest position (low 16 bits) and how many
+    /// positions went into the bucket (high 16 bits, wrapping).
+    head: Box<[u32; HASH_SIZE]>,
     prev: Box<[u16; WSIZE]>,
+    /// Whether the search takes the 4-byte chains (see [`super::search`]).
+    use4: bool,
+    /// Each position's count in its 3-byte bucket (its rank on the chain).
+    rank: Box<[u16; WSIZE]>,
+    head4: Box<[u16; 1 << HASH4_BITS]>,
+    prev4: Box<[u16; WSIZE]>,
+    /// The rank of the position inserted last.
+    last_rank: u16,
     strstart: usize,
     /// Where the current block starts, in window positions (negative once
     /// its start has slid out of the window).
@@ -91,6 +104,11 @@ impl Lz {
             window: boxed(),
             head: boxed(),
             prev: boxed(),
+            use4: level >= 3,
+            rank: boxed(),
+            head4: boxed(),
+            prev4: boxed(),
+            last_rank: 0,
             strstart: 0,
             block_start: 0,
             lookahead: 0,
@@ -109,6 +127,7 @@ impl Lz {
     /// Write the deflate body of `input` (all its blocks, the last one marked).
     pub(super) fn deflate(&mut self, input: &[u8], w: &mut BitWriter) {
         self.head.fill(0);
+        self.head4.fill(0);
         self.strstart = 0;
         self.block_start = 0;
         self.lookahead = 0;
@@ -137,9 +156,18 @@ impl Lz {
     #[inline(always)]
     fn insert_string(&mut self, pos: usize) -> u16 {
         self.ins_h = self.update_hash(self.ins_h, self.window[pos + MIN_MATCH - 1]);
-        let head = self.head[self.ins_h];
+        let e = self.head[self.ins_h];
+        let head = e as u16;
+        let rank = ((e >> 16) as u16).wrapping_add(1);
         self.prev[pos & WMASK] = head;
-        self.head[self.ins_h] = pos as u16;
+        self.head[self.ins_h] = pos as u32 | u32::from(rank) << 16;
+        if self.use4 {
+            self.rank[pos & WMASK] = rank;
+            self.last_rank = rank;
+            let h4 = (rd32(&self.window, pos).wrapping_mul(0x9E37_79B1) >> (32 - HASH4_BITS)) as usize;
+            self.prev4[pos & WMASK] = self.head4[h4];
+            self.head4[h4] = pos as u16;
+        }
         head
     }
 
@@ -153,8 +181,15 @@ impl Lz {
                 self.match_start = self.match_start.wrapping_sub(WSIZE);
                 self.strstart -= WSIZE;
                 self.block_start -= WSIZE as isize;
-                slide(&mut self.head[..]);
+                for e in self.head.iter_mut() {
+                    let p = (*e as u16).saturating_sub(WSIZE as u16);
+                    *e = (*e & 0xFFFF_0000) | u32::from(p);
+                }
                 slide(&mut self.prev[..]);
+                if self.use4 {
+                    slide(&mut self.head4[..]);
+                    slide(&mut self.prev4[..]);
+                }
                 more += WSIZE;
             }
             if self.next_in == input.len() {
@@ -197,15 +232,32 @@ impl Lz {
         if self.prev_length >= self.good_match {
             chain >>= 2;
         }
-        let (len, start) = longest_match(
-            &self.window,
-            &self.prev,
-            self.strstart,
-            cur,
-            self.prev_length,
-            chain,
-            self.nice_match.min(self.lookahead),
-        );
+        let nice = self.nice_match.min(self.lookahead);
+        let (len, start) = if self.use4 && self.lookahead >= MAX_MATCH + 4 {
+            let (w, s) = (&self.window, self.strstart);
+            let rank_h = self.last_rank.wrapping_sub(1);
+            let beat = self.prev_length.max(MIN_MATCH);
+            let found = longest_match4(w, &self.prev4, &self.rank, s, cur as usize, rank_h, beat, chain, nice);
+            if found.1.is_some() || self.prev_length >= MIN_MATCH {
+                found
+            } else {
+                // Nothing longer than 3 bytes: zlib takes the first 3-byte match.
+                match first_match3(w, &self.prev, s, cur as usize, chain) {
+                    Some(c) => (MIN_MATCH, Some(c)),
+                    None => (self.prev_length, None),
+                }
+            }
+        } else {
+            longest_match(
+                &self.window,
+                &self.prev,
+                self.strstart,
+                cur,
+                self.prev_length,
+                chain,
+                nice,
+            )
+        };
         if let Some(start) = start {
             self.match_start = start;
         }
@@ -338,56 +390,6 @@ impl Lz {
     }
 }
 
-/// zlib's `longest_match` over the window: the first of the chain's
-/// candidates from `cur` (at most `chain` of them, none at or before 32 KiB
-/// − 262 back) with the longest match at `scan` beyond `best_len`, stopping
-/// at `nice`; its length and start (`None` when nothing beat `best_len`).
-/// The length may run past the data (the caller caps it).
-#[inline(always)]
-fn longest_match(
-    w: &Window,
-    prev: &[u16; WSIZE],
-    scan: usize,
-    cur: u16,
-    mut best_len: usize,
-    mut chain: usize,
-    nice: usize,
-) -> (usize, Option<usize>) {
-    let limit = scan.saturating_sub(MAX_DIST);
-    let mut start = None;
-    let rd16 = |i: usize| u16::from_le_bytes([w[i], w[i + 1]]);
-    let scan_start = rd16(scan);
-    // Offset of the two bytes ending at the length to beat (at most 257).
-    let mut off = (best_len - 1).min(MAX_MATCH - 1);
-    let mut scan_end = rd16(scan + off);
-    let mut cur = cur as usize;
-    loop {
-        // The next candidate's load goes first, so that it is under way
-        // whatever the compares below decide.
-        let next = prev[cur & WMASK];
-        // The two bytes ending at the length to beat, then the first two
-        // (the third is equal when the hashes are).
-        if rd16(cur + off) == scan_end && rd16(cur) == scan_start {
-            let len = MIN_MATCH + common(w, scan + 3, cur + 3, MAX_MATCH - 3);
-            if len > best_len {
-                start = Some(cur);
-                best_len = len;
-                if len >= nice {
-                    break;
-                }
-                off = (best_len - 1).min(MAX_MATCH - 1);
-                scan_end = rd16(scan + off);
-            }
-        }
-        cur = next as usize;
-        chain -= 1;
-        if cur <= limit || chain == 0 {
-            break;
-        }
-    }
-    (best_len, start)
-}
-
 /// A zeroed fixed-size array on the heap.
 fn boxed<T: Copy + Default, const N: usize>() -> Box<[T; N]> {
     vec![T::default(); N]
@@ -401,20 +403,4 @@ fn slide(t: &mut [u16]) {
     for p in t {
         *p = p.saturating_sub(WSIZE as u16);
     }
-}
-
-/// Equal bytes of `w[a..]` and `w[b..]`, at most `max` (`a + max + 8` within `w`).
-#[inline(always)]
-fn common(w: &Window, a: usize, b: usize, max: usize) -> usize {
-    let mut n = 0;
-    while n < max {
-        let x = u64::from_le_bytes(w[a + n..a + n + 8].try_into().unwrap());
-        let y = u64::from_le_bytes(w[b + n..b + n + 8].try_into().unwrap());
-        let d = x ^ y;
-        if d != 0 {
-            return (n + (d.trailing_zeros() / 8) as usize).min(max);
-        }
-        n += 8;
-    }
-    max
 }

@@ -9,6 +9,7 @@
 
 mod bitwriter;
 mod lz;
+mod search;
 mod trees;
 
 use bitwriter::BitWriter;

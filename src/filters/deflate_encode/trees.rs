@@ -381,25 +381,37 @@ fn compress_block(
     dcode: &[u16],
     dlen: &[u16],
 ) {
+    // Per block: each literal's code, each length's code with its extra
+    // bits, as (bits, count) ready to write.
+    let mut lit = [(0u32, 0u32); 256];
+    for (c, e) in lit.iter_mut().enumerate() {
+        *e = (u32::from(lcode[c]), u32::from(llen[c]));
+    }
+    let mut len = [(0u32, 0u32); 256];
+    for (lc, e) in len.iter_mut().enumerate() {
+        let code = LENGTH_CODE[lc] as usize;
+        let n = u32::from(llen[code + 257]);
+        // Length 258 (code 28) has no extra bits.
+        let extra = (lc - BASE_LENGTH[code] as usize) as u32 & ((1 << EXTRA_LBITS[code]) - 1);
+        *e = (
+            u32::from(lcode[code + 257]) | extra << n,
+            n + u32::from(EXTRA_LBITS[code]),
+        );
+    }
     for &sym in syms {
         let dist = (sym >> 8) as usize;
         let lc = (sym & 0xff) as usize;
         if dist == 0 {
-            w.put(u64::from(lcode[lc]), u32::from(llen[lc]));
+            let (v, n) = lit[lc];
+            w.put(u64::from(v), n);
         } else {
-            let code = LENGTH_CODE[lc] as usize;
-            w.put(u64::from(lcode[code + 257]), u32::from(llen[code + 257]));
-            let extra = u32::from(EXTRA_LBITS[code]);
-            if extra != 0 {
-                w.put((lc - BASE_LENGTH[code] as usize) as u64, extra);
-            }
+            let (v, n) = len[lc];
+            w.put(u64::from(v), n);
             let d = dist - 1;
             let code = d_code(d);
-            w.put(u64::from(dcode[code]), u32::from(dlen[code]));
-            let extra = u32::from(EXTRA_DBITS[code]);
-            if extra != 0 {
-                w.put((d - BASE_DIST[code] as usize) as u64, extra);
-            }
+            let n = u32::from(dlen[code]);
+            let v = u64::from(dcode[code]) | ((d - BASE_DIST[code] as usize) as u64) << n;
+            w.put(v, n + u32::from(EXTRA_DBITS[code]));
         }
         w.flush();
     }
