@@ -129,7 +129,6 @@ mod tests {
         let mut buf = Vec::new();
         let mut w = BitWriter::new(&mut buf);
         w.put(0b101, 3);
-        assert_eq!(w.bit_offset(), 3);
         w.align();
         w.put_bytes(&[0xAA, 0xBB]);
         w.put(1, 1);

@@ -124,6 +124,14 @@ impl Lz {
         }
     }
 
+    /// The same parser with the 4-byte shortcut off (zlib's plain chain
+    /// walk everywhere), to check that the shortcut changes nothing.
+    #[cfg(test)]
+    pub(super) fn without_shortcut(mut self) -> Self {
+        self.use4 = false;
+        self
+    }
+
     /// Write the deflate body of `input` (all its blocks, the last one marked).
     pub(super) fn deflate(&mut self, input: &[u8], w: &mut BitWriter) {
         self.head.fill(0);

@@ -120,6 +120,15 @@ impl Compressor {
         })
     }
 
+    /// A compressor whose match search walks zlib's 3-byte chains only.
+    #[cfg(test)]
+    fn plain(level: u32) -> Self {
+        let mut c = Self::new(level).expect("level 1-9");
+        let lz = std::mem::replace(&mut *c.lz, Lz::new(level));
+        *c.lz = lz.without_shortcut();
+        c
+    }
+
     /// Append the zlib stream of `input` to `out`: the bytes zlib writes for
     /// `compress2(input, level)` (so never above zlib's `compressBound`).
     pub fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) {

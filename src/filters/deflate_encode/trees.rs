@@ -699,7 +699,7 @@ mod tests {
         assert_eq!(LENGTH_CODE[8], 8);
         assert_eq!(LENGTH_CODE[254], 27);
         assert_eq!(LENGTH_CODE[255], 28);
-        assert_eq!(BASE_LENGTH[27], 224 - 3);
+        assert_eq!(BASE_LENGTH[27], 227 - 3);
         assert_eq!(d_code(0), 0);
         assert_eq!(d_code(3), 3);
         assert_eq!(d_code(4), 4);
