@@ -172,7 +172,8 @@ impl Lz {
         if self.use4 {
             self.rank[pos & WMASK] = rank;
             self.last_rank = rank;
-            let h4 = (rd32(&self.window, pos).wrapping_mul(0x9E37_79B1) >> (32 - HASH4_BITS)) as usize;
+            let h4 =
+                (rd32(&self.window, pos).wrapping_mul(0x9E37_79B1) >> (32 - HASH4_BITS)) as usize;
             self.prev4[pos & WMASK] = self.head4[h4];
             self.head4[h4] = pos as u16;
         }
@@ -245,7 +246,17 @@ impl Lz {
             let (w, s) = (&self.window, self.strstart);
             let rank_h = self.last_rank.wrapping_sub(1);
             let beat = self.prev_length.max(MIN_MATCH);
-            let found = longest_match4(w, &self.prev4, &self.rank, s, cur as usize, rank_h, beat, chain, nice);
+            let found = longest_match4(
+                w,
+                &self.prev4,
+                &self.rank,
+                s,
+                cur as usize,
+                rank_h,
+                beat,
+                chain,
+                nice,
+            );
             if found.1.is_some() || self.prev_length >= MIN_MATCH {
                 found
             } else {
@@ -301,9 +312,10 @@ impl Lz {
             }
             let full;
             if self.match_length >= MIN_MATCH {
-                full = self
-                    .blocks
-                    .dist(self.strstart - self.match_start, self.match_length - MIN_MATCH);
+                full = self.blocks.dist(
+                    self.strstart - self.match_start,
+                    self.match_length - MIN_MATCH,
+                );
                 self.lookahead -= self.match_length;
                 if self.match_length <= self.max_lazy && self.lookahead >= MIN_MATCH {
                     // Hash the positions inside a short match.

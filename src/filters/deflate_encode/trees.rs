@@ -233,7 +233,10 @@ pub(super) struct Blocks {
 impl Blocks {
     pub(super) fn new() -> Self {
         let mut b = Blocks {
-            syms: vec![0u32; SYM_END].into_boxed_slice().try_into().expect("SYM_END entries"),
+            syms: vec![0u32; SYM_END]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SYM_END entries"),
             sym_next: 0,
             ltree: Box::new(Tree::new()),
             dtree: Box::new(Tree::new()),
@@ -310,7 +313,14 @@ impl Blocks {
                 w.put(4 | u64::from(last), 3);
                 self.send_all_trees(w, max_blindex + 1);
                 let (l, d) = (&self.ltree, &self.dtree);
-                compress_block(w, &self.syms[..self.sym_next], &l.code, &l.len, &d.code, &d.len);
+                compress_block(
+                    w,
+                    &self.syms[..self.sym_next],
+                    &l.code,
+                    &l.len,
+                    &d.code,
+                    &d.len,
+                );
             }
         }
         self.init_block();
