@@ -65,10 +65,11 @@ pub(super) struct Lz {
     prev: Box<[u16; WSIZE]>,
     /// Whether the search takes the 4-byte chains (see [`super::search`]).
     use4: bool,
-    /// Each position's count in its 3-byte bucket (its rank on the chain).
-    rank: Box<[u16; WSIZE]>,
     head4: Box<[u16; 1 << HASH4_BITS]>,
-    prev4: Box<[u16; WSIZE]>,
+    /// Per position: the previous position with the same 4-byte hash (low
+    /// 16 bits) and the position's count in its 3-byte bucket, i.e. its rank
+    /// on the 3-byte chain (high 16 bits; one load serves the 4-byte walk).
+    link4: Box<[u32; WSIZE]>,
     /// The rank of the position inserted last.
     last_rank: u16,
     strstart: usize,
@@ -105,9 +106,8 @@ impl Lz {
             head: boxed(),
             prev: boxed(),
             use4: level >= 3,
-            rank: boxed(),
             head4: boxed(),
-            prev4: boxed(),
+            link4: boxed(),
             last_rank: 0,
             strstart: 0,
             block_start: 0,
@@ -170,11 +170,10 @@ impl Lz {
         self.prev[pos & WMASK] = head;
         self.head[self.ins_h] = pos as u32 | u32::from(rank) << 16;
         if self.use4 {
-            self.rank[pos & WMASK] = rank;
             self.last_rank = rank;
             let h4 =
                 (rd32(&self.window, pos).wrapping_mul(0x9E37_79B1) >> (32 - HASH4_BITS)) as usize;
-            self.prev4[pos & WMASK] = self.head4[h4];
+            self.link4[pos & WMASK] = u32::from(self.head4[h4]) | u32::from(rank) << 16;
             self.head4[h4] = pos as u16;
         }
         head
@@ -197,7 +196,10 @@ impl Lz {
                 slide(&mut self.prev[..]);
                 if self.use4 {
                     slide(&mut self.head4[..]);
-                    slide(&mut self.prev4[..]);
+                    for e in self.link4.iter_mut() {
+                        let p = (*e as u16).saturating_sub(WSIZE as u16);
+                        *e = (*e & 0xFFFF_0000) | u32::from(p);
+                    }
                 }
                 more += WSIZE;
             }
@@ -246,17 +248,7 @@ impl Lz {
             let (w, s) = (&self.window, self.strstart);
             let rank_h = self.last_rank.wrapping_sub(1);
             let beat = self.prev_length.max(MIN_MATCH);
-            let found = longest_match4(
-                w,
-                &self.prev4,
-                &self.rank,
-                s,
-                cur as usize,
-                rank_h,
-                beat,
-                chain,
-                nice,
-            );
+            let found = longest_match4(w, &self.link4, s, cur as usize, rank_h, beat, chain, nice);
             if found.1.is_some() || self.prev_length >= MIN_MATCH {
                 found
             } else {

@@ -63,8 +63,8 @@ pub(super) fn longest_match(
     (best_len, start)
 }
 
-/// [`longest_match`] by the 4-byte chain (`prev4`, from `scan`'s own
-/// link), for a length to beat `best_len` ≥ 3: `rank_h` is the 3-byte
+/// [`longest_match`] by the 4-byte chain (`link4`: previous position in
+/// the low 16 bits, 3-byte rank in the high 16; from `scan`'s own link), for a length to beat `best_len` ≥ 3: `rank_h` is the 3-byte
 /// rank of the 3-byte chain's head `h` (the first candidate, allowed at
 /// exactly [`MAX_DIST`]). Only with at least [`MAX_MATCH`] + 4 bytes of data
 /// from `scan` (so every byte compared is data).
@@ -72,8 +72,7 @@ pub(super) fn longest_match(
 #[inline(always)]
 pub(super) fn longest_match4(
     w: &Window,
-    prev4: &[u16; WSIZE],
-    rank: &[u16; WSIZE],
+    link4: &[u32; WSIZE],
     scan: usize,
     h: usize,
     rank_h: u16,
@@ -88,15 +87,15 @@ pub(super) fn longest_match4(
     let s4 = rd32(w, scan);
     let mut off = (best_len - 1).min(MAX_MATCH - 1);
     let mut scan_end = rd16(scan + off);
-    let mut cur = prev4[scan & WMASK] as usize;
+    let mut cur = link4[scan & WMASK] as u16 as usize;
     loop {
         if cur <= limit && cur != h {
             break;
         }
-        let next = prev4[cur & WMASK];
+        let link = link4[cur & WMASK];
         if rd32(w, cur) == s4 {
             // On the 3-byte chain: stop past zlib's `chain` candidates.
-            if usize::from(rank_h.wrapping_sub(rank[cur & WMASK])) >= chain {
+            if usize::from(rank_h.wrapping_sub((link >> 16) as u16)) >= chain {
                 break;
             }
             if rd16(cur + off) == scan_end {
@@ -112,7 +111,7 @@ pub(super) fn longest_match4(
                 }
             }
         }
-        cur = next as usize;
+        cur = link as u16 as usize;
     }
     (best_len, start)
 }
