@@ -1,8 +1,10 @@
 //! Deflate encode benchmark: `purehdf_filters::deflate_encode` vs zlib-rs
 //! (flate2), single-threaded, one reused compressor each, chunk by chunk.
 //!
-//! Usage: `cargo bench --bench deflate_encode -- [LEVELS]` (default `4`).
-//! Inputs: 512 KiB chunks (64^3 int16) of a CT-like volume, plain and
+//! Usage: `cargo bench --bench deflate_encode -- [LEVELS]` (default `4`;
+//! e.g. `1,2,3,4,5,6,7,8,9`). Inputs: issue 47's kind of chunk (256×256
+//! int16, a random walk along x with steps -3..=3, HDF5-byte-shuffled;
+//! `BENCH_CHUNKS` of them), then 512 KiB chunks (64^3 int16) of a CT-like volume, plain and
 //! HDF5-byte-shuffled (`BENCH_CHUNKS` of them, default 16): from
 //! `$DEFLATE_BENCH_DIR/chunks_raw.bin` and `chunks_shuf.bin` when that is set
 //! (e.g. the peer bench volume's chunks, cut with h5py), else a phantom made
@@ -114,6 +116,31 @@ fn phantom_chunks(n: usize, shuffled: bool) -> Vec<u8> {
     out
 }
 
+/// `n` chunks of 256×256 int16, each row a random walk from 0 with steps
+/// in -3..=3, HDF5-byte-shuffled.
+fn walk_chunks(n: usize) -> Vec<Vec<u8>> {
+    let r = noise(n * 256 * 256);
+    r.chunks(256 * 256)
+        .map(|c| {
+            let mut v = 0i16;
+            let vals: Vec<i16> = c
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| {
+                    if i % 256 == 0 {
+                        v = 0;
+                    }
+                    v += (b % 7) as i16 - 3;
+                    v
+                })
+                .collect();
+            let mut out: Vec<u8> = vals.iter().map(|x| x.to_le_bytes()[0]).collect();
+            out.extend(vals.iter().map(|x| x.to_le_bytes()[1]));
+            out
+        })
+        .collect()
+}
+
 fn main() {
     let levels: Vec<u32> = std::env::args()
         .skip(1)
@@ -136,7 +163,7 @@ fn main() {
     let only = std::env::var("BENCH_ONLY").ok();
     let only_set = std::env::var("BENCH_SET").ok();
     let chunk = 512 * 1024;
-    let mut sets: Vec<(&str, Vec<Vec<u8>>)> = Vec::new();
+    let mut sets: Vec<(&str, Vec<Vec<u8>>)> = vec![("walk-shuffled", walk_chunks(nchunks))];
     let dir = std::env::var("DEFLATE_BENCH_DIR").ok();
     for (name, file, shuffled) in [
         ("ct-int16", "chunks_raw.bin", false),
@@ -172,7 +199,7 @@ fn main() {
     if let Some(s) = &only_set {
         sets.retain(|(n, _)| n == s);
     }
-    println!("level set              bytes_in   zlib-rs_out      ours_out  size_ratio  zlib-rs_ms   ours_ms  speedup");
+    println!("level set              bytes_in   zlib-rs_out      ours_out  size_ratio  zlib-rs_ms   ours_ms  speedup  zlib-rs_MB/s  ours_MB/s");
     let mut out = Vec::new();
     for &level in &levels {
         let mut z = Compress::new(Compression::new(level), true);
@@ -226,11 +253,13 @@ fn main() {
                 }
             }
             println!(
-                "{level:>5} {name:<18} {bytes_in:>10} {zs:>13} {os:>13} {:>11.4} {:>11.2} {:>9.2} {:>8.2}",
+                "{level:>5} {name:<18} {bytes_in:>10} {zs:>13} {os:>13} {:>11.4} {:>11.2} {:>9.2} {:>8.2} {:>13.1} {:>10.1}",
                 os as f64 / zs as f64,
                 zt * 1e3,
                 ot * 1e3,
-                zt / ot
+                zt / ot,
+                bytes_in as f64 / zt / 1e6,
+                bytes_in as f64 / ot / 1e6
             );
         }
     }

@@ -1,8 +1,8 @@
 //! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `docs/filters-format.md` §2.1.
 //!
-//! `cd_values = [level]` (0–9). Encoding at the levels
-//! [`deflate_encode`] supports goes through that
-//! compressor, the other levels through zlib-rs. Decoding inflates into a buffer that grows up to
+//! `cd_values = [level]` (0–9). Encoding at levels 1–9 goes through
+//! [`deflate_encode`] (zlib's own output, byte for byte), level 0 (stored
+//! blocks) through zlib-rs. Decoding inflates into a buffer that grows up to
 //! `ctx.max_output` and fails beyond it; a stream that does not reach its end
 //! (truncated, or trailing Adler-32 missing) is an error.
 
@@ -10,7 +10,7 @@ use std::io::Write;
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
-use crate::deflate_encode::{self, Compressor};
+use crate::deflate_encode::Compressor;
 use crate::error::{Error, Result};
 use crate::ChunkContext;
 
@@ -110,12 +110,10 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
         [level] if *level <= 9 => *level,
         _ => return Err(err("cd_values must be [level] with level 0-9")),
     };
-    if input.len() <= deflate_encode::MAX_INPUT {
-        if let Some(mut c) = Compressor::new(level) {
-            let mut out = Vec::new();
-            c.compress(input, &mut out);
-            return Ok(out);
-        }
+    if let Some(mut c) = Compressor::new(level) {
+        let mut out = Vec::new();
+        c.compress(input, &mut out);
+        return Ok(out);
     }
     let mut enc = flate2::write::ZlibEncoder::new(
         Vec::with_capacity(input.len() / 2 + 64),
@@ -137,11 +135,10 @@ pub fn level_of(cd_values: &[u32]) -> Option<u32> {
 /// allocating (and faulting in) a fresh deflate state for every chunk.
 pub struct Encoder {
     level: u32,
-    /// zlib-rs, made on first use (levels our compressor leaves, or inputs
-    /// too large for it).
+    /// zlib-rs, made on first use (level 0).
     z: Option<Compress>,
     /// Our compressor, at the levels it supports.
-    ours: Option<Box<Compressor>>,
+    ours: Option<Compressor>,
 }
 
 impl Encoder {
@@ -150,7 +147,7 @@ impl Encoder {
         Encoder {
             level,
             z: None,
-            ours: Compressor::new(level).map(Box::new),
+            ours: Compressor::new(level),
         }
     }
 
@@ -164,11 +161,9 @@ impl Encoder {
 /// is reused): the same zlib stream, without a new compressor or a copy.
 pub fn encode_into(input: &[u8], enc: &mut Encoder, out: &mut Vec<u8>) -> Result<()> {
     if let Some(c) = enc.ours.as_mut() {
-        if input.len() <= deflate_encode::MAX_INPUT {
-            out.clear();
-            c.compress(input, out);
-            return Ok(());
-        }
+        out.clear();
+        c.compress(input, out);
+        return Ok(());
     }
     let level = enc.level.min(9);
     let z = enc

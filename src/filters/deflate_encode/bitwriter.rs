@@ -53,11 +53,6 @@ impl<'a> BitWriter<'a> {
         self.buf.resize(want, 0);
     }
 
-    /// Bits pending in the buffer modulo 8 (the position within the current byte).
-    pub(super) fn bit_offset(&self) -> u32 {
-        self.nbits & 7
-    }
-
     /// Pad with zero bits to a byte boundary and flush everything.
     pub(super) fn align(&mut self) {
         self.flush();
@@ -134,7 +129,6 @@ mod tests {
         let mut buf = Vec::new();
         let mut w = BitWriter::new(&mut buf);
         w.put(0b101, 3);
-        assert_eq!(w.bit_offset(), 3);
         w.align();
         w.put_bytes(&[0xAA, 0xBB]);
         w.put(1, 1);
