@@ -56,6 +56,58 @@ impl Source for BasedSource {
         })?;
         self.inner.read_exact_at(at, buf)
     }
+    // Sources that plan their reads (remote ones) get the reads, with their
+    // typed errors, and the plans shifted by the base; local sources keep the
+    // default paths above.
+    fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
+        if !self.inner.wants_prefetch() {
+            return crate::source::read_default(self, structure, offset, len);
+        }
+        crate::source::in_bounds(structure, offset, len, self.len())?;
+        self.inner.read(structure, self.shift(offset)?, len)
+    }
+    fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
+        if !self.inner.wants_prefetch() {
+            return crate::source::read_into_default(self, structure, offset, out);
+        }
+        crate::source::in_bounds(structure, offset, out.len() as u64, self.len())?;
+        self.inner.read_into(structure, self.shift(offset)?, out)
+    }
+    fn wants_prefetch(&self) -> bool {
+        self.inner.wants_prefetch()
+    }
+    fn prefetch_window(&self) -> u64 {
+        self.inner.prefetch_window()
+    }
+    fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
+        self.inner.prefetch(&self.shift_all(ranges))
+    }
+    fn release(&self, ranges: &[crate::fetch::ByteRange]) {
+        self.inner.release(&self.shift_all(ranges))
+    }
+}
+
+impl BasedSource {
+    fn shift(&self, offset: u64) -> Result<u64> {
+        offset.checked_add(self.base).ok_or(Error::Overflow {
+            structure: "based read",
+            offset,
+            what: "offset plus base address",
+        })
+    }
+
+    /// `ranges` as offsets of the inner source (ranges that overflow dropped).
+    fn shift_all(&self, ranges: &[crate::fetch::ByteRange]) -> Vec<crate::fetch::ByteRange> {
+        ranges
+            .iter()
+            .filter_map(|r| {
+                Some(crate::fetch::ByteRange::new(
+                    self.shift(r.offset).ok()?,
+                    r.len,
+                ))
+            })
+            .collect()
+    }
 }
 
 struct Inner {
@@ -693,8 +745,12 @@ fn with_cache_image(src: Arc<dyn Source>, sb: &Superblock) -> Result<Arc<dyn Sou
     let Some(ext) = sb.extension else {
         return Ok(src);
     };
-    let Ok(h) = ObjectHeader::read(src.as_ref(), sb.sizes, ext) else {
-        return Ok(src);
+    let h = match ObjectHeader::read(src.as_ref(), sb.sizes, ext) {
+        Ok(h) => h,
+        // A source without a fetcher must get these bytes first: opening
+        // without the image would read stale metadata.
+        Err(e) if e.needed_ranges().is_some() => return Err(e),
+        Err(_) => return Ok(src),
     };
     let Some(m) = h.first(types::MDC_IMAGE) else {
         return Ok(src);

@@ -10,11 +10,15 @@
 //! [`Error::NeedBytes`](crate::Error) with the ranges it needs, the host
 //! fetches them and [`RangeSource::supply`]s them, and the read is retried.
 
-use std::borrow::Cow;
-use std::sync::Arc;
+mod block_cache;
+pub mod plan;
+mod range_source;
+mod staging;
 
-use crate::error::{Error, Result};
-use crate::source::Source;
+pub use plan::coalesce;
+pub use range_source::{drive, RangeSource, DRIVE_ROUNDS};
+
+use crate::error::Result;
 
 /// `len` bytes at `offset` of a remote object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,6 +71,9 @@ pub struct RangeOptions {
     pub cache_bytes: u64,
     /// The first request's length: the superblock and root group, usually.
     pub first_read: u64,
+    /// Bytes at the object's end fetched with the first request (in the same
+    /// batch), for writers that put metadata last; 0 fetches none.
+    pub tail_read: u64,
     /// Two data ranges closer than this many bytes are fetched as one.
     pub coalesce_gap: u64,
     /// No coalesced request grows beyond this many bytes.
@@ -83,95 +90,11 @@ impl Default for RangeOptions {
             block_size: 64 << 10,
             cache_bytes: 64 << 20,
             first_read: 256 << 10,
+            tail_read: 256 << 10,
             coalesce_gap: 64 << 10,
             max_request: 8 << 20,
             in_flight: 16,
             window_bytes: 256 << 20,
-        }
-    }
-}
-
-/// A [`Source`] over a [`Fetch`]: every read becomes a fetch of its range.
-/// (The block cache, planned data reads and the no-fetcher mode build on this
-/// shape; see the module docs.)
-pub struct RangeSource {
-    fetch: Arc<dyn Fetch>,
-    options: RangeOptions,
-}
-
-impl RangeSource {
-    /// A source reading through `fetch`, grouped as `options` say.
-    pub fn new(fetch: Arc<dyn Fetch>, options: RangeOptions) -> Result<Self> {
-        Ok(RangeSource { fetch, options })
-    }
-
-    /// The options this source was made with.
-    pub fn options(&self) -> &RangeOptions {
-        &self.options
-    }
-
-    /// The object's name in errors.
-    pub fn describe(&self) -> String {
-        self.fetch.describe()
-    }
-}
-
-impl Source for RangeSource {
-    fn len(&self) -> u64 {
-        self.fetch.len()
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let r = ByteRange::new(offset, buf.len() as u64);
-        let got = self
-            .fetch
-            .fetch(&[r])
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        match got.first() {
-            Some(b) if b.len() == buf.len() => {
-                buf.copy_from_slice(b);
-                Ok(())
-            }
-            _ => Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!(
-                    "{}: short response for {offset}+{}",
-                    self.describe(),
-                    buf.len()
-                ),
-            )),
-        }
-    }
-
-    fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
-        let end = ByteRange::new(offset, len).end().ok_or(Error::Overflow {
-            structure,
-            offset,
-            what: "end of read",
-        })?;
-        if end > self.len() {
-            return Err(Error::Truncated {
-                structure,
-                offset,
-                needed: len,
-                available: self.len().saturating_sub(offset),
-            });
-        }
-        let n = crate::cursor::bounded(
-            len,
-            crate::limits::MAX_READ,
-            structure,
-            offset,
-            "read length",
-        )?;
-        let mut got = self.fetch.fetch(&[ByteRange::new(offset, len)])?;
-        match got.pop() {
-            Some(b) if b.len() == n => Ok(Cow::Owned(b)),
-            _ => Err(Error::malformed(
-                structure,
-                offset,
-                format!("{}: short response", self.describe()),
-            )),
         }
     }
 }
