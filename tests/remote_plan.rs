@@ -362,6 +362,62 @@ fn medh5_sample_open_list_patch_and_full_read_take_few_requests() {
         "full read fetched {}",
         f3 - f2
     );
+    for call in &fetch.log.lock().unwrap()[1..] {
+        assert!(call.iter().all(|r| r.len <= max_request), "{call:?}");
+    }
+}
+
+#[test]
+fn windows_bound_what_one_batch_fetches() {
+    let (bytes, raw) = sample_bytes();
+    let window = 1200u64 << 10;
+    let opts = RangeOptions {
+        window_bytes: window,
+        max_request: 128 << 10,
+        ..RangeOptions::default()
+    };
+    let fetch = Arc::new(Counting::new(bytes));
+    let file = File::open_fetch(fetch.clone(), opts).unwrap();
+    let Object::Dataset(ct) = file.object("/images/CT").unwrap() else {
+        panic!()
+    };
+    let largest_chunk = 600u64 << 10; // the sample's chunks compress to ~560 KB
+    let (c0, _, _) = fetch.counts();
+    assert_eq!(ct.read_all_raw().unwrap(), raw);
+    let batches: Vec<u64> = fetch.log.lock().unwrap()[c0..]
+        .iter()
+        .map(|c| c.iter().map(|r| r.len).sum())
+        .collect();
+    println!("window batches: {batches:?}");
+    assert!(batches.len() >= 2, "{batches:?}");
+    assert!(
+        batches.iter().all(|&b| b <= window.max(largest_chunk)),
+        "{batches:?}"
+    );
+    // Contiguous data too: every contiguous dataset equals the local read.
+    let local = File::from_bytes(fetch.bytes.to_vec()).unwrap();
+    let mut n = 0;
+    local
+        .root()
+        .unwrap()
+        .visit(|path, obj| {
+            if let Object::Dataset(d) = obj {
+                if d.chunk_dims().is_none() {
+                    let Object::Dataset(r) = file.object(&format!("/{path}")).unwrap() else {
+                        panic!()
+                    };
+                    assert_eq!(
+                        r.read_all_raw().unwrap(),
+                        d.read_all_raw().unwrap(),
+                        "{path}"
+                    );
+                    n += 1;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(n > 0, "no contiguous dataset compared");
 }
 
 fn local_patch(raw: &[u8], dims: [usize; 3], start: [usize; 3], count: [usize; 3]) -> Vec<u8> {

@@ -3,46 +3,41 @@
 
 use super::ByteRange;
 
-/// Merge `ranges` into requests: sorted by offset, overlapping ranges
-/// joined, and touching ranges or two less than `gap` bytes apart fetched as
-/// one (the gap bytes are fetched and dropped) as long as the joined request
-/// stays within `max_request` bytes. An input range longer than `max_request`
-/// is never split: it becomes a request of its own. Empty ranges are dropped;
-/// a range whose end overflows `u64` is clamped to end at `u64::MAX`.
+/// Merge `ranges` into requests: sorted by offset, overlapping and touching
+/// ranges joined, and two ranges less than `gap` bytes apart joined too (the
+/// gap bytes are fetched and dropped); each joined run is then cut into
+/// requests of at most `max_request` bytes (the last one shorter). Empty
+/// ranges are dropped; a range whose end overflows `u64` is clamped to end at
+/// `u64::MAX`.
 ///
-/// The result is sorted, its requests do not overlap, and every input byte
-/// lies in exactly one request.
+/// The result is sorted, its requests do not overlap and none is longer than
+/// `max_request`, every input byte lies in one of them, and a run of `n`
+/// bytes takes `ceil(n / max_request)` requests, so a read of `b` stored bytes
+/// lying close together takes about `b / max_request + 1` requests. Readers
+/// stitch an input range back together when it spans two requests.
 pub fn coalesce(ranges: &[ByteRange], gap: u64, max_request: u64) -> Vec<ByteRange> {
+    let max_request = max_request.max(1);
     let mut sorted: Vec<(u64, u64)> = ranges
         .iter()
         .filter(|r| r.len > 0)
         .map(|r| (r.offset, r.end().unwrap_or(u64::MAX)))
         .collect();
     sorted.sort_unstable();
-    // First the overlapping ranges are joined whatever their size (requests
-    // may not overlap), then the pieces are joined across small gaps (or
-    // touching) while the request stays within the cap.
-    let mut atoms: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
+    let mut runs: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
     for (s, e) in sorted {
-        match atoms.last_mut() {
-            Some((_, ce)) if s < *ce => *ce = (*ce).max(e),
-            _ => atoms.push((s, e)),
+        match runs.last_mut() {
+            Some((_, ce)) if s <= *ce || s - *ce < gap => *ce = (*ce).max(e),
+            _ => runs.push((s, e)),
         }
     }
-    let mut out: Vec<ByteRange> = Vec::with_capacity(atoms.len());
-    let mut cur: Option<(u64, u64)> = None;
-    for (s, e) in atoms {
-        cur = match cur {
-            Some((cs, ce)) if s - ce < gap.max(1) && e - cs <= max_request => Some((cs, e)),
-            Some((cs, ce)) => {
-                out.push(ByteRange::new(cs, ce - cs));
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    }
-    if let Some((cs, ce)) = cur {
-        out.push(ByteRange::new(cs, ce - cs));
+    let mut out: Vec<ByteRange> = Vec::with_capacity(runs.len());
+    for (s, e) in runs {
+        let mut at = s;
+        while at < e {
+            let n = (e - at).min(max_request);
+            out.push(ByteRange::new(at, n));
+            at += n;
+        }
     }
     out
 }
@@ -99,17 +94,17 @@ mod tests {
             coalesce(&[r(40, 10), r(12, 8), r(0, 5)], 10, 100),
             vec![r(0, 20), r(40, 10)]
         );
-        // The cap keeps near ranges apart.
+        // A joined run longer than the cap is cut at the cap.
         assert_eq!(
             coalesce(&[r(0, 60), r(61, 60)], 10, 100),
-            vec![r(0, 60), r(61, 60)]
+            vec![r(0, 100), r(100, 21)]
         );
-        // Overlapping ranges join even past the cap; empty ones vanish.
+        // Overlapping ranges join; empty ones vanish.
         assert_eq!(
-            coalesce(&[r(0, 80), r(50, 80), r(500, 0)], 0, 100),
+            coalesce(&[r(0, 80), r(50, 80), r(500, 0)], 0, 1000),
             vec![r(0, 130)]
         );
-        // Touching ranges join with gap 0.
+        // Touching ranges join with gap 0; apart ones do not.
         assert_eq!(coalesce(&[r(0, 4), r(4, 4)], 0, 8), vec![r(0, 8)]);
         assert_eq!(
             coalesce(&[r(0, 4), r(5, 4)], 0, 100),
@@ -119,6 +114,8 @@ mod tests {
             coalesce(&[r(u64::MAX - 2, 10)], 0, 100),
             vec![r(u64::MAX - 2, 2)]
         );
+        // A range longer than the cap alone.
+        assert_eq!(coalesce(&[r(0, 250)], 0, 100).len(), 3);
     }
 
     #[test]
@@ -140,43 +137,45 @@ mod tests {
         ) {
             let ranges: Vec<ByteRange> = input.iter().map(|&(o, l)| r(o, l)).collect();
             let out = coalesce(&ranges, gap, max);
-            // Sorted, non-empty, no overlap, gaps between requests.
+            let held = |x: u64| ranges.iter().any(|i| i.offset <= x && x < i.end().unwrap());
+            for o in &out {
+                // Never over the cap, never empty.
+                prop_assert!(o.len > 0 && o.len <= max, "{o:?}");
+            }
             for w in out.windows(2) {
                 let (a, b) = (w[0], w[1]);
-                prop_assert!(a.len > 0 && b.len > 0);
-                prop_assert!(a.end().unwrap() < b.offset || (a.end().unwrap() == b.offset && a.len + b.len > max));
-                // Gap rule: requests closer than `gap` were kept apart only by the cap.
-                let apart = b.offset - a.end().unwrap();
-                if apart < gap {
-                    prop_assert!(b.end().unwrap() - a.offset > max);
+                let (ae, be) = (a.end().unwrap(), b.end().unwrap());
+                // Sorted, no overlap.
+                prop_assert!(ae <= b.offset);
+                // Gap rule: requests closer than `gap` (or touching) belong to
+                // one run, cut at the cap.
+                if b.offset - ae < gap.max(1) {
+                    prop_assert_eq!(a.len, max, "{:?} {:?}", a, b);
+                } else {
+                    // Apart: both ends lie on input bytes.
+                    prop_assert!(held(ae - 1) && held(b.offset));
                 }
+                let _ = be;
             }
-            // Every input byte covered by one request.
+            if let (Some(f), Some(l)) = (out.first(), out.last()) {
+                prop_assert!(held(f.offset) && held(l.end().unwrap() - 1));
+            }
+            // Every input byte covered.
             for x in &ranges {
-                if x.len == 0 { continue; }
-                prop_assert!(out.iter().any(|o| contains(o, x)), "{x:?} not in {out:?}");
-            }
-            // No request over the cap unless an input range (or a run of
-            // overlapping ones) forces it; every request starts and ends on
-            // input bytes.
-            for o in &out {
-                prop_assert!(ranges.iter().any(|x| x.len > 0 && x.offset == o.offset));
-                prop_assert!(ranges.iter().any(|x| x.len > 0 && x.end() == o.end()));
-                if o.len > max {
-                    // Then its inputs overlap all the way through (no gap was bridged).
-                    let mut inside: Vec<_> = ranges.iter().filter(|x| x.len > 0 && contains(o, x)).collect();
-                    inside.sort();
-                    let mut reach = o.offset;
-                    for x in inside {
-                        prop_assert!(x.offset <= reach, "bridged a gap past the cap: {o:?}");
-                        reach = reach.max(x.end().unwrap());
+                for b in [x.offset, x.end().unwrap().saturating_sub(1)] {
+                    if x.len > 0 {
+                        prop_assert!(out.iter().any(|o| o.offset <= b && b < o.end().unwrap()), "{b} of {x:?}");
                     }
                 }
             }
-            // Nothing outside the inputs' hull and the gaps the rule allows.
+            // Fetched bytes: the inputs plus bridged gaps only.
+            let covered: u64 = (0..10_600u64).filter(|&x| held(x)).count() as u64;
             let total: u64 = out.iter().map(|o| o.len).sum();
-            let hull = ranges.iter().filter(|x| x.len > 0).map(|x| x.end().unwrap()).max().unwrap_or(0);
-            prop_assert!(total <= hull);
+            prop_assert!(total >= covered);
+            let runs = out.windows(2).filter(|w| w[0].end().unwrap() < w[1].offset).count() as u64 + u64::from(!out.is_empty());
+            prop_assert!(total <= covered + runs.saturating_sub(1).max(0) * gap + gap * (ranges.len() as u64));
+            // Request count: ceil(run / max) per run.
+            prop_assert!(out.len() as u64 <= total / max + runs);
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::block_cache::BlockCache;
 use super::plan::{coalesce, contains};
-use super::staging::Staging;
+use super::staging::{copy_pieces, Staging};
 use super::{ByteRange, Fetch, RangeOptions};
 use crate::error::{Error, Result};
 use crate::source::{in_bounds, Source};
@@ -268,8 +268,13 @@ impl RangeSource {
             what: "end of read",
         })?;
         let mut st = self.lock();
-        if st.staging.read(offset, out) {
-            return Ok(());
+        if let Some(pieces) = st.staging.take(&r) {
+            drop(st);
+            return if copy_pieces(&pieces, offset, out) {
+                Ok(())
+            } else {
+                Err(self.remote_error(&r, "staged bytes do not cover the read".into()))
+            };
         }
         if len > self.direct_threshold() {
             return self.read_direct(st, r, out);

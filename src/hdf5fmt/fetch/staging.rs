@@ -42,52 +42,48 @@ impl Staging {
             .map(|(&o, e)| (o, e))
     }
 
-    /// True when every byte of `r` is held.
-    pub(super) fn covers(&self, r: &ByteRange) -> bool {
-        self.walk(r, |_, _| {}).is_some()
-    }
-
-    /// Visit the held pieces of `r` in order: `f(position in r, bytes)`;
-    /// `None` when some byte is missing. Returns the offsets of the entries used.
-    fn walk(&self, r: &ByteRange, mut f: impl FnMut(usize, &[u8])) -> Option<Vec<u64>> {
+    /// The held pieces of `r` in order: (entry offset, entry); `None` when
+    /// some byte is missing.
+    fn walk(&self, r: &ByteRange) -> Option<Vec<(u64, &Entry)>> {
         let end = r.end()?;
         let mut pos = r.offset;
         let mut used = Vec::new();
         while pos < end {
             let (o, e) = self.at(pos)?;
-            let e_end = o.checked_add(e.len)?;
-            let take_end = e_end.min(end);
-            let from = usize::try_from(pos - o).ok()?;
-            let to = usize::try_from(take_end - o).ok()?;
-            let at = usize::try_from(pos - r.offset).ok()?;
-            f(at, e.data.get(from..to)?);
-            used.push(o);
-            pos = take_end;
+            pos = o.checked_add(e.len)?.min(end);
+            used.push((o, e));
         }
         Some(used)
     }
 
-    /// Copy `out.len()` bytes at `offset` into `out` when all are held
-    /// (entries served only once are then dropped); false otherwise.
-    pub(super) fn read(&mut self, offset: u64, out: &mut [u8]) -> bool {
-        let r = ByteRange::new(offset, out.len() as u64);
-        let used = self.walk(&r, |at, bytes| {
-            if let Some(d) = at
-                .checked_add(bytes.len())
-                .and_then(|end| out.get_mut(at..end))
-            {
-                d.copy_from_slice(bytes);
-            }
-        });
-        let Some(used) = used else {
-            return false;
-        };
-        for o in used {
-            if self.map.get(&o).is_some_and(|e| e.once) {
-                self.drop_at(o);
+    /// True when every byte of `r` is held.
+    pub(super) fn covers(&self, r: &ByteRange) -> bool {
+        self.walk(r).is_some()
+    }
+
+    /// The entries holding every byte of `r` (offset and bytes, in order,
+    /// shared so the caller copies outside any lock), or `None` when some
+    /// byte is missing; entries served only once are then dropped.
+    pub(super) fn take(&mut self, r: &ByteRange) -> Option<Vec<(u64, Arc<[u8]>)>> {
+        let got: Vec<(u64, Arc<[u8]>, bool)> = self
+            .walk(r)?
+            .into_iter()
+            .map(|(o, e)| (o, e.data.clone(), e.once))
+            .collect();
+        for (o, _, once) in &got {
+            if *once {
+                self.drop_at(*o);
             }
         }
-        true
+        Some(got.into_iter().map(|(o, d, _)| (o, d)).collect())
+    }
+
+    /// Copy `out.len()` bytes at `offset` into `out` when all are held
+    /// (entries served only once are then dropped); false otherwise.
+    #[cfg(test)]
+    fn read(&mut self, offset: u64, out: &mut [u8]) -> bool {
+        let r = ByteRange::new(offset, out.len() as u64);
+        self.take(&r).is_some_and(|p| copy_pieces(&p, offset, out))
     }
 
     /// Keep `data` (exactly `r.len` bytes) for range `r`.
@@ -205,6 +201,29 @@ impl Staging {
         self.map.clear();
         self.bytes = 0;
     }
+}
+
+/// Copy the bytes at `offset` of `pieces` (entries as [`Staging::take`]
+/// returns them, covering the range) into `out`; false when they do not.
+pub(super) fn copy_pieces(pieces: &[(u64, Arc<[u8]>)], offset: u64, out: &mut [u8]) -> bool {
+    let Some(end) = offset.checked_add(out.len() as u64) else {
+        return false;
+    };
+    let mut pos = offset;
+    for (o, d) in pieces {
+        let e_end = o.saturating_add(d.len() as u64).min(end);
+        if pos < *o || e_end <= pos {
+            return false;
+        }
+        let src = d.get((pos - o) as usize..(e_end - o) as usize);
+        let dst = out.get_mut((pos - offset) as usize..(e_end - offset) as usize);
+        match (src, dst) {
+            (Some(s), Some(t)) => t.copy_from_slice(s),
+            _ => return false,
+        }
+        pos = e_end;
+    }
+    pos == end
 }
 
 #[cfg(test)]
