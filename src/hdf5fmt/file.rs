@@ -778,6 +778,36 @@ mod tests {
         assert_eq!(buf, [2, 3]);
     }
 
+    /// A remote source behind a base address: reads keep their typed errors
+    /// and prefetches are shifted by the base.
+    #[test]
+    fn based_source_forwards_plans_shifted() {
+        use crate::fetch::{ByteRange, RangeOptions, RangeSource};
+        let opts = RangeOptions {
+            block_size: 4,
+            first_read: 0,
+            tail_read: 0,
+            ..RangeOptions::default()
+        };
+        let rs = Arc::new(RangeSource::without_fetcher(100, "host://b", opts).unwrap());
+        let b = BasedSource {
+            inner: rs.clone(),
+            base: 10,
+        };
+        assert!(b.wants_prefetch());
+        let e = b.read("t", 2, 3).unwrap_err();
+        assert_eq!(e.needed_ranges(), Some(&[ByteRange::new(12, 4)][..]));
+        let e = b.prefetch(&[ByteRange::new(50, 5)]).unwrap_err();
+        assert_eq!(e.needed_ranges(), Some(&[ByteRange::new(60, 5)][..]));
+        rs.supply(ByteRange::new(60, 5), (60..65).collect())
+            .unwrap();
+        b.prefetch(&[ByteRange::new(50, 5)]).unwrap();
+        let mut out = [0u8; 3];
+        b.read_into("t", 51, &mut out).unwrap();
+        assert_eq!(out, [61, 62, 63]);
+        assert!(b.read("t", 89, 2).is_err()); // past the end seen from the base
+    }
+
     /// A v2 object header holding `msgs` (type, body), with its checksum.
     fn ohdr(msgs: &[(u8, Vec<u8>)]) -> Vec<u8> {
         let mut body = Vec::new();

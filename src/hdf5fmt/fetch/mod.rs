@@ -159,3 +159,6 @@ impl Default for RangeOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
