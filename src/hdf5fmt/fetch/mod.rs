@@ -44,7 +44,11 @@
 //! [`Error::StaleSnapshot`](crate::Error::StaleSnapshot) for an object
 //! replaced since it was opened) reach the caller unchanged. Memory held is
 //! at most `cache_bytes` of blocks plus one window of staged data (a single
-//! chunk larger than the window is a window of its own).
+//! chunk larger than the window is a window of its own). Without a fetcher
+//! (below) data kept for a retry adds at most one more window, and supplied
+//! blocks one more, until the operation settles; one round asks for at most
+//! a window of data (an operation reading several datasets gets the rest in
+//! later rounds).
 //!
 //! **Without a fetcher** ([`RangeSource::without_fetcher`]): a host with no
 //! blocking I/O (WebAssembly on a browser's main thread) drives the reads. A

@@ -39,6 +39,8 @@ struct State {
     primed: bool,
     /// Ranges of planned data asked of the host: supplied into staging.
     asked_data: Vec<ByteRange>,
+    /// Bytes of planned data asked of the host since [`RangeSource::take_missed`].
+    asked_bytes: u64,
     /// Ranges of single large reads asked of the host: staged for one read.
     asked_once: Vec<ByteRange>,
     /// Every range a read asked of the host since [`RangeSource::take_missed`].
@@ -112,6 +114,7 @@ impl RangeSource {
                 staging: Staging::default(),
                 primed: false,
                 asked_data: Vec::new(),
+                asked_bytes: 0,
                 asked_once: Vec::new(),
                 missed: Vec::new(),
             }),
@@ -427,7 +430,9 @@ impl RangeSource {
     /// that tolerates a failed read (a damaged link, an optional attribute)
     /// may have swallowed an [`Error::NeedBytes`].
     pub fn take_missed(&self) -> Vec<ByteRange> {
-        std::mem::take(&mut self.lock().missed)
+        let mut st = self.lock();
+        st.asked_bytes = 0;
+        std::mem::take(&mut st.missed)
     }
 
     /// Drop every cached block and staged byte.
@@ -526,6 +531,15 @@ impl Source for RangeSource {
                     limit: self.options.window_bytes,
                 });
             }
+            if st.asked_bytes > 0
+                && st.asked_bytes.saturating_add(total) > self.options.window_bytes
+            {
+                // This round already asks for a window's worth (an operation
+                // reading several datasets): these come in a later round, so
+                // what the host holds at once stays within one window.
+                return Err(Error::NeedBytes(plan));
+            }
+            st.asked_bytes = st.asked_bytes.saturating_add(total);
             push_capped(&mut st.asked_data, &plan);
             return Err(self.need(&mut st, plan));
         }

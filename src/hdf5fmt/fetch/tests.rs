@@ -145,3 +145,25 @@ fn no_fetcher_reads_ask_then_proceed() {
     assert!(src.supply(r(9990, 20), vec![0; 20]).is_err());
     assert!(src.supply(r(3000, 10), vec![0; 9]).is_err());
 }
+
+#[test]
+fn no_fetcher_rounds_ask_for_one_window_of_data_at_most() {
+    let src = RangeSource::without_fetcher(10_000, "host://x", opts()).unwrap();
+    let a = [r(2000, 300), r(2300, 300)];
+    let b = [r(6000, 300), r(6300, 300)];
+    assert!(src.prefetch(&a).is_err());
+    // A second dataset in the same round would pass the window: deferred.
+    let e = src.prefetch(&b).unwrap_err();
+    assert!(e.needed_ranges().is_some());
+    assert_eq!(src.take_missed(), a.to_vec());
+    for n in a {
+        src.supply(n, want(n.offset, n.len as usize)).unwrap();
+    }
+    // Next round: the first is held, the second asked for now.
+    src.prefetch(&a).unwrap();
+    assert!(src.prefetch(&b).is_err());
+    assert_eq!(src.take_missed(), b.to_vec());
+    src.release(&a);
+    src.settle();
+    assert_eq!(src.held_bytes(), 0);
+}
