@@ -131,6 +131,13 @@ fn check_same(bytes: Vec<u8>, what: &str, opts: &RangeOptions) -> usize {
     let remote = File::open_fetch(counting.clone(), opts.clone())
         .and_then(|f| digest(&f))
         .unwrap_or_else(|e| panic!("{what}: remote open: {e}"));
+    if std::env::var_os("REMOTE_PLAN_DEBUG").is_some() {
+        let (calls, requests, bytes) = counting.counts();
+        eprintln!(
+            "counts {calls} calls {requests} requests {bytes} of {} bytes: {what}",
+            counting.len()
+        );
+    }
     assert_eq!(remote.len(), local.len(), "{what}: objects");
     for (l, r) in local.iter().zip(&remote) {
         assert_eq!(l.0, r.0, "{what}");

@@ -132,7 +132,8 @@ pub trait Fetch: Send + Sync {
 pub struct RangeOptions {
     /// Metadata block size in bytes (reads are rounded to whole blocks).
     pub block_size: u64,
-    /// Bytes of metadata blocks kept.
+    /// Bytes of metadata blocks kept; reads longer than a quarter of this
+    /// bypass the cache.
     pub cache_bytes: u64,
     /// The first request's length: the superblock and root group, usually.
     pub first_read: u64,
@@ -141,9 +142,11 @@ pub struct RangeOptions {
     pub tail_read: u64,
     /// Two data ranges closer than this many bytes are fetched as one.
     pub coalesce_gap: u64,
-    /// No coalesced request grows beyond this many bytes.
+    /// No request is longer than this many bytes: coalesced runs are cut
+    /// into requests of this size.
     pub max_request: u64,
-    /// Requests issued at once.
+    /// Requests issued at once (read by [`Fetch`] implementations; a batch
+    /// may hold more ranges than this).
     pub in_flight: usize,
     /// Bytes of data fetched ahead of decoding at most (memory bound).
     pub window_bytes: u64,
