@@ -395,12 +395,12 @@ impl RangeSource {
         let mut st = self.lock();
         if let Some(i) = st.asked_data.iter().position(|a| *a == range) {
             st.asked_data.swap_remove(i);
-            st.staging.insert(range, bytes.into(), false);
+            st.staging.insert(range, Arc::new(bytes), false);
             return Ok(());
         }
         if let Some(i) = st.asked_once.iter().position(|a| *a == range) {
             st.asked_once.swap_remove(i);
-            st.staging.insert(range, bytes.into(), true);
+            st.staging.insert(range, Arc::new(bytes), true);
             return Ok(());
         }
         // Blocks supplied for an operation stay until it completes (a retried
@@ -547,7 +547,8 @@ impl Source for RangeSource {
         let got = self.fetch_checked(&plan)?;
         let mut st = self.lock();
         for (r, d) in plan.iter().zip(got) {
-            st.staging.insert(*r, d.into(), false);
+            // Kept as fetched: no copy of the window.
+            st.staging.insert(*r, Arc::new(d), false);
         }
         Ok(())
     }

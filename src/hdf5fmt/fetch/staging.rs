@@ -9,7 +9,7 @@ use super::ByteRange;
 #[derive(Debug)]
 struct Entry {
     len: u64,
-    data: Arc<[u8]>,
+    data: Arc<Vec<u8>>,
     /// Dropped once a read has been served from it (a single large read).
     once: bool,
     /// Released but kept for a retried operation (no-fetcher mode): dropped
@@ -64,8 +64,8 @@ impl Staging {
     /// The entries holding every byte of `r` (offset and bytes, in order,
     /// shared so the caller copies outside any lock), or `None` when some
     /// byte is missing; entries served only once are then dropped.
-    pub(super) fn take(&mut self, r: &ByteRange) -> Option<Vec<(u64, Arc<[u8]>)>> {
-        let got: Vec<(u64, Arc<[u8]>, bool)> = self
+    pub(super) fn take(&mut self, r: &ByteRange) -> Option<Vec<(u64, Arc<Vec<u8>>)>> {
+        let got: Vec<(u64, Arc<Vec<u8>>, bool)> = self
             .walk(r)?
             .into_iter()
             .map(|(o, e)| (o, e.data.clone(), e.once))
@@ -87,7 +87,7 @@ impl Staging {
     }
 
     /// Keep `data` (exactly `r.len` bytes) for range `r`.
-    pub(super) fn insert(&mut self, r: ByteRange, data: Arc<[u8]>, once: bool) {
+    pub(super) fn insert(&mut self, r: ByteRange, data: Arc<Vec<u8>>, once: bool) {
         if data.len() as u64 != r.len || r.len == 0 || self.covers(&r) {
             return;
         }
@@ -205,7 +205,7 @@ impl Staging {
 
 /// Copy the bytes at `offset` of `pieces` (entries as [`Staging::take`]
 /// returns them, covering the range) into `out`; false when they do not.
-pub(super) fn copy_pieces(pieces: &[(u64, Arc<[u8]>)], offset: u64, out: &mut [u8]) -> bool {
+pub(super) fn copy_pieces(pieces: &[(u64, Arc<Vec<u8>>)], offset: u64, out: &mut [u8]) -> bool {
     let Some(end) = offset.checked_add(out.len() as u64) else {
         return false;
     };
@@ -230,8 +230,8 @@ pub(super) fn copy_pieces(pieces: &[(u64, Arc<[u8]>)], offset: u64, out: &mut [u
 mod tests {
     use super::*;
 
-    fn bytes(from: u8, n: u8) -> Arc<[u8]> {
-        (from..from + n).collect::<Vec<u8>>().into()
+    fn bytes(from: u8, n: u8) -> Arc<Vec<u8>> {
+        Arc::new((from..from + n).collect::<Vec<u8>>())
     }
 
     #[test]
