@@ -76,12 +76,14 @@
 //! same way.
 
 mod block_cache;
+mod drive;
 pub mod plan;
 mod range_source;
 mod staging;
 
+pub use drive::{drive, DRIVE_ROUNDS};
 pub use plan::coalesce;
-pub use range_source::{drive, RangeSource, DRIVE_ROUNDS};
+pub use range_source::RangeSource;
 
 use crate::error::Result;
 

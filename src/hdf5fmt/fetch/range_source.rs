@@ -15,15 +15,13 @@ use crate::source::{in_bounds, Source};
 /// Most ranges remembered as asked of the host (and as missed) at once.
 const MAX_ASKED: usize = 1 << 14;
 
-/// Rounds of fetching and supplying [`drive`] makes before it gives up.
-pub const DRIVE_ROUNDS: usize = 256;
-
 /// A [`Source`] over a remote object: metadata reads are rounded to aligned
 /// blocks kept in a bounded cache, data reads planned by the reader are
 /// fetched a window at a time ([`Source::prefetch`]) and served from a
 /// staging area until released. With a [`Fetch`] the source fetches what it
 /// misses; without one ([`RangeSource::without_fetcher`]) a miss is
-/// [`Error::NeedBytes`] and the host [`RangeSource::supply`]s the bytes.
+/// [`Error::NeedBytes`] and the host [`RangeSource::supply`]s the bytes
+/// (see [`drive`](super::drive)).
 pub struct RangeSource {
     fetch: Option<Arc<dyn Fetch>>,
     len: u64,
@@ -74,7 +72,7 @@ impl RangeSource {
     /// A source of `len` bytes with no fetcher, for hosts without blocking
     /// I/O: a read that misses fails with [`Error::NeedBytes`] naming every
     /// range it needs; the host fetches them, hands them to
-    /// [`RangeSource::supply`] and retries the operation (see [`drive`]).
+    /// [`RangeSource::supply`] and retries the operation (see [`drive`](super::drive)).
     /// `describe` names the object in errors.
     pub fn without_fetcher(
         len: u64,
@@ -149,7 +147,7 @@ impl RangeSource {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn remote_error(&self, r: &ByteRange, reason: String) -> Error {
+    pub(super) fn remote_error(&self, r: &ByteRange, reason: String) -> Error {
         Error::Remote {
             url: self.describe.clone(),
             range: format!("{}-{}", r.offset, r.offset.saturating_add(r.len)),
@@ -417,7 +415,7 @@ impl RangeSource {
 
     /// Shrink the block cache back to `cache_bytes` and drop the released
     /// data kept for retries, once an operation that was supplied bytes has
-    /// completed ([`drive`] does this).
+    /// completed ([`drive`](super::drive) does this).
     pub fn settle(&self) {
         let mut st = self.lock();
         st.blocks.set_capacity(self.options.cache_bytes);
@@ -566,55 +564,4 @@ impl Source for RangeSource {
             })
         });
     }
-}
-
-/// Run `op` against a source without a fetcher until it needs no more bytes:
-/// after each attempt the ranges it asked for ([`RangeSource::take_missed`],
-/// or those of its [`Error::NeedBytes`]) are fetched with `fetch` (one call
-/// per round, all ranges at once) and supplied, and `op` runs again. Reads
-/// are idempotent, so a retried operation sees the same bytes and returns
-/// what one uninterrupted run would. Gives up after [`DRIVE_ROUNDS`] rounds.
-pub fn drive<T>(
-    src: &RangeSource,
-    mut fetch: impl FnMut(&[ByteRange]) -> Result<Vec<Vec<u8>>>,
-    mut op: impl FnMut() -> Result<T>,
-) -> Result<T> {
-    let _ = src.take_missed();
-    let r = drive_rounds(src, &mut fetch, &mut op);
-    src.settle();
-    r
-}
-
-fn drive_rounds<T>(
-    src: &RangeSource,
-    fetch: &mut impl FnMut(&[ByteRange]) -> Result<Vec<Vec<u8>>>,
-    op: &mut impl FnMut() -> Result<T>,
-) -> Result<T> {
-    for _ in 0..DRIVE_ROUNDS {
-        let r = op();
-        let mut missed = src.take_missed();
-        if missed.is_empty() {
-            match r.as_ref().err().and_then(Error::needed_ranges) {
-                Some(n) => missed = n.to_vec(),
-                None => return r,
-            }
-        }
-        let got = fetch(&missed)?;
-        if got.len() != missed.len() {
-            return Err(src.remote_error(
-                &missed[0],
-                format!("{} responses for {} ranges", got.len(), missed.len()),
-            ));
-        }
-        for (range, bytes) in missed.iter().zip(got) {
-            src.supply(*range, bytes)?;
-        }
-    }
-    Err(Error::Limit {
-        structure: "remote read without a fetcher",
-        offset: 0,
-        what: "rounds of supplying byte ranges",
-        value: DRIVE_ROUNDS as u64,
-        limit: DRIVE_ROUNDS as u64,
-    })
 }
