@@ -396,6 +396,30 @@ impl Source for OverlaySource {
         Ok(())
     }
 
+    fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
+        let end = cursor::add(offset, out.len() as u64, structure, offset, "end of read")?;
+        if !self.image.overlaps(offset, end) {
+            return self.inner.read_into(structure, offset, out);
+        }
+        crate::source::read_into_default(self, structure, offset, out)
+    }
+
+    fn wants_prefetch(&self) -> bool {
+        self.inner.wants_prefetch()
+    }
+
+    fn prefetch_window(&self) -> u64 {
+        self.inner.prefetch_window()
+    }
+
+    fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
+        self.inner.prefetch(ranges)
+    }
+
+    fn release(&self, ranges: &[crate::fetch::ByteRange]) {
+        self.inner.release(ranges)
+    }
+
     fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
         let end = cursor::add(offset, len, structure, offset, "end of read")?;
         if !self.image.overlaps(offset, end) {

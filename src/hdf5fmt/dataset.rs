@@ -452,6 +452,15 @@ impl Dataset {
                         self.fill_buffer(out, esize);
                         Ok(())
                     }
+                    Some(addr) if self.file.source().wants_prefetch() => read_contiguous_planned(
+                        self.file.source(),
+                        *addr,
+                        dims,
+                        &start,
+                        &count,
+                        esize,
+                        out,
+                    ),
                     Some(addr) => {
                         let src = self.file.source();
                         for_each_run(dims, &start, &count, esize, &mut |src_off, dst_off, len| {
@@ -735,6 +744,93 @@ fn copy_run(src: &[u8], src_off: u64, out: &mut [u8], dst_off: usize, len: usize
         .ok_or_else(|| Error::InvalidArgument("output buffer too small".into()))?;
     dst.copy_from_slice(piece);
     Ok(())
+}
+
+/// Most runs of a contiguous read planned as one window.
+const MAX_WINDOW_RUNS: usize = 1 << 16;
+
+/// The selection's runs of contiguous data at `addr`, read from a source that
+/// plans its reads: a window of runs (at most the source's prefetch window in
+/// bytes, [`MAX_WINDOW_RUNS`] runs; longer runs split) is prefetched as one
+/// batch, copied out, and released before the next.
+fn read_contiguous_planned(
+    src: &dyn crate::source::Source,
+    addr: u64,
+    dims: &[u64],
+    start: &[u64],
+    count: &[u64],
+    esize: usize,
+    out: &mut [u8],
+) -> Result<()> {
+    let window = src.prefetch_window().max(1);
+    let step = usize::try_from(window).unwrap_or(usize::MAX);
+    let max_runs = if window == u64::MAX {
+        // One window per read (no fetcher: a read restarts from the top).
+        MAX_WINDOW_RUNS << 4
+    } else {
+        MAX_WINDOW_RUNS
+    };
+    let mut runs: Vec<(u64, usize, usize)> = Vec::new();
+    let mut bytes = 0u64;
+    for_each_run(dims, start, count, esize, &mut |src_off, dst_off, len| {
+        let at = addr.checked_add(src_off).ok_or(Error::Overflow {
+            structure: "contiguous data",
+            offset: addr,
+            what: "element address",
+        })?;
+        let mut done = 0usize;
+        while done < len {
+            let n = (len - done).min(step);
+            let full = bytes.saturating_add(n as u64) > window || runs.len() >= max_runs;
+            if !runs.is_empty() && full {
+                read_window(src, &mut runs, out)?;
+                bytes = 0;
+            }
+            // `done < len` and `len` fits the output, so these do not overflow.
+            runs.push((
+                at.saturating_add(done as u64),
+                dst_off.saturating_add(done),
+                n,
+            ));
+            bytes = bytes.saturating_add(n as u64);
+            done += n;
+        }
+        Ok(())
+    })?;
+    if runs.is_empty() {
+        return Ok(());
+    }
+    read_window(src, &mut runs, out)
+}
+
+/// Prefetch, copy out and release one window of contiguous runs
+/// `(source offset, output offset, length)`; `runs` is emptied.
+fn read_window(
+    src: &dyn crate::source::Source,
+    runs: &mut Vec<(u64, usize, usize)>,
+    out: &mut [u8],
+) -> Result<()> {
+    use crate::fetch::ByteRange;
+    let mut ranges: Vec<ByteRange> = Vec::new();
+    for &(at, _, n) in runs.iter() {
+        match ranges.last_mut() {
+            Some(r) if r.end() == Some(at) => r.len = r.len.saturating_add(n as u64),
+            _ => ranges.push(ByteRange::new(at, n as u64)),
+        }
+    }
+    src.prefetch(&ranges)?;
+    let r = runs.iter().try_for_each(|&(at, d, n)| {
+        let dst = d
+            .checked_add(n)
+            .and_then(|end| out.get_mut(d..end))
+            .ok_or_else(|| Error::malformed("dataset", at, "run outside output"))?;
+        src.read_into("contiguous data", at, dst)
+    });
+    if !r.as_ref().is_err_and(|e| e.needed_ranges().is_some()) {
+        src.release(&ranges);
+    }
+    runs.clear();
+    r
 }
 
 /// Visit the contiguous byte runs of a box selection over a C-ordered array:

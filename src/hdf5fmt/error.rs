@@ -237,6 +237,22 @@ impl Error {
         }
     }
 
+    /// The byte ranges a read from a source without a fetcher needs first
+    /// ([`Error::NeedBytes`]), looked for through the variants that wrap
+    /// another error ([`Error::Chunk`], and an [`Error::Io`] whose source is
+    /// this crate's error); `None` for every other error.
+    pub fn needed_ranges(&self) -> Option<&[crate::fetch::ByteRange]> {
+        match self {
+            Error::NeedBytes(r) => Some(r),
+            Error::Chunk { source, .. } => source.needed_ranges(),
+            Error::Io { source, .. } => source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<Error>())
+                .and_then(Error::needed_ranges),
+            _ => None,
+        }
+    }
+
     /// Wrap an I/O error with what was being done.
     pub fn io(context: impl fmt::Display, source: std::io::Error) -> Self {
         Error::Io {

@@ -56,6 +56,58 @@ impl Source for BasedSource {
         })?;
         self.inner.read_exact_at(at, buf)
     }
+    // Sources that plan their reads (remote ones) get the reads, with their
+    // typed errors, and the plans shifted by the base; local sources keep the
+    // default paths above.
+    fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
+        if !self.inner.wants_prefetch() {
+            return crate::source::read_default(self, structure, offset, len);
+        }
+        crate::source::in_bounds(structure, offset, len, self.len())?;
+        self.inner.read(structure, self.shift(offset)?, len)
+    }
+    fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
+        if !self.inner.wants_prefetch() {
+            return crate::source::read_into_default(self, structure, offset, out);
+        }
+        crate::source::in_bounds(structure, offset, out.len() as u64, self.len())?;
+        self.inner.read_into(structure, self.shift(offset)?, out)
+    }
+    fn wants_prefetch(&self) -> bool {
+        self.inner.wants_prefetch()
+    }
+    fn prefetch_window(&self) -> u64 {
+        self.inner.prefetch_window()
+    }
+    fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
+        self.inner.prefetch(&self.shift_all(ranges))
+    }
+    fn release(&self, ranges: &[crate::fetch::ByteRange]) {
+        self.inner.release(&self.shift_all(ranges))
+    }
+}
+
+impl BasedSource {
+    fn shift(&self, offset: u64) -> Result<u64> {
+        offset.checked_add(self.base).ok_or(Error::Overflow {
+            structure: "based read",
+            offset,
+            what: "offset plus base address",
+        })
+    }
+
+    /// `ranges` as offsets of the inner source (ranges that overflow dropped).
+    fn shift_all(&self, ranges: &[crate::fetch::ByteRange]) -> Vec<crate::fetch::ByteRange> {
+        ranges
+            .iter()
+            .filter_map(|r| {
+                Some(crate::fetch::ByteRange::new(
+                    self.shift(r.offset).ok()?,
+                    r.len,
+                ))
+            })
+            .collect()
+    }
 }
 
 struct Inner {
@@ -715,8 +767,12 @@ fn with_cache_image(src: Arc<dyn Source>, sb: &Superblock) -> Result<Arc<dyn Sou
     let Some(ext) = sb.extension else {
         return Ok(src);
     };
-    let Ok(h) = ObjectHeader::read(src.as_ref(), sb.sizes, ext) else {
-        return Ok(src);
+    let h = match ObjectHeader::read(src.as_ref(), sb.sizes, ext) {
+        Ok(h) => h,
+        // A source without a fetcher must get these bytes first: opening
+        // without the image would read stale metadata.
+        Err(e) if e.needed_ranges().is_some() => return Err(e),
+        Err(_) => return Ok(src),
     };
     let Some(m) = h.first(types::MDC_IMAGE) else {
         return Ok(src);
@@ -742,6 +798,36 @@ mod tests {
         let mut buf = [0u8; 2];
         b.read_exact_at(0, &mut buf).unwrap();
         assert_eq!(buf, [2, 3]);
+    }
+
+    /// A remote source behind a base address: reads keep their typed errors
+    /// and prefetches are shifted by the base.
+    #[test]
+    fn based_source_forwards_plans_shifted() {
+        use crate::fetch::{ByteRange, RangeOptions, RangeSource};
+        let opts = RangeOptions {
+            block_size: 4,
+            first_read: 0,
+            tail_read: 0,
+            ..RangeOptions::default()
+        };
+        let rs = Arc::new(RangeSource::without_fetcher(100, "host://b", opts).unwrap());
+        let b = BasedSource {
+            inner: rs.clone(),
+            base: 10,
+        };
+        assert!(b.wants_prefetch());
+        let e = b.read("t", 2, 3).unwrap_err();
+        assert_eq!(e.needed_ranges(), Some(&[ByteRange::new(12, 4)][..]));
+        let e = b.prefetch(&[ByteRange::new(50, 5)]).unwrap_err();
+        assert_eq!(e.needed_ranges(), Some(&[ByteRange::new(60, 5)][..]));
+        rs.supply(ByteRange::new(60, 5), (60..65).collect())
+            .unwrap();
+        b.prefetch(&[ByteRange::new(50, 5)]).unwrap();
+        let mut out = [0u8; 3];
+        b.read_into("t", 51, &mut out).unwrap();
+        assert_eq!(out, [61, 62, 63]);
+        assert!(b.read("t", 89, 2).is_err()); // past the end seen from the base
     }
 
     /// A v2 object header holding `msgs` (type, body), with its checksum.

@@ -36,7 +36,7 @@ pub mod dataspace_selection;
 pub mod datatype;
 #[path = "encode.rs"]
 pub mod encode;
-#[path = "fetch.rs"]
+#[path = "fetch/mod.rs"]
 pub mod fetch;
 #[path = "file.rs"]
 pub mod file;

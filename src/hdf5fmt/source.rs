@@ -53,43 +53,39 @@ pub trait Source: Send + Sync {
     /// `out.len()` bytes at `offset` straight into `out` (no temporary for
     /// positional reads), bounds-checked like [`Source::read`].
     fn read_into(&self, structure: &'static str, offset: u64, out: &mut [u8]) -> Result<()> {
-        let len = out.len() as u64;
-        if self.as_slice().is_some() {
-            let b = self.read(structure, offset, len)?;
-            out.copy_from_slice(&b);
-            return self.check();
-        }
-        in_bounds(structure, offset, len, self.len())?;
-        self.read_exact_at(offset, out)
-            .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))
+        read_into_default(self, structure, offset, out)
     }
 
     /// `len` bytes at `offset`, borrowed when possible. `structure` names what is
     /// being read, for the error.
     fn read(&self, structure: &'static str, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
-        self.check()?;
-        let end = in_bounds(structure, offset, len, self.len())?;
-        if let Some(all) = self.as_slice() {
-            let (s, e) = (usize::try_from(offset), usize::try_from(end));
-            return match (s, e) {
-                (Ok(s), Ok(e)) => all.get(s..e).map(Cow::Borrowed).ok_or(Error::Truncated {
-                    structure,
-                    offset,
-                    needed: len,
-                    available: 0,
-                }),
-                _ => Err(Error::Overflow {
-                    structure,
-                    offset,
-                    what: "read range",
-                }),
-            };
-        }
-        let n = crate::cursor::bounded(len, limits::MAX_READ, structure, offset, "read length")?;
-        let mut buf = vec![0u8; n];
-        self.read_exact_at(offset, &mut buf)
-            .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))?;
-        Ok(Cow::Owned(buf))
+        read_default(self, structure, offset, len)
+    }
+
+    /// True when reads should be planned ahead ([`Source::prefetch`]): remote
+    /// sources, where one request per chunk would cost a round trip each.
+    /// Local sources say no, and readers then skip planning entirely.
+    fn wants_prefetch(&self) -> bool {
+        false
+    }
+
+    /// Bytes of stored data a planned read asks [`Source::prefetch`] for at
+    /// once at most (a single larger range is asked for alone).
+    fn prefetch_window(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// Fetch `ranges` ahead of the reads that follow (coalesced and issued as
+    /// one batch by remote sources); they stay available until
+    /// [`Source::release`]d. A no-op for local sources.
+    fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
+        let _ = ranges;
+        Ok(())
+    }
+
+    /// Let go of ranges a [`Source::prefetch`] fetched.
+    fn release(&self, ranges: &[crate::fetch::ByteRange]) {
+        let _ = ranges;
     }
 
     /// Up to `len` bytes at `offset`, fewer when the source ends first.
@@ -99,8 +95,59 @@ pub trait Source: Send + Sync {
     }
 }
 
+/// What [`Source::read_into`] does unless a source says otherwise (wrappers
+/// call it to keep the default for the sources they wrap).
+pub(crate) fn read_into_default<S: Source + ?Sized>(
+    src: &S,
+    structure: &'static str,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<()> {
+    let len = out.len() as u64;
+    if src.as_slice().is_some() {
+        let b = src.read(structure, offset, len)?;
+        out.copy_from_slice(&b);
+        return src.check();
+    }
+    in_bounds(structure, offset, len, src.len())?;
+    src.read_exact_at(offset, out)
+        .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))
+}
+
+/// What [`Source::read`] does unless a source says otherwise.
+pub(crate) fn read_default<'s, S: Source + ?Sized>(
+    src: &'s S,
+    structure: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<Cow<'s, [u8]>> {
+    src.check()?;
+    let end = in_bounds(structure, offset, len, src.len())?;
+    if let Some(all) = src.as_slice() {
+        let (s, e) = (usize::try_from(offset), usize::try_from(end));
+        return match (s, e) {
+            (Ok(s), Ok(e)) => all.get(s..e).map(Cow::Borrowed).ok_or(Error::Truncated {
+                structure,
+                offset,
+                needed: len,
+                available: 0,
+            }),
+            _ => Err(Error::Overflow {
+                structure,
+                offset,
+                what: "read range",
+            }),
+        };
+    }
+    let n = crate::cursor::bounded(len, limits::MAX_READ, structure, offset, "read length")?;
+    let mut buf = vec![0u8; n];
+    src.read_exact_at(offset, &mut buf)
+        .map_err(|e| Error::io(format!("{structure} at offset {offset:#x}"), e))?;
+    Ok(Cow::Owned(buf))
+}
+
 /// The end of `len` bytes at `offset` when they lie inside `total` bytes.
-fn in_bounds(structure: &'static str, offset: u64, len: u64, total: u64) -> Result<u64> {
+pub(crate) fn in_bounds(structure: &'static str, offset: u64, len: u64, total: u64) -> Result<u64> {
     let end = offset.checked_add(len).ok_or(Error::Overflow {
         structure,
         offset,

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::fetch::plan::windows;
+use crate::fetch::ByteRange;
 use crate::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
 use crate::selection::{Placement, Selection};
 use crate::source::Source;
@@ -593,6 +595,46 @@ fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -
     with_scratch(|scratch| jobs.iter().try_for_each(|j| plan.run(src, j, out, scratch)))
 }
 
+/// Run `jobs`; for sources that plan their reads (remote ones), a window at a
+/// time: the stored ranges of a window's chunks (at most the source's
+/// [`Source::prefetch_window`] bytes, chunks the decoded-chunk cache holds left
+/// out) are prefetched as one batch, the window's chunks decoded from them,
+/// and the window released, so memory stays bounded by one window. Local
+/// sources run the jobs directly.
+fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
+    if !src.wants_prefetch() {
+        return run_jobs(src, plan, jobs, out);
+    }
+    let ranges: Vec<Option<ByteRange>> = jobs
+        .iter()
+        .map(|j| {
+            let rec = &j.record;
+            let cached = !plan.unfiltered(rec)
+                && plan
+                    .cache
+                    .is_some_and(|c| c.get(plan.map.key, &rec.offset).is_some());
+            (rec.size > 0 && !cached).then(|| ByteRange::new(rec.address, rec.size))
+        })
+        .collect();
+    for w in windows(&ranges, |r| *r, src.prefetch_window(), usize::MAX) {
+        let want: Vec<ByteRange> = ranges
+            .get(w.clone())
+            .unwrap_or_default()
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        src.prefetch(&want)?;
+        let r = run_jobs(src, plan, jobs.get(w).unwrap_or_default(), out);
+        // A read still missing bytes (no fetcher) keeps its window for the retry.
+        if !r.as_ref().is_err_and(|e| e.needed_ranges().is_some()) {
+            src.release(&want);
+        }
+        r?;
+    }
+    Ok(())
+}
+
 /// Read `selection` through a prebuilt [`ChunkMap`] (see [`super::read_chunked`]),
 /// optionally through a decoded-chunk cache.
 pub fn read_chunked_with(
@@ -757,11 +799,11 @@ fn read_into(
         elem,
     };
     if !prefilled {
-        return run_jobs(src, &plan, &jobs, out);
+        return run_planned(src, &plan, &jobs, out);
     }
     // Every byte was written by the fill; the decoded chunks overwrite parts.
     let all = out.written();
-    run_jobs(src, &plan, &jobs, out)?;
+    run_planned(src, &plan, &jobs, out)?;
     out.written.store(all, Ordering::Release);
     Ok(())
 }
