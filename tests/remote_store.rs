@@ -163,6 +163,17 @@ macro_rules! env_or_skip {
 
 /// Library options against a loopback endpoint: unsigned requests (moto
 /// does not check signatures), short timeouts so a fault never hangs.
+/// `opts` reading in small pieces: the first request and the block cache
+/// hold only the superblock's block, so every later read of these small test
+/// files goes to the server (where faults and replacements happen).
+fn piecewise(mut opts: RemoteOptions) -> RemoteOptions {
+    opts.range.block_size = 512;
+    opts.range.first_read = 512;
+    opts.range.tail_read = 0;
+    opts.range.cache_bytes = 1024;
+    opts
+}
+
 fn s3_opts(endpoint: &str) -> RemoteOptions {
     RemoteOptions {
         endpoint: Some(endpoint.to_string()),
@@ -542,10 +553,10 @@ fn every_injected_fault_ends_in_data_or_a_typed_error() {
     let env = env_or_skip!();
     let want = expected(env);
     let proxy = env.http_proxy();
-    let opts = RemoteOptions {
+    let opts = piecewise(RemoteOptions {
         timeout: Duration::from_millis(1500),
         ..s3_opts("https://unused.invalid")
-    };
+    });
     // Retried faults: the data arrives, identical.
     for q in [
         "kind=drop&count=2",
@@ -606,7 +617,7 @@ fn an_object_replaced_in_the_store_is_a_stale_snapshot() {
     let env = env_or_skip!();
     let a = env.http_root.join("sb2_v108.h5");
     let url = s3_url("replace/x.h5");
-    let opts = s3_opts(&env.s3_endpoint());
+    let opts = piecewise(s3_opts(&env.s3_endpoint()));
     upload_file(&a, &url, &opts).unwrap();
     let f = File::open_url_with(&url, &opts).unwrap();
     // Another writer replaces the object with another file.
@@ -767,21 +778,17 @@ fn a_failed_or_killed_upload_leaves_no_object() {
 }
 
 /// The request budget of issue 41 (open + list of a medh5 sample ≤ 3
-/// requests, a 64³ patch ≤ 2 more, a full image ≤ bytes / cap + 2). Needs the
-/// block cache and planned reads of the range-source work; run it with
-/// `--ignored` once both are merged.
+/// requests, a 64³ patch ≤ 2 more, a full image ≤ bytes / cap + 2), on a
+/// sample big enough that its data lies outside the first request's head
+/// and tail (160×256×256 int16, about 21 MB before compression).
 #[test]
-#[ignore = "request budget: needs the block cache and planned reads (run with --ignored after merging the range-source branch)"]
 fn request_budget_open_list_patch_full_read() {
     let env = env_or_skip!();
-    let Some(shared) = common::shared_dir() else {
-        println!("skipped: no shared vectors");
-        return;
-    };
     let proxy = env.moto_proxy();
     let opts = s3_opts(&format!("http://127.0.0.1:{}", proxy.port));
-    let src = shared.join("vectors/medh5/v2_balanced.medh5");
-    let url = s3_url("budget/v2_balanced.medh5");
+    let src = std::env::temp_dir().join(format!("purehdf-budget-{}.medh5", std::process::id()));
+    std::fs::write(&src, big_sample()).unwrap();
+    let url = s3_url("budget/big.medh5");
     upload_file(&src, &url, &opts).unwrap();
     let reqs = || stats(&proxy)["requests"].as_u64().unwrap();
     let r0 = reqs();
@@ -821,4 +828,43 @@ fn request_budget_open_list_patch_full_read() {
         all.len()
     );
     assert!(full <= bytes / cap + 2, "a full read took {full} requests");
+    assert!(
+        patch >= 1 && full >= 2,
+        "the sample must be read from the server"
+    );
+    std::fs::remove_file(&src).ok();
+}
+
+/// A medh5 sample (balanced profile) with a 160×256×256 int16 CT textured
+/// so that it compresses only partly, written in memory.
+fn big_sample() -> Vec<u8> {
+    use purehdf_medh5::create::plan_at;
+    use purehdf_medh5::model::{ArrayData, Grid, Image, Sample};
+    let shape = [160u64, 256, 256];
+    let n = (shape[0] * shape[1] * shape[2]) as usize;
+    let mut x = 0x2545_f491u32;
+    let ct: Vec<i16> = (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            ((i % 256) as i16) * 2 + (x % 64) as i16 - 500
+        })
+        .collect();
+    let mut s = Sample::new("budget", "SUBJ-B");
+    s.grids.push(Grid::new("ct", &shape, &[1.0, 0.8, 0.8]));
+    s.images.push(Image::new(
+        "CT",
+        "ct",
+        "CT",
+        ArrayData::from_slice(&shape, &ct).unwrap(),
+    ));
+    let plan = plan_at(
+        s,
+        purehdf_medh5::Profile::Balanced,
+        None,
+        "2026-01-01T00:00:00Z",
+    )
+    .unwrap();
+    purehdf_medh5::writer::write_plan_bytes(&plan).unwrap()
 }
