@@ -3,6 +3,8 @@
 //! reading a medh5 sample takes the few requests issue 41 promises, counted
 //! by an in-memory fetcher.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -245,55 +247,9 @@ fn corpus_files_read_remotely_as_locally() {
     );
 }
 
-/// A medh5 sample with a 128³ int16 CT (textured, so it compresses only
-/// partly) and a labelmap, written in memory.
+/// The 128³ sample with a labelmap: its bytes and the CT's raw bytes.
 fn sample_bytes() -> (Vec<u8>, Vec<u8>) {
-    use purehdf_medh5::create::plan_at;
-    use purehdf_medh5::document::LabelSet;
-    use purehdf_medh5::model::{Annotation, ArrayData, Encoding, Grid, Image, Sample};
-    let shape = [128u64, 128, 128];
-    let n = (shape[0] * shape[1] * shape[2]) as usize;
-    let mut x = 0x2545_f491u32;
-    let ct: Vec<i16> = (0..n)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            ((i % 128) as i16) * 4 + (x % 64) as i16 - 500
-        })
-        .collect();
-    let labels: Vec<u8> = (0..n).map(|i| ((i / 5000) % 4) as u8).collect();
-    let mut s = Sample::new("remote", "SUBJ-R");
-    s.grids.push(Grid::new("ct", &shape, &[1.0, 0.8, 0.8]));
-    s.images.push(Image::new(
-        "CT",
-        "ct",
-        "CT",
-        ArrayData::from_slice(&shape, &ct).unwrap(),
-    ));
-    s.document.label_set = Some(LabelSet::from_keys(
-        "organs",
-        "1.0.0",
-        &["liver", "spleen", "kidney"],
-    ));
-    s.annotations.push(Annotation::new(
-        "organs",
-        "ct",
-        &[1, 2, 3],
-        Encoding::Labelmap {
-            data: ArrayData::from_slice(&shape, &labels).unwrap(),
-        },
-    ));
-    let plan = plan_at(
-        s,
-        purehdf_medh5::Profile::Balanced,
-        None,
-        "2026-01-01T00:00:00Z",
-    )
-    .unwrap();
-    let bytes = purehdf_medh5::writer::write_plan_bytes(&plan).unwrap();
-    let raw: Vec<u8> = ct.iter().flat_map(|v| v.to_le_bytes()).collect();
-    (bytes, raw)
+    common::samples::textured_ct([128, 128, 128], true)
 }
 
 /// Open a sample and list it the way `medh5 ls`/`info` need: the

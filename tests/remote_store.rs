@@ -835,36 +835,7 @@ fn request_budget_open_list_patch_full_read() {
     std::fs::remove_file(&src).ok();
 }
 
-/// A medh5 sample (balanced profile) with a 160×256×256 int16 CT textured
-/// so that it compresses only partly, written in memory.
+/// A 160×256×256 sample without labels.
 fn big_sample() -> Vec<u8> {
-    use purehdf_medh5::create::plan_at;
-    use purehdf_medh5::model::{ArrayData, Grid, Image, Sample};
-    let shape = [160u64, 256, 256];
-    let n = (shape[0] * shape[1] * shape[2]) as usize;
-    let mut x = 0x2545_f491u32;
-    let ct: Vec<i16> = (0..n)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            ((i % 256) as i16) * 2 + (x % 64) as i16 - 500
-        })
-        .collect();
-    let mut s = Sample::new("budget", "SUBJ-B");
-    s.grids.push(Grid::new("ct", &shape, &[1.0, 0.8, 0.8]));
-    s.images.push(Image::new(
-        "CT",
-        "ct",
-        "CT",
-        ArrayData::from_slice(&shape, &ct).unwrap(),
-    ));
-    let plan = plan_at(
-        s,
-        purehdf_medh5::Profile::Balanced,
-        None,
-        "2026-01-01T00:00:00Z",
-    )
-    .unwrap();
-    purehdf_medh5::writer::write_plan_bytes(&plan).unwrap()
+    common::samples::textured_ct([160, 256, 256], false).0
 }

@@ -1,7 +1,7 @@
 //! Filter `deflate` (id 1): a zlib stream (RFC 1950/1951), `docs/filters-format.md` §2.1.
 //!
 //! `cd_values = [level]` (0–9). Encoding at levels 1–9 goes through
-//! [`deflate_encode`] (zlib's own output, byte for byte), level 0 (stored
+//! [`deflate_encode`](crate::deflate_encode) (zlib's own output, byte for byte), level 0 (stored
 //! blocks) through zlib-rs. Decoding inflates into a buffer that grows up to
 //! `ctx.max_output` and fails beyond it; a stream that does not reach its end
 //! (truncated, or trailing Adler-32 missing) is an error.

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod samples;
+
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;

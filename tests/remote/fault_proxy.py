@@ -31,13 +31,14 @@ Prints `PORT <n>` once listening.
 import argparse
 import http.client
 import json
-import os
 import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from loopback import serve
 
 LOCK = threading.Lock()
 STATS = {"requests": 0, "bytes": 0, "faults": 0, "by_method": {}}
@@ -190,33 +191,14 @@ class Proxy(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
 
 
-def exit_with_parent():
-    """Exit when the process that started this one exits."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("upstream")
     ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
-    exit_with_parent()
     host, port = a.upstream.rsplit(":", 1)
     Proxy.upstream = (host, int(port))
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Proxy)
-    srv.daemon_threads = True
-    print("PORT %d" % srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Proxy, a.port)
 
 
 if __name__ == "__main__":

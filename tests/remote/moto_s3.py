@@ -9,19 +9,9 @@ leaves it behind). Needs the oracle venv (moto[server], boto3).
 """
 import os
 import sys
-import threading
 import time
 
-
-def exit_with_parent():
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
+from loopback import announce, exit_with_parent
 
 
 def main():
@@ -38,7 +28,7 @@ def main():
     s3 = boto3.client("s3", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1")
     for b in sys.argv[1:]:
         s3.create_bucket(Bucket=b)
-    print("PORT %d" % port, flush=True)
+    announce(port)
     while True:
         time.sleep(3600)
 

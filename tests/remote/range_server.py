@@ -17,9 +17,10 @@ import os
 import re
 import sys
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlsplit, parse_qs
+
+from loopback import serve
 
 LOCK = threading.Lock()
 STATS = {"requests": 0, "bytes": 0, "gets": 0, "heads": 0}
@@ -130,32 +131,13 @@ class Handler(BaseHTTPRequestHandler):
                 count(bytes=len(chunk))
 
 
-def exit_with_parent():
-    """Exit when the process that started this one exits."""
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("root")
     ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
-    exit_with_parent()
     Handler.root = a.root
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
-    srv.daemon_threads = True
-    print("PORT %d" % srv.server_address[1], flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Handler, a.port)
 
 
 if __name__ == "__main__":

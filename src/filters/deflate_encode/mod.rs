@@ -1,7 +1,7 @@
 //! A deflate compressor producing zlib streams (RFC 1950 wrapper around an
 //! RFC 1951 body) that are byte for byte the ones zlib 1.2.13 writes for one
 //! `compress2` call at the same level (window 32 KiB, memLevel 8, default
-//! strategy): zlib's LZ77 parse ([`lz`]) and block coding ([`trees`]),
+//! strategy): zlib's LZ77 parse (`lz`) and block coding (`trees`),
 //! reimplemented in Rust.
 //!
 //! One [`Compressor`] keeps its window and tables from input to input; the
