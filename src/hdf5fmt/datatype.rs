@@ -237,6 +237,32 @@ pub enum Datatype {
 }
 
 impl Datatype {
+    /// The same type stored in byte order `order` (integers and floats; any
+    /// other class is returned unchanged).
+    pub fn with_order(self, order: ByteOrder) -> Datatype {
+        match self {
+            Datatype::Integer {
+                size,
+                signed,
+                bit_offset,
+                precision,
+                ..
+            } => Datatype::Integer {
+                size,
+                order,
+                signed,
+                bit_offset,
+                precision,
+            },
+            Datatype::Float { size, layout, .. } => Datatype::Float {
+                size,
+                order,
+                layout,
+            },
+            other => other,
+        }
+    }
+
     /// Whether this is a string type, fixed-length or variable-length.
     pub fn is_string(&self) -> bool {
         matches!(self, Datatype::String { .. } | Datatype::VarString { .. })
@@ -814,27 +840,7 @@ mod tests {
     }
 
     fn be(dt: Datatype) -> Datatype {
-        match dt {
-            Datatype::Integer {
-                size,
-                signed,
-                bit_offset,
-                precision,
-                ..
-            } => Datatype::Integer {
-                size,
-                order: ByteOrder::Big,
-                signed,
-                bit_offset,
-                precision,
-            },
-            Datatype::Float { size, layout, .. } => Datatype::Float {
-                size,
-                order: ByteOrder::Big,
-                layout,
-            },
-            other => other,
-        }
+        dt.with_order(ByteOrder::Big)
     }
 
     /// Each row: a type and how h5py shows its dtype (`dtype.str`, the

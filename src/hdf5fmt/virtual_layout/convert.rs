@@ -202,27 +202,7 @@ mod tests {
     use super::*;
 
     fn be(t: Datatype) -> Datatype {
-        match t {
-            Datatype::Integer {
-                size,
-                signed,
-                bit_offset,
-                precision,
-                ..
-            } => Datatype::Integer {
-                size,
-                order: ByteOrder::Big,
-                signed,
-                bit_offset,
-                precision,
-            },
-            Datatype::Float { size, layout, .. } => Datatype::Float {
-                size,
-                order: ByteOrder::Big,
-                layout,
-            },
-            t => t,
-        }
+        t.with_order(ByteOrder::Big)
     }
 
     fn conv(from: &Datatype, to: &Datatype, src: &[u8]) -> Vec<u8> {
