@@ -467,7 +467,26 @@ fn ls_and_info_over_plain_http() {
         );
         let l: Value = serde_json::from_slice(&lo.stdout).unwrap();
         let r: Value = serde_json::from_slice(&ro.stdout).unwrap();
+        assert_eq!(without_file(l.clone()), without_file(r));
+
+        // The command looks at the object once (is it a collection?) and
+        // then reads the sample through the same open handle: the opening
+        // requests are not paid twice.
+        let proxy = env.http_proxy();
+        let counted = format!("http://127.0.0.1:{}/v2_balanced.medh5", proxy.port);
+        let ro = bin("medh5")
+            .args(["info", "--json", &counted])
+            .output()
+            .unwrap();
+        assert!(ro.status.success());
+        let r: Value = serde_json::from_slice(&ro.stdout).unwrap();
         assert_eq!(without_file(l), without_file(r));
+        let n = stats(&proxy)["requests"].as_u64().unwrap();
+        println!("medh5 info over HTTP: {n} requests");
+        assert!(
+            n <= 2,
+            "medh5 info over HTTP took {n} requests (HEAD and one GET)"
+        );
         for cmd in ["tree", "validate"] {
             let lo = bin("medh5")
                 .args([cmd])

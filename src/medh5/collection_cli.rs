@@ -56,9 +56,17 @@ pub fn handles(args: &[String]) -> bool {
     if args.iter().any(|a| a == "--key") {
         return true;
     }
-    args.iter()
-        .filter(|a| !a.starts_with('-'))
-        .any(|a| super::self_contained::open_hdf5(a.as_ref()).is_ok_and(|f| is_collection(&f)))
+    args.iter().filter(|a| !a.starts_with('-')).any(|a| {
+        let path = Path::new(a);
+        super::self_contained::open_hdf5(path).is_ok_and(|f| {
+            let yes = is_collection(&f);
+            if !yes {
+                // the sample command that follows opens it again
+                super::self_contained::hand_over(path, &f);
+            }
+            yes
+        })
+    })
 }
 
 /// Run `cmd` (pack, unpack, ls, verify, info, tree); returns the exit code.

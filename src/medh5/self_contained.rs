@@ -114,12 +114,51 @@ pub fn check(file: &File, display: &str) -> Result<()> {
 pub fn open_hdf5(path: &Path) -> purehdf::Result<File> {
     #[cfg(feature = "remote")]
     {
+        if let Some(f) = take_handed_over(path) {
+            return Ok(f);
+        }
         purehdf::low_level::remote::open_path_or_url(path)
     }
     #[cfg(not(feature = "remote"))]
     {
         File::open(path)
     }
+}
+
+/// Remote files opened once to look at them (is this a collection?) and
+/// handed to the next [`open_hdf5`] of the same URL, so a command does not
+/// pay the opening requests twice. Each is taken once; at most
+/// [`HANDOVER_MAX`] wait.
+#[cfg(feature = "remote")]
+static HANDED_OVER: std::sync::Mutex<Vec<(std::path::PathBuf, File)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many opened remote files [`hand_over`] keeps for their next open.
+#[cfg(feature = "remote")]
+const HANDOVER_MAX: usize = 8;
+
+/// Keep `file`, opened from the URL `path`, for the next [`open_hdf5`] of
+/// that URL (local paths are not kept: opening them costs nothing).
+pub(crate) fn hand_over(path: &Path, file: &File) {
+    #[cfg(feature = "remote")]
+    if path
+        .to_str()
+        .is_some_and(purehdf::low_level::remote::is_url)
+    {
+        let mut kept = HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < HANDOVER_MAX {
+            kept.push((path.to_path_buf(), file.clone()));
+        }
+    }
+    #[cfg(not(feature = "remote"))]
+    let _ = (path, file);
+}
+
+#[cfg(feature = "remote")]
+fn take_handed_over(path: &Path) -> Option<File> {
+    let mut kept = HANDED_OVER.lock().unwrap_or_else(|e| e.into_inner());
+    let i = kept.iter().position(|(p, _)| p == path)?;
+    Some(kept.swap_remove(i).1)
 }
 
 /// Open the file at `path` and refuse it unless it is self-contained
