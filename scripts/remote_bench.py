@@ -7,6 +7,7 @@ Starts moto (tests/remote/moto_s3.py) and a counting proxy in front of it
 N^3 int16 image (`medh5 create`), uploads it, then times in the same run:
 
   full   `h5 cat URL IMAGE --out x.npy` vs one plain GET of the whole object
+         (and `h5 cat` of the local file: the decode and write floor)
   patch  `h5 cat URL IMAGE --slice a:b,a:b,a:b` (64^3) vs h5py over s3fs
 
 Run with the oracle venv's Python (numpy, h5py, s3fs, moto):
@@ -115,6 +116,10 @@ def main():
             subprocess.run([h5, "cat", url, dset, "--out", out], env=env, check=True,
                            stdout=subprocess.DEVNULL)
 
+        def full_local():
+            subprocess.run([h5, "cat", local, dset, "--out", out], check=True,
+                           stdout=subprocess.DEVNULL)
+
         def full_get():
             body = s3.get_object(Bucket="bench", Key="bench.medh5")["Body"]
             while body.read(1 << 20):
@@ -145,6 +150,7 @@ def main():
         rows = [
             ("full image, h5 cat (ours)", timed(full_ours, a.repeat, port)),
             ("full object, one plain GET", timed(full_get, a.repeat, port)),
+            ("full image, local file (floor)", timed(full_local, a.repeat, port)),
             ("64^3 patch, h5 cat (ours)", timed(patch_ours, a.repeat, port)),
         ]
         try:

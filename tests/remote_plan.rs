@@ -186,6 +186,8 @@ fn tight() -> RangeOptions {
         max_request: 4 << 10,
         in_flight: 4,
         window_bytes: 16 << 10,
+        // steps of half a window: the next fetched while the last decodes
+        pipeline_step: 8 << 10,
     }
 }
 

@@ -412,6 +412,10 @@ impl Source for OverlaySource {
         self.inner.prefetch_window()
     }
 
+    fn pipeline_step(&self) -> Option<u64> {
+        self.inner.pipeline_step()
+    }
+
     fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
         self.inner.prefetch(ranges)
     }

@@ -79,6 +79,9 @@ impl Source for BasedSource {
     fn prefetch_window(&self) -> u64 {
         self.inner.prefetch_window()
     }
+    fn pipeline_step(&self) -> Option<u64> {
+        self.inner.pipeline_step()
+    }
     fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
         self.inner.prefetch(&self.shift_all(ranges))
     }

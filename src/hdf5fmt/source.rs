@@ -75,6 +75,14 @@ pub trait Source: Send + Sync {
         u64::MAX
     }
 
+    /// When a planned read should fetch its window in steps of this many
+    /// bytes, the next step fetched (on another thread) while the last one
+    /// decodes; `None` (local sources, hosts that supply bytes themselves)
+    /// fetches each window whole first.
+    fn pipeline_step(&self) -> Option<u64> {
+        None
+    }
+
     /// Fetch `ranges` ahead of the reads that follow (coalesced and issued as
     /// one batch by remote sources); they stay available until
     /// [`Source::release`]d. A no-op for local sources.

@@ -599,8 +599,10 @@ fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -
 /// time: the stored ranges of a window's chunks (at most the source's
 /// [`Source::prefetch_window`] bytes, chunks the decoded-chunk cache holds left
 /// out) are prefetched as one batch, the window's chunks decoded from them,
-/// and the window released, so memory stays bounded by one window. Local
-/// sources run the jobs directly.
+/// and the window released, so memory stays bounded by one window. Sources
+/// that pipeline ([`Source::pipeline_step`]) use steps of that size as
+/// windows and fetch the next while the last decodes. Local sources run the
+/// jobs directly.
 fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     if !src.wants_prefetch() {
         return run_jobs(src, plan, jobs, out);
@@ -616,23 +618,20 @@ fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf
             (rec.size > 0 && !cached).then(|| ByteRange::new(rec.address, rec.size))
         })
         .collect();
-    for w in windows(&ranges, |r| *r, src.prefetch_window(), usize::MAX) {
-        let want: Vec<ByteRange> = ranges
-            .get(w.clone())
-            .unwrap_or_default()
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        src.prefetch(&want)?;
-        let r = run_jobs(src, plan, jobs.get(w).unwrap_or_default(), out);
-        // A read still missing bytes (no fetcher) keeps its window for the retry.
-        if !r.as_ref().is_err_and(|e| e.needed_ranges().is_some()) {
-            src.release(&want);
-        }
-        r?;
-    }
-    Ok(())
+    let step = src.pipeline_step();
+    let window = step.unwrap_or_else(|| src.prefetch_window());
+    let spans = windows(&ranges, |r| *r, window, usize::MAX);
+    let steps: Vec<Vec<ByteRange>> = spans
+        .iter()
+        .map(|w| {
+            let got = ranges.get(w.clone()).unwrap_or_default();
+            got.iter().flatten().copied().collect()
+        })
+        .collect();
+    crate::fetch::pipeline::run_steps(src, &steps, step.is_some(), |i| {
+        let w = spans.get(i).cloned().unwrap_or_default();
+        run_jobs(src, plan, jobs.get(w).unwrap_or_default(), out)
+    })
 }
 
 /// Read `selection` through a prebuilt [`ChunkMap`] (see [`super::read_chunked`]),

@@ -77,6 +77,7 @@
 
 mod block_cache;
 mod drive;
+pub(crate) mod pipeline;
 pub mod plan;
 mod range_source;
 mod staging;
@@ -152,6 +153,11 @@ pub struct RangeOptions {
     pub in_flight: usize,
     /// Bytes of data fetched ahead of decoding at most (memory bound).
     pub window_bytes: u64,
+    /// With a fetcher, a window is fetched in steps of this many stored
+    /// bytes, the next step arriving while the last one decodes (so a
+    /// full read costs about the longer of fetching and decoding, not their
+    /// sum); 0 fetches each window whole before decoding it.
+    pub pipeline_step: u64,
 }
 
 impl Default for RangeOptions {
@@ -165,6 +171,7 @@ impl Default for RangeOptions {
             max_request: 8 << 20,
             in_flight: 16,
             window_bytes: 256 << 20,
+            pipeline_step: 8 << 20,
         }
     }
 }

@@ -486,6 +486,11 @@ impl Source for RangeSource {
         true
     }
 
+    fn pipeline_step(&self) -> Option<u64> {
+        let step = self.options.pipeline_step;
+        (self.fetch.is_some() && step > 0).then_some(step.min(self.options.window_bytes))
+    }
+
     fn prefetch_window(&self) -> u64 {
         if self.fetch.is_some() {
             self.options.window_bytes

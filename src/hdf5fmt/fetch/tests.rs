@@ -55,6 +55,7 @@ fn opts() -> RangeOptions {
         max_request: 300,
         in_flight: 4,
         window_bytes: 1000,
+        pipeline_step: 0,
     }
 }
 
