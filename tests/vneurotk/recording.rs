@@ -87,7 +87,12 @@ pub(crate) fn write_v1_header_only(path: &Path, mode: &str) -> Result<()> {
     let mut w = FileWriter::create(path)?;
     v1_header(&mut w, mode)?;
     let root = w.root();
-    w.write_dataset(root, "neuro", DatasetSpec::of::<f32>(&[2, 2]), &[1f32, 2., 3., 4.])?;
+    w.write_dataset(
+        root,
+        "neuro",
+        DatasetSpec::of::<f32>(&[2, 2]),
+        &[1f32, 2., 3., 4.],
+    )?;
     w.commit()
 }
 
@@ -140,7 +145,12 @@ pub(crate) fn write_mutants(dir: &Path) -> Result<()> {
             w.set_attr(
                 r,
                 FORMAT,
-                AttrValue::fixed_string("recording", 9, purehdf::StringPad::NullPad, CharSet::Ascii),
+                AttrValue::fixed_string(
+                    "recording",
+                    9,
+                    purehdf::StringPad::NullPad,
+                    CharSet::Ascii,
+                ),
             )
         }),
     ];
@@ -202,7 +212,10 @@ fn vstr(w: &mut FileWriter, g: GroupId, name: &str, v: Vec<String>) -> Result<()
     w.create_dataset(
         g,
         name,
-        DatasetSpec::new(purehdf::low_level::write::vlen_string_type(CharSet::Utf8), &[n]),
+        DatasetSpec::new(
+            purehdf::low_level::write::vlen_string_type(CharSet::Utf8),
+            &[n],
+        ),
         v,
     )?;
     Ok(())
@@ -233,13 +246,32 @@ pub(crate) fn write_v0_dense(path: &Path, mode: &str) -> Result<()> {
         })
         .collect();
     w.write_dataset(root, "trial", DatasetSpec::of::<f64>(&[200]), &trial)?;
-    w.write_dataset(root, "trial_starts", DatasetSpec::of::<i64>(&[3]), &[15i64, 85, 145])?;
-    w.write_dataset(root, "trial_ends", DatasetSpec::of::<i64>(&[3]), &[40i64, 110, 170])?;
-    w.write_dataset(root, "vision_onsets", DatasetSpec::of::<i64>(&[3]), &[20i64, 90, 150])?;
+    w.write_dataset(
+        root,
+        "trial_starts",
+        DatasetSpec::of::<i64>(&[3]),
+        &[15i64, 85, 145],
+    )?;
+    w.write_dataset(
+        root,
+        "trial_ends",
+        DatasetSpec::of::<i64>(&[3]),
+        &[40i64, 110, 170],
+    )?;
+    w.write_dataset(
+        root,
+        "vision_onsets",
+        DatasetSpec::of::<i64>(&[3]),
+        &[20i64, 90, 150],
+    )?;
     w.set_attr(root, "data_mode", AttrValue::string(mode))?;
     let ni = w.create_group(root, "neuro_info")?;
     w.set_attr(ni, "sfreq", AttrValue::scalar(100.0f64))?;
-    w.set_attr(ni, "ch_names", AttrValue::strings(&["a", "b", "c", "d"], CharSet::Utf8))?;
+    w.set_attr(
+        ni,
+        "ch_names",
+        AttrValue::strings(&["a", "b", "c", "d"], CharSet::Utf8),
+    )?;
     w.set_attr(ni, "highpass", AttrValue::scalar(0.1f64))?;
     let vi = w.create_group(root, "vision_info")?;
     w.set_attr(vi, "n_stim", AttrValue::scalar(2i64))?;
@@ -248,8 +280,18 @@ pub(crate) fn write_v0_dense(path: &Path, mode: &str) -> Result<()> {
     w.set_attr(ti, "baseline", AttrValue::array(&[5i64, 0]))?;
     w.set_attr(ti, "trial_window", AttrValue::array(&[-5i64, 20]))?;
     let tm = w.create_group(root, "trial_meta")?;
-    w.write_dataset(tm, "rt", DatasetSpec::of::<f64>(&[3]), &[0.5f64, 0.25, 0.125])?;
-    w.write_dataset(tm, "correct", DatasetSpec::of::<bool>(&[3]), &[true, false, true])?;
+    w.write_dataset(
+        tm,
+        "rt",
+        DatasetSpec::of::<f64>(&[3]),
+        &[0.5f64, 0.25, 0.125],
+    )?;
+    w.write_dataset(
+        tm,
+        "correct",
+        DatasetSpec::of::<bool>(&[3]),
+        &[true, false, true],
+    )?;
     vstr(&mut w, tm, "cond", strs(&["a", "b", "\u{fc}"]))?;
     w.commit()
 }
@@ -361,7 +403,10 @@ pub(crate) fn values(path: &Path) -> Result<Value> {
             dense[(r * width + c) as usize] += v;
         }
         let bytes: Vec<u8> = match dtype.as_str() {
-            "float32" => dense.iter().flat_map(|v| (*v as f32).to_le_bytes()).collect(),
+            "float32" => dense
+                .iter()
+                .flat_map(|v| (*v as f32).to_le_bytes())
+                .collect(),
             _ => dense.iter().flat_map(|v| v.to_le_bytes()).collect(),
         };
         (shape, dtype, sha_hex(&bytes))
