@@ -142,10 +142,10 @@ fn v1_schema_files_match_h5py_and_our_copy_reads_the_same() {
 }
 
 /// The V2 matrix: file → expected (attribute, reason) or outcome.
-fn expected_verdicts() -> Vec<(
-    &'static str,
-    Result<HeaderOutcome, (&'static str, &'static str)>,
-)> {
+/// A file's expected verdict: an outcome, or (attribute, reason) refused.
+type Verdict = Result<HeaderOutcome, (&'static str, &'static str)>;
+
+fn expected_verdicts() -> Vec<(&'static str, Verdict)> {
     use rec::{FORMAT, VERSION};
     vec![
         ("no_magic", Err((FORMAT, "missing"))),
