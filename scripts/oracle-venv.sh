@@ -27,6 +27,7 @@ PINS=(
   "maturin==1.16.*"
   "pytest"
   "dask[distributed]"
+  "vneurotk==0.0.1"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"

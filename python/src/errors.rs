@@ -38,6 +38,7 @@ pub(crate) fn to_py(e: purehdf::Error) -> PyErr {
     match e {
         E::NotFound(_) => PyKeyError::new_err(msg),
         E::InvalidArgument(_) => PyValueError::new_err(msg),
+        E::InvalidName { .. } | E::Header { .. } => PyValueError::new_err(msg),
         E::Conversion { .. } => PyTypeError::new_err(msg),
         E::Io { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => pyo3::exceptions::PyFileNotFoundError::new_err(msg),

@@ -204,6 +204,27 @@ pub enum Error {
     /// and retry the read.
     #[error("needs {} byte range(s) first", .0.len())]
     NeedBytes(Vec<crate::fetch::ByteRange>),
+    /// A format-header gate refused the file: `attribute` is missing, of the
+    /// wrong type or value, or out of range ([`crate::HeaderGate`]).
+    #[error("header attribute `{attribute}`: {reason}")]
+    Header {
+        /// The attribute at fault.
+        attribute: String,
+        /// Why it was refused.
+        reason: crate::HeaderReason,
+    },
+    /// A name or string the writer refuses: a link name that is empty, `.`,
+    /// or contains `/` or NUL, or a variable-length string holding a NUL byte
+    /// (C readers would cut it there).
+    #[error("invalid {what} {name:?}: {reason}")]
+    InvalidName {
+        /// What was named (`link name`, `attribute name`, `string`).
+        what: &'static str,
+        /// The name or string as given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// JSON (de)serialisation.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),

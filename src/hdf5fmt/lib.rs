@@ -68,6 +68,9 @@ pub(crate) use low_level::*;
 
 mod alloc;
 mod error;
+mod header_gate;
+mod header_normalise;
+pub mod scalar_seq;
 pub use purehdf_filters::{threads, FilterSpec};
 
 pub use alloc::LargeAligned;
@@ -80,6 +83,8 @@ pub use error::{Error, Result};
 pub use fetch::{ByteRange, Fetch, RangeOptions, RangeSource};
 pub use file::{File, NamedDatatype, Object};
 pub use group::Group;
+pub use header_gate::{HeaderGate, HeaderOutcome, HeaderReason, VersionForm};
+pub use header_normalise::{NormaliseHook, Normalisers};
 pub use link::Link;
 pub use low_level::convert::{self, H5Read, Numeric};
 #[cfg(feature = "remote")]
@@ -93,6 +98,7 @@ pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
 pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};
 pub use source::{MemSource, Source};
+pub use write::chunk_policy::ChunkPolicy;
 pub use write::{
     AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
 };

@@ -65,6 +65,7 @@ pub mod typed;
 pub mod validate;
 pub mod values;
 pub mod verify;
+pub mod version_gate;
 pub mod writer;
 
 pub use error::{Error, Result};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::chunking::{attr_of, writer_chunk_shape};
+use super::chunking::writer_chunk_shape;
 use super::collection::{member_files, MemberFile};
 pub use super::helpers::{human_bytes, table};
 use super::profiles::{describe_pipeline, Profile, Role};
@@ -288,20 +288,14 @@ fn file_len(p: &Path) -> Result<u64> {
 
 /// Refuse a file of a higher minor version than this implementation knows.
 fn check_version(file: &File, display: &str) -> Result<()> {
-    if let Some(Json::Str(v)) = attr_of(file, "/", "medh5_version") {
-        let minor = v
-            .split_once('.')
-            .and_then(|(_, m)| m.parse::<u64>().ok())
-            .unwrap_or(0);
-        if v.starts_with("1.") && minor > super::validate::container::MAX_MINOR {
-            return Err(Error::Code {
-                code: "E002".into(),
-                message: format!(
-                    "{display}: medh5_version {v} is newer than this implementation (1.{})",
-                    super::validate::container::MAX_MINOR
-                ),
-            });
-        }
+    if let super::version_gate::Verdict::NewerMinor(v) = super::version_gate::check(file)? {
+        return Err(Error::Code {
+            code: "E002".into(),
+            message: format!(
+                "{display}: medh5_version {v} is newer than this implementation (1.{})",
+                super::validate::container::MAX_MINOR
+            ),
+        });
     }
     Ok(())
 }

@@ -121,15 +121,16 @@ impl VerifyReport {
 /// reader); otherwise it is refused with the reference's words.
 /// Returns the root attributes.
 pub(crate) fn check_version(file: &File, display: &str) -> Result<Vec<(String, Json)>> {
+    use super::version_gate::{check, Verdict};
     let attrs = super::sample::SampleFile::from_file(file.clone()).root_attrs()?;
-    match attrs.iter().find(|(n, _)| n == "medh5_version").map(|(_, v)| v) {
-        None => Err(Error::Refused(format!(
+    match check(file)? {
+        Verdict::Missing => Err(Error::Refused(format!(
             "'{display}' declares no `medh5_version`; a 0.x file must be converted with `medh5 migrate`"
         ))),
-        Some(Json::Str(v)) if v.split('.').next() != Some("1") => Err(Error::Refused(format!(
+        Verdict::OtherMajor(v) => Err(Error::Refused(format!(
             "'{display}' is MEDH5 {v}; this reader implements 1.2"
         ))),
-        _ => Ok(attrs),
+        Verdict::Supported | Verdict::NewerMinor(_) | Verdict::NotText => Ok(attrs),
     }
 }
 

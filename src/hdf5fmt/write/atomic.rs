@@ -28,6 +28,8 @@ pub struct TempFile {
     tmp: PathBuf,
     target: PathBuf,
     done: bool,
+    /// Publish only if the target does not exist ([`TempFile::create_new`]).
+    no_replace: bool,
 }
 
 fn random_suffix() -> u32 {
@@ -159,6 +161,7 @@ impl TempFile {
                             tmp,
                             target: real,
                             done: false,
+                            no_replace: false,
                         },
                         f,
                     ))
@@ -170,6 +173,18 @@ impl TempFile {
         Err(Error::InvalidArgument(
             "could not pick a temporary file name".into(),
         ))
+    }
+
+    /// Like [`TempFile::create`], for a target that must not exist: refused
+    /// now when it does, and the final step links the temporary into place
+    /// only if the target still does not exist (an `AlreadyExists` I/O error
+    /// otherwise, the temporary removed). A dangling symlink counts as existing.
+    pub fn create_new(target: &Path) -> Result<(TempFile, File)> {
+        refuse_existing(target)?;
+        let (mut t, f) = Self::create(target)?;
+        t.target = target.to_path_buf();
+        t.no_replace = true;
+        Ok((t, f))
     }
 
     /// Path of the temporary file.
@@ -235,6 +250,15 @@ impl Synced {
     /// Rename the temporary over the target. The rename is durable once the
     /// target's directory is flushed ([`sync_dir`]).
     pub fn publish(mut self) -> Result<()> {
+        if self.temp.no_replace {
+            // link(2) fails with EEXIST instead of replacing: no window in
+            // which another writer's file could be overwritten
+            std::fs::hard_link(&self.temp.tmp, &self.temp.target)
+                .map_err(|e| Error::io(format!("create_new {}", self.temp.target.display()), e))?;
+            let _ = std::fs::remove_file(&self.temp.tmp);
+            self.temp.done = true;
+            return Ok(());
+        }
         std::fs::rename(&self.temp.tmp, &self.temp.target).map_err(|e| {
             Error::io(
                 format!(
@@ -253,6 +277,17 @@ impl Synced {
     pub fn target(&self) -> &Path {
         &self.temp.target
     }
+}
+
+/// An `AlreadyExists` I/O error when something (even a dangling symlink) is at `target`.
+fn refuse_existing(target: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(target).is_ok() {
+        return Err(Error::io(
+            format!("create_new {}", target.display()),
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the target exists"),
+        ));
+    }
+    Ok(())
 }
 
 /// fsync a directory, making the renames in it durable (best effort: not

@@ -33,6 +33,7 @@
 
 pub mod atomic;
 pub mod btree_v2;
+pub mod chunk_policy;
 pub mod chunks;
 pub mod elements;
 pub mod extensible_array;
@@ -497,10 +498,31 @@ pub struct FileWriter {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name == "." || name.contains('/') || name.contains('\0') {
-        return Err(Error::InvalidArgument(format!("bad object name {name:?}")));
+    let reason = match name {
+        "" => "empty",
+        "." => "`.` names the group itself",
+        n if n.contains('/') => "contains `/` (a path separator)",
+        n if n.contains('\0') => "contains a NUL byte",
+        _ => return Ok(()),
+    };
+    Err(Error::InvalidName {
+        what: "link name",
+        name: name.to_string(),
+        reason,
+    })
+}
+
+/// Variable-length strings are refused when one holds a NUL byte: C readers
+/// (libhdf5 and h5py among them) would cut the value there.
+fn check_strings<'a>(mut values: impl Iterator<Item = &'a String>) -> Result<()> {
+    match values.find(|s| s.contains('\0')) {
+        Some(s) => Err(Error::InvalidName {
+            what: "string",
+            name: s.clone(),
+            reason: "contains a NUL byte",
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl FileWriter {
@@ -518,6 +540,19 @@ impl FileWriter {
             temp: Some(temp),
             broken: None,
         })
+    }
+
+    /// [`FileWriter::create`] for a file that must not exist yet (an immutable
+    /// build): an existing `path` is refused now, and [`FileWriter::commit`]
+    /// refuses to replace one that appeared meanwhile, both with an
+    /// [`Error::Io`] of kind `AlreadyExists`. A new file gets `0666 & ~umask`.
+    pub fn create_new(path: impl AsRef<Path>) -> Result<FileWriter> {
+        let (temp, file) = TempFile::create_new(path.as_ref())?;
+        let mut w = Self::in_memory();
+        w.sink = Sink::file(file);
+        w.sink.reserve(file_writer::SUPERBLOCK_SIZE)?;
+        w.temp = Some(temp);
+        Ok(w)
     }
 
     /// Start a file that [`FileWriter::finish`] returns as bytes.
@@ -611,12 +646,16 @@ impl FileWriter {
                 ));
             }
         }
+        let data = data.into();
+        if let DatasetData::VarStrings(v) = &data {
+            check_strings(v.iter())?;
+        }
         let id = self.nodes.len();
         self.add_link(parent, name, Link::Hard(id))?;
         self.nodes.push(Node {
             kind: NodeKind::Dataset(Box::new(DatasetNode {
                 spec,
-                data: data.into(),
+                data,
                 named_type: None,
                 raw_chunks: RawChunks::new(),
                 streamed: None,
@@ -782,9 +821,18 @@ impl FileWriter {
         value: AttrValue,
     ) -> Result<()> {
         if name.is_empty() || name.contains('\0') {
-            return Err(Error::InvalidArgument(format!(
-                "bad attribute name {name:?}"
-            )));
+            return Err(Error::InvalidName {
+                what: "attribute name",
+                name: name.to_string(),
+                reason: if name.is_empty() {
+                    "empty"
+                } else {
+                    "contains a NUL byte"
+                },
+            });
+        }
+        if let AttrData::VarStrings(v) = &value.data {
+            check_strings(v.iter())?;
         }
         let obj = obj.into();
         let node = self
@@ -876,9 +924,13 @@ impl FileWriter {
     /// Replace the values of a dataset (e.g. references written once every
     /// object they point at exists). Refused when raw chunks were stored.
     pub fn set_data(&mut self, dataset: DatasetId, data: impl Into<DatasetData>) -> Result<()> {
+        let data = data.into();
+        if let DatasetData::VarStrings(v) = &data {
+            check_strings(v.iter())?;
+        }
         match self.nodes.get_mut(dataset.0).map(|n| &mut n.kind) {
             Some(NodeKind::Dataset(ds)) if ds.raw_chunks.is_empty() && ds.streamed.is_none() => {
-                ds.data = data.into();
+                ds.data = data;
                 Ok(())
             }
             Some(NodeKind::Dataset(_)) => Err(Error::InvalidArgument(

@@ -136,16 +136,11 @@ impl Amend {
         }
         let root_attrs = attrs_json(&src, &src.root()?.attributes()?)?;
         let get = |n: &str| root_attrs.iter().find(|(k, _)| k == n).map(|(_, v)| v);
-        if let Some(Json::Str(v)) = get("medh5_version") {
-            let minor = v.split_once('.').and_then(|(_, m)| m.parse::<u64>().ok());
-            if v.starts_with("1.")
-                && minor.is_some_and(|m| m > super::validate::container::MAX_MINOR)
-            {
-                return Err(code(
-                    "E002",
-                    format!("{shown} is medh5 {v}, newer than this implementation: not amended"),
-                ));
-            }
+        if let super::version_gate::Verdict::NewerMinor(v) = super::version_gate::check(&src)? {
+            return Err(code(
+                "E002",
+                format!("{shown} is medh5 {v}, newer than this implementation: not amended"),
+            ));
         }
         let algo = match get("digest_algo") {
             None => DigestAlgo::default(),
