@@ -12,7 +12,18 @@ const MEDH5: &str = env!("CARGO_BIN_EXE_medh5");
 const H5_COMMANDS: &[(&str, &[&str])] = &[
     ("ls", &["-r", "--recursive", "--threads", "--help"]),
     ("dump", &["--json", "--threads", "--help"]),
-    ("cat", &["--slice", "--out", "-o", "--threads", "--help"]),
+    (
+        "cat",
+        &[
+            "--slice",
+            "--out",
+            "-o",
+            "--threads",
+            "--fill-missing",
+            "--vds-prefix",
+            "--help",
+        ],
+    ),
     ("copy", &["--filter", "--threads", "--help"]),
     ("import", &["--chunks", "--filter", "--threads", "--help"]),
     (
@@ -28,6 +39,7 @@ const H5_COMMANDS: &[(&str, &[&str])] = &[
             "--suffix",
             "--from",
             "--to",
+            "--rewrite-vds",
             "--out",
             "--manifest",
             "--workers",
