@@ -33,6 +33,8 @@ const H5_COMMANDS: &[(&str, &[&str])] = &[
             "--where",
             "--all",
             "--select",
+            "--ndim",
+            "--dtype",
             "--min-size",
             "--rechunk",
             "--layout",

@@ -308,6 +308,41 @@ fn e4_recompress_keeps_structure_links_and_virtual_datasets() {
         "import h5py,sys; f=h5py.File(sys.argv[1]); print(f['/entry/data/image'].id == f['/entry/data/image_alias'].id)",
     ).arg(&out));
     assert_eq!(String::from_utf8_lossy(&same.stdout).trim(), "True");
+    // selectors: only the 3-D uint16 stack is re-encoded
+    let sel = dir.join("plain0_sel.h5");
+    run(h5()
+        .arg("recompress")
+        .arg(&plain)
+        .args([
+            "--filter",
+            "blosc2:lz4:1:shuffle",
+            "--all",
+            "--ndim",
+            "3",
+            "--dtype",
+            "u2",
+            "-o",
+        ])
+        .arg(&sel));
+    let codec = |p: &str| {
+        let ls = run(h5().arg("ls").arg(&sel).arg(p));
+        String::from_utf8_lossy(&ls.stdout).into_owned()
+    };
+    assert!(
+        codec("/entry/data/image").contains("blosc2:lz4"),
+        "{}",
+        codec("/entry/data/image")
+    );
+    assert!(
+        !codec("/entry/data/contig").contains("blosc2"),
+        "{}",
+        codec("/entry/data/contig")
+    );
+    assert!(
+        !codec("/entry/data/sparse").contains("blosc2"),
+        "{}",
+        codec("/entry/data/sparse")
+    );
     // a container named on the command line: its VDS stay VDS with their mappings
     let cont = dir.join("t/RAW_DATA/sample0/sample0_0001/sample0_0001.h5");
     let copy = dir.join("t/RAW_DATA/sample0/sample0_0001/copy.h5");

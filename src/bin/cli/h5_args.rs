@@ -175,6 +175,12 @@ pub(crate) struct Recompress {
     /// Only files matching GLOB (repeatable)
     #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) select: Vec<String>,
+    /// Only datasets of rank N (repeatable)
+    #[arg(long, value_name = "N")]
+    pub(crate) ndim: Vec<String>,
+    /// Only datasets of numpy type T, e.g. u2 or <u2 (repeatable)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub(crate) dtype: Vec<String>,
     /// Leave datasets smaller than BYTES as they are (default 1024)
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     pub(crate) min_size: Option<String>,
@@ -238,6 +244,8 @@ impl Recompress {
             .multi("--where", &self.conditions)
             .flag("--all", self.all)
             .multi("--select", &self.select)
+            .multi("--ndim", &self.ndim)
+            .multi("--dtype", &self.dtype)
             .opt("--min-size", &self.min_size)
             .opt("--rechunk", &self.rechunk)
             .opt("--layout", &self.layout)

@@ -35,7 +35,7 @@ use select::{select, Condition, Query};
 use swap::{LayoutKind, Manifest};
 
 const USAGE: &str = "usage: h5 recompress SRC... --filter SPEC [--where KEY:VALUE]... [--all] \
-[--select GLOB]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
+[--select GLOB]... [--ndim N]... [--dtype T]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
 [--suffix S] [--from DIR --to DIR [--rewrite-vds]] [-o OUT] [--manifest FILE] [--workers N (0: $SLURM_CPUS_PER_TASK or all cores)] [--dry-run] \
 [--report FILE] [--json]\n       h5 recompress --swap MANIFEST [--json]   (outputs of a sibling/mirror/-o run in place)\n       \
 h5 recompress --undo MANIFEST [--json]\n       \
@@ -84,6 +84,8 @@ struct Args {
     conditions: Vec<String>,
     all: bool,
     select: Vec<String>,
+    ndim: Vec<usize>,
+    dtype: Vec<String>,
     min_size: Option<u64>,
     rechunk: Option<Vec<u64>>,
     layout: Option<String>,
@@ -117,6 +119,12 @@ fn parse_args(args: &[String]) -> Result<Args> {
             "--where" => a.conditions.push(val("--where")?),
             "--all" => a.all = true,
             "--select" => a.select.push(val("--select")?),
+            "--ndim" => a.ndim.push(
+                val("--ndim")?
+                    .parse()
+                    .map_err(|_| bad("--ndim needs a rank"))?,
+            ),
+            "--dtype" => a.dtype.push(val("--dtype")?),
             "--min-size" => {
                 a.min_size = Some(
                     val("--min-size")?
@@ -329,6 +337,8 @@ fn recompress(a: &Args) -> Result<u8> {
     let rules = Rules {
         pipeline,
         select: a.select.clone(),
+        ndim: a.ndim.clone(),
+        dtype: a.dtype.clone(),
         min_size: a.min_size.unwrap_or(DEFAULT_MIN_SIZE),
         rechunk: a.rechunk.clone(),
     };
