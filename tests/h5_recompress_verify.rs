@@ -51,6 +51,8 @@ fn a_digested_copy_verifies_and_corruption_is_refused() {
     let rules = Rules {
         pipeline,
         select: Vec::new(),
+        ndim: Vec::new(),
+        dtype: Vec::new(),
         min_size: 1024,
         rechunk: None,
     };

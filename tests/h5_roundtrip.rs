@@ -42,7 +42,7 @@
 //!   reference counts are compared with the source's.
 //!
 //! What the comparison still cannot express (not generated): user-defined
-//! links and virtual datasets (the writer skips and reports them), shared
+//! links and virtual datasets (written with their mappings: tests/neighbours_esrf.rs), shared
 //! object header messages (SOHM tables), partial edge chunks stored
 //! unfiltered (h5py cannot ask for them; the copier re-encodes such
 //! datasets), external raw storage, the targets of external links (never

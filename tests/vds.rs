@@ -2,13 +2,15 @@
 //! h5py/libhdf5 with make_vds.py, which also recorded in expected.json what
 //! h5py reads from each) are opened and read, whole and in parts, and compared
 //! with h5py's values: several mappings, a strided source selection, a missing
-//! source (fill value), printf-style `%b` sources up to the first missing one,
+//! source (a typed error by default; the fill value, as h5py gives, when the
+//! file's options ask for it), printf-style `%b` sources up to the first missing one,
 //! an unlimited mapping whose extent follows its source, same-file sources
 //! (`.`), irregular hyperslabs on both sides, type conversion (i32 → f64), a
 //! virtual source of a virtual dataset, and a cycle of two virtual datasets.
 
 use std::path::{Path, PathBuf};
 
+use purehdf::low_level::virtual_layout::VirtualOptions;
 use purehdf::{Dataset, Error, File, Object, Selection};
 use serde_json::Value;
 
@@ -16,8 +18,14 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/vds")
 }
 
+/// The dataset `name` of `file`, missing sources read as the fill value (as h5py).
 fn open(file: &str, name: &str) -> Dataset {
-    match File::open(dir().join(file)).unwrap().object(name).unwrap() {
+    let f = File::open(dir().join(file)).unwrap();
+    f.set_virtual_options(VirtualOptions {
+        fill_missing: true,
+        prefix: None,
+    });
+    match f.object(name).unwrap() {
         Object::Dataset(d) => *d,
         o => panic!("{name} is a {}", o.kind_name()),
     }
@@ -147,13 +155,75 @@ fn in_memory_file_resolves_only_its_own_sources() {
     };
     let got = values("<f8", &d.read_all_raw().unwrap());
     assert_eq!(got, (0..16).map(f64::from).collect::<Vec<_>>());
-    // Sources in other files cannot be opened without a path: fill value.
+    // Sources in other files cannot be opened without a path: a typed error
+    // naming the first one, or the fill value when asked for.
     let bytes = std::fs::read(dir().join("vds_several.h5")).unwrap();
     let f = File::from_bytes(bytes).unwrap();
     let Object::Dataset(d) = f.object("/v").unwrap() else {
         panic!()
     };
+    match d.read_all_raw() {
+        Err(Error::MissingVdsSource {
+            dataset,
+            source_file,
+            ..
+        }) => assert_eq!((dataset.as_str(), source_file.as_str()), ("/v", "src_a.h5")),
+        other => panic!("expected MissingVdsSource, got {other:?}"),
+    }
+    f.set_virtual_options(VirtualOptions {
+        fill_missing: true,
+        prefix: None,
+    });
     assert_eq!(values("<i4", &d.read_all_raw().unwrap()), vec![-7.0; 60]);
+}
+
+#[test]
+fn a_missing_source_is_a_typed_error_unless_filling_is_asked_for() {
+    let f = File::open(dir().join("vds_several.h5")).unwrap();
+    let Object::Dataset(d) = f.object("/v").unwrap() else {
+        panic!()
+    };
+    // Rows 6..8 map missing.h5: reading them (or everything) fails, naming it.
+    match d.read_all_raw() {
+        Err(e @ Error::MissingVdsSource { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("/v") && text.contains("missing.h5:data"),
+                "{text}"
+            );
+        }
+        other => panic!("expected MissingVdsSource, got {other:?}"),
+    }
+    let mut row = vec![0u8; 6 * 4];
+    let sel = |r: u64| Selection::Hyperslab {
+        start: vec![r, 0],
+        count: vec![1, 6],
+    };
+    assert!(matches!(
+        d.read_raw(&sel(7), &mut row),
+        Err(Error::MissingVdsSource { .. })
+    ));
+    // Rows that no missing mapping covers read as usual.
+    d.read_raw(&sel(0), &mut row).unwrap();
+    assert_eq!(
+        values("<i4", &row),
+        (100..106).map(f64::from).collect::<Vec<_>>()
+    );
+    d.read_raw(&sel(9), &mut row).unwrap();
+    assert_eq!(values("<i4", &row), vec![-7.0; 6]);
+    let plan = d.virtual_plan().unwrap().unwrap();
+    assert_eq!(plan.missing.len(), 1);
+    assert_eq!(plan.missing[0].source_file, "missing.h5");
+    // Asked for, the fill value (h5py's answer), and the read is recorded.
+    f.set_virtual_options(VirtualOptions {
+        fill_missing: true,
+        prefix: None,
+    });
+    d.read_raw(&sel(7), &mut row).unwrap();
+    assert_eq!(values("<i4", &row), vec![-7.0; 6]);
+    assert!(purehdf::low_level::virtual_layout::locate::filled_sources()
+        .iter()
+        .any(|s| s.dataset == "/v" && s.source_file == "missing.h5"));
 }
 
 #[test]
@@ -170,7 +240,6 @@ fn a_cycle_of_virtual_datasets_is_a_typed_error() {
 #[test]
 fn dump_reads_every_virtual_dataset() {
     for f in [
-        "vds_several.h5",
         "vds_printf.h5",
         "vds_unlimited.h5",
         "vds_same_file.h5",
@@ -179,6 +248,14 @@ fn dump_reads_every_virtual_dataset() {
         let dump = purehdf_cli::dump::dump_file(dir().join(f)).unwrap();
         assert_eq!(dump.failures, 0, "{f}: {}", dump.doc);
     }
+    // A missing source is a failure of that dataset's read, not silence.
+    let dump = purehdf_cli::dump::dump_file(dir().join("vds_several.h5")).unwrap();
+    assert_eq!(dump.failures, 1, "{}", dump.doc);
+    assert!(
+        dump.doc.to_string().contains("missing source"),
+        "{}",
+        dump.doc
+    );
 }
 
 #[test]

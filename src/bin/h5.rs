@@ -47,13 +47,15 @@ h5 recompress SRC... --filter SPEC [--where KEY:VALUE|--all] [--layout in-place|
 [--manifest FILE] [--dry-run] [--json] (h5 recompress --help for all options)\n       \
 h5 recompress --undo MANIFEST | --finalize MANIFEST\n       \
 h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices first,last|all|N] [--json]\n\
-every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)";
+every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)\n\
+virtual datasets: --fill-missing (missing sources read as the fill value, with a warning), --vds-prefix DIR";
 
 fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet.
     unsafe { purehdf_filters::zstd_codec::tune_process_env() };
     let args = match purehdf_filters::threads::take_flag(std::env::args().skip(1).collect())
         .and_then(common::take_endpoint)
+        .and_then(purehdf_cli::tools::vds::take_flags)
     {
         Ok(a) => a,
         Err(e) => {
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
         Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
     };
+    purehdf_cli::tools::vds::warn_filled("h5");
     ExitCode::from(code)
 }
 
@@ -92,7 +95,11 @@ fn dump(path: Option<&str>, json: bool) -> u8 {
             eprintln!("h5: cannot open {path}: {e}");
             2
         }
-        Ok(d) => {
+        Ok(mut d) => {
+            let filled = purehdf_cli::tools::vds::filled_json();
+            if let (false, Some(doc)) = (filled.is_empty(), d.doc.as_object_mut()) {
+                doc.insert("vds_missing_filled".into(), filled.into());
+            }
             let mut out = std::io::stdout().lock();
             let text = serde_json::to_string_pretty(&d.doc).unwrap_or_default();
             let _ = writeln!(out, "{text}");
@@ -123,6 +130,13 @@ fn ls(file: Option<&str>, start: Option<&str>, recursive: bool) -> u8 {
         Ok(Object::Group(g)) => g,
         Ok(o) => {
             println!("{}", describe(&o));
+            if let Object::Dataset(d) = &o {
+                if d.layout_kind() == "virtual" {
+                    for l in purehdf_cli::tools::vds::mapping_lines(d) {
+                        println!("{l}");
+                    }
+                }
+            }
             return 0;
         }
         Err(e) => {
@@ -160,7 +174,15 @@ fn ls(file: Option<&str>, start: Option<&str>, recursive: bool) -> u8 {
                     }
                     Ok(o) => {
                         let first = seen.insert(addr);
-                        let text = describe(&o);
+                        let mut text = describe(&o);
+                        if let (true, Object::Dataset(d)) = (first, &o) {
+                            if d.layout_kind() == "virtual" {
+                                for l in purehdf_cli::tools::vds::mapping_lines(d) {
+                                    text.push('\n');
+                                    text.push_str(&l);
+                                }
+                            }
+                        }
                         if let (true, true, Object::Group(cg)) = (recursive, first, o) {
                             sub.push(cg);
                         }

@@ -138,6 +138,20 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A read of a virtual dataset touches a mapping whose source file or
+    /// dataset cannot be opened (libhdf5 would return the fill value; ask for
+    /// that with `VirtualOptions::fill_missing`, `h5 ... --fill-missing`).
+    #[error("virtual dataset {dataset}: missing source {source_file}:{source_dataset} ({reason}); use --fill-missing to read the fill value instead")]
+    MissingVdsSource {
+        /// Path of the virtual dataset.
+        dataset: String,
+        /// The source file name as stored in the mapping.
+        source_file: String,
+        /// The source dataset name as stored in the mapping.
+        source_dataset: String,
+        /// Why it cannot be opened.
+        reason: String,
+    },
     /// A path, attribute or object that does not exist.
     #[error("not found: {0}")]
     NotFound(String),

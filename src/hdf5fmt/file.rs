@@ -123,6 +123,8 @@ struct Inner {
     /// Identity of each file opened through an external link or VDS mapping,
     /// by path: a later open that finds another file is refused.
     externals: Mutex<HashMap<PathBuf, Identity>>,
+    /// How this file's virtual datasets are read (`None`: the process default).
+    virtual_options: Mutex<Option<crate::virtual_layout::locate::VirtualOptions>>,
 }
 
 /// An open HDF5 file. Cheap to clone (shared handle).
@@ -349,6 +351,7 @@ impl File {
                 sohm: OnceLock::new(),
                 links: Mutex::new(HashMap::new()),
                 externals: Mutex::new(HashMap::new()),
+                virtual_options: Mutex::new(None),
             }),
         })
     }
@@ -449,6 +452,7 @@ impl File {
                         .map(|m| m.clone())
                         .unwrap_or_default(),
                 ),
+                virtual_options: Mutex::new(self.own_virtual_options()),
             }),
         }
     }
@@ -673,44 +677,99 @@ impl File {
 
     /// Open the file an external link names, relative to this file's folder.
     pub(crate) fn open_external(&self, name: &str) -> Result<File> {
-        let p = Path::new(name);
-        let mut candidates = Vec::new();
-        if let Some(dir) = self.path().and_then(Path::parent) {
-            candidates.push(dir.join(p));
-            if let Some(base) = p.file_name() {
-                candidates.push(dir.join(base));
+        self.open_referenced(
+            name,
+            crate::virtual_layout::locate::PrefixKind::ExternalLink,
+        )
+    }
+
+    /// Open the file `name` referenced by an external link or a virtual
+    /// dataset mapping, searched where libhdf5 searches it
+    /// ([`crate::virtual_layout::locate`]): the first candidate that opens as
+    /// HDF5 wins, it inherits this file's virtual-dataset options, and a file
+    /// that differs from the one first opened under that path is refused.
+    pub(crate) fn open_referenced(
+        &self,
+        name: &str,
+        kind: crate::virtual_layout::locate::PrefixKind,
+    ) -> Result<File> {
+        let opts = self.virtual_options();
+        let candidates = crate::virtual_layout::locate::candidates(
+            name,
+            self.path(),
+            kind,
+            opts.prefix.as_deref(),
+        );
+        let mut last_err = None;
+        for c in &candidates {
+            if !c.is_file() {
+                continue;
             }
-        }
-        if p.is_absolute() {
-            candidates.insert(0, p.to_path_buf());
-        }
-        for c in candidates {
-            if c.is_file() {
-                let f = File::open(&c)?;
-                if let Some(id) = f.identity() {
-                    let key = std::fs::canonicalize(&c).unwrap_or(c.clone());
-                    let mut seen = self
-                        .inner
-                        .externals
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    match seen.get(&key) {
-                        Some(first) if *first != id => {
-                            return Err(Error::StaleSnapshot(format!(
-                                "external file {} changed since this file first opened it",
-                                c.display()
-                            )))
-                        }
-                        Some(_) => {}
-                        None => {
-                            seen.insert(key, id);
-                        }
+            let f = match File::open(c) {
+                Ok(f) => f,
+                Err(e) => {
+                    last_err = Some(format!("{}: {e}", c.display()));
+                    continue;
+                }
+            };
+            if let Some(own) = self.own_virtual_options() {
+                f.set_virtual_options(own);
+            }
+            if let Some(id) = f.identity() {
+                let key = std::fs::canonicalize(c).unwrap_or(c.clone());
+                let mut seen = self
+                    .inner
+                    .externals
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                match seen.get(&key) {
+                    Some(first) if *first != id => {
+                        return Err(Error::StaleSnapshot(format!(
+                            "external file {} changed since this file first opened it",
+                            c.display()
+                        )))
+                    }
+                    Some(_) => {}
+                    None => {
+                        seen.insert(key, id);
                     }
                 }
-                return Ok(f);
             }
+            return Ok(f);
         }
-        Err(Error::NotFound(format!("external file {name}")))
+        let tried: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+        Err(Error::NotFound(match last_err {
+            Some(e) => format!("external file {name} (not HDF5: {e})"),
+            None => format!("external file {name} (tried {})", tried.join(", ")),
+        }))
+    }
+
+    /// Set how this file's virtual datasets are read (missing sources, the
+    /// source prefix), overriding the process default
+    /// ([`crate::virtual_layout::locate::set_default_options`]). Set it before
+    /// the first read of a virtual dataset; files opened through its mappings
+    /// and external links inherit it.
+    pub fn set_virtual_options(&self, options: crate::virtual_layout::locate::VirtualOptions) {
+        *self
+            .inner
+            .virtual_options
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(options);
+    }
+
+    /// How this file's virtual datasets are read: its own options, else the
+    /// process default.
+    pub fn virtual_options(&self) -> crate::virtual_layout::locate::VirtualOptions {
+        self.own_virtual_options()
+            .unwrap_or_else(crate::virtual_layout::locate::default_options)
+    }
+
+    fn own_virtual_options(&self) -> Option<crate::virtual_layout::locate::VirtualOptions> {
+        self.inner
+            .virtual_options
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Resolve a file name stored in the file (external raw data) against its folder.

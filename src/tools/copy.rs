@@ -52,6 +52,12 @@ blosc2:zstd:3:shuffle|blosc2:lz4:1:bitshuffle|zstd:3|lz4] [--threads N]";
             for n in &r.notes {
                 eprintln!("h5 copy: note: {n}");
             }
+            if r.virtual_datasets > 0 {
+                eprintln!(
+                    "h5 copy: {} virtual dataset(s) written with their mappings (sources not copied)",
+                    r.virtual_datasets
+                );
+            }
             println!(
                 "copied {} group(s), {} dataset(s), {} attribute(s), {} soft link(s), \
 {} external link(s), {} hard link(s), {} raw chunk(s), {} re-encoded chunk(s); {} skipped",

@@ -9,3 +9,4 @@ pub mod compare;
 pub mod copy;
 pub mod import;
 pub mod recompress;
+pub mod vds;

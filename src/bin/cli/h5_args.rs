@@ -175,6 +175,12 @@ pub(crate) struct Recompress {
     /// Only files matching GLOB (repeatable)
     #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) select: Vec<String>,
+    /// Only datasets of rank N (repeatable)
+    #[arg(long, value_name = "N")]
+    pub(crate) ndim: Vec<String>,
+    /// Only datasets of numpy type T, e.g. u2 or <u2 (repeatable)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub(crate) dtype: Vec<String>,
     /// Leave datasets smaller than BYTES as they are (default 1024)
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     pub(crate) min_size: Option<String>,
@@ -197,6 +203,9 @@ pub(crate) struct Recompress {
     /// The mirror tree (with --from)
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub(crate) to: Option<String>,
+    /// Mirror: rewrite absolute VDS source names under --from to the mirrored files
+    #[arg(long)]
+    pub(crate) rewrite_vds: bool,
     /// One output file
     #[arg(short = 'o', long, value_name = "OUT", allow_hyphen_values = true)]
     pub(crate) out: Option<String>,
@@ -235,11 +244,14 @@ impl Recompress {
             .multi("--where", &self.conditions)
             .flag("--all", self.all)
             .multi("--select", &self.select)
+            .multi("--ndim", &self.ndim)
+            .multi("--dtype", &self.dtype)
             .opt("--min-size", &self.min_size)
             .opt("--rechunk", &self.rechunk)
             .opt("--layout", &self.layout)
             .opt("--suffix", &self.suffix)
             .opt("--from", &self.from)
+            .flag("--rewrite-vds", self.rewrite_vds)
             .opt("--to", &self.to)
             .opt("--out", &self.out)
             .opt("--manifest", &self.manifest)
@@ -304,5 +316,24 @@ pub(crate) struct Completions {
 
 /// The whole `h5` command, with the global `--threads`.
 pub(crate) fn command() -> clap::Command {
-    with_endpoint(with_threads(Cli::command()))
+    with_vds_flags(with_endpoint(with_threads(Cli::command())))
+}
+
+/// `cmd` with `--fill-missing` and `--vds-prefix DIR` declared on it and on
+/// every subcommand, for help and completions;
+/// `purehdf_cli::tools::vds::take_flags` takes them out before clap sees them.
+fn with_vds_flags(cmd: clap::Command) -> clap::Command {
+    cmd.arg(
+        clap::Arg::new("fill-missing")
+            .long("fill-missing")
+            .action(clap::ArgAction::SetTrue)
+            .help("Read missing virtual-dataset sources as the fill value (with a warning) instead of failing"),
+    )
+    .arg(
+        clap::Arg::new("vds-prefix")
+            .long("vds-prefix")
+            .value_name("DIR")
+            .help("Folder searched for relative virtual-dataset sources (libhdf5's virtual prefix; ${ORIGIN} = the file's folder)"),
+    )
+    .mut_subcommands(with_vds_flags)
 }

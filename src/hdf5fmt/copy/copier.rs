@@ -495,6 +495,34 @@ impl<'a> Copier<'a> {
         Ok(())
     }
 
+    /// A virtual dataset stays virtual: its stored type, extent and fill value
+    /// with its mappings (source files named as the policy says; nothing is
+    /// read from the sources).
+    fn copy_virtual(&mut self, ds: &Dataset, parent: GroupId, name: &str) -> Result<DatasetId> {
+        let mut maps = crate::virtual_layout::mappings(ds)?;
+        for m in &mut maps {
+            m.source_file = self.policy.virtual_source(ds.path(), &m.source_file);
+        }
+        let dtype = ds.dtype().clone();
+        let mut spec = DatasetSpec {
+            dtype: dtype.clone(),
+            shape: space_of(ds.dataspace()),
+            layout: Layout::Contiguous,
+            fill_value: None,
+        };
+        if let Some(f) = ds.fill_value().bytes() {
+            if f.len() as u64 == dtype.size() && !dtype.has_vlen_or_ref() {
+                spec.fill_value = Some(f.to_vec());
+            }
+        }
+        let spec = crate::virtual_layout::encode::virtual_spec(spec, &maps)?;
+        let d = self
+            .w
+            .create_dataset(parent, name, spec, DatasetData::None)?;
+        self.report.virtual_datasets += 1;
+        Ok(d)
+    }
+
     /// Copy one dataset; `Ok(None)` when skipped (and reported).
     fn copy_dataset(
         &mut self,
@@ -504,8 +532,7 @@ impl<'a> Copier<'a> {
     ) -> Result<Option<DatasetId>> {
         let path = ds.path().to_string();
         if ds.layout_kind() == "virtual" {
-            self.skip(&path, "virtual dataset");
-            return Ok(None);
+            return self.copy_virtual(ds, parent, name).map(Some);
         }
         if ds.external_files().is_some() {
             self.note(format!("{path}: external storage copied into the file"));

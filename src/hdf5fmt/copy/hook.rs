@@ -49,6 +49,11 @@ pub trait CopyPolicy {
     fn extra_attrs(&self, _obj: &Object) -> Result<Vec<(String, AttrValue)>> {
         Ok(Vec::new())
     }
+    /// The source file name written in a mapping of the virtual dataset at
+    /// `dataset` whose stored name is `source_file` (default: unchanged).
+    fn virtual_source(&self, _dataset: &str, source_file: &str) -> String {
+        source_file.to_string()
+    }
     /// The group first reached at source path `path` was copied as `id`.
     fn copied_group(&self, _path: &str, _id: GroupId) {}
 }

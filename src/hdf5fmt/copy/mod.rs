@@ -13,9 +13,11 @@
 //! creation order (flags and order) is kept, and object, region and
 //! revised references (in datasets and attributes, at any depth inside
 //! compounds, arrays and variable-length data) point at the copied objects.
-//! Hard links back to an ancestor group (cycles) are kept too. What the writer
-//! cannot express is skipped and reported: virtual datasets. User-defined links are
-//! carried through as stored (class and link information).
+//! Hard links back to an ancestor group (cycles) are kept too. Virtual datasets
+//! stay virtual: type, extent, fill value and mappings (source file names as
+//! the policy rewrites them, [`hook::CopyPolicy::virtual_source`]); their
+//! sources are not read. User-defined links are carried through as stored
+//! (class and link information).
 
 use std::path::Path;
 
@@ -86,6 +88,8 @@ pub struct CopyReport {
     pub external_links: usize,
     /// Second (and later) names of an object already copied.
     pub hard_links: usize,
+    /// Virtual datasets written with their mappings.
+    pub virtual_datasets: usize,
     /// Chunks copied without decoding.
     pub raw_chunks: usize,
     /// Chunks decoded and encoded again, one at a time.

@@ -6,20 +6,26 @@
 //!
 //! - [`mapping`]: decode the mapping list (source file, source dataset, source
 //!   selection, virtual selection per mapping).
+//! - [`encode`]: write the mapping list (and a writer spec over it).
 //! - [`source_name`]: `%b` / `%%` in source names.
 //! - [`extent`]: unlimited-dimension arithmetic.
-//! - [`resolve`]: open sources (missing ones read as the fill value), compute
+//! - [`locate`]: where a source file is searched (libhdf5's order), and the
+//!   read options (prefix, filling missing sources).
+//! - [`resolve`]: open sources (missing ones recorded), compute
 //!   the current extent, detect cycles.
 //! - [`mod@read`]: read a box of the virtual dataset.
 //! - [`convert`]: source → virtual datatype conversion.
 
 pub mod convert;
+pub mod encode;
 pub mod extent;
+pub mod locate;
 pub mod mapping;
 pub mod read;
 pub mod resolve;
 pub mod source_name;
 
+pub use locate::{FilledSource, VirtualOptions};
 pub use mapping::Mapping;
 pub use read::read;
-pub use resolve::{mappings, plan, Plan};
+pub use resolve::{mappings, plan, Missing, Plan};

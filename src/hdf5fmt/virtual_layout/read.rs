@@ -4,9 +4,12 @@
 //! (the `i`-th selected virtual element takes the `i`-th selected source
 //! element), the source elements that land inside the box are read through
 //! the source's own read path — in one read of their bounding box when it is
-//! small enough — converted to the virtual datatype and scattered.
+//! small enough — converted to the virtual datatype and scattered. A box that
+//! touches a missing source fails with [`Error::MissingVdsSource`] unless the
+//! file's options ask for the fill value.
 
 use super::convert::Conversion;
+use super::locate::{record_filled, FilledSource};
 use super::resolve::{Piece, Plan, Source};
 use crate::cursor::bounded;
 use crate::dataset::Dataset;
@@ -131,12 +134,69 @@ pub fn read(ds: &Dataset, plan: &Plan, selection: &Selection, out: &mut [u8]) ->
 }
 
 fn read_box(ds: &Dataset, plan: &Plan, t: &Target<'_>, esize: usize, out: &mut [u8]) -> Result<()> {
-    fill(out, ds.fill_value().bytes(), esize);
     let mut rows = 0u64;
+    check_missing(ds, plan, t, &mut rows)?;
+    fill(out, ds.fill_value().bytes(), esize);
     for piece in &plan.pieces {
         read_piece(ds, piece, t, esize, out, &mut rows)?;
     }
     Ok(())
+}
+
+/// Fail when the box touches a missing source, unless the file's options
+/// ask for the fill value (then the source is recorded as filled).
+fn check_missing(ds: &Dataset, plan: &Plan, t: &Target<'_>, rows: &mut u64) -> Result<()> {
+    for m in &plan.missing {
+        let touched = match &m.virtual_select {
+            None => true,
+            Some(v) => touches(v, t, rows)?,
+        };
+        if !touched {
+            continue;
+        }
+        if ds.file().virtual_options().fill_missing {
+            record_filled(FilledSource {
+                dataset: ds.path().to_string(),
+                source_file: m.source_file.clone(),
+                source_dataset: m.source_dataset.clone(),
+                reason: m.reason.clone(),
+            });
+        } else {
+            return Err(Error::MissingVdsSource {
+                dataset: ds.path().to_string(),
+                source_file: m.source_file.clone(),
+                source_dataset: m.source_dataset.clone(),
+                reason: m.reason.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// True when some element of `v` lies in the box.
+fn touches(v: &Placed, t: &Target<'_>, rows: &mut u64) -> Result<bool> {
+    let ordered = v.is_c_ordered();
+    let mut it = v.rows();
+    let mut vc = Vec::new();
+    while let Some(n) = it.next_row(&mut vc) {
+        *rows += 1;
+        if *rows > MAX_ROWS {
+            return Err(Error::Limit {
+                structure: "virtual dataset",
+                offset: 0,
+                what: "selection rows walked for one read",
+                value: *rows,
+                limit: MAX_ROWS,
+            });
+        }
+        if ordered && t.passed(&vc) {
+            return Ok(false);
+        }
+        if t.clip(&vc, n).is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn fill(out: &mut [u8], value: Option<&[u8]>, esize: usize) {

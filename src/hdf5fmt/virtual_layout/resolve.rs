@@ -4,15 +4,18 @@
 //! (`.` = the virtual dataset's own file, other names relative to its folder,
 //! as external links), open the source dataset, compute the current extent of
 //! the virtual dataset from its unlimited mappings, and clip every selection.
-//! A source that cannot be opened is missing: its elements read as the fill
-//! value. Sources that are virtual themselves are resolved in turn, under a
+//! A source that cannot be opened is missing: the plan records it, and a read
+//! that touches its elements fails unless the file's options ask for the fill
+//! value (libhdf5 always fills). Printf mappings end at their first missing
+//! source, as in libhdf5. Sources that are virtual themselves are resolved in turn, under a
 //! depth limit and with cycle detection.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::extent::{block_end, extent_for_slices, slices_below, unlimited_block, update_min_dims};
+use super::locate::PrefixKind;
 use super::mapping::{decode_mappings, Mapping};
 use super::source_name::SourceName;
 use crate::dataset::Dataset;
@@ -34,6 +37,22 @@ pub struct Plan {
     pub dims: Vec<u64>,
     /// The mappings whose source exists, in mapping order.
     pub pieces: Vec<Piece>,
+    /// The mappings whose source file or dataset cannot be opened.
+    pub missing: Vec<Missing>,
+}
+
+/// A mapping whose source cannot be opened.
+#[derive(Debug)]
+pub struct Missing {
+    /// The source file name as stored.
+    pub source_file: String,
+    /// The source dataset name as stored.
+    pub source_dataset: String,
+    /// Why it cannot be opened.
+    pub reason: String,
+    /// The virtual elements it covers (`None` for an unlimited mapping, whose
+    /// extent a missing source cannot tell: every read counts as touching it).
+    pub virtual_select: Option<Placed>,
 }
 
 /// One mapping (or one block of a printf mapping) with an open source.
@@ -124,17 +143,17 @@ fn plan_in(ds: &Dataset, walk: &mut Walk) -> Result<Plan> {
 
 /// What one mapping became before the extent is known.
 enum Pending {
-    /// Limited mapping.
-    Fixed(Option<Box<Source>>),
+    /// Limited mapping (`Err`: why the source is missing).
+    Fixed(std::result::Result<Box<Source>, String>),
     /// Unlimited in both selections: virtual and source clip sizes.
-    Unlimited(Option<Box<(Source, u64, u64)>>),
+    Unlimited(std::result::Result<Box<(Source, u64, u64)>, String>),
     /// Printf mapping: the sources of blocks `0..n`.
     Printf(Vec<Source>),
 }
 
 struct Resolver<'a> {
     ds: &'a Dataset,
-    files: HashMap<String, Option<File>>,
+    files: HashMap<String, std::result::Result<File, String>>,
 }
 
 impl Resolver<'_> {
@@ -174,8 +193,8 @@ impl Resolver<'_> {
                     let mut found = Vec::new();
                     for j in 0..MAX_PRINTF_SOURCES {
                         match self.source(&file, &dset, j, walk)? {
-                            Some(s) => found.push(s),
-                            None => break,
+                            Ok(s) => found.push(s),
+                            Err(_) => break,
                         }
                     }
                     if found.len() as u64 >= MAX_PRINTF_SOURCES {
@@ -213,22 +232,43 @@ impl Resolver<'_> {
             })
             .collect();
         let mut pieces = Vec::new();
+        let mut missing = Vec::new();
         for (m, p) in maps.iter().zip(pending) {
-            self.place(m, p, &dims, &mut pieces)?;
+            self.place(m, p, &dims, &mut pieces, &mut missing)?;
         }
-        Ok(Plan { dims, pieces })
+        Ok(Plan {
+            dims,
+            pieces,
+            missing,
+        })
     }
 
     /// Turn a resolved mapping into pieces placed on the final extent.
-    fn place(&self, m: &Mapping, p: Pending, dims: &[u64], pieces: &mut Vec<Piece>) -> Result<()> {
+    fn place(
+        &self,
+        m: &Mapping,
+        p: Pending,
+        dims: &[u64],
+        pieces: &mut Vec<Piece>,
+        missing: &mut Vec<Missing>,
+    ) -> Result<()> {
+        let lost = |reason: String, virtual_select: Option<Placed>| Missing {
+            source_file: m.source_file.clone(),
+            source_dataset: m.source_dataset.clone(),
+            reason,
+            virtual_select,
+        };
         match p {
-            Pending::Fixed(None) | Pending::Unlimited(None) => {}
-            Pending::Fixed(Some(source)) => pieces.push(Piece {
+            Pending::Fixed(Err(why)) => {
+                missing.push(lost(why, Some(Placed::new(&m.virtual_select, dims, None)?)))
+            }
+            Pending::Unlimited(Err(why)) => missing.push(lost(why, None)),
+            Pending::Fixed(Ok(source)) => pieces.push(Piece {
                 virtual_select: Placed::new(&m.virtual_select, dims, None)?,
                 source_select: Placed::new(&m.source_select, &source.dims, None)?,
                 source: *source,
             }),
-            Pending::Unlimited(Some(b)) => {
+            Pending::Unlimited(Ok(b)) => {
                 let (source, clip_v, clip_s) = *b;
                 let vu = m.virtual_select.unlimited_dim();
                 let su = m.source_select.unlimited_dim();
@@ -267,38 +307,43 @@ impl Resolver<'_> {
     }
 
     /// Open the source for block `j` (names built from printf patterns);
-    /// `None` when the file or dataset is missing or cannot be opened.
+    /// `Ok(Err(why))` when the file or dataset is missing or cannot be opened.
     fn source(
         &mut self,
         file: &SourceName,
         dset: &SourceName,
         j: u64,
         walk: &mut Walk,
-    ) -> Result<Option<Source>> {
+    ) -> Result<std::result::Result<Source, String>> {
         let fname = file.build(j);
         let f = match self.files.get(&fname) {
             Some(f) => f.clone(),
             None => {
                 let f = if fname == "." {
-                    Some(self.ds.file().clone())
+                    Ok(self.ds.file().clone())
+                } else if self.ds.file().path().is_none() && !Path::new(&fname).is_absolute() {
+                    Err("the virtual dataset's file has no path to resolve it against".into())
                 } else {
-                    match self.ds.file().open_external(&fname) {
-                        Ok(f) => Some(f),
+                    match self.ds.file().open_referenced(&fname, PrefixKind::Vds) {
+                        Ok(f) => Ok(f),
                         // Another file than the one read before: never mix them.
                         Err(e @ crate::error::Error::StaleSnapshot(_)) => return Err(e),
-                        Err(_) => None,
+                        Err(e) => Err(e.to_string()),
                     }
                 };
                 self.files.insert(fname, f.clone());
                 f
             }
         };
-        let Some(f) = f else {
-            return Ok(None);
+        let f = match f {
+            Ok(f) => f,
+            Err(why) => return Ok(Err(why)),
         };
-        let dataset = match f.object(&dset.build(j)) {
+        let dname = dset.build(j);
+        let dataset = match f.object(&dname) {
             Ok(Object::Dataset(d)) => *d,
-            _ => return Ok(None),
+            Ok(o) => return Ok(Err(format!("{dname} is a {}", o.kind_name()))),
+            Err(e) => return Ok(Err(format!("dataset {dname}: {e}"))),
         };
         let (dims, nested) = if let Layout::Virtual { .. } = dataset.layout() {
             let p = plan_in(&dataset, walk)?;
@@ -306,7 +351,7 @@ impl Resolver<'_> {
         } else {
             (dataset.dataspace().dims.clone(), None)
         };
-        Ok(Some(Source {
+        Ok(Ok(Source {
             dataset,
             dims,
             nested,

@@ -431,6 +431,7 @@ impl Serializer<'_> {
         ];
         let alloc = match &spec.layout {
             Layout::Compact => AllocTime::Early,
+            Layout::Virtual { .. } => AllocTime::Incremental,
             Layout::Contiguous => AllocTime::Late,
             Layout::Chunked {
                 chunk_dims,
@@ -559,6 +560,22 @@ impl Serializer<'_> {
                     raw_chunks: &ds.raw_chunks,
                 };
                 (AllocTime::Incremental, chunks::write(self.sink, &input)?)
+            }
+            Layout::Virtual { mapping_list } => {
+                if raw.is_some() || ds.streamed.is_some() {
+                    return Err(Error::InvalidArgument(
+                        "a virtual dataset holds no data of its own".into(),
+                    ));
+                }
+                let r = self.gheap.add(self.sink, mapping_list)?;
+                (
+                    AllocTime::Incremental,
+                    FileLayout::Virtual {
+                        heap_address: Some(r.collection),
+                        index: r.index,
+                    }
+                    .encode(WRITER_SIZES)?,
+                )
             }
         };
         Ok((alloc, Message::new(types::LAYOUT, layout)))

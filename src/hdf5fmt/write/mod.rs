@@ -118,6 +118,12 @@ pub enum Layout {
         /// Filter pipeline applied to each chunk, in order (empty: chunked without filters).
         filters: Vec<FilterSpec>,
     },
+    /// A virtual dataset: no data of its own, its mapping list (encoded by
+    /// `virtual_layout::encode::encode_mappings`) kept in the global heap.
+    Virtual {
+        /// The mapping list as the global heap object holds it.
+        mapping_list: Vec<u8>,
+    },
 }
 
 /// How to create a dataset.
@@ -640,7 +646,9 @@ impl FileWriter {
             if dims.len() > crate::limits::MAX_RANK {
                 return Err(Error::InvalidArgument("rank too large".into()));
             }
-            if max.iter().any(|m| m.is_none()) && !matches!(spec.layout, Layout::Chunked { .. }) {
+            if max.iter().any(|m| m.is_none())
+                && !matches!(spec.layout, Layout::Chunked { .. } | Layout::Virtual { .. })
+            {
                 return Err(Error::InvalidArgument(
                     "unlimited dimensions need chunked layout".into(),
                 ));

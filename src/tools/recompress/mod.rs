@@ -15,6 +15,7 @@
 
 pub mod plan;
 pub mod report;
+pub mod rewrite_vds;
 pub mod run;
 pub mod select;
 pub mod swap;
@@ -34,8 +35,8 @@ use select::{select, Condition, Query};
 use swap::{LayoutKind, Manifest};
 
 const USAGE: &str = "usage: h5 recompress SRC... --filter SPEC [--where KEY:VALUE]... [--all] \
-[--select GLOB]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
-[--suffix S] [--from DIR --to DIR] [-o OUT] [--manifest FILE] [--workers N (0: $SLURM_CPUS_PER_TASK or all cores)] [--dry-run] \
+[--select GLOB]... [--ndim N]... [--dtype T]... [--min-size BYTES] [--rechunk a,b,c] [--layout in-place|sibling|mirror] \
+[--suffix S] [--from DIR --to DIR [--rewrite-vds]] [-o OUT] [--manifest FILE] [--workers N (0: $SLURM_CPUS_PER_TASK or all cores)] [--dry-run] \
 [--report FILE] [--json]\n       h5 recompress --swap MANIFEST [--json]   (outputs of a sibling/mirror/-o run in place)\n       \
 h5 recompress --undo MANIFEST [--json]\n       \
 h5 recompress --finalize MANIFEST [--json]\n\
@@ -83,12 +84,15 @@ struct Args {
     conditions: Vec<String>,
     all: bool,
     select: Vec<String>,
+    ndim: Vec<usize>,
+    dtype: Vec<String>,
     min_size: Option<u64>,
     rechunk: Option<Vec<u64>>,
     layout: Option<String>,
     suffix: Option<String>,
     from: Option<PathBuf>,
     to: Option<PathBuf>,
+    rewrite_vds: bool,
     out: Option<PathBuf>,
     manifest: Option<PathBuf>,
     workers: usize,
@@ -115,6 +119,12 @@ fn parse_args(args: &[String]) -> Result<Args> {
             "--where" => a.conditions.push(val("--where")?),
             "--all" => a.all = true,
             "--select" => a.select.push(val("--select")?),
+            "--ndim" => a.ndim.push(
+                val("--ndim")?
+                    .parse()
+                    .map_err(|_| bad("--ndim needs a rank"))?,
+            ),
+            "--dtype" => a.dtype.push(val("--dtype")?),
             "--min-size" => {
                 a.min_size = Some(
                     val("--min-size")?
@@ -138,6 +148,7 @@ fn parse_args(args: &[String]) -> Result<Args> {
             "--suffix" => a.suffix = Some(val("--suffix")?),
             "--from" => a.from = Some(PathBuf::from(val("--from")?)),
             "--to" => a.to = Some(PathBuf::from(val("--to")?)),
+            "--rewrite-vds" => a.rewrite_vds = true,
             "-o" | "--out" => a.out = Some(PathBuf::from(val("-o")?)),
             "--manifest" => a.manifest = Some(PathBuf::from(val("--manifest")?)),
             "--workers" | "--jobs" => {
@@ -326,6 +337,8 @@ fn recompress(a: &Args) -> Result<u8> {
     let rules = Rules {
         pipeline,
         select: a.select.clone(),
+        ndim: a.ndim.clone(),
+        dtype: a.dtype.clone(),
         min_size: a.min_size.unwrap_or(DEFAULT_MIN_SIZE),
         rechunk: a.rechunk.clone(),
     };
@@ -349,7 +362,7 @@ fn recompress(a: &Args) -> Result<u8> {
         if r.selected() {
             match plan_path(&r.path, &rules) {
                 Err(e) => r.block.push(format!("cannot plan: {e}")),
-                Ok(p) if !p.virtual_datasets.is_empty() => r
+                Ok(p) if !p.virtual_datasets.is_empty() && !files.contains(&r.path) => r
                     .block
                     .push("holds virtual datasets: container kept byte-identical".into()),
                 Ok(p) => {
@@ -397,6 +410,7 @@ fn recompress(a: &Args) -> Result<u8> {
         out: a.out.clone(),
         suffix: a.suffix.clone().unwrap_or_else(|| "rc".into()),
         mirror,
+        rewrite_vds: a.rewrite_vds,
         manifest: a.manifest.clone(),
         workers: a.workers,
         quiet: a.json,

@@ -38,10 +38,21 @@ pub struct Rules {
     pub pipeline: Vec<FilterSpec>,
     /// Path globs a dataset must match (any of them); empty = all.
     pub select: Vec<String>,
+    /// `--ndim`: ranks a dataset must have (any of them); empty = all.
+    pub ndim: Vec<usize>,
+    /// `--dtype`: numpy type strings a dataset must have (`<u2`, or `u2` for
+    /// either byte order; any of them); empty = all.
+    pub dtype: Vec<String>,
     /// Datasets with fewer logical bytes keep their storage.
     pub min_size: u64,
     /// `--rechunk`: chunk shape for re-encoded datasets of that rank.
     pub rechunk: Option<Vec<u64>>,
+}
+
+/// True when the numpy type string `have` (`<u2`) is the one `want` names:
+/// exactly, or without its byte-order character (`u2`).
+fn dtype_matches(want: &str, have: &str) -> bool {
+    want == have || have.get(1..).is_some_and(|rest| rest == want)
 }
 
 /// What happens to one dataset.
@@ -361,6 +372,15 @@ pub fn plan_file(file: &File, rules: &Rules) -> Result<FilePlan> {
                 .any(|p| rules.select.iter().any(|g| glob_match(g, p)))
         {
             keep(String::new(), "not matched by --select".into())
+        } else if !rules.ndim.is_empty() && !rules.ndim.contains(&shape.len()) {
+            keep(String::new(), format!("rank {} not in --ndim", shape.len()))
+        } else if !rules.dtype.is_empty()
+            && !ds
+                .dtype()
+                .numpy_str()
+                .is_some_and(|t| rules.dtype.iter().any(|w| dtype_matches(w, &t)))
+        {
+            keep(String::new(), "type not in --dtype".into())
         } else {
             match effective_codec(&ds) {
                 Err(e) => keep(
@@ -399,6 +419,14 @@ pub fn plan_path(path: &Path, rules: &Rules) -> Result<FilePlan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dtype_selector_with_or_without_byte_order() {
+        assert!(dtype_matches("<u2", "<u2"));
+        assert!(dtype_matches("u2", ">u2"));
+        assert!(!dtype_matches("u2", "<u4"));
+        assert!(!dtype_matches("<u2", ">u2"));
+    }
 
     #[test]
     fn globs() {

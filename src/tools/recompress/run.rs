@@ -37,6 +37,10 @@ pub struct Settings {
     pub suffix: String,
     /// Mirror layout: `--from` and `--to`.
     pub mirror: Option<(PathBuf, PathBuf)>,
+    /// Mirror layout with `--rewrite-vds`: files whose virtual datasets name
+    /// absolute sources under `--from` are rewritten to name the mirrored
+    /// ones (`rewrite_vds`), instead of copied byte for byte.
+    pub rewrite_vds: bool,
     /// Manifest file (`--manifest`) recording each file's state and SHA-256s, for `--undo`,
     /// `--swap` and `--finalize`; `None` = no manifest.
     pub manifest: Option<PathBuf>,
@@ -345,6 +349,13 @@ fn mirror_rest(from: &Path, targets: &[(PathBuf, FilePlan)], s: &Settings) -> Re
                 .zip(std::fs::metadata(&p).ok())
                 .is_some_and(|(a, b)| a.len() == b.len())
                 && file_sha256(&dest)? == file_sha256(&p)?;
+            if s.rewrite_vds && super::rewrite_vds::needs_rewrite(&p, from) {
+                if let Some((_, to)) = &s.mirror {
+                    ensure_parent(&dest)?;
+                    super::rewrite_vds::rewrite(&p, &dest, from, to)?;
+                    continue;
+                }
+            }
             if !same {
                 ensure_parent(&dest)?;
                 copy_atomic(&p, &dest)?;

@@ -4,8 +4,10 @@
 //! *decoded* value of the dataset at `KEY` below each top-level group, follow
 //! the virtual datasets of each group to their source files, and merge
 //! everything into one row per file with all its reasons. A file holding
-//! virtual datasets (a container) is never rewritten, so its mappings stay
-//! valid; its matching groups select their sources instead. With neither a
+//! virtual datasets (a container) found in a walk is never rewritten, so it
+//! stays byte-identical; its matching groups select their sources instead.
+//! A container named on the command line is rewritten with its virtual
+//! datasets carried through (mappings kept). With neither a
 //! condition nor `--all`, a directory selects nothing and says so.
 
 use std::collections::BTreeMap;
@@ -254,7 +256,10 @@ pub fn select(files: &[PathBuf], dirs: &[PathBuf], q: &Query) -> Result<Rows> {
         let has_vds = datasets_of(&file)
             .map(|d| d.iter().any(|(ds, _)| ds.layout_kind() == "virtual"))
             .unwrap_or(false);
-        if has_vds {
+        // a container met in a walk keeps its bytes (its matching groups
+        // select their sources); named on the command line it is rewritten,
+        // its virtual datasets carried through with their mappings
+        if has_vds && !explicit {
             rows.row(path)
                 .block
                 .push("holds virtual datasets: container kept byte-identical".into());
