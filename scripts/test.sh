@@ -11,6 +11,9 @@ cd "$ROOT"
 
 bash "$ROOT/scripts/oracle-venv.sh" || exit 1
 export PUREHDF_ORACLE_PYTHON="$ROOT/.oracle-venv/bin/python"
+# The ESRF rows' own oracle (esrf-data-compressor 0.2.1 and scikit-image in
+# a venv of their own under the target dir, made once by tests/neighbours_esrf.rs).
+export PUREHDF_ESRF_ORACLE=1
 
 status=0
 # Formatting and lints first, so that CI fails on them.
