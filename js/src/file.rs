@@ -45,7 +45,10 @@ impl WasmFile {
     fn dataset(f: &File, path: &str) -> JsResult<Dataset> {
         match f.object(path).map_err(to_js)? {
             Object::Dataset(d) => Ok(*d),
-            _ => Err(js_error("InvalidArgument", &format!("{path} is not a dataset"))),
+            _ => Err(js_error(
+                "InvalidArgument",
+                &format!("{path} is not a dataset"),
+            )),
         }
     }
 }
@@ -69,8 +72,19 @@ fn attr_object(f: &File, a: &Attribute) -> JsResult<JsValue> {
     let n = n
         .and_then(|n| usize::try_from(n).ok())
         .filter(|n| n.checked_mul(size).is_some_and(|b| b <= a.data.len()))
-        .ok_or_else(|| js_error("Corrupt", &format!("attribute {}: data shorter than its shape", a.name)))?;
-    let v = to_values(f, &a.name, &a.dtype, Elements::packed(&a.data, size.max(1)), n)?;
+        .ok_or_else(|| {
+            js_error(
+                "Corrupt",
+                &format!("attribute {}: data shorter than its shape", a.name),
+            )
+        })?;
+    let v = to_values(
+        f,
+        &a.name,
+        &a.dtype,
+        Elements::packed(&a.data, size.max(1)),
+        n,
+    )?;
     let v = if a.shape().is_empty() {
         js_sys::Reflect::get_u32(&v, 0)?
     } else {
@@ -116,10 +130,11 @@ impl WasmFile {
     /// `open` until it stops failing with `NeedBytes`, supplying the ranges
     /// each failure names.
     pub fn lazy(len: f64, name: String) -> JsResult<WasmFile> {
-        if !(len >= 0.0 && len <= 9.007_199_254_740_991e15) {
+        if !(0.0..=9.007_199_254_740_991e15).contains(&len) {
             return Err(invalid("bad length"));
         }
-        let src = RangeSource::without_fetcher(len as u64, name.clone(), options()).map_err(to_js)?;
+        let src =
+            RangeSource::without_fetcher(len as u64, name.clone(), options()).map_err(to_js)?;
         Ok(WasmFile {
             host: Host {
                 lazy: Some(Arc::new(src)),
@@ -228,7 +243,15 @@ impl WasmFile {
             let ds = Self::dataset(f, path)?;
             let o = js_sys::Object::new();
             let null = matches!(ds.space_kind(), SpaceKind::Null);
-            set(&o, "shape", if null { JsValue::NULL } else { nums(ds.shape()).into() });
+            set(
+                &o,
+                "shape",
+                if null {
+                    JsValue::NULL
+                } else {
+                    nums(ds.shape()).into()
+                },
+            );
             let max: js_sys::Array = ds
                 .maxshape()
                 .iter()
@@ -237,7 +260,11 @@ impl WasmFile {
             set(&o, "maxshape", max);
             set(&o, "dtype", dtype_str(ds.dtype()));
             set(&o, "metadata", metadata(ds.dtype()));
-            set(&o, "chunks", ds.chunk_dims().map_or(JsValue::NULL, |c| nums(c).into()));
+            set(
+                &o,
+                "chunks",
+                ds.chunk_dims().map_or(JsValue::NULL, |c| nums(c).into()),
+            );
             set(&o, "layout", ds.layout_kind());
             let filters = js_sys::Array::new();
             for fl in ds.filters() {
@@ -255,7 +282,13 @@ impl WasmFile {
 
     /// Read the hyperslab `start + k*step, k < count` of the dataset at
     /// `path` (empty arrays for a scalar): a typed array or an array.
-    pub fn read(&self, path: &str, start: Vec<f64>, count: Vec<f64>, step: Vec<f64>) -> JsResult<JsValue> {
+    pub fn read(
+        &self,
+        path: &str,
+        start: Vec<f64>,
+        count: Vec<f64>,
+        step: Vec<f64>,
+    ) -> JsResult<JsValue> {
         self.run(|f| {
             let ds = Self::dataset(f, path)?;
             let rank = ds.shape().len();
@@ -313,7 +346,13 @@ impl WasmFile {
             .map_err(to_js)?;
             let mut raw = vec![0u8; bytes];
             ds.read_hyperslab_raw(&h, &mut raw).map_err(to_js)?;
-            to_values(f, ds.path(), dt, Elements::packed(&raw, (dt.size() as usize).max(1)), n)
+            to_values(
+                f,
+                ds.path(),
+                dt,
+                Elements::packed(&raw, (dt.size() as usize).max(1)),
+                n,
+            )
         })
     }
 

@@ -38,7 +38,11 @@ impl WasmFile {
             }
             let attrs = js_sys::Object::new();
             for (k, v) in s.root_attrs().map_err(medh5_to_js)? {
-                set(&attrs, &k, json(&purehdf_medh5::canonical_json::to_value(&v))?);
+                set(
+                    &attrs,
+                    &k,
+                    json(&purehdf_medh5::canonical_json::to_value(&v))?,
+                );
             }
             set(&o, "attrs", attrs);
             Ok(o.into())
@@ -59,7 +63,10 @@ impl WasmFile {
     pub fn annotation_path(&self, id: &str) -> JsResult<String> {
         self.run(|f| {
             let s = Sample::from_file(f.clone());
-            Ok(s.annotation_data(id).map_err(medh5_to_js)?.path().to_string())
+            Ok(s.annotation_data(id)
+                .map_err(medh5_to_js)?
+                .path()
+                .to_string())
         })
     }
 
@@ -91,7 +98,8 @@ impl WasmFile {
     /// Verify the sample's digests and `content_id` (§5.7): the report.
     pub fn verify(&self) -> JsResult<JsValue> {
         self.run(|f| {
-            let r = purehdf_medh5::verify::verify_file(f, &self.name(), None).map_err(medh5_to_js)?;
+            let r =
+                purehdf_medh5::verify::verify_file(f, &self.name(), None).map_err(medh5_to_js)?;
             let o = js_sys::Object::new();
             set(&o, "ok", r.ok);
             set(&o, "checked", r.checked as f64);
@@ -99,7 +107,11 @@ impl WasmFile {
             set(&o, "undigested", strings(&r.undigested));
             set(&o, "unattested", strings(&r.unattested));
             set(&o, "malformed", strings(&r.malformed));
-            set(&o, "content_id_ok", r.content_id_ok.map_or(JsValue::NULL, JsValue::from));
+            set(
+                &o,
+                "content_id_ok",
+                r.content_id_ok.map_or(JsValue::NULL, JsValue::from),
+            );
             set(&o, "stale_index", strings(&r.stale_index));
             set(&o, "unverifiable", strings(&r.unverifiable));
             Ok(o.into())
@@ -122,4 +134,3 @@ impl WasmFile {
         })
     }
 }
-

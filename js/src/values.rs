@@ -40,14 +40,24 @@ fn numeric(dt: &Datatype) -> Option<(char, u32)> {
     }
 }
 
-fn conv<T: H5Read>(ctx: &Context<'_>, dt: &Datatype, src: Elements<'_>, n: usize) -> JsResult<Vec<T>> {
+fn conv<T: H5Read>(
+    ctx: &Context<'_>,
+    dt: &Datatype,
+    src: Elements<'_>,
+    n: usize,
+) -> JsResult<Vec<T>> {
     let mut out = vec![T::default(); n];
     T::convert(ctx, dt, src, &mut out).map_err(to_js)?;
     Ok(out)
 }
 
 /// `n` elements of numeric `dt` at `src` as a typed array.
-fn typed(ctx: &Context<'_>, dt: &Datatype, src: Elements<'_>, n: usize) -> JsResult<Option<JsValue>> {
+fn typed(
+    ctx: &Context<'_>,
+    dt: &Datatype,
+    src: Elements<'_>,
+    n: usize,
+) -> JsResult<Option<JsValue>> {
     let Some((k, s)) = numeric(dt) else {
         return Ok(None);
     };
@@ -76,7 +86,13 @@ fn elem<'a>(src: &Elements<'a>, i: usize, size: usize) -> JsResult<&'a [u8]> {
 
 /// `n` elements of `dt` laid out as `src`, as one JavaScript value (a typed
 /// array or an array).
-pub(crate) fn to_values(file: &File, object: &str, dt: &Datatype, src: Elements<'_>, n: usize) -> JsResult<JsValue> {
+pub(crate) fn to_values(
+    file: &File,
+    object: &str,
+    dt: &Datatype,
+    src: Elements<'_>,
+    n: usize,
+) -> JsResult<JsValue> {
     let ctx = Context {
         file: Some(file),
         object,
@@ -97,7 +113,11 @@ pub(crate) fn to_values(file: &File, object: &str, dt: &Datatype, src: Elements<
                 } else {
                     el
                 };
-                out.push(&String::from_utf8_lossy(strip_padding(b, *pad)).as_ref().into());
+                out.push(
+                    &String::from_utf8_lossy(strip_padding(b, *pad))
+                        .as_ref()
+                        .into(),
+                );
             }
         }
         Datatype::Compound { members, .. } => {
@@ -150,10 +170,19 @@ pub(crate) fn to_values(file: &File, object: &str, dt: &Datatype, src: Elements<
             for i in 0..n {
                 let b = file.vlen_bytes(elem(&src, i, size)?).map_err(to_js)?;
                 let bs = base.size().max(1) as usize;
-                out.push(&to_values(file, object, base, Elements::packed(&b, bs), b.len() / bs)?);
+                out.push(&to_values(
+                    file,
+                    object,
+                    base,
+                    Elements::packed(&b, bs),
+                    b.len() / bs,
+                )?);
             }
         }
-        Datatype::Reference { kind: ReferenceKind::Object, .. } => {
+        Datatype::Reference {
+            kind: ReferenceKind::Object,
+            ..
+        } => {
             for i in 0..n {
                 let a = file.object_reference(elem(&src, i, size)?).map_err(to_js)?;
                 out.push(&a.map_or(JsValue::NULL, |a| (a as f64).into()));
@@ -220,9 +249,12 @@ pub(crate) fn metadata(dt: &Datatype) -> JsValue {
     let o = js_sys::Object::new();
     set(&o, "size", dt.size() as f64);
     set(&o, "dtype", dtype_str(dt));
-    let order = |o2: &js_sys::Object, b: &ByteOrder| set(o2, "littleEndian", *b == ByteOrder::Little);
+    let order =
+        |o2: &js_sys::Object, b: &ByteOrder| set(o2, "littleEndian", *b == ByteOrder::Little);
     let class = match dt {
-        Datatype::Integer { signed, order: b, .. } => {
+        Datatype::Integer {
+            signed, order: b, ..
+        } => {
             set(&o, "signed", *signed);
             order(&o, b);
             "integer"
@@ -233,12 +265,28 @@ pub(crate) fn metadata(dt: &Datatype) -> JsValue {
         }
         Datatype::Time { .. } => "time",
         Datatype::String { cset, .. } => {
-            set(&o, "cset", if *cset == CharSet::Utf8 { "utf-8" } else { "ascii" });
+            set(
+                &o,
+                "cset",
+                if *cset == CharSet::Utf8 {
+                    "utf-8"
+                } else {
+                    "ascii"
+                },
+            );
             set(&o, "vlen", false);
             "string"
         }
         Datatype::VarString { cset, .. } => {
-            set(&o, "cset", if *cset == CharSet::Utf8 { "utf-8" } else { "ascii" });
+            set(
+                &o,
+                "cset",
+                if *cset == CharSet::Utf8 {
+                    "utf-8"
+                } else {
+                    "ascii"
+                },
+            );
             set(&o, "vlen", true);
             "string"
         }
@@ -260,7 +308,15 @@ pub(crate) fn metadata(dt: &Datatype) -> JsValue {
             "compound"
         }
         Datatype::Reference { kind, .. } => {
-            set(&o, "refKind", if *kind == ReferenceKind::Object { "object" } else { "region" });
+            set(
+                &o,
+                "refKind",
+                if *kind == ReferenceKind::Object {
+                    "object"
+                } else {
+                    "region"
+                },
+            );
             "reference"
         }
         Datatype::Enum { base, members } => {

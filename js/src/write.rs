@@ -70,7 +70,7 @@ fn filter(name: &str, o: &[f64]) -> JsResult<Filter> {
     let opt = |i: usize, d: f64| o.get(i).copied().unwrap_or(d);
     let level = |i: usize, d: f64| -> JsResult<u32> {
         let v = opt(i, d);
-        if v >= 0.0 && v <= 22.0 {
+        if (0.0..=22.0).contains(&v) {
             Ok(v as u32)
         } else {
             Err(invalid(&format!("{name}: bad level")))
@@ -171,9 +171,18 @@ impl WasmWriter {
         };
         let mut pipeline = Vec::new();
         for f in filters.iter() {
-            let a: js_sys::Array = f.dyn_into().map_err(|_| invalid("a filter is [name, ...options]"))?;
-            let name = a.get(0).as_string().ok_or_else(|| invalid("a filter's name is a string"))?;
-            let opts: Vec<f64> = a.iter().skip(1).map(|v| v.as_f64().unwrap_or(0.0)).collect();
+            let a: js_sys::Array = f
+                .dyn_into()
+                .map_err(|_| invalid("a filter is [name, ...options]"))?;
+            let name = a
+                .get(0)
+                .as_string()
+                .ok_or_else(|| invalid("a filter's name is a string"))?;
+            let opts: Vec<f64> = a
+                .iter()
+                .skip(1)
+                .map(|v| v.as_f64().unwrap_or(0.0))
+                .collect();
             pipeline.push(filter(&name, &opts)?);
         }
         if !chunks.is_empty() {
@@ -234,7 +243,10 @@ impl WasmWriter {
     /// The file's bytes; the writer is finished.
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&mut self) -> JsResult<Vec<u8>> {
-        let w = self.w.take().ok_or_else(|| invalid("the writer is finished"))?;
+        let w = self
+            .w
+            .take()
+            .ok_or_else(|| invalid("the writer is finished"))?;
         w.finish().map_err(to_js)
     }
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json' };
 
 /** Serve `roots` (URL prefix -> directory); resolves to {url, stats, close}. */
-export function serve(roots) {
+export function serve(roots, port = 0) {
   const stats = { bytes: 0, requests: 0, byFile: {} };
   const server = http.createServer((req, res) => {
     const u = new URL(req.url, 'http://x');
@@ -42,9 +42,16 @@ export function serve(roots) {
     fs.createReadStream(file, { start, end }).pipe(res);
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const url = `http://127.0.0.1:${server.address().port}`;
       resolve({ url, stats, close: () => new Promise((r) => server.close(r)) });
     });
+  });
+}
+
+// `node js/test/server.mjs DIR [PORT]`: serve DIR (for the viewer: js/) by hand.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  serve({ '/': process.argv[2] || '.' }, Number(process.argv[3] || 8000)).then((s) => {
+    console.log(`serving ${path.resolve(process.argv[2] || '.')} at ${s.url} (range requests)`);
   });
 }
