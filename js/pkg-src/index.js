@@ -195,8 +195,8 @@ function normaliseRanges(shape, ranges) {
   shape.forEach((dim, i) => {
     const r = (ranges && ranges[i]) || [];
     let [a, b, s] = r;
-    if (r.length === 1) b = a + 1;
     a = a == null ? 0 : a < 0 ? a + dim : a;
+    if (r.length === 1) b = a + 1;
     b = b == null ? dim : b < 0 ? b + dim : Math.min(b, dim);
     s = s == null ? 1 : s;
     if (!(s >= 1)) throw jsError('InvalidArgument', 'step must be at least 1');
