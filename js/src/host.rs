@@ -18,11 +18,16 @@ pub(crate) struct Host {
 
 /// Range options for a host on the other side of `fetch`: the library's
 /// defaults, with a smaller window (one round's data stays in memory until
-/// the operation settles).
+/// the operation settles), a smaller head and tail on the first request and
+/// a smaller coalescing gap: a viewer shows one slice of a large file, so
+/// bytes fetched count more than the extra round or two.
 pub(crate) fn options() -> RangeOptions {
     RangeOptions {
         window_bytes: 128 << 20,
         cache_bytes: 32 << 20,
+        first_read: 64 << 10,
+        tail_read: 64 << 10,
+        coalesce_gap: 16 << 10,
         ..RangeOptions::default()
     }
 }
