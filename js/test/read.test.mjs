@@ -124,3 +124,19 @@ test('one chunk of a large remote file fetches a small part of it', { skip: !dir
     await srv.close();
   }
 });
+
+test('a remote file replaced after opening fails with StaleSnapshot', { skip: !dir && 'no files' }, async () => {
+  const tmp = fs.mkdtempSync(path.join(path.dirname(dir), 'stale-'));
+  fs.copyFileSync(path.join(dir, 'big.h5'), path.join(tmp, 'big.h5'));
+  const srv = await serve({ '/': tmp });
+  try {
+    const f = await open(`${srv.url}/big.h5`);
+    const ds = await f.get('/vol');
+    const b = fs.readFileSync(path.join(tmp, 'big.h5'));
+    fs.writeFileSync(path.join(tmp, 'big.h5'), Buffer.concat([b, Buffer.from('x')]));
+    await assert.rejects(ds.slice([[40, 41], [], []]), (e) => e instanceof Error && e.kind === 'StaleSnapshot');
+  } finally {
+    await srv.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
