@@ -43,6 +43,9 @@ echo "examples: $(ls examples/*.rs | wc -l) run"
 # dir's library builds), installed into the oracle venv, pytest against h5py,
 # hdf5plugin, the reference medh5 and dask; says skipped: without the venv.
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/python/test.sh" || { echo "python: FAILED"; status=1; }
+# The npm package (js/): built for wasm32 once, Node tests against h5py's
+# values and a range server, the viewer in Chromium; says skipped: without node.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/js/test.sh" || { echo "js: FAILED"; status=1; }
 # The optional ndarray feature.
 cargo test --release -p purehdf --features ndarray --lib typed_ndarray || status=1
 # Fully static h5 and medh5 (no NEEDED entries, both run); says SKIPPED without the target.
