@@ -355,6 +355,12 @@ impl File {
         self.inner.src.as_ref()
     }
 
+    /// The shared byte source (seen from the base address), for views that
+    /// outlive the handles they came from ([`crate::ByteView`]).
+    pub fn source_arc(&self) -> Arc<dyn Source> {
+        Arc::clone(&self.inner.src)
+    }
+
     /// Path the file was opened from, if any.
     pub fn path(&self) -> Option<&Path> {
         self.inner.path.as_deref()

@@ -93,6 +93,7 @@ pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
 pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};
 pub use source::{MemSource, Source};
+pub use views::{ByteView, ChunkView};
 pub use write::{
     AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
 };
