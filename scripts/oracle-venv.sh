@@ -27,6 +27,8 @@ PINS=(
   "maturin==1.16.*"
   "pytest"
   "dask[distributed]"
+  "numcodecs"
+  "iatro-base-iac==0.1.4"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"

@@ -52,6 +52,7 @@ const H5_COMMANDS: &[(&str, &[&str])] = &[
             "--help",
         ],
     ),
+    ("verify", &["--json", "--threads", "--help"]),
     ("completions", &["--help"]),
 ];
 

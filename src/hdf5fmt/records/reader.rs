@@ -347,16 +347,12 @@ fn parse(g: &Group) -> Result<Index> {
             ))
         }
     };
-    for k in 0..n {
-        let end = offset[k].checked_add(length[k]);
-        if end.is_none_or(|e| e > data_len) {
+    for (k, (&o, &l)) in offset.iter().zip(&length).enumerate() {
+        if o.checked_add(l).is_none_or(|e| e > data_len) {
             return Err(Error::malformed(
                 "record store",
                 data_address,
-                format!(
-                    "record {k} ({} bytes at {}) past the {data_len}-byte data",
-                    length[k], offset[k]
-                ),
+                format!("record {k} ({l} bytes at {o}) past the {data_len}-byte data"),
             ));
         }
     }

@@ -130,20 +130,38 @@ impl RecordWriter {
 
     /// Append one record (encoded with the store's codec); returns its index.
     pub fn push(&mut self, record: &[u8]) -> Result<u64> {
-        let stored: std::borrow::Cow<'_, [u8]> = match self.opts.codec {
-            RecordCodec::None => record.into(),
-            RecordCodec::Zstd(level) => purehdf_filters::zstd_codec::compress(record, level).into(),
-        };
+        match self.opts.codec {
+            RecordCodec::None => self.append(record, record.len() as u64),
+            RecordCodec::Zstd(level) => {
+                let z = purehdf_filters::zstd_codec::compress(record, level);
+                self.append(&z, record.len() as u64)
+            }
+        }
+    }
+
+    /// Append one record already encoded with the store's codec (e.g. a
+    /// zstd frame made elsewhere) that decodes to `decoded_len` bytes. The
+    /// frame is not checked here; reads that decode it are.
+    pub fn push_encoded(&mut self, stored: &[u8], decoded_len: u64) -> Result<u64> {
+        if self.opts.codec == RecordCodec::None && decoded_len != stored.len() as u64 {
+            return Err(Error::InvalidArgument(
+                "codec none: the decoded length is the stored length".into(),
+            ));
+        }
+        self.append(stored, decoded_len)
+    }
+
+    fn append(&mut self, stored: &[u8], decoded_len: u64) -> Result<u64> {
         let len = stored.len() as u64;
         self.spill
-            .write_all(&stored)
+            .write_all(stored)
             .map_err(|e| Error::io(self.spill_path.display(), e))?;
         let i = self.offset.len() as u64;
         self.offset.push(self.pos);
         self.length.push(len);
-        self.crc.push(crc32(&stored));
+        self.crc.push(crc32(stored));
         if self.opts.codec != RecordCodec::None {
-            self.decoded.push(record.len() as u64);
+            self.decoded.push(decoded_len);
         }
         self.pos = self
             .pos
