@@ -104,8 +104,20 @@ for libver in ("earliest", "latest"):
         d[...] = a
         f.create_dataset("single", data=a, chunks=(40, 30), compression="gzip")
         f.create_dataset("contig", data=a)
+        if libver == "latest":
+            # early allocation, no filter: the implicit index
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk((10, 10))
+            dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+            space = h5py.h5s.create_simple((40, 30))
+            h5py.h5d.create(f.id, b"implicit", h5py.h5t.STD_I32LE, space, dcpl=dcpl)
+            f["implicit"][...] = a
     with h5py.File(p, "r") as f:
-        for name in ("btree_or_fixed", "implicit_or_fixed", "ext", "v2", "single"):
+        names = ["btree_or_fixed", "implicit_or_fixed", "ext", "v2", "single"]
+        if libver == "latest":
+            names.append("implicit")
+        out[f"{libver}/names"] = names
+        for name in names:
             d = f[name]
             rows = []
             for i in range(d.id.get_num_chunks()):
@@ -126,13 +138,22 @@ fn i1_views_lie_inside_the_mapping_and_equal_read_direct_chunk() {
     };
     let want: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut checked = 0;
+    let mut kinds = std::collections::BTreeSet::new();
     for libver in ["earliest", "latest"] {
         let (views, contig) = {
             let file = File::open(dir.join(format!("idx-{libver}.h5"))).unwrap();
             let root = file.root().unwrap();
             let mut views = Vec::new();
-            for name in ["btree_or_fixed", "implicit_or_fixed", "ext", "v2", "single"] {
+            let names: Vec<String> = want[format!("{libver}/names")]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            for name in &names {
                 let ds = root.dataset(name).unwrap();
+                let kind = format!("{:?}", ds.chunk_params().unwrap().kind);
+                kinds.insert(kind.split([' ', '{']).next().unwrap().to_string());
                 let reader = ds.chunk_reader().unwrap();
                 let rows = want[format!("{libver}/{name}")].as_array().unwrap().clone();
                 for row in rows {
@@ -182,7 +203,17 @@ fn i1_views_lie_inside_the_mapping_and_equal_read_direct_chunk() {
             want[format!("{libver}/contig")].as_str().unwrap()
         );
     }
-    assert!(checked >= 40, "only {checked} chunks compared");
+    let every = [
+        "BTreeV1",
+        "BTreeV2",
+        "ExtensibleArray",
+        "FixedArray",
+        "Implicit",
+        "SingleChunk",
+    ];
+    assert_eq!(kinds.iter().map(String::as_str).collect::<Vec<_>>(), every);
+    // 49 chunks per file, plus the 12 of the implicit index (latest)
+    assert_eq!(checked, 2 * 49 + 12, "chunks compared");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

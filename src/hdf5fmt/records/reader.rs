@@ -188,32 +188,48 @@ impl RecordStore {
     /// `buf[off[k]..off[k + 1]]`. With `verify`, every record's CRC-32 is
     /// checked and a mismatch is [`Error::RecordChecksum`] naming it.
     pub fn read_records(&self, idx: &[u64], verify: bool) -> Result<(Vec<u8>, Vec<u64>)> {
-        let (spans, off) = self.plan(idx, |k| self.index.length[k])?;
+        let (mut buf, mut off) = (Vec::new(), Vec::new());
+        self.read_records_into(idx, verify, &mut buf, &mut off)?;
+        Ok((buf, off))
+    }
+
+    /// [`RecordStore::read_records`] into the caller's buffers (cleared
+    /// first), so a loader that reuses them allocates nothing per batch.
+    pub fn read_records_into(
+        &self,
+        idx: &[u64],
+        verify: bool,
+        buf: &mut Vec<u8>,
+        off: &mut Vec<u64>,
+    ) -> Result<()> {
+        self.plan_into(idx, |k| self.index.length[k], off)?;
         let all = self.data.as_bytes();
-        let mut buf = Vec::with_capacity(*off.last().unwrap_or(&0) as usize);
-        for (&(s, e), &i) in spans.iter().zip(idx) {
+        buf.clear();
+        buf.reserve(*off.last().unwrap_or(&0) as usize);
+        for &i in idx {
+            let (s, e) = self.span(i)?;
             let rec = &all[s..e];
             if verify {
                 self.check_crc(i, rec)?;
             }
             buf.extend_from_slice(rec);
         }
-        self.data.check()?;
-        Ok((buf, off))
+        self.data.check()
     }
 
     /// Spans of `idx` and the output offsets given each record's output size.
-    fn plan(
+    fn plan_into(
         &self,
         idx: &[u64],
         size: impl Fn(usize) -> u64,
-    ) -> Result<(Vec<(usize, usize)>, Vec<u64>)> {
-        let mut spans = Vec::with_capacity(idx.len());
-        let mut off = Vec::with_capacity(idx.len() + 1);
+        off: &mut Vec<u64>,
+    ) -> Result<()> {
+        off.clear();
+        off.reserve(idx.len() + 1);
         let mut total = 0u64;
         off.push(0);
         for &i in idx {
-            spans.push(self.span(i)?);
+            self.span(i)?;
             total = total
                 .checked_add(size(i as usize))
                 .filter(|&t| t <= crate::limits::MAX_DECODED)
@@ -226,7 +242,7 @@ impl RecordStore {
                 })?;
             off.push(total);
         }
-        Ok((spans, off))
+        Ok(())
     }
 
     /// Records `idx` decoded with the store's codec into one buffer with
@@ -239,8 +255,22 @@ impl RecordStore {
         verify: bool,
         workers: usize,
     ) -> Result<(Vec<u8>, Vec<u64>)> {
+        let (mut buf, mut off) = (Vec::new(), Vec::new());
+        self.decode_records_into(idx, verify, workers, &mut buf, &mut off)?;
+        Ok((buf, off))
+    }
+
+    /// [`RecordStore::decode_records`] into the caller's buffers (cleared first).
+    pub fn decode_records_into(
+        &self,
+        idx: &[u64],
+        verify: bool,
+        workers: usize,
+        out: &mut Vec<u8>,
+        off: &mut Vec<u64>,
+    ) -> Result<()> {
         let Some(decoded) = &self.index.decoded else {
-            return self.read_records(idx, verify);
+            return self.read_records_into(idx, verify, out, off);
         };
         if self.index.codec != "zstd" {
             return Err(Error::Unsupported {
@@ -249,8 +279,13 @@ impl RecordStore {
                 what: format!("record codec {:?}", self.index.codec),
             });
         }
-        let (spans, off) = self.plan(idx, |k| decoded[k])?;
-        let mut out = vec![0u8; *off.last().unwrap_or(&0) as usize];
+        self.plan_into(idx, |k| decoded[k], off)?;
+        let spans = idx
+            .iter()
+            .map(|&i| self.span(i))
+            .collect::<Result<Vec<_>>>()?;
+        out.clear();
+        out.resize(*off.last().unwrap_or(&0) as usize, 0);
         let mut slots = Vec::with_capacity(idx.len());
         let mut rest = out.as_mut_slice();
         for w in off.windows(2) {
@@ -276,8 +311,7 @@ impl RecordStore {
                     source: Box::new(e.into()),
                 })
         })?;
-        self.data.check()?;
-        Ok((out, off))
+        self.data.check()
     }
 
     /// Check every record against its CRC-32 (and decode every record of a
