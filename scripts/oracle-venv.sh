@@ -28,6 +28,8 @@ PINS=(
   "pytest"
   "dask[distributed]"
   "vneurotk==0.0.1"
+  "numcodecs"
+  "iatro-base-iac==0.1.4"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"

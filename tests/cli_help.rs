@@ -66,6 +66,7 @@ const H5_COMMANDS: &[(&str, &[&str])] = &[
             "--help",
         ],
     ),
+    ("verify", &["--json", "--threads", "--help"]),
     ("completions", &["--help"]),
 ];
 

@@ -8,6 +8,7 @@
 //! h5 import NPY DST DSET [--chunks a,b,c] [--filter F]  .npy into a chunked dataset
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
+//! h5 verify FILE [--json]  check every checksum, decode every chunk and record
 //! h5 completions SHELL       a bash, zsh or fish completion script
 //! ```
 //! The command line is declared with clap (`cli/h5_args.rs`: `--help` on
@@ -46,7 +47,8 @@ h5 import IMG.npy DST DSET [--chunks C] [--filter SPEC]\n       \
 h5 recompress SRC... --filter SPEC [--where KEY:VALUE|--all] [--layout in-place|sibling|mirror] \
 [--manifest FILE] [--dry-run] [--json] (h5 recompress --help for all options)\n       \
 h5 recompress --undo MANIFEST | --finalize MANIFEST\n       \
-h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices first,last|all|N] [--json]\n\
+h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices first,last|all|N] [--json]\n       \
+h5 verify FILE [--json]\n\
 every command: --threads N (default: MEDH5_THREADS, else every core; 1 = no thread pool)\n\
 virtual datasets: --fill-missing (missing sources read as the fill value, with a warning), --vds-prefix DIR";
 
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Cmd::Import(a) => purehdf_cli::tools::import::run(&a.argv()),
         Cmd::Recompress(a) => purehdf_cli::tools::recompress::run(&a.argv()),
         Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
+        Cmd::Verify(a) => purehdf_cli::tools::verify::run(&a.argv()),
         Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
     };
     purehdf_cli::tools::vds::warn_filled("h5");

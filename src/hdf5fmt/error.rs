@@ -54,6 +54,21 @@ pub enum Error {
         /// Checksum of the bytes.
         computed: u32,
     },
+    /// A record of a record store does not match its stored CRC-32
+    /// (`low_level::records`).
+    #[error("record {record} of {store} (data offset {offset}): crc32 mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    RecordChecksum {
+        /// Path of the record store's group.
+        store: String,
+        /// Index of the record.
+        record: u64,
+        /// Offset of the record in the store's `data` dataset.
+        offset: u64,
+        /// CRC-32 stored in the `crc32` column.
+        stored: u32,
+        /// CRC-32 of the stored bytes.
+        computed: u32,
+    },
     /// Arithmetic on sizes or offsets read from the file overflowed.
     #[error("{structure} at offset {offset:#x}: arithmetic overflow computing {what}")]
     Overflow {

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::cache_image::{CacheImage, CacheImageMessage, OverlaySource};
 use crate::cursor::Cursor;
@@ -117,9 +117,10 @@ struct Inner {
     src: Arc<dyn Source>,
     path: Option<PathBuf>,
     superblock: Superblock,
-    gheap: Mutex<HashMap<u64, Arc<Collection>>>,
+    // Read-mostly: readers share the read lock on hits (neighbours I6).
+    gheap: RwLock<HashMap<u64, Arc<Collection>>>,
     sohm: OnceLock<Option<SohmTable>>,
-    links: Mutex<HashMap<u64, Arc<Vec<LinkMessage>>>>,
+    links: RwLock<HashMap<u64, Arc<Vec<LinkMessage>>>>,
     /// Identity of each file opened through an external link or VDS mapping,
     /// by path: a later open that finds another file is refused.
     externals: Mutex<HashMap<PathBuf, Identity>>,
@@ -347,9 +348,9 @@ impl File {
                 src,
                 path,
                 superblock,
-                gheap: Mutex::new(HashMap::new()),
+                gheap: RwLock::new(HashMap::new()),
                 sohm: OnceLock::new(),
-                links: Mutex::new(HashMap::new()),
+                links: RwLock::new(HashMap::new()),
                 externals: Mutex::new(HashMap::new()),
                 virtual_options: Mutex::new(None),
             }),
@@ -359,6 +360,12 @@ impl File {
     /// The bytes, seen from the base address (what every stored address is relative to).
     pub fn source(&self) -> &dyn Source {
         self.inner.src.as_ref()
+    }
+
+    /// The shared byte source (seen from the base address), for views that
+    /// outlive the handles they came from ([`crate::ByteView`]).
+    pub fn source_arc(&self) -> Arc<dyn Source> {
+        Arc::clone(&self.inner.src)
     }
 
     /// Path the file was opened from, if any.
@@ -442,9 +449,9 @@ impl File {
                 src: Arc::clone(&self.inner.src),
                 path: self.inner.path.clone(),
                 superblock,
-                gheap: Mutex::new(HashMap::new()),
+                gheap: RwLock::new(HashMap::new()),
                 sohm: OnceLock::new(),
-                links: Mutex::new(HashMap::new()),
+                links: RwLock::new(HashMap::new()),
                 externals: Mutex::new(
                     self.inner
                         .externals
@@ -583,13 +590,13 @@ impl File {
 
     /// The parsed global heap collection at `address` (cached).
     pub fn collection(&self, address: u64) -> Result<Arc<Collection>> {
-        if let Ok(cache) = self.inner.gheap.lock() {
+        if let Ok(cache) = self.inner.gheap.read() {
             if let Some(c) = cache.get(&address) {
                 return Ok(Arc::clone(c));
             }
         }
         let c = Arc::new(Collection::read(self.source(), self.sizes(), address)?);
-        if let Ok(mut cache) = self.inner.gheap.lock() {
+        if let Ok(mut cache) = self.inner.gheap.write() {
             if cache.len() >= GHEAP_CACHE {
                 cache.clear();
             }
@@ -797,7 +804,7 @@ impl File {
         address: u64,
         load: impl FnOnce() -> Result<Vec<LinkMessage>>,
     ) -> Result<Arc<Vec<LinkMessage>>> {
-        if let Ok(cache) = self.inner.links.lock() {
+        if let Ok(cache) = self.inner.links.read() {
             if let Some(v) = cache.get(&address) {
                 return Ok(Arc::clone(v));
             }
@@ -805,7 +812,7 @@ impl File {
         let mut v = load()?;
         v.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let v = Arc::new(v);
-        if let Ok(mut cache) = self.inner.links.lock() {
+        if let Ok(mut cache) = self.inner.links.write() {
             if cache.len() >= LINK_CACHE {
                 cache.clear();
             }

@@ -99,6 +99,7 @@ pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};
 pub use source::{MemSource, Source};
 pub use write::chunk_policy::ChunkPolicy;
+pub use views::{ByteView, ChunkView};
 pub use write::{
     AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
 };

@@ -12,6 +12,8 @@
 
 #[path = "attribute.rs"]
 pub mod attribute;
+#[path = "batch.rs"]
+pub mod batch;
 #[path = "btree_v1.rs"]
 pub mod btree_v1;
 #[path = "btree_v2/mod.rs"]
@@ -59,13 +61,19 @@ pub mod local_heap;
 pub mod mapguard;
 #[path = "messages/mod.rs"]
 pub mod messages;
+#[path = "meta_cache.rs"]
+pub mod meta_cache;
 #[path = "object_header.rs"]
 pub mod object_header;
 #[path = "raw_chunks.rs"]
 pub mod raw_chunks;
+#[path = "records/mod.rs"]
+pub mod records;
 #[cfg(feature = "remote")]
 #[path = "remote/mod.rs"]
 pub mod remote;
+#[path = "rows.rs"]
+pub mod rows;
 #[path = "selection.rs"]
 pub mod selection;
 #[path = "signature.rs"]
@@ -81,6 +89,8 @@ pub mod typed;
 #[cfg(feature = "ndarray")]
 #[path = "typed_ndarray.rs"]
 pub mod typed_ndarray;
+#[path = "views.rs"]
+pub mod views;
 #[path = "virtual_layout/mod.rs"]
 pub mod virtual_layout;
 #[path = "write/mod.rs"]

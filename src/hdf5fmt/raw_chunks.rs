@@ -58,8 +58,8 @@ impl RawChunk<'_> {
 /// when the reader is made, then every lookup is a hash probe.
 #[derive(Clone, Debug)]
 pub struct ChunkReader {
-    ds: Dataset,
-    map: Arc<ChunkMap>,
+    pub(crate) ds: Dataset,
+    pub(crate) map: Arc<ChunkMap>,
 }
 
 fn info(rec: &ChunkRecord, chunk_dims: &[u64]) -> ChunkInfo {
@@ -149,7 +149,7 @@ impl ChunkReader {
         &self.map.grid().per_dim
     }
 
-    fn check(&self, coords: &[u64]) -> Result<()> {
+    pub(crate) fn check(&self, coords: &[u64]) -> Result<()> {
         let grid = self.map.grid();
         if coords.len() != grid.per_dim.len()
             || coords.iter().zip(&grid.per_dim).any(|(c, n)| c >= n)
@@ -262,7 +262,7 @@ impl ChunkReader {
             .map_err(|e| self.wrap(&chunk.coords, e.into()))
     }
 
-    fn context(&self) -> Result<ChunkContext> {
+    pub(crate) fn context(&self) -> Result<ChunkContext> {
         let grid = self.map.grid();
         let elem = usize::try_from(grid.element_size)
             .map_err(|_| Error::InvalidArgument("element size".into()))?;
@@ -271,7 +271,7 @@ impl ChunkReader {
         Ok(ChunkContext::new(elem, bytes))
     }
 
-    fn wrap(&self, coords: &[u64], e: Error) -> Error {
+    pub(crate) fn wrap(&self, coords: &[u64], e: Error) -> Error {
         Error::Chunk {
             dataset: self.ds.path().to_string(),
             coords: coords.to_vec(),
@@ -281,7 +281,7 @@ impl ChunkReader {
 
     /// Check the Fletcher-32 stage, decoding the stages applied after it.
     /// Ok(false) when there is none to check.
-    fn verify(&self, chunk: &RawChunk<'_>) -> Result<bool> {
+    pub(crate) fn verify(&self, chunk: &RawChunk<'_>) -> Result<bool> {
         let pipeline = self.ds.filters();
         let active = |i: usize| i >= 32 || chunk.filter_mask & (1 << i) == 0;
         let Some(pos) = pipeline

@@ -2,7 +2,8 @@
 //! dataset to `.npy`) and `h5 copy` (rebuild a file through the writer, optionally
 //! with another filter pipeline) and `h5 import` (one `.npy` into a chunked dataset);
 //! `h5 recompress` (re-encode files or trees and swap them in safely) and
-//! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files).
+//! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files);
+//! `h5 verify` (every checksum checked and every chunk and record decoded).
 
 pub mod cat;
 pub mod compare;
@@ -10,3 +11,4 @@ pub mod copy;
 pub mod import;
 pub mod recompress;
 pub mod vds;
+pub mod verify;

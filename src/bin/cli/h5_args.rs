@@ -39,6 +39,8 @@ pub(crate) enum Cmd {
     Recompress(Box<Recompress>),
     /// Compare the datasets of two files (exactly or by a metric)
     Compare(Compare),
+    /// Check every checksum and decode every chunk and record
+    Verify(Verify),
     /// Print a shell completion script
     Completions(Completions),
 }
@@ -301,6 +303,27 @@ impl Compare {
             .opt("--metric", &self.metric)
             .opt("--slices", &self.slices)
             .multi("--dataset", &self.dataset)
+            .flag("--json", self.json)
+            .done()
+    }
+}
+
+/// `h5 verify FILE [--json]`.
+#[derive(Args)]
+pub(crate) struct Verify {
+    /// The HDF5 file
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<String>,
+    /// JSON output
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl Verify {
+    /// The arguments `purehdf_cli::tools::verify::run` reads.
+    pub(crate) fn argv(&self) -> Vec<String> {
+        Argv::default()
+            .pos(self.file.iter())
             .flag("--json", self.json)
             .done()
     }

@@ -1,6 +1,11 @@
 //! A small least-recently-used cache of decoded chunks, keyed by dataset (its
 //! chunk-index address) and chunk offset, for callers that read many small
 //! patches from the same chunks. Use one cache per open file.
+//!
+//! Caches of 64 chunks or more are split into [`SHARDS`] shards by key, each
+//! with its own lock and its share of the capacity, so readers on several
+//! threads rarely wait for each other (`docs/neighbours.md` row I6); smaller
+//! caches keep one exact LRU.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -11,8 +16,15 @@ type Key = (u64, Vec<u64>);
 #[derive(Debug)]
 pub struct ChunkCache {
     capacity: usize,
-    inner: Mutex<Lru>,
+    /// Capacity of each shard.
+    per_shard: usize,
+    shards: Vec<Mutex<Lru>>,
 }
+
+/// Shards of a cache of at least [`SHARD_MIN`] chunks.
+pub const SHARDS: usize = 16;
+/// Smallest capacity that is sharded.
+const SHARD_MIN: usize = 64;
 
 #[derive(Debug, Default)]
 struct Lru {
@@ -28,15 +40,30 @@ const MAX_TOUCHED: usize = 1 << 16;
 impl ChunkCache {
     /// A cache holding up to `capacity` decoded chunks (0 disables it).
     pub fn new(capacity: usize) -> Self {
+        let n = if capacity >= SHARD_MIN { SHARDS } else { 1 };
         ChunkCache {
             capacity,
-            inner: Mutex::default(),
+            per_shard: capacity.div_ceil(n),
+            shards: (0..n).map(|_| Mutex::default()).collect(),
         }
+    }
+
+    /// The shard holding `key`.
+    fn shard(&self, dataset: u64, offset: &[u64]) -> &Mutex<Lru> {
+        let i = if self.shards.len() == 1 {
+            0
+        } else {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (dataset, offset).hash(&mut h);
+            (h.finish() % self.shards.len() as u64) as usize
+        };
+        &self.shards[i]
     }
 
     /// The decoded chunk at `offset` of dataset `dataset`, if cached.
     pub fn get(&self, dataset: u64, offset: &[u64]) -> Option<Arc<Vec<u8>>> {
-        let mut g = self.inner.lock().ok()?;
+        let mut g = self.shard(dataset, offset).lock().ok()?;
         g.tick += 1;
         let tick = g.tick;
         let e = g.map.get_mut(&(dataset, offset.to_vec()))?;
@@ -51,10 +78,10 @@ impl ChunkCache {
         if self.capacity == 0 {
             return false;
         }
-        let Ok(mut g) = self.inner.lock() else {
+        let Ok(mut g) = self.shard(dataset, offset).lock() else {
             return false;
         };
-        if g.touched.len() >= MAX_TOUCHED {
+        if g.touched.len() >= MAX_TOUCHED / self.shards.len() {
             g.touched.clear();
         }
         !g.touched.insert((dataset, offset.to_vec()))
@@ -65,13 +92,13 @@ impl ChunkCache {
         if self.capacity == 0 {
             return;
         }
-        let Ok(mut g) = self.inner.lock() else {
+        let Ok(mut g) = self.shard(dataset, offset).lock() else {
             return;
         };
         g.tick += 1;
         let tick = g.tick;
         let key = (dataset, offset.to_vec());
-        if !g.map.contains_key(&key) && g.map.len() >= self.capacity {
+        if !g.map.contains_key(&key) && g.map.len() >= self.per_shard {
             if let Some(old) = g
                 .map
                 .iter()
@@ -86,7 +113,10 @@ impl ChunkCache {
 
     /// Number of cached chunks.
     pub fn len(&self) -> usize {
-        self.inner.lock().map(|g| g.map.len()).unwrap_or(0)
+        self.shards
+            .iter()
+            .map(|s| s.lock().map(|g| g.map.len()).unwrap_or(0))
+            .sum()
     }
 
     /// True when no decoded chunk is cached.
@@ -110,6 +140,12 @@ mod tests {
         assert!(c.get(1, &[4]).is_none());
         assert!(c.get(1, &[0]).is_some());
         assert!(c.get(2, &[0]).is_none());
+        let big = ChunkCache::new(100);
+        for i in 0..1000u64 {
+            big.insert(1, &[i], Arc::new(vec![]));
+        }
+        assert!(big.len() <= 100 + SHARDS, "{}", big.len());
+        assert!(big.get(1, &[999]).is_some());
         let off = ChunkCache::new(0);
         off.insert(1, &[0], Arc::new(vec![]));
         assert!(off.is_empty());

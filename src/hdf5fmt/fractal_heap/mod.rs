@@ -7,7 +7,7 @@
 //! from the address in the ID or through a v2 B-tree (record types 1–4).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use crate::btree_v2::{self, BTreeV2};
 use crate::cursor::{bounded, Cursor};
@@ -39,7 +39,7 @@ pub struct FractalHeap {
     pub id_len: u16,
     /// The parsed header.
     pub header: HeapHeader,
-    cache: Arc<Mutex<Cache>>,
+    cache: Arc<RwLock<Cache>>,
 }
 
 #[derive(Debug, Default)]
@@ -216,12 +216,12 @@ impl FractalHeap {
     }
 
     fn huge_record(&self, src: &dyn Source, sizes: Sizes, key: u64) -> Result<HugeObjectRecord> {
-        let cached = self.cache.lock().ok().and_then(|c| c.huge.clone());
+        let cached = self.cache.read().ok().and_then(|c| c.huge.clone());
         let map = match cached {
             Some(m) => m,
             None => {
                 let m = Arc::new(self.huge_records(src, sizes)?);
-                if let Ok(mut c) = self.cache.lock() {
+                if let Ok(mut c) = self.cache.write() {
                     c.huge = Some(m.clone());
                 }
                 m
@@ -326,7 +326,7 @@ impl FractalHeap {
         }
         let verified = self
             .cache
-            .lock()
+            .read()
             .map(|c| c.verified.contains(&block.address))
             .unwrap_or(false);
         if verified {
@@ -338,7 +338,7 @@ impl FractalHeap {
             return Ok(src.read(blocks::DIRECT, at, length)?.into_owned());
         }
         let data = blocks::read_direct(src, sizes, &self.header, self.address, block)?;
-        if let Ok(mut c) = self.cache.lock() {
+        if let Ok(mut c) = self.cache.write() {
             if c.verified.len() >= CACHE_ENTRIES {
                 c.verified.clear();
             }
@@ -357,7 +357,7 @@ impl FractalHeap {
     ) -> Result<Arc<Vec<u8>>> {
         if let Some(b) = self
             .cache
-            .lock()
+            .read()
             .ok()
             .and_then(|c| c.decoded.get(&block.address).cloned())
         {
@@ -366,7 +366,7 @@ impl FractalHeap {
         let data = Arc::new(
             blocks::read_direct(src, sizes, &self.header, self.address, block)?.into_owned(),
         );
-        if let Ok(mut c) = self.cache.lock() {
+        if let Ok(mut c) = self.cache.write() {
             if c.decoded.len() >= 16 {
                 c.decoded.clear();
             }
@@ -384,7 +384,7 @@ impl FractalHeap {
     ) -> Result<Arc<IndirectBlock>> {
         if let Some(b) = self
             .cache
-            .lock()
+            .read()
             .ok()
             .and_then(|c| c.indirect.get(&address).cloned())
         {
@@ -400,7 +400,7 @@ impl FractalHeap {
             address,
             nrows,
         )?);
-        if let Ok(mut c) = self.cache.lock() {
+        if let Ok(mut c) = self.cache.write() {
             if c.indirect.len() >= CACHE_ENTRIES {
                 c.indirect.clear();
             }

@@ -821,6 +821,26 @@ impl FileWriter {
         Ok(())
     }
 
+    /// Pad the output with zeros so the next raw write (a contiguous part
+    /// or a raw chunk) starts at a file address that is a multiple of
+    /// `align` (a power of two up to 1 MiB), e.g. 64 for data read as typed
+    /// slices straight from a mapping (`low_level::records`).
+    pub fn align_next_raw(&mut self, align: u64) -> Result<()> {
+        if !align.is_power_of_two() || align > 1 << 20 {
+            return Err(Error::InvalidArgument(format!(
+                "alignment {align} is not a power of two up to 1 MiB"
+            )));
+        }
+        let pad = (align - self.sink.pos() % align) % align;
+        if pad > 0 {
+            if let Err(e) = self.sink.append(&vec![0u8; pad as usize]) {
+                self.broken = Some(e.to_string());
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Set (or replace) attribute `name` on a group or dataset.
     pub fn set_attr(
         &mut self,
