@@ -9,6 +9,7 @@
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
 //! h5 completions SHELL       a bash, zsh or fish completion script
+//! h5 attr set|del, h5 rm, h5 mv   edit in place (purehdf_cli::tools::edit)
 //! ```
 //! The command line is declared with clap (`cli/h5_args.rs`: `--help` on
 //! every command, typo suggestions); the commands of `purehdf_cli::tools`
@@ -74,6 +75,9 @@ fn main() -> ExitCode {
         Cmd::Recompress(a) => purehdf_cli::tools::recompress::run(&a.argv()),
         Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
         Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
+        Cmd::Attr(a) => purehdf_cli::tools::edit::attr(&a.args),
+        Cmd::Rm(a) => purehdf_cli::tools::edit::rm(&a.args),
+        Cmd::Mv(a) => purehdf_cli::tools::edit::mv(&a.args),
     };
     ExitCode::from(code)
 }

@@ -7,5 +7,6 @@
 pub mod cat;
 pub mod compare;
 pub mod copy;
+pub mod edit;
 pub mod import;
 pub mod recompress;
