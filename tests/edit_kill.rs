@@ -6,7 +6,7 @@
 //! counter edit it shows. Then the child resumes from there. Files from our
 //! writer (version 2 headers) and from h5py with `libver="earliest"`
 //! (version 1 headers). `PUREHDF_EDIT_KILLS` sets the kills per file
-//! (default 60).
+//! (default 40).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -174,7 +174,7 @@ fn kill_during_edits_leaves_old_or_new() {
     let kills: usize = std::env::var("PUREHDF_EDIT_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(40);
     let dir = std::env::temp_dir().join(format!("purehdf-edit-kill-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -99,12 +99,22 @@ impl Editor {
     /// Space for `len` bytes: freed space first, else the end of allocation.
     pub(super) fn alloc(&mut self, len: u64) -> Result<u64> {
         if let Some(a) = self.free.take(len) {
+            // a freed block of ours may end in its alignment padding, past
+            // the end of allocation
+            let end = a
+                .checked_add(len)
+                .ok_or_else(|| Error::InvalidArgument("file too large".into()))?;
+            self.eoa = self.eoa.max(end);
+            self.mine.insert(a);
             return Ok(a);
         }
-        let at = self.eoa.div_ceil(super::space::ALIGN) * super::space::ALIGN;
+        // a free block at the end grows instead of leaving a hole
+        let end = self.eoa.div_ceil(super::space::ALIGN) * super::space::ALIGN;
+        let at = self.free.take_tail(end).unwrap_or(end);
         self.eoa = at
             .checked_add(len)
             .ok_or_else(|| Error::InvalidArgument("file too large".into()))?;
+        self.mine.insert(at);
         Ok(at)
     }
 
@@ -157,6 +167,13 @@ impl Editor {
         }
         self.sync()?;
         for &(a, l) in &txn.frees {
+            // our blocks own their alignment padding (nothing else starts
+            // there); a block some other writer placed is freed exactly
+            let l = if self.mine.remove(&a) {
+                l.div_ceil(super::space::ALIGN) * super::space::ALIGN
+            } else {
+                l
+            };
             self.free.give(a, l);
         }
         self.reader = File::open_pread(&self.path)?;

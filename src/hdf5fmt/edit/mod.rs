@@ -13,10 +13,12 @@
 //!
 //! One job per file: `open` (open and lock), `space` (free-space tracking),
 //! `commit` (ordering, superblock end of file), `header` (object header
-//! rewrite), `attrs` (attributes), `links` (links and new objects).
+//! rewrite), `attrs` (attributes), `links` (links and new objects), `data`
+//! (dataset writes).
 
 mod attrs;
 mod commit;
+mod data;
 mod header;
 mod links;
 mod open;
@@ -45,6 +47,9 @@ pub struct Editor {
     /// header address, name): freed when the attribute is replaced or
     /// deleted.
     owned: std::collections::HashMap<(u64, String), (u64, u64)>,
+    /// Addresses of the blocks this session allocated (their lengths are
+    /// rounded up to the alignment when they are freed).
+    mine: std::collections::HashSet<u64>,
     durability: Durability,
     /// An operation failed after writing: later operations are refused.
     broken: Option<String>,

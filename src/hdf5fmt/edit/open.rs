@@ -73,6 +73,7 @@ impl File {
             eoa,
             free: FreeSpace::default(),
             owned: Default::default(),
+            mine: Default::default(),
             durability: Durability::Sync,
             broken: None,
         })

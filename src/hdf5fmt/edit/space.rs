@@ -23,18 +23,31 @@ impl FreeSpace {
         self.blocks.values().sum()
     }
 
-    /// Take `len` bytes (aligned) from a free block, first fit.
+    /// Take `len` bytes (aligned) from a free block, best fit (the
+    /// smallest block that holds them, the lowest address among equals).
     pub(super) fn take(&mut self, len: u64) -> Option<u64> {
         let len = len.div_ceil(ALIGN).checked_mul(ALIGN)?;
         let (&addr, &size) = self
             .blocks
             .iter()
-            .find(|(&a, &s)| a % ALIGN == 0 && s >= len)?;
+            .filter(|(&a, &s)| a % ALIGN == 0 && s >= len)
+            .min_by_key(|(&a, &s)| (s, a))?;
         self.blocks.remove(&addr);
         if size > len {
             self.blocks.insert(addr + len, size - len);
         }
         Some(addr)
+    }
+
+    /// Remove and return the free block ending exactly at `end` (the end of
+    /// allocation), whose space an allocation past the end can start in.
+    pub(super) fn take_tail(&mut self, end: u64) -> Option<u64> {
+        let (&a, &s) = self.blocks.range(..end).next_back()?;
+        if a.checked_add(s) != Some(end) || a % ALIGN != 0 {
+            return None;
+        }
+        self.blocks.remove(&a);
+        Some(a)
     }
 
     /// Give back the block `addr..addr+len`, merged with its neighbours.
@@ -66,20 +79,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn first_fit_split_and_merge() {
+    fn best_fit_split_merge_and_tail() {
         let mut f = FreeSpace::default();
         assert_eq!(f.take(8), None);
-        f.give(100 * 8, 64);
-        f.give(200 * 8, 32);
-        assert_eq!(f.take(20), Some(800));
-        assert_eq!(f.total(), 40 + 32);
-        f.give(800, 24);
-        assert_eq!(f.total(), 96);
-        assert_eq!(f.take(64), Some(800));
         f.give(800, 64);
-        f.give(864, 8 * 200 - 864);
+        f.give(1600, 32);
+        // the smallest block that fits, split
+        assert_eq!(f.take(20), Some(1600));
+        assert_eq!(f.total(), 64 + 8);
+        // merged with the 8-byte rest
+        f.give(1600, 24);
+        assert_eq!(f.total(), 96);
+        assert_eq!(f.take(40), Some(800));
+        f.give(800, 40);
+        assert_eq!(f.blocks.len(), 2);
+        // the block ending at the end of allocation
+        assert_eq!(f.take_tail(1632), Some(1600));
+        assert_eq!(f.take_tail(1632), None);
+        assert_eq!(f.take_tail(864), Some(800));
+        assert_eq!(f.total(), 0);
+        // neighbours on both sides merge into one
+        f.give(800, 64);
+        f.give(880, 16);
+        f.give(864, 16);
         assert_eq!(f.blocks.len(), 1);
-        assert_eq!(f.take(200 * 8 + 32 - 800), Some(800));
+        assert_eq!(f.take(96), Some(800));
         assert_eq!(f.total(), 0);
     }
 }
