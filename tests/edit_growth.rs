@@ -61,7 +61,7 @@ fn thousand_rewrites_stay_under_a_bound() {
             .args([
                 "-c",
                 "import h5py,sys; f=h5py.File(sys.argv[1],'r'); \
-                 print(len(f['g'].attrs['churn']), f['g'].attrs['keep'], list(f['d'].attrs['arr'])[-1], list(f['d'][()]))",
+                 print(len(f['g'].attrs['churn']), f['g'].attrs['keep'], int(f['d'].attrs['arr'][-1]), f['d'][()].tolist())",
             ])
             .arg(&path)
             .output()

@@ -23,7 +23,7 @@ const GROUPS: u64 = 3;
 /// Edit `j`: even ones set the root's `counter` (an array whose length
 /// varies), odd ones a string attribute `s` of group `g{j % 3}`.
 fn edit(ed: &mut purehdf::Editor, j: u64) -> purehdf::Result<()> {
-    if j % 2 == 0 {
+    if j.is_multiple_of(2) {
         let v: Vec<i64> = vec![j as i64; (j * 37 % 50 + 1) as usize];
         ed.set_attr("/", "counter", &AttrValue::array(&v))
     } else {
