@@ -9,7 +9,7 @@
 //! h5 recompress SRC... --filter SPEC [...]  re-encode files or trees, swap in safely
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
 //! h5 completions SHELL       a bash, zsh or fish completion script
-//! h5 attr set|del, h5 rm, h5 mv   edit in place (purehdf_cli::tools::edit)
+//! h5 attr set|del, h5 rm, h5 mv, h5 write   edit in place (purehdf_cli::tools::edit)
 //! ```
 //! The command line is declared with clap (`cli/h5_args.rs`: `--help` on
 //! every command, typo suggestions); the commands of `purehdf_cli::tools`
@@ -78,6 +78,7 @@ fn main() -> ExitCode {
         Cmd::Attr(a) => purehdf_cli::tools::edit::attr(&a.args),
         Cmd::Rm(a) => purehdf_cli::tools::edit::rm(&a.args),
         Cmd::Mv(a) => purehdf_cli::tools::edit::mv(&a.args),
+        Cmd::Write(a) => purehdf_cli::tools::edit::write(&a.args),
     };
     ExitCode::from(code)
 }

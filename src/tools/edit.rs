@@ -7,6 +7,7 @@
 //! h5 attr del FILE PATH NAME
 //! h5 rm FILE PATH
 //! h5 mv FILE FROM TO
+//! h5 write FILE DSET [--slice S] --from X.npy   (compact or contiguous datasets)
 //! ```
 //! A VALUE with commas is a 1-D array. Without `--dtype` it is an `i64` if
 //! every item parses as an integer, an `f64` if every item parses as a
@@ -137,6 +138,59 @@ pub fn mv(argv: &[String]) -> u8 {
         _ => {
             eprintln!("usage: h5 mv FILE FROM TO");
             2
+        }
+    }
+}
+
+/// Write the `.npy` array `from` into the `slice` (the syntax of `h5 cat`)
+/// of dataset `dset` of `file`: same element type, as many elements as the
+/// slice selects.
+pub fn write_npy(file: &str, dset: &str, slice: Option<&str>, from: &str) -> Result<()> {
+    let (hdr, mut data) = purehdf_medh5::npy::read_file(std::path::Path::new(from))
+        .map_err(|e| bad(format!("{from}: {e}")))?;
+    let mut ed = File::open_rw(file)?;
+    let purehdf::Object::Dataset(ds) = ed.file().object(dset)? else {
+        return Err(bad(format!("{dset} is not a dataset")));
+    };
+    let sl = super::cat::parse_slice(slice, ds.shape())?;
+    let (descr, swap) = super::cat::npy_target(ds.dtype())?;
+    if hdr.descr != descr || hdr.fortran_order {
+        return Err(bad(format!(
+            "{from} holds {} (fortran order: {}); {dset} needs C-order {descr}",
+            hdr.descr, hdr.fortran_order
+        )));
+    }
+    let want: u64 = sl.count.iter().product();
+    if hdr.shape.iter().product::<u64>() != want {
+        return Err(bad(format!(
+            "{from} has shape {:?}; the slice selects {want} elements",
+            hdr.shape
+        )));
+    }
+    super::cat::swap_bytes(&mut data, swap);
+    ed.write_slab(dset, &sl.start, &sl.count, &data)
+}
+
+/// `h5 write FILE DSET [--slice S] --from X.npy`; the exit code.
+pub fn write(argv: &[String]) -> u8 {
+    let (mut pos, mut slice, mut from) = (Vec::new(), None, None);
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--slice" => slice = it.next().cloned(),
+            "--from" => from = it.next().cloned(),
+            _ => pos.push(a.as_str()),
+        }
+    }
+    let (Some(from), [file, dset]) = (from, pos.as_slice()) else {
+        eprintln!("usage: h5 write FILE DSET [--slice S] --from X.npy");
+        return 2;
+    };
+    match write_npy(file, dset, slice.as_deref(), &from) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("h5 write: {file}: {e}");
+            1
         }
     }
 }

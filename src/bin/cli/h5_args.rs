@@ -47,6 +47,8 @@ pub(crate) enum Cmd {
     Rm(EditArgs),
     /// Rename or move a link in place (mv FILE FROM TO)
     Mv(EditArgs),
+    /// Write a .npy slab into a dataset in place (write FILE DSET [--slice S] --from X.npy)
+    Write(EditArgs),
 }
 
 /// Arguments of the in-place edit commands, checked by `purehdf_cli::tools::edit`.
