@@ -36,6 +36,9 @@ pub mod dataset;
 pub mod dataspace_selection;
 #[path = "datatype.rs"]
 pub mod datatype;
+/// In-place editing of existing files ([`crate::File::open_rw`]).
+#[path = "edit/mod.rs"]
+pub mod edit;
 #[path = "encode.rs"]
 pub mod encode;
 #[path = "fetch/mod.rs"]

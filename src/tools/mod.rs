@@ -8,6 +8,7 @@
 pub mod cat;
 pub mod compare;
 pub mod copy;
+pub mod edit;
 pub mod import;
 pub mod recompress;
 pub mod vds;

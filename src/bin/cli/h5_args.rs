@@ -43,6 +43,26 @@ pub(crate) enum Cmd {
     Verify(Verify),
     /// Print a shell completion script
     Completions(Completions),
+    /// Set or delete an attribute in place (attr set FILE PATH NAME VALUE [--dtype T] | attr del FILE PATH NAME)
+    Attr(EditArgs),
+    /// Delete a link in place (rm FILE PATH)
+    Rm(EditArgs),
+    /// Rename or move a link in place (mv FILE FROM TO)
+    Mv(EditArgs),
+    /// Write a .npy slab into a dataset in place (write FILE DSET [--slice S] --from X.npy)
+    Write(EditArgs),
+}
+
+/// Arguments of the in-place edit commands, checked by `purehdf_cli::tools::edit`.
+#[derive(Args)]
+pub(crate) struct EditArgs {
+    /// The arguments
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub(crate) args: Vec<String>,
 }
 
 /// `h5 ls [-r] FILE [PATH]`.

@@ -86,7 +86,7 @@ pub fn superblock(root: u64, eof: u64) -> Vec<u8> {
 /// How many hard links reach each node (the root counts one more, for the
 /// superblock's pointer, as libhdf5 counts it), plus, for committed datatypes,
 /// the datasets and attributes using them.
-fn hard_link_counts(nodes: &[Node]) -> Vec<u32> {
+pub(super) fn hard_link_counts(nodes: &[Node]) -> Vec<u32> {
     let mut counts = vec![0u32; nodes.len()];
     if let Some(root) = counts.first_mut() {
         *root = 1;
@@ -135,13 +135,13 @@ pub(super) struct Serializer<'a> {
     /// Objects being written (a hard link back to one is a cycle).
     pub(super) busy: HashSet<usize>,
     /// Objects whose reference-holding messages wait for every address.
-    pending: Vec<Deferred>,
+    pub(super) pending: Vec<Deferred>,
 }
 
 /// An object written without its reference-holding messages: they go to a
 /// continuation chunk once every object has an address, and the header's
 /// continuation message is patched to point at it.
-struct Deferred {
+pub(super) struct Deferred {
     node: usize,
     header_addr: u64,
     header: Vec<u8>,
@@ -263,7 +263,7 @@ impl Serializer<'_> {
 
     /// Write the reference-holding messages of a deferred object into a
     /// continuation chunk and point its header at it.
-    fn finish_deferred(&mut self, p: Deferred) -> Result<()> {
+    pub(super) fn finish_deferred(&mut self, p: Deferred) -> Result<()> {
         let node = self
             .nodes
             .get(p.node)

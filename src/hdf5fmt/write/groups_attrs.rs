@@ -176,7 +176,7 @@ impl Serializer<'_> {
 
     /// An attribute message; `named`: the address of the committed datatype
     /// the attribute uses.
-    fn attribute_message(
+    pub(super) fn attribute_message(
         &mut self,
         name: &str,
         value: &AttrValue,

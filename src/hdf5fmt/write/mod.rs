@@ -40,6 +40,7 @@ pub mod extensible_array;
 pub mod file_writer;
 pub mod filter_spec;
 pub mod fractal_heap;
+pub(crate) mod fragment;
 pub mod global_heap;
 mod groups_attrs;
 pub mod object_header;

@@ -125,7 +125,7 @@ pub fn encode_with(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: bool) -> Result<()> {
+pub(crate) fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: bool) -> Result<()> {
     for m in messages {
         let len = u16::try_from(m.body.len()).map_err(|_| {
             Error::InvalidArgument(format!(

@@ -15,6 +15,9 @@ enum SinkKind {
 /// Where serialised bytes go: a growing buffer or a file.
 pub struct Sink {
     kind: SinkKind,
+    /// Address of the first byte of a memory sink's buffer (0 but for
+    /// [`Sink::memory_at`]).
+    base: u64,
     pos: u64,
     fail_at: Option<u64>,
 }
@@ -24,7 +27,19 @@ impl Sink {
     pub fn memory() -> Sink {
         Sink {
             kind: SinkKind::Memory(Vec::new()),
+            base: 0,
             pos: 0,
+            fail_at: None,
+        }
+    }
+
+    /// An in-memory sink whose first byte has address `base`: the bytes an
+    /// editor appends to an existing file whose end is at `base`.
+    pub fn memory_at(base: u64) -> Sink {
+        Sink {
+            kind: SinkKind::Memory(Vec::new()),
+            base,
+            pos: base,
             fail_at: None,
         }
     }
@@ -33,6 +48,7 @@ impl Sink {
     pub fn file(file: File) -> Sink {
         Sink {
             kind: SinkKind::File(BufWriter::with_capacity(1 << 20, file)),
+            base: 0,
             pos: 0,
             fail_at: None,
         }
@@ -95,12 +111,14 @@ impl Sink {
     /// Overwrite already written bytes at `addr`.
     pub fn write_at(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
         let end = addr + bytes.len() as u64;
-        if end > self.pos {
-            return Err(Error::InvalidArgument("write_at past the end".into()));
+        if end > self.pos || addr < self.base {
+            return Err(Error::InvalidArgument("write_at outside the sink".into()));
         }
         self.check(end)?;
         match &mut self.kind {
-            SinkKind::Memory(v) => v[addr as usize..end as usize].copy_from_slice(bytes),
+            SinkKind::Memory(v) => {
+                v[(addr - self.base) as usize..(end - self.base) as usize].copy_from_slice(bytes)
+            }
             SinkKind::File(w) => {
                 let io = |e| Error::io("write", e);
                 w.seek(SeekFrom::Start(addr)).map_err(io)?;

@@ -1,0 +1,208 @@
+//! Issue 44: `kill -9` during in-place edits. A child process (this test
+//! binary again) applies a numbered sequence of attribute edits to a file
+//! and is killed at seeded random moments; after each kill the file must
+//! open in libhdf5 (h5py, when the oracle is there) and in purehdf, and hold
+//! exactly the state after some edit `k` or `k + 1`, where `k` is the last
+//! counter edit it shows. Then the child resumes from there. Files from our
+//! writer (version 2 headers) and from h5py with `libver="earliest"`
+//! (version 1 headers). `PUREHDF_EDIT_KILLS` sets the kills per file
+//! (default 40).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use purehdf::low_level::attribute::Attribute;
+use purehdf::{AttrValue, File, FileWriter};
+
+mod common;
+use common::Rng;
+
+const GROUPS: u64 = 3;
+
+/// Edit `j`: even ones set the root's `counter` (an array whose length
+/// varies), odd ones a string attribute `s` of group `g{j % 3}`.
+fn edit(ed: &mut purehdf::Editor, j: u64) -> purehdf::Result<()> {
+    if j.is_multiple_of(2) {
+        let v: Vec<i64> = vec![j as i64; (j * 37 % 50 + 1) as usize];
+        ed.set_attr("/", "counter", &AttrValue::array(&v))
+    } else {
+        let s = "y".repeat((j * 61 % 400) as usize);
+        ed.set_attr(&format!("/g{}", j % GROUPS), "s", &AttrValue::string(&s))
+    }
+}
+
+/// What the file holds after edit `j` (0: none): counter, and each
+/// group's string length (None: unset).
+fn state(j: u64) -> (i64, Vec<Option<u64>>) {
+    let counter = if j >= 2 { (j - j % 2) as i64 } else { -1 };
+    let groups = (0..GROUPS)
+        .map(|g| {
+            (1..=j)
+                .rev()
+                .find(|i| i % 2 == 1 && i % GROUPS == g)
+                .map(|i| i * 61 % 400)
+        })
+        .collect();
+    (counter, groups)
+}
+
+fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
+    attrs.iter().find(|a| a.name == name)
+}
+
+/// The state as purehdf reads it.
+fn ours(path: &Path) -> (i64, Vec<Option<u64>>) {
+    let f = File::open(path).unwrap();
+    let root = f.object("/").unwrap().attributes().unwrap();
+    let counter = attr(&root, "counter")
+        .map(|a| i64::from_le_bytes(a.data[..8].try_into().unwrap()))
+        .unwrap_or(-1);
+    let groups = (0..GROUPS)
+        .map(|g| {
+            let a = f.object(&format!("/g{g}")).unwrap().attributes().unwrap();
+            // a variable-length string: its bytes
+            attr(&a, "s").map(|a| f.vlen_bytes(&a.data).unwrap().len() as u64)
+        })
+        .collect();
+    (counter, groups)
+}
+
+/// The state as h5py reads it.
+fn theirs(py: &Path, path: &Path) -> (i64, Vec<Option<u64>>) {
+    let code = "import h5py,sys,json\n\
+f=h5py.File(sys.argv[1],'r')\n\
+c=int(f.attrs['counter'][0]) if 'counter' in f.attrs else -1\n\
+g=[len(f['g%d'%i].attrs['s']) if 's' in f['g%d'%i].attrs else None for i in range(3)]\n\
+print(json.dumps([c,g]))";
+    let out = Command::new(py)
+        .args(["-c", code])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5py cannot open the file after a kill: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v[0].as_i64().unwrap(),
+        v[1].as_array()
+            .unwrap()
+            .iter()
+            .map(serde_json::Value::as_u64)
+            .collect(),
+    )
+}
+
+/// The edit number `k` whose state `s` is (the last one of two candidates).
+fn which(s: &(i64, Vec<Option<u64>>)) -> Option<u64> {
+    let base = if s.0 < 0 { 0 } else { s.0 as u64 };
+    [base, base + 1].into_iter().rev().find(|&k| state(k) == *s)
+}
+
+#[test]
+fn kill_child() {
+    let Ok(path) = std::env::var("PUREHDF_EDIT_KILL_FILE") else {
+        return;
+    };
+    let from: u64 = std::env::var("PUREHDF_EDIT_KILL_FROM")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut ed = File::open_rw(&path).unwrap();
+    ed.set_durability(purehdf::Durability::Ordered);
+    for j in from.. {
+        edit(&mut ed, j).unwrap();
+    }
+}
+
+fn run(path: &Path, kills: usize, seed: u64, py: Option<&Path>) {
+    let exe = std::env::current_exe().unwrap();
+    let mut r = Rng(seed);
+    let mut done = 0u64;
+    let mut progressed = 0usize;
+    for _ in 0..kills {
+        let mut child = Command::new(&exe)
+            .args(["kill_child", "--exact", "--nocapture", "--test-threads=1"])
+            .env("PUREHDF_EDIT_KILL_FILE", path)
+            .env("PUREHDF_EDIT_KILL_FROM", (done + 1).to_string())
+            .env("HDF5_USE_FILE_LOCKING", "FALSE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(2_000 + r.below(60_000)));
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the child ended on its own");
+        let s = ours(path);
+        let k = which(&s).unwrap_or_else(|| panic!("state {s:?} is no edit's state"));
+        if let Some(py) = py {
+            assert_eq!(theirs(py, path), s, "h5py and purehdf disagree");
+        }
+        if k > done {
+            progressed += 1;
+        }
+        done = k;
+    }
+    eprintln!(
+        "{}: {kills} kills, {progressed} after progress, {done} edits committed",
+        path.display()
+    );
+    assert!(
+        progressed > kills / 4,
+        "too few kills landed after progress"
+    );
+    if let Some(h5dump) = which_h5dump() {
+        let st = Command::new(h5dump).arg("-H").arg(path).output().unwrap();
+        assert!(st.status.success(), "h5dump -H refuses the file");
+    }
+}
+
+fn which_h5dump() -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join("h5dump"))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn kill_during_edits_leaves_old_or_new() {
+    let kills: usize = std::env::var("PUREHDF_EDIT_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let dir = std::env::temp_dir().join(format!("purehdf-edit-kill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let py = common::oracle_python();
+    // ours
+    let a = dir.join("ours.h5");
+    let mut w = FileWriter::create(&a).unwrap();
+    for g in 0..GROUPS {
+        w.create_group(w.root(), &format!("g{g}")).unwrap();
+    }
+    w.commit().unwrap();
+    run(&a, kills, 0x1234_5678, py.as_deref());
+    // h5py's, version 1 headers
+    match &py {
+        Some(py) => {
+            let b = dir.join("theirs.h5");
+            let st = Command::new(py)
+                .args([
+                    "-c",
+                    "import h5py,sys\nwith h5py.File(sys.argv[1],'w',libver='earliest') as f:\n  [f.create_group('g%d'%i) for i in range(3)]",
+                ])
+                .arg(&b)
+                .status()
+                .unwrap();
+            assert!(st.success());
+            run(&b, kills, 0x9abc_def0, Some(py));
+        }
+        None => eprintln!("skipped: h5py-written file (no oracle python)"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,288 @@
+"""Oracle for tests/edit_random.rs and tests/edit_kill.rs: random edit
+programs drawn from a seed and applied with h5py, full dumps compared, and
+h5py editing a file afterwards.
+
+    gen DIR SEED [OURS]   base_SEED.h5 (h5py-written unless OURS=1 and it
+                          exists), prog_SEED.json and py_SEED.h5 (the program
+                          applied by h5py)
+    check DIR SEED...     dump(py_SEED.h5) == dump(us_SEED.h5); h5dump -H
+                          accepts us_SEED.h5; h5py edits a copy of it
+    dump FILE             the dump, as JSON
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+
+def attr_value(a):
+    if isinstance(a, (bytes, str)):
+        return ["str", a.decode() if isinstance(a, bytes) else a]
+    a = np.asarray(a)
+    if a.dtype.kind == "O":
+        return ["obj", [x.decode() if isinstance(x, bytes) else str(x) for x in a.ravel()]]
+    return [a.dtype.str, list(a.shape), a.tolist()]
+
+
+def dump(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        seen = []
+
+        def obj(o, p):
+            attrs = {k: attr_value(o.attrs[k]) for k in sorted(o.attrs.keys())}
+            for q, other in seen:
+                if other == o:
+                    return {"alias": q}
+            seen.append((p, o))
+            if isinstance(o, h5py.Dataset):
+                return {"dataset": [o.dtype.str, list(o.shape), o[()].tolist()], "attrs": attrs}
+            links = {}
+            for name in sorted(o.keys()):
+                l = o.get(name, getlink=True)
+                q = (p.rstrip("/") + "/" + name)
+                if isinstance(l, h5py.SoftLink):
+                    links[name] = {"soft": l.path}
+                elif isinstance(l, h5py.ExternalLink):
+                    links[name] = {"external": [l.filename, l.path]}
+                else:
+                    links[name] = obj(o[name], q)
+            return {"group": links, "attrs": attrs}
+
+        out = obj(f, "/")
+    return out
+
+
+def scan(f):
+    """Every hard-linked object: (path, is_group), groups first seen only."""
+    objs = []
+
+    def walk(g, p):
+        for name in sorted(g.keys()):
+            l = g.get(name, getlink=True)
+            if not isinstance(l, h5py.HardLink):
+                continue
+            q = p.rstrip("/") + "/" + name
+            o = g[name]
+            objs.append((q, isinstance(o, h5py.Group)))
+            if isinstance(o, h5py.Group):
+                walk(o, q)
+
+    objs.append(("/", True))
+    walk(f, "/")
+    return objs
+
+
+def rand_value(r):
+    k = r.choice(["int", "float", "str", "ints", "floats"])
+    if k == "int":
+        v = r.randint(-10**12, 10**12)
+    elif k == "float":
+        v = r.uniform(-1e6, 1e6)
+    elif k == "str":
+        v = "".join(r.choice("abcdefghij ") for _ in range(r.choice([0, 3, 10, 50, 300])))
+    elif k == "ints":
+        v = [r.randint(-1000, 1000) for _ in range(r.randint(1, 40))]
+    else:
+        v = [r.uniform(-1, 1) for _ in range(r.randint(1, 40))]
+    return k, v
+
+
+def py_value(k, v):
+    if k == "int":
+        return np.int64(v)
+    if k == "float":
+        return np.float64(v)
+    if k == "str":
+        return v
+    if k == "ints":
+        return np.array(v, dtype=np.int64)
+    return np.array(v, dtype=np.float64)
+
+
+def make_base(path, r):
+    libver = r.choice(["earliest", "latest", "latest"])
+    with h5py.File(path, "w", libver=libver) as f:
+        groups = [f]
+        for i in range(r.randint(1, 5)):
+            g = r.choice(groups).create_group("g%d" % i)
+            groups.append(g)
+        for i in range(r.randint(1, 5)):
+            g = r.choice(groups)
+            kw = {}
+            if r.random() < 0.5:
+                kw = {"chunks": True, "compression": r.choice(["gzip", None])}
+            g.create_dataset("d%d" % i, data=np.arange(r.randint(1, 50), dtype=r.choice(["<i4", "<f8"])), **kw)
+        for o in groups + [f[p] for p, _ in scan(f) if p != "/"]:
+            for j in range(r.randint(0, 4)):
+                k, v = rand_value(r)
+                o.attrs["a%d" % j] = py_value(k, v)
+    return libver
+
+
+def apply(f, op):
+    t = op["op"]
+    if t == "set_attr":
+        f[op["path"]].attrs[op["name"]] = py_value(op["kind"], op["value"])
+    elif t == "del_attr":
+        del f[op["path"]].attrs[op["name"]]
+    elif t == "create_group":
+        f.create_group(op["path"])
+    elif t == "create_dataset":
+        f.create_dataset(op["path"], data=np.arange(op["n"], dtype=np.int64) * op["mul"])
+    elif t == "delete":
+        del f[op["path"]]
+    elif t == "rename":
+        f.move(op["from"], op["to"])
+    elif t == "soft":
+        f[op["path"]] = h5py.SoftLink(op["target"])
+    elif t == "hard":
+        f[op["path"]] = f[op["target"]]
+    elif t == "write":
+        d = f[op["path"]]
+        s, c = op["start"], op["count"]
+        d[s:s + c] = (np.arange(c) * op["mul"] + 1).astype(d.dtype)
+    else:
+        raise ValueError(t)
+
+
+def links_of(f, g):
+    return list(f[g].keys())
+
+
+def draw(f, r, links_ok, serial):
+    objs = scan(f)
+    groups = [p for p, isg in objs if isg]
+    t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 2 + (["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"] if links_ok else []))
+    name = "n%d" % serial
+    if t == "set_attr":
+        p = r.choice(objs)[0]
+        names = list(f[p].attrs.keys())
+        if names and r.random() < 0.5:
+            name = r.choice(names)
+        k, v = rand_value(r)
+        return {"op": t, "path": p, "name": name, "kind": k, "value": v}
+    if t == "write":
+        cands = [p for p, isg in objs if not isg and f[p].chunks is None and f[p].ndim == 1
+                 and f[p].dtype.str in ("<i4", "<i8", "<f8") and f[p].shape[0] > 0]
+        if not cands:
+            return None
+        p = r.choice(cands)
+        n = f[p].shape[0]
+        s = r.randrange(n)
+        return {"op": t, "path": p, "start": s, "count": r.randint(1, n - s),
+                "mul": r.randint(-9, 9), "dtype": f[p].dtype.str}
+    if t == "del_attr":
+        cands = [(p, n) for p, _ in objs for n in f[p].attrs.keys()]
+        if not cands:
+            return None
+        p, n = r.choice(cands)
+        return {"op": t, "path": p, "name": n}
+    small = [g for g in groups if len(links_of(f, g)) < 8]
+    if t in ("create_group", "create_dataset", "soft", "hard") and not small:
+        return None
+    parent = r.choice(small) if small else "/"
+    path = parent.rstrip("/") + "/" + name
+    if t == "create_group":
+        return {"op": t, "path": path}
+    if t == "create_dataset":
+        return {"op": t, "path": path, "n": r.randint(1, 30), "mul": r.randint(-5, 5)}
+    if t == "soft":
+        return {"op": t, "path": path, "target": r.choice(objs)[0] if r.random() < 0.8 else "/nowhere"}
+    if t == "hard":
+        ds = [p for p, isg in objs if not isg]
+        if not ds:
+            return None
+        return {"op": t, "path": path, "target": r.choice(ds)}
+    # delete or rename: any link but the root's
+    all_links = [(g.rstrip("/") + "/" + n) for g in groups for n in links_of(f, g)]
+    if not all_links:
+        return None
+    a = r.choice(all_links)
+    if t == "delete":
+        return {"op": t, "path": a}
+    dest = [g for g in small if not (g + "/").startswith(a + "/")]
+    if not dest:
+        return None
+    return {"op": t, "from": a, "to": r.choice(dest).rstrip("/") + "/" + name}
+
+
+def gen(d, seed, ours):
+    r = random.Random(seed)
+    base = os.path.join(d, "base_%d.h5" % seed)
+    if not (ours and os.path.exists(base)):
+        libver = make_base(base, r)
+    else:
+        libver = "ours"
+    py = os.path.join(d, "py_%d.h5" % seed)
+    shutil.copy(base, py)
+    prog = []
+    with h5py.File(py, "r+") as f:
+        for i in range(r.randint(5, 25)):
+            op = draw(f, r, libver != "earliest", i)
+            if op is None:
+                continue
+            apply(f, op)
+            prog.append(op)
+    with open(os.path.join(d, "prog_%d.json" % seed), "w") as fh:
+        json.dump({"libver": libver, "ops": prog}, fh)
+
+
+def check(d, seed):
+    py = os.path.join(d, "py_%d.h5" % seed)
+    us = os.path.join(d, "us_%d.h5" % seed)
+    res = {"seed": seed, "ok": True, "why": []}
+    try:
+        a, b = dump(py), dump(us)
+        if a != b:
+            res["ok"] = False
+            res["why"].append("dumps differ: py=%s us=%s" % (json.dumps(a)[:600], json.dumps(b)[:600]))
+    except Exception as e:  # noqa: BLE001
+        res["ok"] = False
+        res["why"].append("dump failed: %r" % e)
+    if shutil.which("h5dump"):
+        # h5dump itself fails on some files h5py writes (hard links to
+        # datasets moved around): ours must pass whenever h5py's passes
+        theirs = subprocess.run(["h5dump", "-H", py], capture_output=True, text=True)
+        p = subprocess.run(["h5dump", "-H", us], capture_output=True, text=True)
+        res["h5dump"] = [theirs.returncode, p.returncode]
+        if p.returncode != 0 and theirs.returncode == 0:
+            res["ok"] = False
+            res["why"].append("h5dump -H: %s" % p.stderr[:300])
+    post = os.path.join(d, "post_%d.h5" % seed)
+    shutil.copy(us, post)
+    try:
+        with h5py.File(post, "r+") as f:
+            before = dump(post)
+            f.attrs["after_edit"] = "yes"
+            f.create_group("after_group").attrs["x"] = np.arange(3)
+        after = dump(post)
+        before["attrs"]["after_edit"] = ["str", "yes"]
+        before["group"]["after_group"] = {"group": {}, "attrs": {"x": attr_value(np.arange(3))}}
+        if after != before:
+            res["ok"] = False
+            res["why"].append("h5py edit of our file lost content")
+    except Exception as e:  # noqa: BLE001
+        res["ok"] = False
+        res["why"].append("h5py edit failed: %r" % e)
+    return res
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "gen":
+        gen(sys.argv[2], int(sys.argv[3]), len(sys.argv) > 4 and sys.argv[4] == "1")
+    elif cmd == "gen-many":
+        ours = sys.argv[3] == "1"
+        for s in sys.argv[4:]:
+            gen(sys.argv[2], int(s), ours)
+    elif cmd == "check":
+        for s in sys.argv[3:]:
+            print(json.dumps(check(sys.argv[2], int(s))))
+    elif cmd == "dump":
+        print(json.dumps(dump(sys.argv[2]), sort_keys=True))
