@@ -84,6 +84,7 @@ pub use link::Link;
 pub use low_level::convert::{self, H5Read, Numeric};
 #[cfg(feature = "remote")]
 pub use low_level::remote::{RemoteOptions, StoreFetch};
+pub use manifest::{ChunkEntry, ChunkLocation, ChunkManifest, Codec, ElementKind, ZarrDtype};
 /// The `ndarray` crate this one is built with (feature `ndarray`), for the
 /// arrays [`Dataset::read_array`] returns: use `purehdf::ndarray` to name
 /// the same version's types.
