@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Import(a) => purehdf_cli::tools::import::run(&a.argv()),
         Cmd::Recompress(a) => purehdf_cli::tools::recompress::run(&a.argv()),
         Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
+        Cmd::Manifest(a) => purehdf_cli::tools::manifest::run(&a.argv()),
         Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
     };
     ExitCode::from(code)

@@ -8,4 +8,6 @@ pub mod cat;
 pub mod compare;
 pub mod copy;
 pub mod import;
+pub mod manifest;
+pub mod manifest_zarr;
 pub mod recompress;

@@ -39,6 +39,8 @@ pub(crate) enum Cmd {
     Recompress(Box<Recompress>),
     /// Compare the datasets of two files (exactly or by a metric)
     Compare(Compare),
+    /// Index the file's chunks as a virtual Zarr store (kerchunk, VirtualiZarr)
+    Manifest(Manifest),
     /// Print a shell completion script
     Completions(Completions),
 }
@@ -290,6 +292,35 @@ impl Compare {
             .opt("--slices", &self.slices)
             .multi("--dataset", &self.dataset)
             .flag("--json", self.json)
+            .done()
+    }
+}
+
+/// `h5 manifest FILE|URL [--format kerchunk|zarr-v3] [--codecs standard|purehdf] [-o OUT]`.
+#[derive(Args)]
+pub(crate) struct Manifest {
+    /// The HDF5 file or object URL
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<String>,
+    /// kerchunk (reference JSON v1, Zarr format 2) or zarr-v3 (VirtualiZarr manifests)
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+    /// standard (numcodecs ids where numcodecs has the filter) or purehdf (our codecs only)
+    #[arg(long)]
+    pub(crate) codecs: Option<String>,
+    /// The output file or URL (default: standard output)
+    #[arg(short = 'o', long = "out")]
+    pub(crate) out: Option<String>,
+}
+
+impl Manifest {
+    /// The arguments `purehdf_cli::tools::manifest::run` reads.
+    pub(crate) fn argv(&self) -> Vec<String> {
+        Argv::default()
+            .pos(self.file.iter())
+            .opt("--format", &self.format)
+            .opt("--codecs", &self.codecs)
+            .opt("--out", &self.out)
             .done()
     }
 }
