@@ -176,6 +176,13 @@ fn corpus_manifests_reassemble_to_the_reader_bytes() {
                         continue;
                     }
                     let got = assemble(&m, &bytes);
+                    if m.layout == "inline" {
+                        // strings converted to NUL padding as libhdf5 does for h5py
+                        // (python/tests/test_kerchunk.py compares them with h5py)
+                        assert_eq!(got.len(), want.len(), "{rel}:{p}");
+                        arrays += 1;
+                        continue;
+                    }
                     assert!(
                         got == want,
                         "{rel}:{p}: manifest bytes differ from the reader's ({})",

@@ -49,7 +49,7 @@ pub fn open_source(arg: &str) -> Result<(File, SourceInfo)> {
         let fetch = StoreFetch::open(arg, &opts)?;
         let etag = fetch.e_tag().map(str::to_string);
         let f = File::open_fetch(std::sync::Arc::new(fetch), opts.range.clone())?;
-        let size = f.source().len();
+        let size = f.source().len() + f.superblock().base_address;
         let url = arg.to_string();
         return Ok((
             f,
@@ -66,7 +66,7 @@ pub fn open_source(arg: &str) -> Result<(File, SourceInfo)> {
         .map_err(|e| Error::InvalidArgument(format!("{arg}: {e}")))?
         .to_string_lossy()
         .into_owned();
-    let size = f.source().len();
+    let size = f.source().len() + f.superblock().base_address;
     let mtime_ns = f.identity().map(|i| i.mtime_ns);
     let info = SourceInfo {
         url,

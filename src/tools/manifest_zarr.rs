@@ -58,13 +58,18 @@ pub fn codec_config(c: &Codec, ids: CodecIds) -> Value {
             _ => {}
         }
     }
-    json!({
+    let mut v = json!({
         "id": format!("purehdf_{}", c.name),
         "filter_id": c.filter_id,
         "cd_values": c.cd_values,
         "element_size": c.element_size,
         "chunk_bytes": c.chunk_bytes,
-    })
+    });
+    if let (Some(p), Value::Object(m)) = (c.sign_extend, &mut v) {
+        m.insert("sign_extend".into(), json!(p));
+        m.insert("big_endian".into(), json!(c.big_endian));
+    }
+    v
 }
 
 /// The Zarr format 2 `dtype` value.

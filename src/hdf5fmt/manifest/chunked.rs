@@ -19,10 +19,11 @@ pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Co
         .iter()
         .try_fold(u64::from(esize), |a, &d| a.checked_mul(d))
         .ok_or_else(|| refuse(ds, "chunk size overflows"))?;
-    let codecs = codecs::of(ds.filters(), esize, chunk_bytes).map_err(|w| refuse(ds, w))?;
+    let codecs = codecs::of(ds.filters(), ds.dtype(), chunk_bytes).map_err(|w| refuse(ds, w))?;
     let unfiltered_edges = !codecs.is_empty()
         && matches!(ds.layout(), Layout::Chunked { flags, .. } if flags & 1 != 0);
     let shape = ds.shape();
+    let base = ds.file().superblock().base_address;
     let mut out = Vec::new();
     for c in ds.chunks()? {
         if c.filter_mask != 0 && !codecs.is_empty() {
@@ -49,7 +50,10 @@ pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Co
         out.push(ChunkEntry {
             coords: c.coords,
             location: ChunkLocation::Range {
-                offset: c.address,
+                offset: c
+                    .address
+                    .checked_add(base)
+                    .ok_or_else(|| refuse(ds, "chunk address overflows"))?,
                 length: c.size,
             },
         });

@@ -2,6 +2,7 @@
 //! id, client data, and the element and chunk sizes the codec needs),
 //! refusing filters this crate cannot decode.
 
+use crate::datatype::{ByteOrder, Datatype};
 use purehdf_filters::{filter_name, ids, FilterSpec};
 
 /// One pipeline stage as a codec.
@@ -17,6 +18,12 @@ pub struct Codec {
     pub element_size: u32,
     /// Bytes of one decoded chunk.
     pub chunk_bytes: u64,
+    /// For N-bit over a signed integer of fewer significant bits than its
+    /// size: the precision in bits, whose top bit the decoded values must be
+    /// sign-extended from (as libhdf5's conversion does for h5py).
+    pub sign_extend: Option<u16>,
+    /// True when the elements are big-endian (for `sign_extend`).
+    pub big_endian: bool,
 }
 
 const DECODABLE: [u32; 13] = [
@@ -38,9 +45,38 @@ const DECODABLE: [u32; 13] = [
 /// The codec list of `pipeline`, or the name of the first filter no codec decodes.
 pub(crate) fn of(
     pipeline: &[FilterSpec],
-    element_size: u32,
+    dtype: &Datatype,
     chunk_bytes: u64,
 ) -> Result<Vec<Codec>, String> {
+    let element_size = u32::try_from(dtype.size()).map_err(|_| "element size".to_string())?;
+    let (sign_extend, big_endian) = match dtype {
+        Datatype::Integer {
+            size,
+            order,
+            signed,
+            bit_offset,
+            precision,
+        } => {
+            if *bit_offset != 0 && pipeline.iter().any(|f| f.id == ids::NBIT) {
+                return Err(format!("n-bit integer with bit offset {bit_offset}"));
+            }
+            let short = u32::from(*precision) < size.saturating_mul(8);
+            (
+                (*signed && short).then_some(*precision),
+                *order == ByteOrder::Big,
+            )
+        }
+        Datatype::Float { size, layout, .. }
+            if u32::from(layout.precision) < size.saturating_mul(8)
+                && pipeline.iter().any(|f| f.id == ids::NBIT) =>
+        {
+            return Err(format!(
+                "n-bit float of {} bits needs a type conversion",
+                layout.precision
+            ))
+        }
+        _ => (None, false),
+    };
     pipeline
         .iter()
         .map(|f| {
@@ -57,6 +93,8 @@ pub(crate) fn of(
                 cd_values: f.cd_values.clone(),
                 element_size,
                 chunk_bytes,
+                sign_extend: if f.id == ids::NBIT { sign_extend } else { None },
+                big_endian,
             })
         })
         .collect()

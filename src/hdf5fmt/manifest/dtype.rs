@@ -88,10 +88,22 @@ pub(crate) fn map(dt: &Datatype) -> Result<ZarrDtype, String> {
                 if off > at {
                     fields.push(pad(at, off - at));
                 }
-                let (inner, shape) = match &m.dtype {
-                    Datatype::Array { base, dims } => (map(base)?, dims.clone()),
-                    other => (map(other)?, Vec::new()),
+                let inner = match &m.dtype {
+                    Datatype::Array { .. } => {
+                        return Err(format!(
+                            "compound member {} is an array (zarr has no sub-array fields)",
+                            m.name
+                        ))
+                    }
+                    other => map(other)?,
                 };
+                if matches!(inner, ZarrDtype::Structured(_)) {
+                    return Err(format!(
+                        "compound member {} is a compound (zarr has no nested fields)",
+                        m.name
+                    ));
+                }
+                let shape = Vec::new();
                 at = off + m.dtype.size();
                 fields.push(ZarrField {
                     name: m.name.clone(),

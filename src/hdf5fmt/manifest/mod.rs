@@ -7,7 +7,9 @@
 //! chunk index, filtered or not, partial edge chunks padded as stored;
 //! unwritten chunks are absent and read as [`ChunkManifest::fill`]),
 //! contiguous data as one or several pseudo-chunks along the first axis,
-//! compact data and variable-length strings inlined. What has no Zarr
+//! compact data, variable-length strings and fixed-length strings not
+//! NUL-padded inlined (the last converted as libhdf5 converts them for h5py).
+//! Offsets are in the file as stored (a user block included). What has no Zarr
 //! equivalent is refused by name with [`Error::Unsupported`] (structure
 //! `"chunk manifest"`): virtual datasets, external raw data, references,
 //! variable-length sequences, per-chunk skipped filters, unfiltered partial
@@ -23,6 +25,7 @@ pub use codecs::Codec;
 pub use dtype::{ZarrDtype, ZarrField};
 
 use crate::dataset::Dataset;
+use crate::datatype::{Datatype, StringPad};
 use crate::error::{Error, Result};
 use crate::messages::dataspace::SpaceKind;
 use crate::messages::layout::Layout;
@@ -78,7 +81,8 @@ pub struct ChunkManifest {
     pub codecs: Vec<Codec>,
     /// Stored chunks, in grid order.
     pub chunks: Vec<ChunkEntry>,
-    /// `"chunked"`, `"contiguous"`, `"compact"` or `"inline"` (vlen strings).
+    /// `"chunked"`, `"contiguous"`, `"compact"` or `"inline"` (vlen strings,
+    /// fixed-length strings converted to NUL padding).
     pub layout: &'static str,
 }
 
@@ -117,7 +121,22 @@ impl Dataset {
         }
         let zdt = dtype::map(self.dtype()).map_err(|what| refuse(self, what))?;
         let fill = storage::fill_bytes(self)?;
+        let odd_pad = match self.dtype() {
+            Datatype::String { pad, .. } if *pad != StringPad::NullPad => Some(*pad),
+            _ => None,
+        };
         let (chunk_shape, chunks, codecs, layout) = match self.layout() {
+            Layout::Virtual { .. } => {
+                return Err(refuse(
+                    self,
+                    "virtual dataset (mappings are not resolved to source chunks)",
+                ))
+            }
+            _ if odd_pad.is_some() => {
+                let pad = odd_pad.unwrap_or(StringPad::NullPad);
+                let (shape, chunks) = storage::converted_strings(self, pad)?;
+                (shape, chunks, Vec::new(), "inline")
+            }
             Layout::Chunked { .. } => {
                 let (shape, chunks, codecs) = chunked::entries(self)?;
                 (shape, chunks, codecs, "chunked")
@@ -129,12 +148,6 @@ impl Dataset {
             Layout::Compact { data } => {
                 let (shape, chunks) = storage::compact(self, data)?;
                 (shape, chunks, Vec::new(), "compact")
-            }
-            Layout::Virtual { .. } => {
-                return Err(refuse(
-                    self,
-                    "virtual dataset (mappings are not resolved to source chunks)",
-                ))
             }
         };
         Ok(ChunkManifest {

@@ -4,6 +4,7 @@
 
 use super::{refuse, ChunkEntry, ChunkLocation};
 use crate::dataset::Dataset;
+use crate::datatype::StringPad;
 use crate::error::Result;
 use crate::messages::fill_value::FillValue;
 
@@ -45,6 +46,9 @@ pub(crate) fn contiguous(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>)> {
     let Some(address) = *address else {
         return Ok((shape, Vec::new()));
     };
+    let address = address
+        .checked_add(ds.file().superblock().base_address)
+        .ok_or_else(|| refuse(ds, "address overflows"))?;
     if total == 0 {
         return Ok((shape, Vec::new()));
     }
@@ -89,6 +93,41 @@ pub(crate) fn contiguous(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>)> {
         });
     }
     Ok((shape, out))
+}
+
+/// Fixed-length strings padded otherwise than with NULs, as libhdf5 converts
+/// them for h5py (NUL-terminated: zeros after the first NUL; space-padded:
+/// trailing spaces become NULs), inlined as one chunk of at most
+/// [`PSEUDO_CHUNK_BYTES`].
+pub(crate) fn converted_strings(
+    ds: &Dataset,
+    pad: StringPad,
+) -> Result<(Vec<u64>, Vec<ChunkEntry>)> {
+    let shape = whole_shape(ds);
+    let total = logical_bytes(ds)?;
+    if total > PSEUDO_CHUNK_BYTES {
+        return Err(refuse(
+            ds,
+            "fixed-length strings not NUL-padded, too many to convert inline",
+        ));
+    }
+    if total == 0 {
+        return Ok((shape, Vec::new()));
+    }
+    let mut raw = ds.read_all_raw()?;
+    let n = usize::try_from(ds.dtype().size()).map_err(|_| refuse(ds, "element size"))?;
+    for s in raw.chunks_mut(n.max(1)) {
+        let keep = match pad {
+            StringPad::NullTerm => s.iter().position(|&b| b == 0).unwrap_or(s.len()),
+            _ => s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1),
+        };
+        s[keep..].fill(0);
+    }
+    let entry = ChunkEntry {
+        coords: vec![0; shape.len()],
+        location: ChunkLocation::Inline(raw),
+    };
+    Ok((shape, vec![entry]))
 }
 
 /// A compact dataset as one inlined chunk.
