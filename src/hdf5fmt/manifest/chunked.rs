@@ -1,12 +1,17 @@
 //! Chunked datasets: every stored chunk from the chunk index (any index
-//! type) as a byte range, refusing what one codec list cannot describe
-//! (chunks that skipped a filter, unfiltered partial edge chunks).
+//! type) as a byte range; chunks one codec list cannot decode as stored
+//! (an optional filter skipped, an unfiltered partial edge chunk) are
+//! re-encoded through the whole pipeline and inlined.
 
 use super::codecs::{self, Codec};
 use super::{refuse, ChunkEntry, ChunkLocation};
 use crate::dataset::Dataset;
 use crate::error::Result;
 use crate::messages::layout::Layout;
+use purehdf_filters::{self as filters, ChunkContext};
+
+/// Most bytes of re-encoded chunks inlined per dataset.
+const MAX_INLINED: u64 = 64 << 20;
 
 /// Chunk shape, stored chunks (grid order) and codecs of a chunked dataset.
 pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Codec>)> {
@@ -25,37 +30,56 @@ pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Co
     let shape = ds.shape();
     let base = ds.file().superblock().base_address;
     let mut out = Vec::new();
+    let specs = ds.filters();
+    let ctx = ChunkContext::new(
+        usize::try_from(esize).map_err(|_| refuse(ds, "element size"))?,
+        usize::try_from(chunk_bytes).map_err(|_| refuse(ds, "chunk size"))?,
+    );
+    let mut inlined = 0u64;
     for c in ds.chunks()? {
-        if c.filter_mask != 0 && !codecs.is_empty() {
-            return Err(refuse(
-                ds,
-                format!(
-                    "chunk {:?} skipped filters (mask {:#x}); one codec list cannot decode it",
-                    c.coords, c.filter_mask
-                ),
-            ));
-        }
         let partial = c
             .offset
             .iter()
             .zip(&dims)
             .zip(shape)
             .any(|((&o, &cd), &d)| o.saturating_add(cd) > d);
-        if unfiltered_edges && partial {
-            return Err(refuse(
-                ds,
-                format!("partial edge chunk {:?} is stored unfiltered", c.coords),
-            ));
-        }
-        out.push(ChunkEntry {
-            coords: c.coords,
-            location: ChunkLocation::Range {
+        let odd = !codecs.is_empty() && (c.filter_mask != 0 || (unfiltered_edges && partial));
+        let location = if odd {
+            // skipped stages (an optional filter that failed) or an unfiltered
+            // edge chunk: re-encoded through the whole pipeline and inlined
+            let stored = ds.file().source().read("chunk", c.address, c.size)?;
+            let mask = if unfiltered_edges && partial {
+                u32::MAX
+            } else {
+                c.filter_mask
+            };
+            let plain = filters::decode_pipeline(specs, mask, &ctx, &stored)?;
+            let bytes = filters::encode_pipeline(specs, &ctx, &plain).map_err(|e| {
+                refuse(
+                    ds,
+                    format!(
+                        "chunk {:?} skipped filters and cannot be re-encoded: {e}",
+                        c.coords
+                    ),
+                )
+            })?;
+            inlined = inlined.saturating_add(bytes.len() as u64);
+            if inlined > MAX_INLINED {
+                return Err(refuse(ds, "too many chunks that skipped filters to inline"));
+            }
+            ChunkLocation::Inline(bytes)
+        } else {
+            ChunkLocation::Range {
                 offset: c
                     .address
                     .checked_add(base)
                     .ok_or_else(|| refuse(ds, "chunk address overflows"))?,
                 length: c.size,
-            },
+            }
+        };
+        out.push(ChunkEntry {
+            coords: c.coords,
+            location,
         });
     }
     out.sort_by(|a, b| a.coords.cmp(&b.coords));

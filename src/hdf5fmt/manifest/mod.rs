@@ -12,8 +12,9 @@
 //! Offsets are in the file as stored (a user block included). What has no Zarr
 //! equivalent is refused by name with [`Error::Unsupported`] (structure
 //! `"chunk manifest"`): virtual datasets, external raw data, references,
-//! variable-length sequences, per-chunk skipped filters, unfiltered partial
-//! edge chunks of a filtered dataset, filters without a codec.
+//! variable-length sequences, nested or array compound members, filters
+//! without a codec. Chunks that skipped an optional filter, and unfiltered
+//! partial edge chunks, are re-encoded through the whole pipeline and inlined.
 
 mod chunked;
 mod codecs;
