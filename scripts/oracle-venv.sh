@@ -27,6 +27,10 @@ PINS=(
   "maturin==1.16.*"
   "pytest"
   "dask[distributed]"
+  "zarr==3.1.*"
+  "kerchunk==0.2.*"
+  "virtualizarr==2.5.*"
+  "xarray"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"

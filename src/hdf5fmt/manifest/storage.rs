@@ -73,7 +73,7 @@ pub(crate) fn contiguous(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>)> {
         let max_rows = (PSEUDO_CHUNK_BYTES / row_bytes.max(1)).max(1);
         (1..=max_rows.min(rows))
             .rev()
-            .find(|k| rows % k == 0)
+            .find(|&k| rows.is_multiple_of(k))
             .unwrap_or(1)
     };
     shape[0] = k;
