@@ -142,7 +142,10 @@ enum Node {
 }
 
 /// Every group's attributes and every dataset's manifest (refusals by path).
-fn walk(f: &File) -> Result<(Vec<(String, Node)>, Map<String, Value>)> {
+/// The walk's objects by path, and the refused datasets' reasons by path.
+type Walked = (Vec<(String, Node)>, Map<String, Value>);
+
+fn walk(f: &File) -> Result<Walked> {
     let root = f.root()?;
     let mut nodes = vec![(String::new(), Node::Group(attrs_of(root.attributes(), f)))];
     let mut refused = Map::new();
