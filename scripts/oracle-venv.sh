@@ -30,6 +30,10 @@ PINS=(
   "vneurotk==0.0.1"
   "numcodecs"
   "iatro-base-iac==0.1.4"
+  "zarr==3.1.*"
+  "kerchunk==0.2.*"
+  "virtualizarr==2.5.*"
+  "xarray"
 )
 MARKER="$VENV/.purehdf-oracle-complete"
 WANT="$(printf '%s\n' "${PINS[@]}")"

@@ -10,6 +10,7 @@ import os as _os
 from . import _native
 from ._dtype import (Reference, RegionReference, check_string_dtype, enum_dtype,
                      ref_dtype, regionref_dtype, string_dtype, vlen_dtype)
+from . import codecs, kerchunk  # numcodecs codecs of every HDF5 filter, virtual Zarr
 from ._hl import (AttributeManager, Dataset, Datatype, Empty, ExternalLink, File, Group,
                   HardLink, SoftLink, UserDefinedLink)
 

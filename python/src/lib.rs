@@ -2,6 +2,7 @@
 //! and writer handles the pure-Python layer (`python/purehdf`) wraps in
 //! h5py's shapes, and the medh5 sample calls. No libhdf5, no C.
 
+mod codecs;
 mod convert;
 mod dtype;
 mod errors;
@@ -37,5 +38,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LimitError", py.get_type::<errors::LimitError>())?;
     m.add("Medh5Error", py.get_type::<errors::Medh5Error>())?;
     medh5::register(m)?;
+    codecs::register(m)?;
     Ok(())
 }

@@ -79,6 +79,7 @@ fn main() -> ExitCode {
         Cmd::Recompress(a) => purehdf_cli::tools::recompress::run(&a.argv()),
         Cmd::Compare(a) => purehdf_cli::tools::compare::run(&a.argv()),
         Cmd::Verify(a) => purehdf_cli::tools::verify::run(&a.argv()),
+        Cmd::Manifest(a) => purehdf_cli::tools::manifest::run(&a.argv()),
         Cmd::Completions(c) => return common::completions(h5_args::command(), c.shell),
         Cmd::Attr(a) => purehdf_cli::tools::edit::attr(&a.args),
         Cmd::Rm(a) => purehdf_cli::tools::edit::rm(&a.args),

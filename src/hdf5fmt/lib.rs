@@ -90,6 +90,7 @@ pub use link::Link;
 pub use low_level::convert::{self, H5Read, Numeric};
 #[cfg(feature = "remote")]
 pub use low_level::remote::{RemoteOptions, StoreFetch};
+pub use manifest::{ChunkEntry, ChunkLocation, ChunkManifest, Codec, ElementKind, ZarrDtype};
 /// The `ndarray` crate this one is built with (feature `ndarray`), for the
 /// arrays [`Dataset::read_array`] returns: use `purehdf::ndarray` to name
 /// the same version's types.
@@ -99,8 +100,8 @@ pub use raw_chunks::{ChunkInfo, ChunkReader, RawChunk};
 pub use selection::Selection;
 pub use slice::{Hyperslab, Slice, SliceArg};
 pub use source::{MemSource, Source};
-pub use write::chunk_policy::ChunkPolicy;
 pub use views::{ByteView, ChunkView};
+pub use write::chunk_policy::ChunkPolicy;
 pub use write::{
     AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetId, DatasetSpec, FileWriter, Filter, GroupId,
 };

@@ -59,6 +59,8 @@ pub mod link;
 pub mod link_walk;
 #[path = "local_heap.rs"]
 pub mod local_heap;
+#[path = "manifest/mod.rs"]
+pub mod manifest;
 #[cfg(all(feature = "mmap", target_os = "linux"))]
 #[path = "mapguard.rs"]
 pub mod mapguard;

@@ -10,6 +10,8 @@ pub mod compare;
 pub mod copy;
 pub mod edit;
 pub mod import;
+pub mod manifest;
+pub mod manifest_zarr;
 pub mod recompress;
 pub mod vds;
 pub mod verify;

@@ -41,6 +41,8 @@ pub(crate) enum Cmd {
     Compare(Compare),
     /// Check every checksum and decode every chunk and record
     Verify(Verify),
+    /// Index the file's chunks as a virtual Zarr store (kerchunk, VirtualiZarr)
+    Manifest(Manifest),
     /// Print a shell completion script
     Completions(Completions),
     /// Set or delete an attribute in place (attr set FILE PATH NAME VALUE [--dtype T] | attr del FILE PATH NAME)
@@ -345,6 +347,35 @@ impl Verify {
         Argv::default()
             .pos(self.file.iter())
             .flag("--json", self.json)
+            .done()
+    }
+}
+
+/// `h5 manifest FILE|URL [--format kerchunk|zarr-v3] [--codecs standard|purehdf] [-o OUT]`.
+#[derive(Args)]
+pub(crate) struct Manifest {
+    /// The HDF5 file or object URL
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<String>,
+    /// kerchunk (reference JSON v1, Zarr format 2) or zarr-v3 (VirtualiZarr manifests)
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+    /// standard (numcodecs ids where numcodecs has the filter) or purehdf (our codecs only)
+    #[arg(long)]
+    pub(crate) codecs: Option<String>,
+    /// The output file or URL (default: standard output)
+    #[arg(short = 'o', long = "out")]
+    pub(crate) out: Option<String>,
+}
+
+impl Manifest {
+    /// The arguments `purehdf_cli::tools::manifest::run` reads.
+    pub(crate) fn argv(&self) -> Vec<String> {
+        Argv::default()
+            .pos(self.file.iter())
+            .opt("--format", &self.format)
+            .opt("--codecs", &self.codecs)
+            .opt("--out", &self.out)
             .done()
     }
 }
