@@ -79,6 +79,7 @@ pub use dataset::Dataset;
 pub use datatype::{
     ByteOrder, CharSet, CompoundMember, Datatype, EnumMember, FloatLayout, ReferenceKind, StringPad,
 };
+#[cfg(unix)]
 pub use edit::{Durability, Editor};
 pub use error::{Error, Result};
 pub use fetch::{ByteRange, Fetch, RangeOptions, RangeSource};

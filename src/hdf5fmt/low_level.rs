@@ -37,6 +37,7 @@ pub mod dataspace_selection;
 #[path = "datatype.rs"]
 pub mod datatype;
 /// In-place editing of existing files ([`crate::File::open_rw`]).
+#[cfg(unix)]
 #[path = "edit/mod.rs"]
 pub mod edit;
 #[path = "encode.rs"]

@@ -21,7 +21,7 @@ pub struct ChunkCache {
     shards: Vec<Mutex<Lru>>,
 }
 
-/// Shards of a cache of at least [`SHARD_MIN`] chunks.
+/// Shards of a cache of at least `SHARD_MIN` chunks.
 pub const SHARDS: usize = 16;
 /// Smallest capacity that is sharded.
 const SHARD_MIN: usize = 64;

@@ -1,4 +1,4 @@
-//! In-place editing of an existing HDF5 file ([`Editor`], from
+//! In-place editing of an existing HDF5 file ([`Editor`](crate::Editor), from
 //! [`crate::File::open_rw`]): attributes, links, new objects, written by
 //! append-then-repoint so that a process killed at any moment leaves the file
 //! in its state before or after each committed operation.
