@@ -74,6 +74,23 @@ pub mod zstd_codec;
 pub mod zstd_decode;
 pub(crate) mod zstd_encode;
 
+/// The filter ids [`decode`] undoes (every other id is refused as unsupported).
+pub const DECODABLE: [u32; 13] = [
+    ids::DEFLATE,
+    ids::SHUFFLE,
+    ids::FLETCHER32,
+    ids::SZIP,
+    ids::NBIT,
+    ids::SCALEOFFSET,
+    ids::BZIP2,
+    ids::LZF,
+    ids::BLOSC,
+    ids::LZ4,
+    ids::BITSHUFFLE,
+    ids::ZSTD,
+    ids::BLOSC2,
+];
+
 /// Undo one filter stage (read direction).
 pub fn decode(spec: &FilterSpec, ctx: &ChunkContext, input: &[u8]) -> Result<Vec<u8>> {
     let cd = spec.cd_values.as_slice();

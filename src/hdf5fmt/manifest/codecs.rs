@@ -26,22 +26,6 @@ pub struct Codec {
     pub big_endian: bool,
 }
 
-const DECODABLE: [u32; 13] = [
-    ids::DEFLATE,
-    ids::SHUFFLE,
-    ids::FLETCHER32,
-    ids::SZIP,
-    ids::NBIT,
-    ids::SCALEOFFSET,
-    ids::BZIP2,
-    ids::LZF,
-    ids::BLOSC,
-    ids::LZ4,
-    ids::BITSHUFFLE,
-    ids::ZSTD,
-    ids::BLOSC2,
-];
-
 /// The codec list of `pipeline`, or the name of the first filter no codec decodes.
 pub(crate) fn of(
     pipeline: &[FilterSpec],
@@ -80,7 +64,7 @@ pub(crate) fn of(
     pipeline
         .iter()
         .map(|f| {
-            if !DECODABLE.contains(&f.id) {
+            if !purehdf_filters::DECODABLE.contains(&f.id) {
                 return Err(format!(
                     "filter {} ({}) has no codec",
                     f.id,
