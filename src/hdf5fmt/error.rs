@@ -232,7 +232,7 @@ pub enum Error {
     /// needs these byte ranges first: fetch them, supply them to the source
     /// and retry the read.
     #[error("needs {} byte range(s) first", .0.len())]
-    NeedBytes(Vec<crate::fetch::ByteRange>),
+    NeedBytes(Vec<crate::fetch::byte_range::ByteRange>),
     /// A format-header gate refused the file: `attribute` is missing, of the
     /// wrong type or value, or out of range ([`crate::HeaderGate`]).
     #[error("header attribute `{attribute}`: {reason}")]
@@ -291,7 +291,7 @@ impl Error {
     /// ([`Error::NeedBytes`]), looked for through the variants that wrap
     /// another error ([`Error::Chunk`], and an [`Error::Io`] whose source is
     /// this crate's error); `None` for every other error.
-    pub fn needed_ranges(&self) -> Option<&[crate::fetch::ByteRange]> {
+    pub fn needed_ranges(&self) -> Option<&[crate::fetch::byte_range::ByteRange]> {
         match self {
             Error::NeedBytes(r) => Some(r),
             Error::Chunk { source, .. } => source.needed_ranges(),

@@ -293,7 +293,7 @@ fn check_version(file: &File, display: &str) -> Result<()> {
             code: "E002".into(),
             message: format!(
                 "{display}: medh5_version {v} is newer than this implementation (1.{})",
-                super::validate::container::MAX_MINOR
+                super::version_gate::MAX_MINOR
             ),
         });
     }

@@ -4,8 +4,11 @@
 //! then answers a [`Verdict`] with the reference's words for it.
 
 use crate::error::Result;
-use crate::validate::container::MAX_MINOR;
 use purehdf::{File, HeaderGate, HeaderReason, VersionForm};
+
+/// The highest minor version of format 1 this engine implements (reads,
+/// validates and amends).
+pub const MAX_MINOR: u64 = 2;
 
 /// What the gate found in a sample's root attributes.
 #[derive(Debug, Clone, PartialEq, Eq)]

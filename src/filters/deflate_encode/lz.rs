@@ -9,31 +9,20 @@
 use super::bitwriter::BitWriter;
 use super::search::{first_match3, longest_match, longest_match4, rd32};
 use super::trees::Blocks;
+use super::window::{
+    Window, MAX_DIST, MAX_MATCH, MIN_LOOKAHEAD, MIN_MATCH, WINDOW_SIZE, WMASK, WSIZE,
+};
 
-pub(super) const WSIZE: usize = 1 << 15;
-pub(super) const WMASK: usize = WSIZE - 1;
-const WINDOW_SIZE: usize = 2 * WSIZE;
 const HASH_BITS: usize = 15;
 const HASH_SIZE: usize = 1 << HASH_BITS;
 const HASH_MASK: usize = HASH_SIZE - 1;
 const HASH_SHIFT: usize = HASH_BITS.div_ceil(3);
-pub(super) const MIN_MATCH: usize = 3;
-pub(super) const MAX_MATCH: usize = 258;
-/// Lookahead kept before each step: a longest match plus the next 3-byte string.
-const MIN_LOOKAHEAD: usize = MAX_MATCH + MIN_MATCH + 1;
-/// Farthest match distance.
-pub(super) const MAX_DIST: usize = WSIZE - MIN_LOOKAHEAD;
 /// Bytes past the data that the match search may read (zeroed once).
 const WIN_INIT: usize = MAX_MATCH;
 /// Bits of the 4-byte hash.
 const HASH4_BITS: u32 = 15;
 /// Lazy parse: 3-byte matches farther than this are dropped.
 const TOO_FAR: usize = 4096;
-/// Slack after the window: the match compare's 8-byte loads, and indices
-/// below 2^16 + 512 need no bounds check.
-const PAD: usize = 512;
-
-pub(super) type Window = [u8; WINDOW_SIZE + PAD];
 
 /// zlib's configuration table: (good_length, max_lazy, nice_length, max_chain).
 const CONFIG: [(usize, usize, usize, usize); 10] = [

@@ -11,6 +11,7 @@ mod bitwriter;
 mod lz;
 mod search;
 mod trees;
+mod window;
 
 use bitwriter::BitWriter;
 use lz::Lz;

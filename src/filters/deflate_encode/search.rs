@@ -11,7 +11,7 @@
 //! zlib's `chain` limit. The answer is zlib's; far fewer candidates are
 //! visited where many strings share 3 bytes but not 4.
 
-use super::lz::{Window, MAX_DIST, MAX_MATCH, MIN_MATCH, WMASK, WSIZE};
+use super::window::{Window, MAX_DIST, MAX_MATCH, MIN_MATCH, WMASK, WSIZE};
 
 /// zlib's `longest_match` over the window: the first of the chain's
 /// candidates from `cur` (at most `chain` of them, none at or before 32 KiB

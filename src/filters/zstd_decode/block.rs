@@ -2,9 +2,10 @@
 //! raw, RLE and compressed blocks (§3.1.1.3: literals then sequences), and the
 //! block maximum size bound.
 
+use super::execute::Target;
 use super::huffman::HufTable;
 use super::literals::{self, Literals};
-use super::sequences::{self, SeqState, Target};
+use super::sequences::{self, SeqState};
 use super::{corrupt, Result};
 
 /// State carried from block to block within a frame, and scratch memory.

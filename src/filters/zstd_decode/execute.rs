@@ -4,8 +4,19 @@
 //! [`WILD`] bytes past a sequence's end, taken while that slack lies inside
 //! the buffers; a checked path copies exactly and names what is wrong.
 
-use super::sequences::Target;
 use super::{corrupt, Result};
+
+/// The output of the block being decoded and its bounds.
+pub(crate) struct Target<'a> {
+    /// Whole output buffer; bytes past `limit` are slack for wide copies only.
+    pub(crate) buf: &'a mut [u8],
+    /// Write position.
+    pub(crate) pos: usize,
+    /// The block may not write at or past this position.
+    pub(crate) limit: usize,
+    /// Start of the current frame's output (matches may not reach before it).
+    pub(crate) frame_start: usize,
+}
 
 /// Copy the literals `lits[from..to]` to the output: those left after a
 /// section's last sequence.

@@ -3,7 +3,7 @@
 //! block loop and the content checksum; skippable frames (§3.1.2).
 
 use super::block::{self, BlockState};
-use super::sequences::Target;
+use super::execute::Target;
 use super::xxhash::xxh64;
 use super::{corrupt, Result, BLOCK_MAX, SLACK};
 use crate::error::Error;

@@ -13,6 +13,7 @@ mod execute;
 mod frame;
 mod fse;
 mod huffman;
+mod huffman_table;
 mod huffman_x2;
 mod literals;
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! compare the two on any input (same output, same errors).
 
 use super::bits::BackBits;
+use super::execute::Target;
 use super::execute::{copy_match, long_runs, wild_sequence, WILD};
-use super::sequences::{SeqState, Target};
+use super::sequences::SeqState;
 use super::{corrupt, Result};
 
 #[allow(clippy::too_many_arguments)]

@@ -5,7 +5,7 @@
 //! as they are decoded, or in batches of [`BATCH`], straight into the output.
 
 use super::bits::BackBits;
-use super::execute::{copy_literals, execute_batch, Exec, Seq, WILD};
+use super::execute::{copy_literals, execute_batch, Exec, Seq, Target, WILD};
 #[cfg(target_arch = "x86_64")]
 use super::execute::{execute_checked, resolve_offset, Wide};
 use super::fse::{self, Cell};
@@ -336,18 +336,6 @@ impl SeqState {
         self.ml.reset();
         self.rep = [1, 4, 8];
     }
-}
-
-/// The output of the block being decoded and its bounds.
-pub(crate) struct Target<'a> {
-    /// Whole output buffer; bytes past `limit` are slack for wide copies only.
-    pub(crate) buf: &'a mut [u8],
-    /// Write position.
-    pub(crate) pos: usize,
-    /// The block may not write at or past this position.
-    pub(crate) limit: usize,
-    /// Start of the current frame's output (matches may not reach before it).
-    pub(crate) frame_start: usize,
 }
 
 /// Decode the sequences section `src` and execute it with `lits` (the first

@@ -76,38 +76,19 @@
 //! same way.
 
 mod block_cache;
+pub(crate) mod byte_range;
 mod drive;
 pub(crate) mod pipeline;
 pub mod plan;
 mod range_source;
 mod staging;
 
+pub use byte_range::ByteRange;
 pub use drive::{drive, DRIVE_ROUNDS};
 pub use plan::coalesce;
 pub use range_source::RangeSource;
 
 use crate::error::Result;
-
-/// `len` bytes at `offset` of a remote object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ByteRange {
-    /// First byte.
-    pub offset: u64,
-    /// Number of bytes.
-    pub len: u64,
-}
-
-impl ByteRange {
-    /// `len` bytes at `offset`.
-    pub fn new(offset: u64, len: u64) -> Self {
-        ByteRange { offset, len }
-    }
-
-    /// One past the last byte, `None` on overflow.
-    pub fn end(&self) -> Option<u64> {
-        self.offset.checked_add(self.len)
-    }
-}
 
 /// Where the bytes of one remote object come from. Implementations pin the
 /// object's version when they are created (ETag, generation) and fail a fetch

@@ -24,8 +24,9 @@ pub const KNOWN_PROFILES: &[&str] = &[
     "longitudinal",
     "clinical",
 ];
-/// The highest minor version of format 1 this validator implements.
-pub const MAX_MINOR: u64 = 2;
+/// The highest minor version of format 1 this validator implements (one
+/// number for the whole engine, kept by the version gate below).
+pub use crate::version_gate::MAX_MINOR;
 /// Layout groups whose members are identified objects.
 pub const LAYOUT_GROUPS: &[&str] = &["grids", "images", "annotations", "transforms"];
 /// Annotation kinds holding voxel data.
