@@ -9,14 +9,13 @@
 use std::collections::BTreeSet;
 
 use crate::canonical_json::Json;
-use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::Object;
 
-use super::container::VOXEL_KINDS;
 use super::ctx::{attr, attr_str, json_ints, json_strs, py_list, py_strs, py_tuple, Ctx};
 use super::document::{activity_ids, timepoint_ids};
 use super::geometry::grids;
-use super::images::dtype_name;
+use super::values::{read_ints, VOXEL_KINDS};
+use crate::helpers::dtype_name;
 
 /// Every annotation kind format 1.x defines (polylines from 1.2).
 pub const KINDS: &[&str] = &[
@@ -81,24 +80,6 @@ pub fn allowed_dtypes(kind: &str) -> &'static [&'static str] {
 /// Integer ids of an attribute (empty when absent or not integers).
 fn ids(a: &[(String, Json)], name: &str) -> Vec<i128> {
     attr(a, name).and_then(json_ints).unwrap_or_default()
-}
-
-/// Read a small integer dataset as i128 values (little- or big-endian).
-pub fn read_ints(ds: &Dataset) -> Option<Vec<i128>> {
-    let raw = ds.read_all_raw().ok()?;
-    let dt = ds.dtype();
-    let size = usize::try_from(dt.size()).ok()?;
-    if size == 0 {
-        return None;
-    }
-    raw.chunks_exact(size)
-        .map(|el| match crate::sample::scalar_json(dt, el)? {
-            Json::Int(i) => Some(i128::from(i)),
-            Json::UInt(u) => Some(i128::from(u)),
-            Json::Bool(b) => Some(i128::from(b)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The annotation rule (structural).
@@ -444,7 +425,7 @@ pub fn check_references(ctx: &mut Ctx<'_>) {
         .and_then(|q| q.as_object())
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
-    let kinds: Vec<(String, String)> = super::container::annotation_kinds(ctx);
+    let kinds: Vec<(String, String)> = super::values::annotation_kinds(ctx);
     let kind_of = |id: &str| kinds.iter().find(|(i, _)| i == id).map(|(_, k)| k.clone());
     for id in ctx.member_names("annotations") {
         let rel = format!("annotations/{id}");

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::clinical::Table;
+use super::clinical_table::Table;
 use super::ctx::Ctx;
 use super::document::timepoint_ids;
 

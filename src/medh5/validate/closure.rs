@@ -10,11 +10,12 @@ use crate::canonical_json::Json;
 use crate::model::encode::greedy_colour;
 use purehdf::low_level::file::Object;
 
-use super::annotations::{read_ints, IGNORE_ID};
-use super::container::VOXEL_KINDS;
+use super::annotations::IGNORE_ID;
 use super::ctx::{attr, attr_str, py_list, Ctx};
-use super::instances::read_floats;
 use super::labels::classes;
+use super::values::read_floats;
+use super::values::read_ints;
+use super::values::VOXEL_KINDS;
 
 /// Cap on the voxels read to build a layer overlap graph.
 const MAX_LAYER_ELEMENTS: u64 = 1 << 26;

@@ -3,6 +3,7 @@
 //! the layout groups, identifier syntax of layout members, `/meta` as a scalar
 //! UTF-8 JSON object; and the profile requirements (E009).
 
+use super::values::{annotation_kinds, LAYOUT_GROUPS, VOXEL_KINDS};
 use crate::canonical_json::Json;
 use crate::document::is_valid_id;
 use crate::sample::{attrs_json, read_scalar_string};
@@ -27,17 +28,6 @@ pub const KNOWN_PROFILES: &[&str] = &[
 /// The highest minor version of format 1 this validator implements (one
 /// number for the whole engine, kept by the version gate below).
 pub use crate::version_gate::MAX_MINOR;
-/// Layout groups whose members are identified objects.
-pub const LAYOUT_GROUPS: &[&str] = &["grids", "images", "annotations", "transforms"];
-/// Annotation kinds holding voxel data.
-pub const VOXEL_KINDS: &[&str] = &[
-    "labelmap",
-    "layers",
-    "bitmask",
-    "instances",
-    "probmap",
-    "mask",
-];
 
 /// Parse `major.minor` as the reference does: major is the text before the
 /// first `.`; a missing minor reads 0; an unparseable minor is `None`.
@@ -288,7 +278,7 @@ fn check_meta(ctx: &mut Ctx<'_>) {
             "/meta",
             format!(
                 "`meta` is a dataset of {}; §2.4 makes it one UTF-8 JSON string",
-                super::images::dtype_name(ds.dtype())
+                crate::helpers::dtype_name(ds.dtype())
             ),
         );
         return;
@@ -313,20 +303,6 @@ fn check_meta(ctx: &mut Ctx<'_>) {
         Ok(v) if !v.is_object() => ctx.emit("E004", "/meta", "`meta` is not a JSON object"),
         Ok(v) => ctx.doc = Some(v),
     }
-}
-
-/// Kinds of the annotations (`(id, kind)`, unreadable kinds as `""`).
-pub fn annotation_kinds(ctx: &Ctx<'_>) -> Vec<(String, String)> {
-    ctx.member_names("annotations")
-        .into_iter()
-        .map(|id| {
-            let attrs = ctx.attrs(&format!("annotations/{id}"));
-            let kind = super::ctx::attr_str(&attrs, "kind")
-                .unwrap_or("")
-                .to_string();
-            (id, kind)
-        })
-        .collect()
 }
 
 /// Profile requirements (E009, semantic level).

@@ -3,9 +3,9 @@
 //! others containing it; its `contour_role` (0 outer, 1 hole) should be its
 //! depth's parity, which is what a reader takes.
 
-use super::annotations::read_ints;
 use super::ctx::Ctx;
-use super::instances::read_floats;
+use super::values::read_floats;
+use super::values::read_ints;
 use purehdf::low_level::file::Object;
 
 /// Whether 2-D point `p` lies inside polygon `poly` (even-odd rule).

@@ -202,7 +202,7 @@ fn float_storage(
     ) {
         return;
     }
-    let Some(values) = super::instances::read_floats(ds) else {
+    let Some(values) = super::values::read_floats(ds) else {
         return;
     };
     let fits = !values.is_empty()
@@ -245,9 +245,8 @@ fn element_size(ds: &Dataset) -> u64 {
 /// Bulk storage (W902): bulk datasets chunked and filtered, stacked
 /// annotation data chunked `(1, …)`.
 pub fn check_bulk_storage(ctx: &mut Ctx<'_>) {
-    let kinds: BTreeMap<String, String> = super::container::annotation_kinds(ctx)
-        .into_iter()
-        .collect();
+    let kinds: BTreeMap<String, String> =
+        super::values::annotation_kinds(ctx).into_iter().collect();
     let Ok(w) = walk(ctx) else {
         return;
     };

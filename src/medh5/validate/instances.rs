@@ -5,36 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::canonical_json::Json;
-use crate::sample::scalar_json;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::Object;
 
-use super::annotations::read_ints;
 use super::ctx::{attr_str, py_strs, Ctx};
-
-/// Cap on the elements read from one dataset by these checks.
-const MAX_ELEMENTS: u64 = 1 << 24;
-
-/// A small numeric dataset as f64 values.
-pub fn read_floats(ds: &Dataset) -> Option<Vec<f64>> {
-    if ds.num_elements() > MAX_ELEMENTS {
-        return None;
-    }
-    let raw = ds.read_all_raw().ok()?;
-    let size = usize::try_from(ds.dtype().size()).ok()?;
-    if size == 0 {
-        return None;
-    }
-    raw.chunks_exact(size)
-        .map(|el| match scalar_json(ds.dtype(), el)? {
-            Json::Float(f) => Some(f),
-            Json::Int(i) => Some(i as f64),
-            Json::UInt(u) => Some(u as f64),
-            _ => None,
-        })
-        .collect()
-}
+use super::values::{read_floats, read_ints};
 
 fn dataset(ctx: &Ctx<'_>, rel: &str) -> Option<Dataset> {
     match ctx.object(rel)? {

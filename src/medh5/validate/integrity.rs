@@ -21,8 +21,8 @@ use purehdf::low_level::link_walk::LinkWalk;
 use purehdf::low_level::messages::link::Link;
 use purehdf_filters::zstd_decode::libzstd_decodes;
 
-use super::container::LAYOUT_GROUPS;
 use super::ctx::{attr_str, Ctx};
+use super::values::LAYOUT_GROUPS;
 
 /// Cap on the objects one walk visits.
 const MAX_OBJECTS: usize = 1 << 20;
@@ -234,7 +234,7 @@ fn check_content_id(ctx: &mut Ctx<'_>, w: &Walk, algo: DigestAlgo) {
         Some(Object::Dataset(ds)) if !ds.dtype().is_string() => {
             let why = format!(
                 "TypeError: /meta holds {}, not strings",
-                super::images::dtype_name(ds.dtype())
+                crate::helpers::dtype_name(ds.dtype())
             );
             ctx.emit(
                 "E001",

@@ -19,6 +19,7 @@
 pub mod annotations;
 pub mod clinical;
 pub mod clinical_links;
+pub mod clinical_table;
 pub mod closure;
 pub mod collection;
 pub mod container;
@@ -34,6 +35,7 @@ pub mod loader;
 pub mod report;
 pub mod schema;
 pub mod transforms;
+pub mod values;
 
 use std::path::Path;
 
