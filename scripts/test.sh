@@ -16,13 +16,19 @@ export PUREHDF_ORACLE_PYTHON="$ROOT/.oracle-venv/bin/python"
 export PUREHDF_ESRF_ORACLE=1
 
 status=0
+# Wall time of each group, so a CI log shows where the minutes go.
+t0=0
+lap() { echo "time: $1 $((SECONDS - t0)) s"; t0=$SECONDS; }
 # Formatting and lints first, so that CI fails on them.
+lap "oracle venv"
 cargo fmt --check || { echo "fmt: FAILED (run cargo fmt)"; status=1; }
 # Every crate of the workspace: the workspace lints (missing_docs,
 # unreachable_pub, unsafe_op_in_unsafe_fn, undocumented_unsafe_blocks) are
 # errors here, so every public item is documented and every unsafe block says why.
 cargo clippy --release --workspace --all-targets -- -D warnings || { echo "clippy: FAILED"; status=1; }
+lap "fmt + clippy"
 RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps >/dev/null || { echo "cargo doc: FAILED (warnings)"; status=1; }
+lap "doc"
 # The wasm32-unknown-unknown target for tests/wasm.rs (the library built with
 # no default features and run under Node; the test prints `skipped:` without it).
 if command -v rustup >/dev/null 2>&1 && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
@@ -31,23 +37,32 @@ else
   echo "wasm32: SKIPPED (rustup could not install the wasm32-unknown-unknown target)"
 fi
 cargo test --release --no-fail-fast --workspace --lib --bins "$@" || status=1
+lap "unit tests"
 cargo test --release --no-fail-fast --workspace --doc "$@" || status=1
+lap "doc tests"
 cargo test --release --no-fail-fast --test '*' "$@" -- --nocapture || status=1
+lap "integration tests"
 # Every example runs (each asserts what it reads back).
 for ex in examples/*.rs; do
   name="$(basename "$ex" .rs)"
   cargo run --release --quiet --example "$name" >/dev/null || { echo "example $name: FAILED"; status=1; }
 done
 echo "examples: $(ls examples/*.rs | wc -l) run"
+lap "examples"
 # The Python package (python/): the wheel built once (reusing this target
 # dir's library builds), installed into the oracle venv, pytest against h5py,
 # hdf5plugin, the reference medh5 and dask; says skipped: without the venv.
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/python/test.sh" || { echo "python: FAILED"; status=1; }
+lap "python"
 # The npm package (js/): built for wasm32 once, Node tests against h5py's
 # values and a range server, the viewer in Chromium; says skipped: without node.
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/js/test.sh" || { echo "js: FAILED"; status=1; }
+lap "js"
 # The optional ndarray feature.
 cargo test --release -p purehdf --features ndarray --lib typed_ndarray || status=1
+lap "ndarray feature"
 # Fully static h5 and medh5 (no NEEDED entries, both run); says SKIPPED without the target.
 bash "$ROOT/scripts/static_check.sh" || status=1
+lap "static binaries"
+echo "time: total $SECONDS s"
 exit $status
