@@ -330,6 +330,27 @@ pub fn encode_pipeline(
     Ok(buf.unwrap_or_else(|| input.to_vec()))
 }
 
+/// [`encode_pipeline`] with every stage applied, also where the filter
+/// declines because its output would not be smaller (LZF, as h5py's C filter
+/// does, so libhdf5 stores such a chunk with the stage skipped). For readers
+/// that cannot skip a stage per chunk, such as chunk manifests read through
+/// Zarr: the output decodes through the whole pipeline to `input`.
+pub fn encode_pipeline_unskipped(
+    pipeline: &[FilterSpec],
+    ctx: &ChunkContext,
+    input: &[u8],
+) -> Result<Vec<u8>> {
+    let mut buf: Option<Vec<u8>> = None;
+    for spec in pipeline {
+        let cur: &[u8] = buf.as_deref().unwrap_or(input);
+        buf = Some(match spec.id {
+            ids::LZF => lzf::compress(cur),
+            _ => encode(spec, ctx, cur)?,
+        });
+    }
+    Ok(buf.unwrap_or_else(|| input.to_vec()))
+}
+
 #[cfg(test)]
 mod reuse_tests {
     //! [`decode_pipeline_reusing`]'s fast paths against the general
@@ -372,6 +393,32 @@ mod reuse_tests {
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "pipeline {p:?}"),
             _ => panic!("pipeline {p:?} mask {mask}: {want:?} vs {got:?}"),
         }
+    }
+
+    #[test]
+    fn unskipped_pipeline_applies_the_stage_the_filter_declines() {
+        let ctx = ChunkContext::new(4, 4000);
+        let mut x = 7u32;
+        let noise: Vec<u8> = (0..4000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        let p = vec![spec(ids::SHUFFLE, &[4]), spec(ids::LZF, &[4, 261, 4000])];
+        // the filter declines (libhdf5 would store the chunk with the stage skipped)
+        assert!(encode_pipeline(&p, &ctx, &noise).is_err());
+        let forced = encode_pipeline_unskipped(&p, &ctx, &noise).unwrap();
+        assert!(forced.len() > noise.len());
+        assert_eq!(decode_pipeline(&p, 0, &ctx, &forced).unwrap(), noise);
+        // where the filter accepts, both agree byte for byte
+        let smooth: Vec<u8> = (0..4000u32).map(|i| (i / 64) as u8).collect();
+        assert_eq!(
+            encode_pipeline_unskipped(&p, &ctx, &smooth).unwrap(),
+            encode_pipeline(&p, &ctx, &smooth).unwrap()
+        );
     }
 
     fn data(len: usize, seed: u32) -> Vec<u8> {

@@ -46,7 +46,9 @@ pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Co
         let odd = !codecs.is_empty() && (c.filter_mask != 0 || (unfiltered_edges && partial));
         let location = if odd {
             // skipped stages (an optional filter that failed) or an unfiltered
-            // edge chunk: re-encoded through the whole pipeline and inlined
+            // edge chunk: re-encoded through the whole pipeline and inlined,
+            // every stage applied even where the filter would decline again
+            // (LZF on incompressible bytes), since Zarr cannot skip a stage
             let stored = ds.file().source().read("chunk", c.address, c.size)?;
             let mask = if unfiltered_edges && partial {
                 u32::MAX
@@ -54,7 +56,7 @@ pub(crate) fn entries(ds: &Dataset) -> Result<(Vec<u64>, Vec<ChunkEntry>, Vec<Co
                 c.filter_mask
             };
             let plain = filters::decode_pipeline(specs, mask, &ctx, &stored)?;
-            let bytes = filters::encode_pipeline(specs, &ctx, &plain).map_err(|e| {
+            let bytes = filters::encode_pipeline_unskipped(specs, &ctx, &plain).map_err(|e| {
                 refuse(
                     ds,
                     format!(
