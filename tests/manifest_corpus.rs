@@ -10,6 +10,8 @@ use purehdf::low_level::file::{File, Object};
 use purehdf::{ChunkLocation, ChunkManifest, ElementKind, Error};
 use purehdf_filters::{decode_pipeline, ChunkContext, FilterSpec};
 
+mod common;
+
 /// Largest dataset reassembled, in bytes.
 const MAX_BYTES: u64 = 32 << 20;
 
@@ -62,6 +64,15 @@ pub fn assemble(m: &ChunkManifest, file: &[u8]) -> Vec<u8> {
                 file[*offset as usize..(*offset + *length) as usize].to_vec()
             }
             ChunkLocation::Inline(b) => b.clone(),
+            // a virtual dataset's source file
+            ChunkLocation::File {
+                file: other,
+                offset,
+                length,
+            } => {
+                let other = std::fs::read(other).unwrap();
+                other[*offset as usize..(*offset + *length) as usize].to_vec()
+            }
         };
         let buf = if specs.is_empty() {
             stored
@@ -198,4 +209,132 @@ fn corpus_manifests_reassemble_to_the_reader_bytes() {
         files_ok > 500 && arrays > 1000,
         "{files_ok} files, {arrays} arrays"
     );
+}
+
+/// Random virtual stacks written by h5py: each mapping puts one source
+/// dataset (in its own file) into a box of the virtual dataset. Chunk-aligned
+/// stacks export the sources' chunks and reassemble to h5py's values;
+/// stacks that are not (a box that cuts chunks, sources with other chunk
+/// shapes or codecs, a missing source) are refused by name.
+const VDS_PY: &str = r#"
+import sys, json, random, hashlib, os
+import h5py, numpy as np
+out, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r = random.Random(seed)
+cases = []
+for k in range(n):
+    kind = r.choice(["aligned", "aligned", "edge", "cut", "mixed", "missing"])
+    H, W = r.choice([(8, 12), (16, 10), (5, 7)])
+    c0 = r.choice([1, 2, 4])
+    comp = r.choice([None, "gzip", "lzf"])
+    counts = [c0 * r.randint(1, 3) for _ in range(r.randint(1, 4))]
+    if kind == "edge":
+        counts[-1] += 1  # the last source ends inside a chunk, at both edges
+    if kind == "cut":
+        counts[0] += 1   # a box that ends inside a chunk, not at the edge
+    total = sum(counts)
+    dt = r.choice(["<i2", "<u4", "<f4", ">f8"])
+    layout = h5py.VirtualLayout(shape=(total, H, W), dtype=dt)
+    at = 0
+    for i, cnt in enumerate(counts):
+        src = os.path.join(out, "v%03d_s%d.h5" % (k, i))
+        data = (np.arange(cnt * H * W).reshape(cnt, H, W) * (i + 3) % 1000).astype(dt)
+        cz = comp if not (kind == "mixed" and i == len(counts) - 1) else ("gzip" if comp != "gzip" else None)
+        with h5py.File(src, "w") as f:
+            f.create_dataset("data", data=data, chunks=(c0, H, W), compression=cz)
+        if kind == "missing" and i == 0:
+            os.remove(src)
+        layout[at:at + cnt] = h5py.VirtualSource(os.path.basename(src), "data", shape=(cnt, H, W))
+        at += cnt
+    vpath = os.path.join(out, "v%03d.h5" % k)
+    with h5py.File(vpath, "w") as f:
+        f.create_virtual_dataset("stack", layout, fillvalue=0)
+    want = None
+    if kind != "missing":
+        with h5py.File(vpath, "r") as f:
+            want = hashlib.sha256(np.ascontiguousarray(f["stack"][...]).tobytes()).hexdigest()
+    starts = [sum(counts[:i]) for i in range(len(counts))]
+    aligned = all(a % c0 == 0 for a in starts) and all(n % c0 == 0 for n in counts[:-1])
+    export = aligned and kind != "missing" and (kind != "mixed" or len(counts) == 1)
+    cases.append({"file": vpath, "kind": kind, "export": export, "sha256": want})
+print(json.dumps(cases))
+"#;
+
+#[test]
+fn virtual_stacks_export_their_sources_chunks() {
+    use sha2::{Digest, Sha256};
+    let Some(py) = common::oracle_python() else {
+        println!("skipped: no oracle python (h5py) for the virtual stacks");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("purehdf-vds-manifest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let seed: u64 = std::env::var("PUREHDF_VDS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() % 100_000)
+                .unwrap_or(1)
+        });
+    let n = std::env::var("PUREHDF_VDS_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40u32);
+    let o = std::process::Command::new(py)
+        .args([
+            "-c",
+            VDS_PY,
+            dir.to_str().unwrap(),
+            &seed.to_string(),
+            &n.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "seed {seed}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let cases: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mut exported, mut refused) = (0, 0);
+    for c in cases.as_array().unwrap() {
+        let path = c["file"].as_str().unwrap();
+        let kind = c["kind"].as_str().unwrap();
+        let f = File::open(path).unwrap();
+        let Ok(Object::Dataset(d)) = f.object("stack") else {
+            panic!("seed {seed} {path}: no /stack")
+        };
+        let aligned = c["export"].as_bool().unwrap();
+        match d.chunk_manifest() {
+            Ok(m) => {
+                assert!(
+                    aligned,
+                    "seed {seed} {path} ({kind}): exported, should be refused"
+                );
+                assert_eq!(m.layout, "virtual");
+                let bytes = std::fs::read(path).unwrap();
+                // h5py keeps the stored byte order (`>f8` stays big-endian)
+                let got = assemble(&m, &bytes);
+                let sha = format!("{:x}", Sha256::digest(&got));
+                assert_eq!(
+                    Some(sha.as_str()),
+                    c["sha256"].as_str(),
+                    "seed {seed} {path} ({kind}): values differ from h5py's"
+                );
+                exported += 1;
+            }
+            Err(Error::Unsupported { what, .. }) => {
+                assert!(!aligned, "seed {seed} {path} ({kind}): refused: {what}");
+                assert!(what.starts_with("/stack: virtual dataset"), "{what}");
+                refused += 1;
+            }
+            Err(e) => panic!("seed {seed} {path} ({kind}): {e}"),
+        }
+    }
+    println!("virtual stacks (seed {seed}): {exported} exported equal to h5py, {refused} refused by name");
+    assert!(exported > 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -203,6 +203,11 @@ pub fn kerchunk(f: &File, src: &SourceInfo, ids: CodecIds) -> Result<Value> {
                     let v = match &c.location {
                         ChunkLocation::Range { offset, length } => json!(["{{u}}", offset, length]),
                         ChunkLocation::Inline(b) => json!(format!("base64:{}", base64(b))),
+                        ChunkLocation::File {
+                            file,
+                            offset,
+                            length,
+                        } => json!([file, offset, length]),
                     };
                     refs.insert(prefixed(&path, &chunk_key(&c.coords)), v);
                 }
@@ -241,6 +246,13 @@ pub fn zarr_v3(f: &File, src: &SourceInfo, ids: CodecIds) -> Result<Value> {
                                     json!({"path": src.url, "offset": offset, "length": length})
                                 }
                                 ChunkLocation::Inline(b) => json!({"data": base64(b)}),
+                                ChunkLocation::File {
+                                    file,
+                                    offset,
+                                    length,
+                                } => {
+                                    json!({"path": file, "offset": offset, "length": length})
+                                }
                             };
                             manifest.insert(chunk_key(&c.coords), v);
                         }

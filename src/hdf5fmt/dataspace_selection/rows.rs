@@ -158,6 +158,47 @@ impl Placed {
         }
     }
 
+    /// The selection as one box `(start, count)` when it is one: every level
+    /// a single interval (or regular intervals that touch), at least one
+    /// element. `None` for points, gaps, several spans or nothing selected.
+    pub fn as_box(&self) -> Option<(Vec<u64>, Vec<u64>)> {
+        let Kind::Tree(root) = &self.kind else {
+            return None;
+        };
+        let (mut start, mut count) = (Vec::with_capacity(self.rank), Vec::with_capacity(self.rank));
+        let mut node = root.clone();
+        loop {
+            let child = match &*node {
+                Node::Leaf => break,
+                Node::Regular { dim, child } => {
+                    let (lo, hi) = dim.interval(0)?;
+                    let hi = if dim.count == 1 || dim.interval(1).is_none() {
+                        hi
+                    } else if dim.block == dim.stride {
+                        // touching intervals: one run up to the last (clipped) one
+                        let end = dim.start.checked_add(dim.count.checked_mul(dim.block)?)?;
+                        end.min(dim.limit)
+                    } else {
+                        return None;
+                    };
+                    start.push(lo);
+                    count.push(hi - lo);
+                    child.clone()
+                }
+                Node::Spans(v) => {
+                    let [(lo, hi, child)] = v.as_slice() else {
+                        return None;
+                    };
+                    start.push(*lo);
+                    count.push(hi.checked_sub(*lo)?);
+                    child.clone()
+                }
+            };
+            node = child;
+        }
+        (start.len() == self.rank && count.iter().all(|&c| c > 0)).then_some((start, count))
+    }
+
     /// Number of dimensions the selection is placed on.
     pub fn rank(&self) -> usize {
         self.rank
@@ -473,6 +514,42 @@ mod tests {
         let sel = DataspaceSelection::Regular(vec![hd(0, 4, Some(3), Some(2))]);
         let p = Placed::new(&sel, &[12], None).unwrap();
         assert_eq!(all_rows(&p), vec![(vec![0], 2), (vec![4], 2), (vec![8], 2)]);
+    }
+
+    #[test]
+    fn as_box_only_for_one_box() {
+        let b = |sel: &DataspaceSelection, dims: &[u64], clip| {
+            Placed::new(sel, dims, clip).unwrap().as_box()
+        };
+        let all = DataspaceSelection::All;
+        assert_eq!(b(&all, &[4, 6], None), Some((vec![0, 0], vec![4, 6])));
+        assert_eq!(b(&all, &[], None), Some((vec![], vec![])));
+        assert_eq!(b(&all, &[0, 6], None), None);
+        let sel = DataspaceSelection::Regular(vec![
+            hd(2, 1, Some(1), Some(3)),
+            hd(0, 1, Some(1), Some(6)),
+        ]);
+        assert_eq!(b(&sel, &[10, 6], None), Some((vec![2, 0], vec![3, 6])));
+        // touching blocks are one run; gaps are not a box
+        let touching = DataspaceSelection::Regular(vec![hd(0, 2, Some(3), Some(2))]);
+        assert_eq!(b(&touching, &[12], None), Some((vec![0], vec![6])));
+        let gaps = DataspaceSelection::Regular(vec![hd(0, 4, Some(3), Some(2))]);
+        assert_eq!(b(&gaps, &[12], None), None);
+        let unlimited = DataspaceSelection::Regular(vec![hd(1, 1, Some(1), None)]);
+        assert_eq!(
+            b(&unlimited, &[100], Some((0, 3))),
+            Some((vec![1], vec![2]))
+        );
+        let one = DataspaceSelection::Irregular {
+            rank: 2,
+            blocks: vec![1, 1, 2, 3],
+        };
+        assert_eq!(b(&one, &[4, 4], None), Some((vec![1, 1], vec![2, 3])));
+        let two = DataspaceSelection::Irregular {
+            rank: 2,
+            blocks: vec![0, 0, 1, 1, 1, 1, 2, 3],
+        };
+        assert_eq!(b(&two, &[4, 4], None), None);
     }
 
     #[test]

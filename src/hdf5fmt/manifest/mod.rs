@@ -20,6 +20,7 @@ mod chunked;
 mod codecs;
 mod dtype;
 mod storage;
+mod virtual_map;
 mod vlen;
 
 pub use codecs::Codec;
@@ -43,6 +44,16 @@ pub enum ChunkLocation {
     },
     /// The stored bytes themselves (compact data, encoded vlen strings).
     Inline(Vec<u8>),
+    /// `length` bytes at `offset` of another file: a virtual dataset's
+    /// source file, as libhdf5 resolves it (an absolute path).
+    File {
+        /// The source file.
+        file: String,
+        /// File offset of the stored bytes.
+        offset: u64,
+        /// Stored size in bytes.
+        length: u64,
+    },
 }
 
 /// One chunk of the manifest.
@@ -82,8 +93,9 @@ pub struct ChunkManifest {
     pub codecs: Vec<Codec>,
     /// Stored chunks, in grid order.
     pub chunks: Vec<ChunkEntry>,
-    /// `"chunked"`, `"contiguous"`, `"compact"` or `"inline"` (vlen strings,
-    /// fixed-length strings converted to NUL padding).
+    /// `"chunked"`, `"contiguous"`, `"compact"`, `"virtual"` (the chunks of
+    /// its sources) or `"inline"` (vlen strings, fixed-length strings
+    /// converted to NUL padding).
     pub layout: &'static str,
 }
 
@@ -126,12 +138,22 @@ impl Dataset {
             Datatype::String { pad, .. } if *pad != StringPad::NullPad => Some(*pad),
             _ => None,
         };
+        let mut shape = self.shape().to_vec();
         let (chunk_shape, chunks, codecs, layout) = match self.layout() {
             Layout::Virtual { .. } => {
-                return Err(refuse(
-                    self,
-                    "virtual dataset (mappings are not resolved to source chunks)",
-                ))
+                let (dims, chunk_shape, chunks, source) = virtual_map::entries(self, &fill)?;
+                let codecs = match source {
+                    Some(m) if m.element != ElementKind::Fixed(zdt.clone()) => {
+                        return Err(refuse(
+                            self,
+                            "virtual dataset sources have another element type",
+                        ))
+                    }
+                    Some(m) => m.codecs,
+                    None => Vec::new(),
+                };
+                shape = dims;
+                (chunk_shape, chunks, codecs, "virtual")
             }
             _ if odd_pad.is_some() => {
                 let pad = odd_pad.unwrap_or(StringPad::NullPad);
@@ -152,7 +174,7 @@ impl Dataset {
             }
         };
         Ok(ChunkManifest {
-            shape: self.shape().to_vec(),
+            shape,
             chunk_shape,
             element: ElementKind::Fixed(zdt),
             fill,
