@@ -32,6 +32,7 @@ PINS=(
   "iatro-base-iac==0.1.4"
   "zarr==3.1.*"
   "kerchunk==0.2.*"
+  "fastparquet==2026.9.*"
   "virtualizarr==2.5.*"
   "xarray"
 )

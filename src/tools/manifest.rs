@@ -16,7 +16,7 @@ use purehdf::low_level::file::{File, Object};
 use purehdf::{Attribute, ChunkLocation, ChunkManifest, Error, Result};
 
 const USAGE: &str = "usage: h5 manifest FILE|URL [--format kerchunk|zarr-v3] \
-[--codecs standard|purehdf] [-o OUT]";
+[--codecs standard|purehdf] [-o OUT] [--parquet (kerchunk, -o a new directory)]";
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,6 +284,7 @@ pub fn manifest(input: &str, format: Format, ids: CodecIds) -> Result<Value> {
 pub fn run(args: &[String]) -> u8 {
     let mut pos = Vec::new();
     let (mut format, mut ids, mut out) = (Format::Kerchunk, CodecIds::Standard, None);
+    let mut parquet = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -304,6 +305,7 @@ pub fn run(args: &[String]) -> u8 {
                 }
             },
             "-o" | "--out" => out = it.next().cloned(),
+            "--parquet" => parquet = true,
             _ => pos.push(a.clone()),
         }
     }
@@ -311,6 +313,12 @@ pub fn run(args: &[String]) -> u8 {
         eprintln!("{USAGE}");
         return 2;
     };
+    if parquet && (format != Format::Kerchunk || out.is_none()) {
+        eprintln!(
+            "h5 manifest: --parquet writes kerchunk references into the -o directory\n{USAGE}"
+        );
+        return 2;
+    }
     let v = match manifest(input, format, ids) {
         Ok(v) => v,
         Err(e) => {
@@ -324,6 +332,18 @@ pub fn run(args: &[String]) -> u8 {
             "h5 manifest: refused {path}: {}",
             why.as_str().unwrap_or_default()
         );
+    }
+    if parquet {
+        let dir = std::path::Path::new(out.as_deref().unwrap_or_default());
+        if dir.exists() {
+            eprintln!("h5 manifest: {} exists", dir.display());
+            return 2;
+        }
+        if let Err(e) = super::manifest_parquet::write(&v, dir) {
+            eprintln!("h5 manifest: {e}");
+            return 2;
+        }
+        return u8::from(refused > 0);
     }
     let text = v.to_string();
     let written = match &out {

@@ -351,7 +351,7 @@ impl Verify {
     }
 }
 
-/// `h5 manifest FILE|URL [--format kerchunk|zarr-v3] [--codecs standard|purehdf] [-o OUT]`.
+/// `h5 manifest FILE|URL [--format kerchunk|zarr-v3] [--codecs standard|purehdf] [-o OUT] [--parquet]`.
 #[derive(Args)]
 pub(crate) struct Manifest {
     /// The HDF5 file or object URL
@@ -363,9 +363,12 @@ pub(crate) struct Manifest {
     /// standard (numcodecs ids where numcodecs has the filter) or purehdf (our codecs only)
     #[arg(long)]
     pub(crate) codecs: Option<String>,
-    /// The output file or URL (default: standard output)
+    /// The output file or URL (default: standard output); with --parquet a new directory
     #[arg(short = 'o', long = "out")]
     pub(crate) out: Option<String>,
+    /// kerchunk references as Parquet files (fsspec's lazy reference layout) in the -o directory
+    #[arg(long)]
+    pub(crate) parquet: bool,
 }
 
 impl Manifest {
@@ -376,6 +379,7 @@ impl Manifest {
             .opt("--format", &self.format)
             .opt("--codecs", &self.codecs)
             .opt("--out", &self.out)
+            .flag("--parquet", self.parquet)
             .done()
     }
 }
