@@ -141,8 +141,8 @@ impl Dataset {
         let mut shape = self.shape().to_vec();
         let (chunk_shape, chunks, codecs, layout) = match self.layout() {
             Layout::Virtual { .. } => {
-                let (dims, chunk_shape, chunks, source) = virtual_map::entries(self, &fill)?;
-                let codecs = match source {
+                let v = virtual_map::entries(self, &fill)?;
+                let codecs = match v.source {
                     Some(m) if m.element != ElementKind::Fixed(zdt.clone()) => {
                         return Err(refuse(
                             self,
@@ -152,8 +152,8 @@ impl Dataset {
                     Some(m) => m.codecs,
                     None => Vec::new(),
                 };
-                shape = dims;
-                (chunk_shape, chunks, codecs, "virtual")
+                shape = v.dims;
+                (v.chunk_shape, v.chunks, codecs, "virtual")
             }
             _ if odd_pad.is_some() => {
                 let pad = odd_pad.unwrap_or(StringPad::NullPad);

@@ -14,12 +14,20 @@ use crate::dataset::Dataset;
 use crate::error::Result;
 use crate::virtual_layout::resolve::{plan, Piece};
 
-/// Chunk shape, chunks and codecs of the virtual dataset `ds` whose own
-/// element type is `element` and fill bytes `fill`; the extent is `dims`.
-pub(crate) fn entries(
-    ds: &Dataset,
-    fill: &[u8],
-) -> Result<(Vec<u64>, Vec<u64>, Vec<ChunkEntry>, Option<ChunkManifest>)> {
+/// A virtual dataset's chunks, as its sources store them.
+pub(crate) struct VirtualChunks {
+    /// The current extent.
+    pub(crate) dims: Vec<u64>,
+    /// The sources' shared chunk shape.
+    pub(crate) chunk_shape: Vec<u64>,
+    /// The chunks, in grid order.
+    pub(crate) chunks: Vec<ChunkEntry>,
+    /// The first source's own manifest (codecs, element type), if any.
+    pub(crate) source: Option<ChunkManifest>,
+}
+
+/// The chunks of the virtual dataset `ds` whose fill bytes are `fill`.
+pub(crate) fn entries(ds: &Dataset, fill: &[u8]) -> Result<VirtualChunks> {
     let plan = plan(ds).map_err(|e| refuse(ds, format!("virtual dataset sources: {e}")))?;
     if let Some(m) = plan.missing.first() {
         return Err(refuse(
@@ -55,7 +63,12 @@ pub(crate) fn entries(
         .into_iter()
         .map(|(coords, location)| ChunkEntry { coords, location })
         .collect();
-    Ok((plan.dims.clone(), chunk_shape, chunks, first))
+    Ok(VirtualChunks {
+        dims: plan.dims.clone(),
+        chunk_shape,
+        chunks,
+        source: first,
+    })
 }
 
 fn canonical(p: &Path) -> std::path::PathBuf {
