@@ -116,7 +116,7 @@ fn grid_of(zarray: &Value) -> Option<Vec<usize>> {
     let g: Option<Vec<usize>> = shape
         .iter()
         .zip(chunks)
-        .map(|(s, c)| Some(usize::try_from(s.as_u64()?.div_ceil(c.as_u64()?.max(1))).ok()?))
+        .map(|(s, c)| usize::try_from(s.as_u64()?.div_ceil(c.as_u64()?.max(1))).ok())
         .collect();
     let g = g?;
     g.iter()
