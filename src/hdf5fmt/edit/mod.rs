@@ -14,9 +14,12 @@
 //! One job per file: `open` (open and lock), `space` (free-space tracking),
 //! `commit` (ordering, superblock end of file), `header` (object header
 //! rewrite), `attrs` (attributes), `links` (links and new objects), `data`
-//! (dataset writes).
+//! (dataset writes), `chunked` (chunked writes and resizes), `btree1_chunks`
+//! (version 1 B-tree chunk indexes).
 
 mod attrs;
+mod btree1_chunks;
+mod chunked;
 mod commit;
 mod data;
 mod header;
