@@ -42,13 +42,14 @@ impl Editor {
         }
     }
 
-    /// Write a v1 B-tree indexing `stored` (new blocks into `txn`); returns
-    /// the root node's address.
+    /// Write a v1 B-tree indexing `stored` (new blocks into `txn`, their
+    /// places into `blocks`); returns the root node's address.
     pub(super) fn write_btree_v1(
         &mut self,
         info_chunk: &super::chunked::ChunkGeometry,
         stored: &RawChunks,
         txn: &mut Txn,
+        blocks: &mut Vec<(u64, u64)>,
     ) -> Result<u64> {
         let k = usize::from(self.istore_k()?);
         let rank = info_chunk.chunk.len();
@@ -134,6 +135,7 @@ impl Editor {
                 }
                 put_key(&mut n, last);
                 n.resize(node_size, 0);
+                blocks.push((addrs[i], node_size as u64));
                 txn.writes.push((addrs[i], n));
             }
             if level.len() == 1 {

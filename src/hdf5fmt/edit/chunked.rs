@@ -338,8 +338,9 @@ impl Editor {
             );
             txn.writes.push((at, enc));
         }
+        let mut blocks = Vec::new();
         let layout = if info.version == 3 {
-            let root = self.write_btree_v1(info, &stored, &mut txn)?;
+            let root = self.write_btree_v1(info, &stored, &mut txn, &mut blocks)?;
             Layout::Chunked {
                 version: 3,
                 chunk_dims: info.chunk.clone(),
@@ -350,11 +351,21 @@ impl Editor {
             }
             .encode(self.reader.sizes())?
         } else {
-            self.write_v4_index(ds, info, dims, &stored, &mut txn)?
+            self.write_v4_index(ds, info, dims, &stored, &mut txn, &mut blocks)?
         };
         let h = ds.header().clone();
         let addr = h.address;
         let mut msgs = messages_of(&h);
+        // the index this session wrote for the dataset, if still current
+        if let Some((body, old)) = self.indexes.get(&addr) {
+            // (a version 1 header pads the stored body to 8 bytes)
+            let current = |m: &crate::write::object_header::Message| {
+                m.kind == types::LAYOUT && m.body.get(..body.len()) == Some(&body[..])
+            };
+            if msgs.iter().any(current) {
+                txn.frees.extend(old.iter().copied());
+            }
+        }
         for m in msgs.iter_mut() {
             if m.kind == types::LAYOUT {
                 m.body = layout.clone();
@@ -368,7 +379,9 @@ impl Editor {
             }
         }
         self.rewrite_header(addr, &h, msgs, None, &mut txn)?;
-        self.commit(txn)
+        self.commit(txn)?;
+        self.indexes.insert(addr, (layout, blocks));
+        Ok(())
     }
 
     /// A version 4 index (the writer's), appended; returns the layout body.
@@ -379,6 +392,7 @@ impl Editor {
         dims: &[u64],
         stored: &RawChunks,
         txn: &mut Txn,
+        blocks: &mut Vec<(u64, u64)>,
     ) -> Result<Vec<u8>> {
         let max = ds.maxshape().to_vec();
         let build = |base: u64| -> Result<(Vec<u8>, Vec<u8>)> {
@@ -407,6 +421,7 @@ impl Editor {
         } else {
             build(at)?
         };
+        blocks.push((at, bytes.len() as u64));
         txn.writes.push((at, bytes));
         Ok(body)
     }

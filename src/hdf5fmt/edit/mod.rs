@@ -53,6 +53,10 @@ pub struct Editor {
     /// Addresses of the blocks this session allocated (their lengths are
     /// rounded up to the alignment when they are freed).
     mine: std::collections::HashSet<u64>,
+    /// Chunk indexes this session wrote, by dataset header address: the
+    /// layout message body pointing at one, and its blocks (freed when the
+    /// dataset's index is replaced again while that body is still current).
+    indexes: std::collections::HashMap<u64, (Vec<u8>, Vec<(u64, u64)>)>,
     durability: Durability,
     /// An operation failed after writing: later operations are refused.
     broken: Option<String>,
