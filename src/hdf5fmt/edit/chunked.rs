@@ -95,6 +95,10 @@ fn fill_outside(buf: &mut [u8], chunk: &[u64], scaled: &[u64], dims: &[u64], fil
     }
 }
 
+/// A chunk index written this session: the layout message body pointing at
+/// it, and its blocks (address, length).
+pub(super) type WrittenIndex = (Vec<u8>, Vec<(u64, u64)>);
+
 /// What a chunked edit needs to know about the dataset.
 pub(super) struct ChunkGeometry {
     esize: usize,

@@ -56,7 +56,7 @@ pub struct Editor {
     /// Chunk indexes this session wrote, by dataset header address: the
     /// layout message body pointing at one, and its blocks (freed when the
     /// dataset's index is replaced again while that body is still current).
-    indexes: std::collections::HashMap<u64, (Vec<u8>, Vec<(u64, u64)>)>,
+    indexes: std::collections::HashMap<u64, chunked::WrittenIndex>,
     durability: Durability,
     /// An operation failed after writing: later operations are refused.
     broken: Option<String>,
