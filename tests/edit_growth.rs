@@ -84,3 +84,67 @@ fn thousand_rewrites_stay_under_a_bound() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Chunked writes and resizes repeated in one session: the chunks and
+/// chunk indexes each one replaces are reused, so the file stays under a
+/// bound, and the values match a model (and h5py, when it is there).
+#[test]
+fn chunked_rewrites_stay_under_a_bound() {
+    let dir = std::env::temp_dir().join(format!("purehdf-edit-growth-c-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("c.h5");
+    let mut w = FileWriter::create(&path).unwrap();
+    let mut model: Vec<i64> = (0..100).collect();
+    let spec = DatasetSpec::new(i64::dtype(), &[100])
+        .with_maxshape(&[None])
+        .chunked(&[8], vec![purehdf::Filter::deflate(4).unwrap()]);
+    w.create_dataset(w.root(), "c", spec, to_bytes(&model))
+        .unwrap();
+    w.commit().unwrap();
+    let start = std::fs::metadata(&path).unwrap().len();
+    let mut ed = File::open_rw(&path).unwrap();
+    ed.set_durability(purehdf::Durability::Ordered);
+    for i in 0..300u64 {
+        if i % 10 == 9 {
+            let n = 60 + (i * 7 % 80) as usize;
+            ed.resize("/c", &[n as u64]).unwrap();
+            model.resize(n, 0);
+        } else {
+            let s = (i * 13) % model.len() as u64;
+            let n = (model.len() as u64 - s).min(1 + i % 20);
+            let vals: Vec<i64> = (0..n as i64).map(|k| i as i64 * 1000 + k).collect();
+            ed.write_slab("/c", &[s], &[n], &to_bytes(&vals)).unwrap();
+            model[s as usize..(s + n) as usize].copy_from_slice(&vals);
+        }
+    }
+    drop(ed);
+    let end = std::fs::metadata(&path).unwrap().len();
+    eprintln!("chunked growth: {start} -> {end} bytes after 300 writes and resizes");
+    assert!(end - start <= BOUND, "grew by {} bytes", end - start);
+    let f = File::open(&path).unwrap();
+    let got: Vec<i64> = f.root().unwrap().dataset("c").unwrap().read().unwrap();
+    assert_eq!(got, model);
+    if let Some(py) = common::oracle_python() {
+        let out = std::process::Command::new(py)
+            .args([
+                "-c",
+                "import h5py,sys; f=h5py.File(sys.argv[1],'r'); print(f['c'][()].tolist())",
+            ])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            format!("{model:?}")
+        );
+    } else {
+        eprintln!("skipped: h5py check (no oracle python)");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,46 +5,88 @@
 //! exactly the state after some edit `k` or `k + 1`, where `k` is the last
 //! counter edit it shows. Then the child resumes from there. Files from our
 //! writer (version 2 headers) and from h5py with `libver="earliest"`
-//! (version 1 headers). `PUREHDF_EDIT_KILLS` sets the kills per file
-//! (default 40).
+//! (version 1 headers). Some odd edits resize or write the chunked,
+//! filtered dataset `/c` instead (an extensible array index in our file, a
+//! version 1 B-tree in h5py's). `PUREHDF_EDIT_KILLS` sets the kills per
+//! file (default 40).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use purehdf::low_level::attribute::Attribute;
-use purehdf::{AttrValue, File, FileWriter};
+use purehdf::low_level::write::Element;
+use purehdf::{AttrValue, DatasetSpec, File, FileWriter, Filter};
 
 mod common;
 use common::Rng;
 
 const GROUPS: u64 = 3;
 
+/// Length `/c` is resized to by edit `j` (`j % 8 == 3`).
+fn c_len(j: u64) -> u64 {
+    j * 13 % 40
+}
+
+/// Elements of `/c` edit `j` (`j % 8 == 7`) sets to `j`: from `j % 5`, at
+/// most 7 of them.
+fn c_slab(j: u64, len: u64) -> (u64, u64) {
+    let s = (j % 5).min(len);
+    (s, (len - s).min(7))
+}
+
 /// Edit `j`: even ones set the root's `counter` (an array whose length
-/// varies), odd ones a string attribute `s` of group `g{j % 3}`.
+/// varies); odd ones resize `/c` (`j % 8 == 3`), write into it
+/// (`j % 8 == 7`) or set a string attribute `s` of group `g{j % 3}`.
 fn edit(ed: &mut purehdf::Editor, j: u64) -> purehdf::Result<()> {
     if j.is_multiple_of(2) {
         let v: Vec<i64> = vec![j as i64; (j * 37 % 50 + 1) as usize];
         ed.set_attr("/", "counter", &AttrValue::array(&v))
+    } else if j % 8 == 3 {
+        ed.resize("/c", &[c_len(j)])
+    } else if j % 8 == 7 {
+        let len = ed.file().root()?.dataset("c")?.shape()[0];
+        let (s, n) = c_slab(j, len);
+        let bytes: Vec<u8> = (0..n).flat_map(|_| (j as i64).to_le_bytes()).collect();
+        ed.write_slab("/c", &[s], &[n], &bytes)
     } else {
         let s = "y".repeat((j * 61 % 400) as usize);
         ed.set_attr(&format!("/g{}", j % GROUPS), "s", &AttrValue::string(&s))
     }
 }
 
-/// What the file holds after edit `j` (0: none): counter, and each
-/// group's string length (None: unset).
-fn state(j: u64) -> (i64, Vec<Option<u64>>) {
+/// What the file holds: counter, each group's string length (None:
+/// unset), the values of `/c`.
+type State = (i64, Vec<Option<u64>>, Vec<i64>);
+
+/// `/c` as created: ten elements `0..10`.
+fn c_start() -> Vec<i64> {
+    (0..10).collect()
+}
+
+/// What the file holds after edit `j` (0: none).
+fn state(j: u64) -> State {
     let counter = if j >= 2 { (j - j % 2) as i64 } else { -1 };
+    let attr_edit = |i: &u64| i % 2 == 1 && i % 8 != 3 && i % 8 != 7;
     let groups = (0..GROUPS)
         .map(|g| {
             (1..=j)
                 .rev()
-                .find(|i| i % 2 == 1 && i % GROUPS == g)
+                .find(|i| attr_edit(i) && i % GROUPS == g)
                 .map(|i| i * 61 % 400)
         })
         .collect();
-    (counter, groups)
+    let mut c = c_start();
+    for i in 1..=j {
+        if i % 8 == 3 {
+            // grown elements read as the fill value, 0
+            c.resize(c_len(i) as usize, 0);
+        } else if i % 8 == 7 {
+            let (s, n) = c_slab(i, c.len() as u64);
+            c[s as usize..(s + n) as usize].fill(i as i64);
+        }
+    }
+    (counter, groups, c)
 }
 
 fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
@@ -52,7 +94,7 @@ fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
 }
 
 /// The state as purehdf reads it.
-fn ours(path: &Path) -> (i64, Vec<Option<u64>>) {
+fn ours(path: &Path) -> State {
     let f = File::open(path).unwrap();
     let root = f.object("/").unwrap().attributes().unwrap();
     let counter = attr(&root, "counter")
@@ -65,16 +107,26 @@ fn ours(path: &Path) -> (i64, Vec<Option<u64>>) {
             attr(&a, "s").map(|a| f.vlen_bytes(&a.data).unwrap().len() as u64)
         })
         .collect();
-    (counter, groups)
+    let c = f
+        .root()
+        .unwrap()
+        .dataset("c")
+        .unwrap()
+        .read_raw_vec(&purehdf::Selection::All)
+        .unwrap()
+        .chunks(8)
+        .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    (counter, groups, c)
 }
 
 /// The state as h5py reads it.
-fn theirs(py: &Path, path: &Path) -> (i64, Vec<Option<u64>>) {
+fn theirs(py: &Path, path: &Path) -> State {
     let code = "import h5py,sys,json\n\
 f=h5py.File(sys.argv[1],'r')\n\
 c=int(f.attrs['counter'][0]) if 'counter' in f.attrs else -1\n\
 g=[len(f['g%d'%i].attrs['s']) if 's' in f['g%d'%i].attrs else None for i in range(3)]\n\
-print(json.dumps([c,g]))";
+print(json.dumps([c,g,[int(x) for x in f['c'][()]]]))";
     let out = Command::new(py)
         .args(["-c", code])
         .arg(path)
@@ -93,11 +145,16 @@ print(json.dumps([c,g]))";
             .iter()
             .map(serde_json::Value::as_u64)
             .collect(),
+        v[2].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect(),
     )
 }
 
 /// The edit number `k` whose state `s` is (the last one of two candidates).
-fn which(s: &(i64, Vec<Option<u64>>)) -> Option<u64> {
+fn which(s: &State) -> Option<u64> {
     let base = if s.0 < 0 { 0 } else { s.0 as u64 };
     [base, base + 1].into_iter().rev().find(|&k| state(k) == *s)
 }
@@ -185,6 +242,16 @@ fn kill_during_edits_leaves_old_or_new() {
     for g in 0..GROUPS {
         w.create_group(w.root(), &format!("g{g}")).unwrap();
     }
+    let spec = DatasetSpec::new(i64::dtype(), &[10])
+        .with_maxshape(&[None])
+        .chunked(&[3], vec![Filter::shuffle(), Filter::deflate(4).unwrap()]);
+    w.create_dataset(
+        w.root(),
+        "c",
+        spec,
+        purehdf::low_level::write::to_bytes(&c_start()),
+    )
+    .unwrap();
     w.commit().unwrap();
     run(&a, kills, 0x1234_5678, py.as_deref());
     // h5py's, version 1 headers
@@ -194,7 +261,7 @@ fn kill_during_edits_leaves_old_or_new() {
             let st = Command::new(py)
                 .args([
                     "-c",
-                    "import h5py,sys\nwith h5py.File(sys.argv[1],'w',libver='earliest') as f:\n  [f.create_group('g%d'%i) for i in range(3)]",
+                    "import h5py,sys,numpy as np\nwith h5py.File(sys.argv[1],'w',libver='earliest') as f:\n  [f.create_group('g%d'%i) for i in range(3)]\n  f.create_dataset('c',data=np.arange(10),chunks=(3,),maxshape=(None,),shuffle=True,compression='gzip')",
                 ])
                 .arg(&b)
                 .status()

@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import h5py
+import hdf5plugin  # noqa: F401  (registers Blosc2 for reading and writing)
 import numpy as np
 
 
@@ -118,11 +119,67 @@ def make_base(path, r):
             if r.random() < 0.5:
                 kw = {"chunks": True, "compression": r.choice(["gzip", None])}
             g.create_dataset("d%d" % i, data=np.arange(r.randint(1, 50), dtype=r.choice(["<i4", "<f8"])), **kw)
+        for i in range(r.choice([0, 1, 1, 2, 3])):
+            chunked_dataset(r.choice(groups), "c%d" % i, r)
         for o in groups + [f[p] for p, _ in scan(f) if p != "/"]:
             for j in range(r.randint(0, 4)):
                 k, v = rand_value(r)
                 o.attrs["a%d" % j] = py_value(k, v)
     return libver
+
+
+FILTERS = ["none", "gzip", "shuffle_gzip", "lzf", "fletcher32", "gzip_fletcher32", "blosc2"]
+
+
+def chunked_dataset(g, name, r):
+    """A chunked dataset with a random rank, chunk shape, maximum shape
+    (hence chunk index: fixed dims give a single chunk or a fixed array,
+    one unlimited dimension an extensible array, more a v2 B-tree; all are a
+    v1 B-tree in libver=earliest files) and filter stack."""
+    rank = r.choice([1, 1, 2, 3])
+    shape = tuple(r.randint(1, 12 if rank < 3 else 5) for _ in range(rank))
+    chunks = tuple(r.randint(1, 6) for _ in range(rank))
+    kind = r.choice(["fixed", "single", "max", "unlim1", "unlimall"])
+    if kind == "fixed":
+        maxshape = shape
+    elif kind == "single":
+        chunks = shape
+        maxshape = shape
+    elif kind == "max":
+        maxshape = tuple(s + r.randint(0, 8) for s in shape)
+    elif kind == "unlim1":
+        u = r.randrange(rank)
+        maxshape = tuple(None if i == u else s + r.randint(0, 4) for i, s in enumerate(shape))
+    else:
+        maxshape = (None,) * rank
+    chunks = tuple(c if m is None else min(c, m) for c, m in zip(chunks, maxshape))
+    dtype = r.choice(["<i4", "<i8", "<f8"])
+    kw = {}
+    filt = r.choice(FILTERS)
+    if filt in ("gzip", "shuffle_gzip", "gzip_fletcher32"):
+        kw["compression"] = "gzip"
+        kw["compression_opts"] = r.randint(1, 9)
+    if filt == "shuffle_gzip":
+        kw["shuffle"] = True
+    if filt in ("fletcher32", "gzip_fletcher32"):
+        kw["fletcher32"] = True
+    if filt == "lzf":
+        kw["compression"] = "lzf"
+    if filt == "blosc2":
+        kw.update(hdf5plugin.Blosc2(cname=r.choice(["lz4", "zstd", "blosclz"]), clevel=5,
+                                    filters=r.choice([hdf5plugin.Blosc2.NOFILTER, hdf5plugin.Blosc2.SHUFFLE])))
+    if r.random() < 0.3:
+        kw["fillvalue"] = r.randint(-50, 50)
+    data = (np.arange(int(np.prod(shape))).reshape(shape) * 3 - 7).astype(dtype)
+    d = g.create_dataset(name, shape=shape, dtype=dtype, chunks=chunks, maxshape=maxshape, **kw)
+    if r.random() < 0.8:
+        # leave some chunks unwritten (they read as the fill value)
+        part = tuple(slice(0, r.randint(1, s)) for s in shape) if r.random() < 0.5 else ()
+        d[part] = data[part]
+
+
+def slab(op):
+    return tuple(slice(s, s + c) for s, c in zip(op["start"], op["count"]))
 
 
 def apply(f, op):
@@ -145,8 +202,10 @@ def apply(f, op):
         f[op["path"]] = f[op["target"]]
     elif t == "write":
         d = f[op["path"]]
-        s, c = op["start"], op["count"]
-        d[s:s + c] = (np.arange(c) * op["mul"] + 1).astype(d.dtype)
+        c = op["count"]
+        d[slab(op)] = (np.arange(int(np.prod(c))).reshape(c) * op["mul"] + 1).astype(d.dtype)
+    elif t == "resize":
+        f[op["path"]].resize(tuple(op["shape"]))
     else:
         raise ValueError(t)
 
@@ -158,7 +217,7 @@ def links_of(f, g):
 def draw(f, r, links_ok, serial):
     objs = scan(f)
     groups = [p for p, isg in objs if isg]
-    t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 2 + (["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"] if links_ok else []))
+    t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 4 + ["resize"] * 2 + (["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"] if links_ok else []))
     name = "n%d" % serial
     if t == "set_attr":
         p = r.choice(objs)[0]
@@ -168,15 +227,29 @@ def draw(f, r, links_ok, serial):
         k, v = rand_value(r)
         return {"op": t, "path": p, "name": name, "kind": k, "value": v}
     if t == "write":
-        cands = [p for p, isg in objs if not isg and f[p].chunks is None and f[p].ndim == 1
-                 and f[p].dtype.str in ("<i4", "<i8", "<f8") and f[p].shape[0] > 0]
+        cands = [p for p, isg in objs if not isg and f[p].ndim >= 1
+                 and f[p].dtype.str in ("<i4", "<i8", "<f8") and 0 not in f[p].shape]
         if not cands:
             return None
         p = r.choice(cands)
-        n = f[p].shape[0]
-        s = r.randrange(n)
-        return {"op": t, "path": p, "start": s, "count": r.randint(1, n - s),
+        start, count = [], []
+        for n in f[p].shape:
+            s = r.randrange(n)
+            start.append(s)
+            count.append(r.randint(1, n - s))
+        return {"op": t, "path": p, "start": start, "count": count,
                 "mul": r.randint(-9, 9), "dtype": f[p].dtype.str}
+    if t == "resize":
+        cands = [p for p, isg in objs if not isg and f[p].chunks is not None
+                 and f[p].maxshape != f[p].shape]
+        if not cands:
+            return None
+        p = r.choice(cands)
+        shape = []
+        for n, m in zip(f[p].shape, f[p].maxshape):
+            top = n + 10 if m is None else m
+            shape.append(r.choice([n, r.randint(0, top), r.randint(n, top), max(n - r.randint(1, 4), 0)]))
+        return {"op": t, "path": p, "shape": shape}
     if t == "del_attr":
         cands = [(p, n) for p, _ in objs for n in f[p].attrs.keys()]
         if not cands:

@@ -1,7 +1,8 @@
 //! Issue 44: random edit programs. Each seed draws a base file (written by
 //! h5py, or by our writer) and a program of edits (attribute churn, groups
 //! and datasets created, links deleted, renamed, moved, soft and hard
-//! links, slabs written into contiguous datasets); h5py applies the program to one copy and `File::open_rw` to
+//! links, slabs written into contiguous and chunked datasets of every chunk
+//! index type and several filter stacks, chunked datasets resized); h5py applies the program to one copy and `File::open_rw` to
 //! another, and the oracle (`tests/edit_oracle.py`) requires equal full
 //! dumps, `h5dump -H` accepting ours, and h5py editing ours afterwards.
 //! `PUREHDF_EDIT_PROGRAMS` sets the count (default 100), `PUREHDF_EDIT_SEED`
@@ -112,16 +113,34 @@ fn apply(ed: &mut purehdf::Editor, op: &Value) -> purehdf::Result<()> {
             )
         }
         "write" => {
-            let (start, count) = (op["start"].as_u64().unwrap(), op["count"].as_u64().unwrap());
+            let list = |k: &str| -> Vec<u64> {
+                op[k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect()
+            };
+            let (start, count) = (list("start"), list("count"));
+            let n: u64 = count.iter().product();
             let mul = op["mul"].as_i64().unwrap();
-            let vals = (0..count as i64).map(|i| i * mul + 1);
+            let vals = (0..n as i64).map(|i| i * mul + 1);
             let bytes: Vec<u8> = match op["dtype"].as_str().unwrap() {
                 "<i4" => vals.flat_map(|v| (v as i32).to_le_bytes()).collect(),
                 "<i8" => vals.flat_map(i64::to_le_bytes).collect(),
                 "<f8" => vals.flat_map(|v| (v as f64).to_le_bytes()).collect(),
                 d => panic!("dtype {d}"),
             };
-            ed.write_slab(&s("path"), &[start], &[count], &bytes)
+            ed.write_slab(&s("path"), &start, &count, &bytes)
+        }
+        "resize" => {
+            let shape: Vec<u64> = op["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            ed.resize(&s("path"), &shape)
         }
         "delete" => ed.delete(&s("path")),
         "rename" => ed.rename(&s("from"), &s("to")),

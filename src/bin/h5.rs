@@ -10,7 +10,7 @@
 //! h5 compare A B [--metric exact|ssim|psnr|maxabs] [--slices S] [--json]
 //! h5 verify FILE [--json]  check every checksum, decode every chunk and record
 //! h5 completions SHELL       a bash, zsh or fish completion script
-//! h5 attr set|del, h5 rm, h5 mv, h5 write   edit in place (purehdf_cli::tools::edit)
+//! h5 attr set|del, h5 rm, h5 mv, h5 write, h5 resize   edit in place (purehdf_cli::tools::edit)
 //! ```
 //! The command line is declared with clap (`cli/h5_args.rs`: `--help` on
 //! every command, typo suggestions); the commands of `purehdf_cli::tools`
@@ -85,6 +85,7 @@ fn main() -> ExitCode {
         Cmd::Rm(a) => purehdf_cli::tools::edit::rm(&a.args),
         Cmd::Mv(a) => purehdf_cli::tools::edit::mv(&a.args),
         Cmd::Write(a) => purehdf_cli::tools::edit::write(&a.args),
+        Cmd::Resize(a) => purehdf_cli::tools::edit::resize(&a.args),
     };
     purehdf_cli::tools::vds::warn_filled("h5");
     ExitCode::from(code)

@@ -7,7 +7,8 @@
 //! h5 attr del FILE PATH NAME
 //! h5 rm FILE PATH
 //! h5 mv FILE FROM TO
-//! h5 write FILE DSET [--slice S] --from X.npy   (compact or contiguous datasets)
+//! h5 write FILE DSET [--slice S] --from X.npy   (compact, contiguous or chunked datasets)
+//! h5 resize FILE DSET SHAPE                      (chunked datasets; SHAPE like 10,20)
 //! ```
 //! A VALUE with commas is a 1-D array. Without `--dtype` it is an `i64` if
 //! every item parses as an integer, an `f64` if every item parses as a
@@ -195,9 +196,46 @@ pub fn write(argv: &[String]) -> u8 {
     }
 }
 
+/// The shape `text` (`10,20`, or `10x20`).
+pub fn parse_shape(text: &str) -> Result<Vec<u64>> {
+    let items: Vec<&str> = text
+        .split([',', 'x'])
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(bad(format!("bad shape {text:?}")));
+    }
+    nums::<u64>(&items)
+}
+
+/// `h5 resize FILE DSET SHAPE`; the exit code.
+pub fn resize(argv: &[String]) -> u8 {
+    let [file, dset, shape] = argv else {
+        eprintln!("usage: h5 resize FILE DSET SHAPE (SHAPE like 10,20)");
+        return 2;
+    };
+    let shape = match parse_shape(shape) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("h5 resize: {e}");
+            return 2;
+        }
+    };
+    edit(file, |ed| ed.resize(dset, &shape))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes_parsed() {
+        assert_eq!(parse_shape("10,20").unwrap(), vec![10, 20]);
+        assert_eq!(parse_shape("0x3").unwrap(), vec![0, 3]);
+        assert_eq!(parse_shape("7").unwrap(), vec![7]);
+        assert!(parse_shape("").is_err());
+        assert!(parse_shape("a,1").is_err());
+    }
 
     #[test]
     fn values_guessed_and_typed() {

@@ -53,6 +53,8 @@ pub(crate) enum Cmd {
     Mv(EditArgs),
     /// Write a .npy slab into a dataset in place (write FILE DSET [--slice S] --from X.npy)
     Write(EditArgs),
+    /// Resize a chunked dataset in place (resize FILE DSET SHAPE)
+    Resize(EditArgs),
 }
 
 /// Arguments of the in-place edit commands, checked by `purehdf_cli::tools::edit`.

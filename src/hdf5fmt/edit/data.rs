@@ -1,8 +1,8 @@
 //! Dataset writes: a hyperslab of raw stored-order bytes written into a
 //! compact or contiguous dataset, copy-on-write (the whole new block
 //! appended, then the layout message repointed, the old block freed).
-//! Chunked datasets are refused with [`Error::Unsupported`] (their chunk
-//! index is not edited yet).
+//! Chunked datasets go through `chunked` (chunks re-encoded, index
+//! rewritten).
 
 use super::commit::Txn;
 use super::header::messages_of;
@@ -48,7 +48,10 @@ fn place(full: &mut [u8], dims: &[u64], start: &[u64], count: &[u64], esize: usi
 
 impl Editor {
     /// Write `bytes` (stored element bytes, C order) into the box
-    /// `start`/`count` of the compact or contiguous dataset at `path`.
+    /// `start`/`count` of the compact, contiguous or chunked dataset at
+    /// `path` (chunked: the touched chunks re-encoded through the dataset's
+    /// filter pipeline, its chunk index rewritten; implicit indexes are
+    /// refused with [`Error::Unsupported`]).
     pub fn write_slab(
         &mut self,
         path: &str,
@@ -82,6 +85,9 @@ impl Editor {
         }
         let addr = ds.header().address;
         let old = ds.layout().clone();
+        if matches!(old, Layout::Chunked { .. }) {
+            return self.write_chunked(&ds, start, count, bytes);
+        }
         if !matches!(old, Layout::Compact { .. } | Layout::Contiguous { .. }) {
             return Err(Error::Unsupported {
                 structure: "dataset",

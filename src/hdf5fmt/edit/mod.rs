@@ -14,9 +14,12 @@
 //! One job per file: `open` (open and lock), `space` (free-space tracking),
 //! `commit` (ordering, superblock end of file), `header` (object header
 //! rewrite), `attrs` (attributes), `links` (links and new objects), `data`
-//! (dataset writes).
+//! (dataset writes), `chunked` (chunked writes and resizes), `btree1_chunks`
+//! (version 1 B-tree chunk indexes).
 
 mod attrs;
+mod btree1_chunks;
+mod chunked;
 mod commit;
 mod data;
 mod header;
@@ -50,6 +53,10 @@ pub struct Editor {
     /// Addresses of the blocks this session allocated (their lengths are
     /// rounded up to the alignment when they are freed).
     mine: std::collections::HashSet<u64>,
+    /// Chunk indexes this session wrote, by dataset header address: the
+    /// layout message body pointing at one, and its blocks (freed when the
+    /// dataset's index is replaced again while that body is still current).
+    indexes: std::collections::HashMap<u64, chunked::WrittenIndex>,
     durability: Durability,
     /// An operation failed after writing: later operations are refused.
     broken: Option<String>,

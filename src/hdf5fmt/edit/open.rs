@@ -74,6 +74,7 @@ impl File {
             free: FreeSpace::default(),
             owned: Default::default(),
             mine: Default::default(),
+            indexes: Default::default(),
             durability: Durability::Sync,
             broken: None,
         })
