@@ -23,8 +23,8 @@ cargo fmt --check || { echo "fmt: FAILED (run cargo fmt)"; status=1; }
 # errors here, so every public item is documented and every unsafe block says why.
 cargo clippy --release --workspace --all-targets -- -D warnings || { echo "clippy: FAILED"; status=1; }
 RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps >/dev/null || { echo "cargo doc: FAILED (warnings)"; status=1; }
-# The wasm32-unknown-unknown target for tests/wasm.rs (the library built with
-# no default features and run under Node; the test prints `skipped:` without it).
+# The wasm32-unknown-unknown target for js/test.sh (the npm package and the
+# library's own wasm32 checks under Node; it prints `skipped:` without it).
 if command -v rustup >/dev/null 2>&1 && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
   echo "wasm32: target installed"
 else
