@@ -29,8 +29,8 @@ cargo clippy --release --workspace --all-targets -- -D warnings || { echo "clipp
 lap "fmt + clippy"
 RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps >/dev/null || { echo "cargo doc: FAILED (warnings)"; status=1; }
 lap "doc"
-# The wasm32-unknown-unknown target for tests/wasm.rs (the library built with
-# no default features and run under Node; the test prints `skipped:` without it).
+# The wasm32-unknown-unknown target for js/test.sh (the npm package and the
+# library's own wasm32 checks under Node; it prints `skipped:` without it).
 if command -v rustup >/dev/null 2>&1 && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
   echo "wasm32: target installed"
 else

@@ -8,8 +8,10 @@ mod errors;
 mod file;
 mod host;
 mod medh5;
+mod selfcheck;
 mod values;
 mod write;
 
 pub use file::WasmFile;
+pub use selfcheck::self_check;
 pub use write::WasmWriter;

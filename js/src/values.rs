@@ -51,6 +51,19 @@ fn conv<T: H5Read>(
     Ok(out)
 }
 
+/// The bytes of `n` elements of `dt` at `src` when reading them as `T` is
+/// a plain copy (packed, stored in `T`'s little-endian layout): the typed
+/// array is then made from them in one copy, with no conversion pass.
+fn plain<'a, T: H5Read>(dt: &Datatype, src: &Elements<'a>, n: usize) -> Option<&'a [u8]> {
+    let size = std::mem::size_of::<T>();
+    let mut one = [T::default()];
+    T::as_stored_bytes(dt, &mut one)?;
+    if src.offset != 0 || src.stride != size || u32::try_from(n).is_err() {
+        return None;
+    }
+    src.bytes.get(..n.checked_mul(size)?)
+}
+
 /// `n` elements of numeric `dt` at `src` as a typed array.
 fn typed(
     ctx: &Context<'_>,
@@ -61,6 +74,27 @@ fn typed(
     let Some((k, s)) = numeric(dt) else {
         return Ok(None);
     };
+    macro_rules! plain {
+        ($t:ty, $arr:ty) => {
+            if let Some(b) = plain::<$t>(dt, &src, n) {
+                let u = js_sys::Uint8Array::from(b);
+                return Ok(Some(
+                    <$arr>::new_with_byte_offset_and_length(&u.buffer(), 0, n as u32).into(),
+                ));
+            }
+        };
+    }
+    match (k, s) {
+        ('i', 1) => plain!(i8, js_sys::Int8Array),
+        ('u', 1) => plain!(u8, js_sys::Uint8Array),
+        ('i', 2) => plain!(i16, js_sys::Int16Array),
+        ('u', 2) => plain!(u16, js_sys::Uint16Array),
+        ('i', 4) => plain!(i32, js_sys::Int32Array),
+        ('u', 4) => plain!(u32, js_sys::Uint32Array),
+        ('f', 4) => plain!(f32, js_sys::Float32Array),
+        ('f', 8) => plain!(f64, js_sys::Float64Array),
+        _ => {}
+    }
     Ok(Some(match (k, s) {
         ('i', 1) => js_sys::Int8Array::from(&conv::<i8>(ctx, dt, src, n)?[..]).into(),
         ('u', 1) => js_sys::Uint8Array::from(&conv::<u8>(ctx, dt, src, n)?[..]).into(),

@@ -301,16 +301,28 @@ fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
     rows_to_planes_scalar(rows, planes, ts, nb, 0)
 }
 
-/// 8×8 byte transpose: byte `k` of `out[c]` is byte `c` of `w[k]`.
+/// 8×8 byte transpose: byte `k` of `out[c]` is byte `c` of `w[k]`. Three
+/// rounds of block swaps (4×4, 2×2, 1×1 bytes) of 24 masked exchanges, not
+/// 64 byte moves (the scalar path runs on targets without the x86 kernels,
+/// wasm32 among them).
 #[inline]
 fn transpose_bytes(w: &[u64; 8]) -> [u64; 8] {
-    let mut out = [0u64; 8];
-    for (c, o) in out.iter_mut().enumerate() {
-        for (k, x) in w.iter().enumerate() {
-            *o |= ((x >> (8 * c)) & 0xff) << (8 * k);
+    let mut x = *w;
+    for (half, mask) in [
+        (4usize, 0x0000_0000_FFFF_FFFFu64),
+        (2, 0x0000_FFFF_0000_FFFF),
+        (1, 0x00FF_00FF_00FF_00FF),
+    ] {
+        let shift = 8 * half as u32;
+        for i in 0..8 {
+            if i & half == 0 {
+                let t = ((x[i] >> shift) ^ x[i + half]) & mask;
+                x[i] ^= t << shift;
+                x[i + half] ^= t;
+            }
         }
     }
-    out
+    x
 }
 
 fn load8(s: &[u8], at: usize) -> u64 {
@@ -1318,6 +1330,26 @@ fn unsupported(comp: u32) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transpose_bytes_moves_each_byte() {
+        let mut w = [0u64; 8];
+        for (k, x) in w.iter_mut().enumerate() {
+            for c in 0..8 {
+                *x |= ((k * 8 + c) as u64 + 1) << (8 * c);
+            }
+        }
+        let t = transpose_bytes(&w);
+        for (c, x) in t.iter().enumerate() {
+            for k in 0..8 {
+                assert_eq!(
+                    (x >> (8 * k)) & 0xff,
+                    (k * 8 + c) as u64 + 1,
+                    "byte {k} of out[{c}]"
+                );
+            }
+        }
+    }
     use proptest::prelude::*;
 
     /// Bit-by-bit definition of the transform.

@@ -38,21 +38,37 @@ pub fn decode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec
     decompress(input, hint, ctx.max_output)
 }
 
+/// Bytes of writable room kept past the decoded data, so that literal runs
+/// and matches are copied in fixed 32- and 8-byte pieces (inlined loads and
+/// stores, no call per token) and the bytes past the token are overwritten
+/// later or cut off at the end.
+const SLACK: usize = 40;
+
 /// Decompress a raw LZF stream; `cap` bounds the output.
 pub fn decompress(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(hint);
+    let mut out = vec![0u8; hint.min(cap).saturating_add(SLACK)];
+    let mut op = 0usize;
     let mut ip = 0usize;
     while let Some(&ctrl) = input.get(ip) {
         ip += 1;
         if ctrl < 32 {
             let n = usize::from(ctrl) + 1;
-            let lit = input
-                .get(ip..ip + n)
-                .ok_or_else(|| err(format!("literal run at byte {} runs past the end", ip - 1)))?;
-            if n > cap - out.len() {
+            if input.len() - ip < n {
+                return Err(err(format!(
+                    "literal run at byte {} runs past the end",
+                    ip - 1
+                )));
+            }
+            if n > cap - op {
                 return Err(err(format!("output exceeds the bound of {cap} bytes")));
             }
-            out.extend_from_slice(lit);
+            room(&mut out, op, n, cap);
+            if input.len() - ip >= MAX_LITERAL {
+                out[op..op + MAX_LITERAL].copy_from_slice(&input[ip..ip + MAX_LITERAL]);
+            } else {
+                out[op..op + n].copy_from_slice(&input[ip..ip + n]);
+            }
+            op += n;
             ip += n;
         } else {
             let mut len = usize::from(ctrl >> 5);
@@ -69,29 +85,55 @@ pub fn decompress(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
             ip += 1;
             let dist = (usize::from(ctrl & 31) << 8) + usize::from(low) + 1;
             let len = len + 2;
-            if dist > out.len() {
+            if dist > op {
                 return Err(err(format!(
                     "back reference at byte {ip} reaches before the output start"
                 )));
             }
-            if len > cap - out.len() {
+            if len > cap - op {
                 return Err(err(format!("output exceeds the bound of {cap} bytes")));
             }
-            copy_match(&mut out, dist, len);
+            room(&mut out, op, len, cap);
+            copy_match(&mut out, op, dist, len);
+            op += len;
         }
     }
+    out.truncate(op);
     Ok(out)
 }
 
-/// Append `len` bytes copied from `dist` bytes back (byte-wise semantics when overlapping).
-fn copy_match(out: &mut Vec<u8>, dist: usize, len: usize) {
-    let start = out.len() - dist;
-    if dist >= len {
-        out.extend_from_within(start..start + len);
+/// Make `out` hold `op + n` bytes plus [`SLACK`] (`op + n <= cap`): grown
+/// at least twofold, never past `cap + SLACK`.
+#[inline]
+fn room(out: &mut Vec<u8>, op: usize, n: usize, cap: usize) {
+    let need = op + n + SLACK;
+    if need > out.len() {
+        let grown = out.len().saturating_mul(2).max(need).min(cap + SLACK);
+        out.resize(grown, 0);
+    }
+}
+
+/// Write the `len` bytes at `dist` bytes before `op` to `op` (byte-wise
+/// semantics when they overlap); `out` has [`SLACK`] bytes past `op + len`.
+#[inline]
+fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
+    let start = op - dist;
+    if dist >= 8 {
+        // Each 8-byte piece reads bytes written before it (dist >= 8); the
+        // last piece may write up to 7 bytes past the match, into the slack.
+        let mut k = 0;
+        while k < len {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&out[start + k..start + k + 8]);
+            out[op + k..op + k + 8].copy_from_slice(&w);
+            k += 8;
+        }
+    } else if dist == 1 {
+        let b = out[start];
+        out[op..op + len].fill(b);
     } else {
         for k in 0..len {
-            let b = out[start + k];
-            out.push(b);
+            out[op + k] = out[start + k];
         }
     }
 }
@@ -196,6 +238,52 @@ mod tests {
         let enc = encode(&zeros, &[], &ctx(10_000)).unwrap();
         assert!(enc.len() < 200, "{}", enc.len());
         assert_eq!(decode(&enc, &[], &ctx(10_000)).unwrap(), zeros);
+    }
+
+    /// The token-at-a-time decoder the fast one must equal.
+    fn reference(input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut ip = 0;
+        while ip < input.len() {
+            let c = usize::from(input[ip]);
+            ip += 1;
+            if c < 32 {
+                out.extend_from_slice(&input[ip..ip + c + 1]);
+                ip += c + 1;
+            } else {
+                let mut len = c >> 5;
+                if len == 7 {
+                    len += usize::from(input[ip]);
+                    ip += 1;
+                }
+                let dist = ((c & 31) << 8) + usize::from(input[ip]) + 1;
+                ip += 1;
+                for _ in 0..len + 2 {
+                    out.push(out[out.len() - dist]);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn overlapping_matches_of_every_period() {
+        for period in [1usize, 2, 3, 7, 8, 9, 15, 16, 31, 300] {
+            let data: Vec<u8> = (0..20_000)
+                .map(|i| ((i % period) * 37 + period) as u8)
+                .collect();
+            let raw = compress(&data);
+            assert_eq!(reference(&raw), data, "period {period}");
+            for hint in [0, 100, data.len()] {
+                assert_eq!(
+                    decompress(&raw, hint, data.len()).unwrap(),
+                    data,
+                    "period {period}, hint {hint}"
+                );
+            }
+        }
+        // A stream ending right after a short literal (no slack in the input).
+        assert_eq!(decompress(&[1, 9, 8], 2, 2).unwrap(), vec![9, 8]);
     }
 
     #[test]

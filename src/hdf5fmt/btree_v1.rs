@@ -135,6 +135,23 @@ fn walk(
                 f(key, *child)?;
             }
         } else {
+            // A host-driven source gets every child's missing bytes in one
+            // round (not one round per child): read them all once first.
+            if src.wants_prefetch() {
+                let mut need = None;
+                for (_, child) in &node.entries {
+                    match read_node(src, sizes, *child, node_type, key_size) {
+                        Err(e) if e.needed_ranges().is_some() => {
+                            need.get_or_insert(e);
+                        }
+                        // Other errors are reported when the child is visited.
+                        _ => {}
+                    }
+                }
+                if let Some(e) = need {
+                    return Err(e);
+                }
+            }
             // Push right to left so the leftmost child is visited first.
             for (_, child) in node.entries.iter().rev() {
                 stack.push((*child, Some(node.level - 1)));
@@ -310,6 +327,52 @@ pub(crate) mod tests {
             group_nodes(&MemSource::new(short), Sizes::default(), 0, &mut |_| Ok(())),
             Err(Error::Truncated { .. })
         ));
+    }
+
+    /// Without a fetcher, the children of an internal node are asked for in
+    /// one round: root, then all three leaves, then done (not one round each).
+    #[test]
+    fn host_driven_walk_asks_for_siblings_together() {
+        use crate::fetch::{RangeOptions, RangeSource};
+        let mut f = Vec::new();
+        place(&mut f, 0, &group_node(1, &[3000, 6000, 9000]));
+        for at in [3000, 6000, 9000] {
+            place(&mut f, at, &group_node(0, &[at as u64 + 1]));
+        }
+        f.resize(12_000, 0);
+        let opts = RangeOptions {
+            block_size: 100,
+            cache_bytes: 100_000,
+            first_read: 100,
+            tail_read: 0,
+            coalesce_gap: 0,
+            max_request: 1000,
+            in_flight: 4,
+            window_bytes: 100_000,
+            pipeline_step: 0,
+        };
+        let src = RangeSource::without_fetcher(f.len() as u64, "host://t", opts).unwrap();
+        let mut rounds = Vec::new();
+        let seen = loop {
+            let mut seen = Vec::new();
+            let r = group_nodes(&src, Sizes::default(), 0, &mut |a| {
+                seen.push(a);
+                Ok(())
+            });
+            let missed = src.take_missed();
+            if missed.is_empty() {
+                r.unwrap();
+                break seen;
+            }
+            assert!(rounds.len() < 10, "{rounds:?}");
+            for m in &missed {
+                let at = m.offset as usize;
+                src.supply(*m, f[at..at + m.len as usize].to_vec()).unwrap();
+            }
+            rounds.push(missed.iter().map(|m| m.offset).collect::<Vec<_>>());
+        };
+        assert_eq!(seen, vec![3001, 6001, 9001]);
+        assert_eq!(rounds, vec![vec![0], vec![3000, 6000, 9000]]);
     }
 
     #[test]

@@ -1,33 +1,38 @@
-//! purehdf on wasm32-unknown-unknown: each `check_*` export runs one task a
-//! browser or edge user does, entirely in memory, and returns 0 on success.
-//! The last message (success summary or error) is at `message_ptr()` /
-//! `message_len()` in linear memory. A panic aborts, which traps in the host.
+//! The library's own checks on wasm32, run by the Node tests over the
+//! module the package ships (one wasm build for the package and these):
+//! the tasks a browser or edge user does, in memory, through the Rust API
+//! (typed Blosc2/deflate reads of `test/fixture/fixture.h5` written by
+//! h5py + hdf5plugin, a raw chunk batch, a filtered write read back, a
+//! medh5 sample created, verified and read). Each returns a summary or the
+//! failure; a panic aborts, which traps in the host.
 
-use std::sync::Mutex;
-
+use purehdf::{
+    s, AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetSpec, Error, File, FileWriter, Filter,
+};
 use purehdf_medh5::create::{demo_sample, plan_at};
 use purehdf_medh5::profiles::Profile;
 use purehdf_medh5::sample::SampleFile;
 use purehdf_medh5::verify::verify_file;
 use purehdf_medh5::writer::write_plan_bytes;
-use purehdf::{
-    s, AttrValue, Blosc2Codec, Blosc2Shuffle, DatasetSpec, Error, File, FileWriter, Filter,
-};
+use wasm_bindgen::prelude::*;
 
-/// An HDF5 file written by h5py + hdf5plugin (`make_fixture.py`).
-static FIXTURE: &[u8] = include_bytes!("../data/fixture.h5");
-
-static MESSAGE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
-
-fn report<E: std::fmt::Display>(r: Result<String, E>) -> i32 {
-    let (code, text) = match r {
-        Ok(t) => (0, t),
-        Err(e) => (1, e.to_string()),
+/// Run the check `name` (`typed_reads`, `raw_chunks`, `write_read`,
+/// `medh5`; the first two read `fixture`): its summary, or an `Error`
+/// naming what differed. For the package's tests, not part of its API.
+#[wasm_bindgen(js_name = __selfCheck)]
+pub fn self_check(name: &str, fixture: &[u8]) -> Result<String, JsValue> {
+    let r = match name {
+        "typed_reads" => typed_reads(fixture),
+        "raw_chunks" => raw_chunks(fixture),
+        "write_read" => write_read(),
+        "medh5" => medh5(),
+        _ => Err(format!("no check {name}")),
     };
-    if let Ok(mut m) = MESSAGE.lock() {
-        *m = text.into_bytes();
-    }
-    code
+    r.map_err(|e| js_sys::Error::new(&format!("{name}: {e}")).into())
+}
+
+fn text<E: std::fmt::Display>(r: Result<String, E>) -> Result<String, String> {
+    r.map_err(|e| e.to_string())
 }
 
 fn fail(msg: String) -> Error {
@@ -42,23 +47,10 @@ fn expect<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result
     }
 }
 
-/// Address of the last message.
-#[no_mangle]
-pub extern "C" fn message_ptr() -> usize {
-    MESSAGE.lock().map(|m| m.as_ptr() as usize).unwrap_or(0)
-}
-
-/// Length in bytes of the last message.
-#[no_mangle]
-pub extern "C" fn message_len() -> usize {
-    MESSAGE.lock().map(|m| m.len()).unwrap_or(0)
-}
-
-/// Open the embedded file from bytes; read its Blosc2 and deflate datasets typed and sliced.
-#[no_mangle]
-pub extern "C" fn check_typed_reads() -> i32 {
-    report((|| {
-        let file = File::from_source(std::sync::Arc::new(FIXTURE), None)?;
+/// Open the fixture from bytes; read its Blosc2 and deflate datasets typed and sliced.
+fn typed_reads(fixture: &[u8]) -> Result<String, String> {
+    text((|| {
+        let file = File::from_bytes(fixture.to_vec())?;
         let root = file.root()?;
         let b = root.dataset("blosc2")?;
         let v: Vec<i32> = b.read()?;
@@ -103,10 +95,9 @@ pub extern "C" fn check_typed_reads() -> i32 {
 }
 
 /// Raw chunk batch of the Blosc2 dataset: borrowed bytes, order kept, decoded.
-#[no_mangle]
-pub extern "C" fn check_raw_chunks() -> i32 {
-    report((|| -> purehdf::Result<String> {
-        let file = File::from_bytes(FIXTURE.to_vec())?;
+fn raw_chunks(fixture: &[u8]) -> Result<String, String> {
+    text((|| -> purehdf::Result<String> {
+        let file = File::from_bytes(fixture.to_vec())?;
         let ds = file.root()?.dataset("blosc2")?;
         expect("chunk count", ds.chunks()?.len(), 4)?;
         let r = ds.chunk_reader()?;
@@ -137,9 +128,8 @@ pub extern "C" fn check_raw_chunks() -> i32 {
 }
 
 /// Write a chunked file with Blosc2 and deflate to memory, slab by slab, and read it back.
-#[no_mangle]
-pub extern "C" fn check_write_read() -> i32 {
-    report((|| -> purehdf::Result<String> {
+fn write_read() -> Result<String, String> {
+    text((|| -> purehdf::Result<String> {
         let mut w = FileWriter::in_memory();
         let root = w.root();
         let spec = DatasetSpec::of::<u16>(&[6, 8]).chunked(
@@ -150,8 +140,8 @@ pub extern "C" fn check_write_read() -> i32 {
         let all: Vec<u16> = (0..48).collect();
         w.write_slab(d, 0, &all[..16])?;
         w.write_slab(d, 2, &all[16..])?;
-        let spec =
-            DatasetSpec::of::<f64>(&[5]).chunked(&[2], vec![Filter::shuffle(), Filter::deflate(6)?]);
+        let spec = DatasetSpec::of::<f64>(&[5])
+            .chunked(&[2], vec![Filter::shuffle(), Filter::deflate(6)?]);
         let e = w.write_dataset(root, "gz", spec, &[1.5, 2.5, 3.5, 4.5, 5.5])?;
         w.set_attr(e, "note", AttrValue::string("wasm"))?;
         let bytes = w.finish()?;
@@ -170,9 +160,8 @@ pub extern "C" fn check_write_read() -> i32 {
 
 /// Create the demo medh5 sample in memory (clock passed in, no /sys, no
 /// threads), verify its digests and content_id, read an image patch typed.
-#[no_mangle]
-pub extern "C" fn check_medh5() -> i32 {
-    report((|| -> purehdf_medh5::error::Result<String> {
+fn medh5() -> Result<String, String> {
+    text((|| -> purehdf_medh5::error::Result<String> {
         let p = plan_at(
             demo_sample()?,
             Profile::Balanced,
