@@ -237,8 +237,10 @@ impl<'f> Sampler<'f> {
         let e = build_annotation(
             self.file,
             &a,
+            // every foreground voxel, as the reference's scan keeps them
             &IndexOptions {
                 occupancy: 0,
+                max_coords: u64::MAX,
                 ..IndexOptions::default()
             },
         )?;
@@ -304,7 +306,13 @@ impl<'f> Sampler<'f> {
 
     /// Draw `i` of `seed`.
     pub fn draw(&mut self, seed: u64, i: u64) -> Result<Patch> {
-        let mut r = Rng::from_seeds(&[seed, i]);
+        self.draw_with(&mut Rng::from_seeds(&[seed, i]))
+    }
+
+    /// The next draw from the generator `r` (the reference's `rng=` forms:
+    /// `Rng::from_seeds` of an integer or a sequence of them, or one
+    /// generator advanced over several draws).
+    pub fn draw_with(&mut self, r: &mut Rng) -> Result<Patch> {
         let foreground = match self.strategy {
             Strategy::Foreground => true,
             Strategy::Uniform => false,
