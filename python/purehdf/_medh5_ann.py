@@ -215,7 +215,7 @@ class VoxelAnnotation(Annotation):
         dtype = np.dtype(dtype)
         if dtype == np.bool_ or dtype.kind not in "iu":
             raise ValueError("labelmap() needs an integer dtype, not %s" % dtype)
-        order = [] if priority is None else list(reversed(self.resolve_classes(priority)))
+        order = [] if priority is None else list(self.resolve_classes(priority))
         vol, lost = self._decode(roi, order)
         if lost and priority is None:
             warnings.warn("annotation %r: %d voxels hold more than one class; the later "

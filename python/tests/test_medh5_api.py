@@ -59,7 +59,10 @@ def test_grids_and_annotations_equal_the_reference(samples):
                 assert np.array_equal(x.labelmap(roi=roi), y.labelmap(roi=roi)), (p, k)
                 pri = list(reversed(x.class_ids))
                 assert np.array_equal(x.labelmap(priority=pri), y.labelmap(priority=pri)), (p, k)
-                n_lm += 3
+                pri = [x.class_ids[0]]
+                assert np.array_equal(x.labelmap(roi=roi, priority=pri),
+                                      y.labelmap(roi=roi, priority=pri)), (p, k)
+                n_lm += 4
                 assert x.voxel_counts() == y.voxel_counts(), (p, k)
                 ba, bb = x.class_bboxes(), y.class_bboxes()
                 assert ba.keys() == bb.keys()
