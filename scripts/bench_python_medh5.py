@@ -115,8 +115,13 @@ def main():
         print("%-24s medh5 %8.4f s   purehdf %8.4f s   x%.2f%s" % (name, tr, to, tr / to, extra),
               flush=True)
 
-    cell("open -> first patch", first_patch(ref, RefSampler, path),
-         first_patch(ours, ours.PatchSampler, path))
+    # milliseconds each: many more runs than the others, best of them
+    many = max(a.repeat, 20)
+    tr = best(first_patch(ref, RefSampler, path), many)
+    to = best(first_patch(ours, ours.PatchSampler, path), many)
+    rows.append(("open -> first patch", tr, to))
+    print("%-24s medh5 %8.4f s   purehdf %8.4f s   x%.2f   (best of %d)"
+          % ("open -> first patch", tr, to, tr / to, many), flush=True)
     cell("patches, 2 workers", patches("ref", path, a.patches), patches("ours", path, a.patches),
          unit=a.patches)
     cell("verify", verify(ref, path), verify(ours, path))

@@ -13,13 +13,21 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyModule};
 use std::path::PathBuf;
 
+/// One voxel annotation: `(id, kind, class_ids, spatial shape)`.
+type VoxelRow = (String, String, Vec<u16>, Vec<u64>);
+
+/// Per-class statistics: `(class_ids, int64 counts, float32 boxes, spatial shape)`.
+type ClassStats<'py> = (
+    Vec<u16>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Vec<u64>,
+);
+
 /// `(id, kind, class_ids, spatial shape)` of every voxel annotation with
 /// classes, in byte order of id.
 #[pyfunction]
-fn medh5_voxel_annotations(
-    py: Python<'_>,
-    f: &NativeFile,
-) -> PyResult<Vec<(String, String, Vec<u16>, Vec<u64>)>> {
+fn medh5_voxel_annotations(py: Python<'_>, f: &NativeFile) -> PyResult<Vec<VoxelRow>> {
     let file = &f.file;
     let v = py.detach(|| voxel_annotations(file)).map_err(medh5_to_py)?;
     Ok(v.into_iter()
@@ -58,16 +66,7 @@ fn medh5_labelmap<'py>(
 /// would store them: `(class_ids, voxel_counts as int64 bytes, class boxes as
 /// float32 (C, S, 2) bytes, spatial shape)`.
 #[pyfunction]
-fn medh5_class_stats<'py>(
-    py: Python<'py>,
-    f: &NativeFile,
-    ann: &str,
-) -> PyResult<(
-    Vec<u16>,
-    Bound<'py, PyByteArray>,
-    Bound<'py, PyByteArray>,
-    Vec<u64>,
-)> {
+fn medh5_class_stats<'py>(py: Python<'py>, f: &NativeFile, ann: &str) -> PyResult<ClassStats<'py>> {
     let file = &f.file;
     let (a, e) = py
         .detach(|| {

@@ -8,8 +8,12 @@
 //! `foreground_prob`, else uniform), `uniform` (a window uniform over the
 //! volume). Draw `i` of seed `s` uses `Rng::from_seeds(&[s, i])`, so a draw
 //! is reproducible from `(seed, i)`. Without a usable index (none, stale, or
-//! not listing the classes) the sampler scans the labels once and says so:
+//! not listing the classes) the sampler scans the labels once, keeping every
+//! foreground voxel as the reference's scan does, and says so:
 //! `used_index = Some(false)`; a uniform draw consults nothing (`None`).
+//! [`Sampler::draw_with`] draws from a caller's generator (the reference's
+//! `rng=` integer, `(seed, epoch, index)` sequence, or one generator advanced
+//! over several draws).
 
 use super::build::source_digest;
 use super::load::{build_annotation, read_array, voxel_annotations};
