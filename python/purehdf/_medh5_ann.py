@@ -200,6 +200,11 @@ class VoxelAnnotation(Annotation):
 
     @property
     def spatial_shape(self):
+        # the library's answer (its grid's spatial axes), without reading the
+        # sample document; the grid's for an annotation the library skips
+        for ann_id, _kind, _cids, spatial in self._sample._voxel_annotations():
+            if ann_id == self.id:
+                return tuple(int(n) for n in spatial)
         return tuple(self.grid.spatial_shape)
 
     def _decode(self, roi, priority):
