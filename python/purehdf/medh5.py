@@ -280,6 +280,12 @@ class Sample:
             self._annotations = {i: open_annotation(self, i) for i in ids}
         return self._annotations
 
+    @property
+    def fresh_indices(self):
+        """Sampling-index entries whose ``source_digest`` still matches their
+        annotation; a stale entry is ignored by the sampler, not trusted."""
+        return frozenset(n for n, fresh in _native.medh5_index_entries(self._native) if fresh)
+
     def _voxel_annotations(self):
         if self._voxel is None:
             self._voxel = _native.medh5_voxel_annotations(self._native)

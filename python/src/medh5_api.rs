@@ -165,6 +165,39 @@ fn medh5_draws(
         .collect())
 }
 
+/// The sampling-index entries of `f` (`index/<annotation>`) whose
+/// `source_digest` still matches their annotation (§6.8): `(entry, fresh)`.
+#[pyfunction]
+fn medh5_index_entries(py: Python<'_>, f: &NativeFile) -> PyResult<Vec<(String, bool)>> {
+    use purehdf::Object;
+    use purehdf_medh5::canonical_json::Json;
+    let file = &f.file;
+    py.detach(|| {
+        let Ok(Object::Group(g)) = file.object("index") else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (name, _) in g.links()? {
+            let Ok(Object::Group(e)) = file.object(&format!("index/{name}")) else {
+                continue;
+            };
+            let declared = match e.attribute("source_digest") {
+                Ok(a) => match purehdf_medh5::sample::attr_json(file, &a)? {
+                    Json::Str(s) => Some(s),
+                    _ => None,
+                },
+                Err(_) => None,
+            };
+            let actual = purehdf_medh5::index::build::source_digest(file, &name)?;
+            let fresh = declared.is_some_and(|d| d.starts_with("sha256:") && Some(d) == actual);
+            out.push((name, fresh));
+        }
+        out.sort();
+        Ok::<_, purehdf_medh5::Error>(out)
+    })
+    .map_err(medh5_to_py)
+}
+
 /// The member samples of collection `f`: `(key, root address)`.
 #[pyfunction]
 fn medh5_members(py: Python<'_>, f: &NativeFile) -> PyResult<Vec<(String, u64)>> {
@@ -228,6 +261,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(medh5_labelmap, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_class_stats, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_draws, m)?)?;
+    m.add_function(wrap_pyfunction!(medh5_index_entries, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_members, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_member, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_pack, m)?)?;

@@ -84,8 +84,12 @@ def test_draws_equal_the_reference(samples, tmp_path):
     # scanned); its synthetic sample has one (the draws read it)
     indexed = _core.bench_synthetic_sample(str(tmp_path), shape=(24, 40, 36), classes=5,
                                            codec="training", index=True)
-    with ours.open(indexed) as b:
+    with ours.open(indexed) as b, ref.open(indexed) as a:
         assert ours.PatchSampler(4, strategy="foreground").draw(b, rng=1).used_index is True
+        assert b.fresh_indices == a.fresh_indices == frozenset(a.annotations) - {"seg_ignore"}
+    for p in samples:
+        with ours.open(p) as b, ref.open(p) as a:
+            assert b.fresh_indices == a.fresh_indices, p
     compared = 0
     for p in samples + [indexed]:
         with ref.open(p) as a, ours.open(p) as b:
