@@ -113,6 +113,63 @@ def _to_array(vals, dtype, shape):
     return out.reshape(shape)
 
 
+def _read_whole_contiguous(ds, dt, shape):
+    """A whole contiguous dataset read straight into a fresh array with
+    positional reads (no intermediate buffer), or None when the layout does
+    not allow it."""
+    if not hasattr(os, "preadv") or not shape:
+        return None
+    key = ("extent", ds._path)
+    cache = ds._file._cache
+    ext = cache.get(key, False)
+    if ext is False:
+        ext = cache[key] = ds._ds().contiguous_extent()
+    if ext is None:
+        return None
+    path, off, n = ext
+    arr = np.empty(shape, dtype=dt)
+    if arr.nbytes != n:
+        return None
+    view = memoryview(arr.reshape(-1).view(np.uint8))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        # pieces of at least 4 MiB read by a few threads (os.preadv releases
+        # the GIL): page-cache copies in parallel
+        k = max(1, min(_PREAD_PIECES, n >> 22))
+        step = -(-n // k)
+        spans = [(i * step, min(n, (i + 1) * step)) for i in range(k)]
+        if k == 1:
+            ok = _pread_all(fd, view, off, spans[0])
+        else:
+            ok = all(_pread_pool().map(lambda sp: _pread_all(fd, view, off, sp), spans))
+    finally:
+        os.close(fd)
+    return arr if ok else None
+
+
+_PREAD_PIECES = 4
+_POOL = [None, None]
+
+
+def _pread_pool():
+    """This process's reader threads (a forked child makes its own)."""
+    if _POOL[1] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL[0] = ThreadPoolExecutor(_PREAD_PIECES, thread_name_prefix="purehdf-read")
+        _POOL[1] = os.getpid()
+    return _POOL[0]
+
+
+def _pread_all(fd, view, off, span):
+    a, b = span
+    while a < b:
+        got = os.preadv(fd, [view[a:b]], off + a)
+        if got <= 0:
+            return False
+        a += got
+    return True
+
+
 def _join(parent, name):
     if name.startswith("/"):
         return posixpath.normpath(name) if name != "/" else "/"
@@ -341,11 +398,29 @@ class Group(_Bound):
     def __repr__(self):
         return '<HDF5 group "%s" (%d members)>' % (self._path, len(self))
 
-    # writing is only possible in a file opened for writing
+    # writing: in place when the file was opened with "r+" or "a"
     def create_group(self, name, *a, **k):
+        from . import _edit
+        return _edit.create_group(self, name)
+
+    def create_dataset(self, name, *a, **k):
+        if getattr(self._file, "_editor", None) is not None:
+            from ._edit import UnsupportedError
+            raise UnsupportedError("creating datasets in an edited file is not supported yet")
         raise ValueError("file is read-only (open with mode 'w' or 'x' to write)")
 
-    create_dataset = create_group
+    def __delitem__(self, name):
+        from . import _edit
+        _edit.delete(self, name)
+
+    def __setitem__(self, name, obj):
+        from . import _edit
+        _edit.link(self, name, obj)
+
+    def move(self, source, dest):
+        """Move the link ``source`` to ``dest`` (an edited file)."""
+        from . import _edit
+        _edit.move(self, source, dest)
 
 
 def _filters(raw):
@@ -497,6 +572,10 @@ class Dataset(_Bound):
 
         return _Fields()
 
+    def __setitem__(self, args, value):
+        from . import _edit
+        _edit.write(self, args, value)
+
     def __getitem__(self, args):
         if not isinstance(args, tuple):
             args = (args,)
@@ -524,8 +603,14 @@ class Dataset(_Bound):
                 args = (Ellipsis,)
             plan = resolve(args, shape)
             scalar = plan.scalar
-        vals = self._ds().read(plan.start, plan.count, plan.step, self._file._make)
-        arr = _to_array(vals, dt, plan.box_shape())
+        arr = None
+        if names is None and not plan.post and dt.subdtype is None and \
+                tuple(plan.count) == shape and all(s == 0 for s in plan.start) and \
+                all(s == 1 for s in plan.step):
+            arr = _read_whole_contiguous(self, dt, shape)
+        if arr is None:
+            vals = self._ds().read(plan.start, plan.count, plan.step, self._file._make)
+            arr = _to_array(vals, dt, plan.box_shape())
         arr = plan.apply(arr, dt.subdtype[1] if dt.subdtype is not None else ())
         if names is not None:
             if dt.names is None:
@@ -652,7 +737,19 @@ class AttributeManager:
         return arr
 
     def __setitem__(self, name, value):
-        raise ValueError("file is read-only (open with mode 'w' or 'x' to write)")
+        from . import _edit
+        _edit.set_attr(self._parent, name, value)
+
+    def create(self, name, data=None, shape=None, dtype=None):
+        """Create or replace attribute ``name`` (an edited file)."""
+        from . import _edit
+        if shape is not None:
+            data = np.asarray(data, dtype=dtype).reshape(shape)
+        _edit.set_attr(self._parent, name, data, dtype)
+
+    def __delitem__(self, name):
+        from . import _edit
+        _edit.del_attr(self._parent, name)
 
     def __repr__(self):
         return "<Attributes of HDF5 object at %s>" % self._parent._path
@@ -669,13 +766,17 @@ class File(Group):
         return super().__new__(cls)
 
     def __init__(self, name, mode="r", **kwds):
-        if mode not in ("r",):
-            raise ValueError("Invalid mode %r: purehdf reads ('r') or writes new files "
-                             "('w', 'x')" % (mode,))
+        if mode not in ("r", "r+", "a"):
+            raise ValueError("Invalid mode %r: purehdf reads ('r'), edits ('r+', 'a') or "
+                             "writes new files ('w', 'x')" % (mode,))
         self._make = _maker(self)
         self._cache = {}
-        self.mode = "r"
-        if isinstance(name, (bytes, bytearray, memoryview)):
+        self._editor = None
+        self.mode = "r" if mode == "r" else "r+"
+        if mode != "r":
+            from . import _edit
+            _edit.open_rw(self, name, mode)
+        elif isinstance(name, (bytes, bytearray, memoryview)):
             self._bytes = bytes(name)
             self.filename = None
             self._native = _native.NativeFile(self._bytes)
@@ -725,6 +826,9 @@ class File(Group):
         return self.filename if self.filename is not None else self._bytes
 
     def close(self):
+        if getattr(self, "_editor", None) is not None:
+            from . import _edit
+            _edit.close(self)
         self._native = None
         self._cache = {}
 
@@ -747,7 +851,8 @@ class File(Group):
     def __repr__(self):
         if self._native is None:
             return "<Closed HDF5 file>"
-        return '<HDF5 file "%s" (mode r)>' % os.path.basename(self.filename or "<bytes>")
+        return '<HDF5 file "%s" (mode %s)>' % (os.path.basename(self.filename or "<bytes>"),
+                                               self.mode)
 
 
 def _wrap_native(native, filename):

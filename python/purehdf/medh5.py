@@ -12,11 +12,15 @@ import numpy as np
 
 from . import _native
 from ._hl import Dataset, _wrap_native
+from ._medh5_ann import Annotation, Grid, VoxelAnnotation, open_annotation, read_grids
+from ._medh5_data import PatchDataset
+from ._medh5_sampling import Patch, PatchSampler
 
 MEDH5Error = _native.Medh5Error
 
-__all__ = ["Identity", "Image", "ImageCollection", "MEDH5Error", "Sample", "VerifyResult",
-           "open", "open_sample"]
+__all__ = ["Annotation", "Collection", "Grid", "Identity", "Image", "ImageCollection",
+           "MEDH5Error", "Patch", "PatchDataset", "PatchSampler", "Sample", "VerifyResult",
+           "VoxelAnnotation", "open", "open_collection", "open_sample", "pack", "recompress"]
 
 
 @dataclass(frozen=True)
@@ -183,12 +187,17 @@ class ImageCollection(dict):
 class Sample:
     """An open medh5 sample (read-only)."""
 
-    def __init__(self, path):
+    def __init__(self, path, _native_handle=None, _reduce=None):
         self.path = os.fspath(path)
-        self._native = _native.medh5_open(self.path)
+        self._native = (_native.medh5_open(self.path) if _native_handle is None
+                        else _native_handle)
         self._file = _wrap_native(self._native, self.path)
+        self._reduce = _reduce
         self._document = None
         self._images = None
+        self._grids = None
+        self._annotations = None
+        self._voxel = None
 
     def __enter__(self):
         return self
@@ -207,7 +216,7 @@ class Sample:
         return self._file is not None
 
     def __reduce__(self):
-        return (Sample, (self.path,))
+        return self._reduce or (Sample, (self.path,))
 
     @property
     def root(self):
@@ -254,6 +263,33 @@ class Sample:
             ids = list(self._file["images"].keys()) if "images" in self._file else []
             self._images = ImageCollection((i, Image(self, i)) for i in ids)
         return self._images
+
+    @property
+    def grids(self):
+        """The sample's grids by id, with the implicit timepoint resolved."""
+        if self._grids is None:
+            self._grids = read_grids(self)
+        return self._grids
+
+    @property
+    def annotations(self):
+        """The sample's annotations by id (voxel ones read ``dense``,
+        ``labelmap``, ``voxel_counts``, ``class_bboxes``)."""
+        if self._annotations is None:
+            ids = sorted(self._file["annotations"].keys()) if "annotations" in self._file else []
+            self._annotations = {i: open_annotation(self, i) for i in ids}
+        return self._annotations
+
+    @property
+    def fresh_indices(self):
+        """Sampling-index entries whose ``source_digest`` still matches their
+        annotation; a stale entry is ignored by the sampler, not trusted."""
+        return frozenset(n for n, fresh in _native.medh5_index_entries(self._native) if fresh)
+
+    def _voxel_annotations(self):
+        if self._voxel is None:
+            self._voxel = _native.medh5_voxel_annotations(self._native)
+        return self._voxel
 
     def _digested(self):
         out = []
@@ -307,3 +343,81 @@ def open(path, mode="r"):  # noqa: A001
 
 
 open_sample = open
+
+
+class Collection:
+    """An open ``.medh5c`` collection: a read-only mapping of sample key to
+    :class:`Sample` (members read from the shard's own file)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._native = _native.medh5_open(self.path)
+        self._keys = [k for k, _ in _native.medh5_members(self._native)]
+        self._samples = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Close the shard and every member read from it."""
+        for s in self._samples.values():
+            s.close()
+        self._samples.clear()
+        self._native = None
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def __getitem__(self, key):
+        if self._native is None:
+            raise MEDH5Error("the collection is closed")
+        s = self._samples.get(key)
+        if s is None or not s.is_open:
+            h = _native.medh5_member(self._native, key)
+            s = self._samples[key] = Sample("%s::%s" % (self.path, key), h,
+                                            (_open_member, (self.path, key)))
+        return s
+
+    def subject_ids(self):
+        return {k: self[k].identity.subject_id for k in self._keys}
+
+    def __repr__(self):
+        return "Collection(%r, %d samples)" % (self.path, len(self._keys))
+
+
+def _open_member(path, key):
+    return Collection(path)[key]
+
+
+def open_collection(path):
+    """Open a ``.medh5c`` collection, read-only."""
+    return Collection(path)
+
+
+def pack(sources, out, *, keys=None):
+    """Copy sample files into one collection shard; chunks move as raw bytes,
+    every ``content_id`` unchanged. Returns the output path."""
+    import pathlib
+    _native.medh5_pack([os.fspath(s) for s in sources], os.fspath(out),
+                       [] if keys is None else [str(k) for k in keys])
+    return pathlib.Path(out)
+
+
+def recompress(path, profile, *, out=None, rechunk=False):
+    """Rewrite ``path`` (or write ``out``) with every bulk dataset re-encoded
+    under ``profile``; the result as ``medh5 recompress --json`` reports it."""
+    return json.loads(_native.medh5_recompress(os.fspath(path), str(profile),
+                                               None if out is None else os.fspath(out),
+                                               bool(rechunk)))

@@ -58,7 +58,12 @@ fn filter_encode<'py>(
 /// `"kerchunk"` or `"zarr-v3"`, `codecs` `"standard"` or `"purehdf"`.
 #[pyfunction]
 #[pyo3(signature = (path_or_url, format = "kerchunk", codecs = "standard"))]
-fn manifest_json(py: Python<'_>, path_or_url: &str, format: &str, codecs: &str) -> PyResult<String> {
+fn manifest_json(
+    py: Python<'_>,
+    path_or_url: &str,
+    format: &str,
+    codecs: &str,
+) -> PyResult<String> {
     use purehdf_cli::tools::manifest::{manifest, Format};
     use purehdf_cli::tools::manifest_zarr::CodecIds;
     let format = match format {
@@ -69,7 +74,11 @@ fn manifest_json(py: Python<'_>, path_or_url: &str, format: &str, codecs: &str) 
     let ids = match codecs {
         "standard" => CodecIds::Standard,
         "purehdf" => CodecIds::Purehdf,
-        other => return Err(PyValueError::new_err(format!("unknown codec ids {other:?}"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown codec ids {other:?}"
+            )))
+        }
     };
     let v = py
         .detach(|| manifest(path_or_url, format, ids))

@@ -5,8 +5,10 @@
 mod codecs;
 mod convert;
 mod dtype;
+mod edit;
 mod errors;
 mod medh5;
+mod medh5_api;
 mod read;
 mod write;
 
@@ -27,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<read::NativeFile>()?;
     m.add_class::<read::NativeDataset>()?;
     m.add_class::<write::NativeWriter>()?;
+    m.add_class::<edit::NativeEditor>()?;
     m.add(
         "CorruptFileError",
         py.get_type::<errors::CorruptFileError>(),
@@ -38,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LimitError", py.get_type::<errors::LimitError>())?;
     m.add("Medh5Error", py.get_type::<errors::Medh5Error>())?;
     medh5::register(m)?;
+    medh5_api::register(m)?;
     codecs::register(m)?;
     Ok(())
 }

@@ -126,7 +126,9 @@ def test_write_refusals(tmp_path):
     with pytest.raises(FileExistsError):
         purehdf.File(p, "x")
     with pytest.raises(ValueError):
-        purehdf.File(p, "a")
+        purehdf.File(p, "q")
+    with purehdf.File(p, "a") as f:  # "a" edits an existing file in place
+        assert list(f) == ["a"] and f.mode == "r+"
     # an exception inside the block leaves the path untouched
     before = open(p, "rb").read()
     with pytest.raises(RuntimeError):

@@ -8,8 +8,12 @@
 //! `foreground_prob`, else uniform), `uniform` (a window uniform over the
 //! volume). Draw `i` of seed `s` uses `Rng::from_seeds(&[s, i])`, so a draw
 //! is reproducible from `(seed, i)`. Without a usable index (none, stale, or
-//! not listing the classes) the sampler scans the labels once and says so:
+//! not listing the classes) the sampler scans the labels once, keeping every
+//! foreground voxel as the reference's scan does, and says so:
 //! `used_index = Some(false)`; a uniform draw consults nothing (`None`).
+//! [`Sampler::draw_with`] draws from a caller's generator (the reference's
+//! `rng=` integer, `(seed, epoch, index)` sequence, or one generator advanced
+//! over several draws).
 
 use super::build::source_digest;
 use super::load::{build_annotation, read_array, voxel_annotations};
@@ -237,8 +241,10 @@ impl<'f> Sampler<'f> {
         let e = build_annotation(
             self.file,
             &a,
+            // every foreground voxel, as the reference's scan keeps them
             &IndexOptions {
                 occupancy: 0,
+                max_coords: u64::MAX,
                 ..IndexOptions::default()
             },
         )?;
@@ -304,7 +310,13 @@ impl<'f> Sampler<'f> {
 
     /// Draw `i` of `seed`.
     pub fn draw(&mut self, seed: u64, i: u64) -> Result<Patch> {
-        let mut r = Rng::from_seeds(&[seed, i]);
+        self.draw_with(&mut Rng::from_seeds(&[seed, i]))
+    }
+
+    /// The next draw from the generator `r` (the reference's `rng=` forms:
+    /// `Rng::from_seeds` of an integer or a sequence of them, or one
+    /// generator advanced over several draws).
+    pub fn draw_with(&mut self, r: &mut Rng) -> Result<Patch> {
         let foreground = match self.strategy {
             Strategy::Foreground => true,
             Strategy::Uniform => false,
