@@ -146,11 +146,8 @@ def _box(key, shape):
 
 
 def write(ds, key, value):
-    """``ds[key] = value`` on a compact or contiguous dataset."""
+    """``ds[key] = value`` on a compact, contiguous or chunked dataset."""
     f, ed = _editor(ds)
-    if ds.chunks is not None:
-        raise UnsupportedError("Can't write into the chunked dataset %s in place yet "
-                               "(compact and contiguous datasets only)" % ds.name)
     shape = ds.shape or ()
     start, count, out = _box(key, shape)
     dt = ds.dtype
@@ -159,6 +156,20 @@ def write(ds, key, value):
     # the dataset's numpy dtype is its stored type (byte order included)
     arr = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=dt), out), dtype=dt)
     ed.write_slab(ds._path, start, count, arr.tobytes())
+    _refresh(f)
+
+
+def resize(ds, size, axis=None):
+    """``ds.resize(size[, axis])`` as h5py spells it."""
+    f, ed = _editor(ds)
+    if ds.chunks is None:
+        raise TypeError("Only chunked datasets can be resized")
+    if axis is not None:
+        shape = list(ds.shape)
+        shape[axis] = int(size)
+    else:
+        shape = [int(n) for n in (size if isinstance(size, (tuple, list)) else (size,))]
+    ed.resize(ds._path, shape)
     _refresh(f)
 
 

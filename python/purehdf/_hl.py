@@ -576,6 +576,11 @@ class Dataset(_Bound):
         from . import _edit
         _edit.write(self, args, value)
 
+    def resize(self, size, axis=None):
+        """Change the extent of a chunked dataset of a file opened ``"r+"``
+        or ``"a"`` (h5py's ``Dataset.resize``)."""
+        _edit.resize(self, size, axis)
+
     def __getitem__(self, args):
         if not isinstance(args, tuple):
             args = (args,)

@@ -122,7 +122,8 @@ impl NativeEditor {
     }
 
     /// Write stored element bytes into the box `start`/`count` of the
-    /// compact or contiguous dataset at `path`.
+    /// dataset at `path` (compact, contiguous or chunked: touched chunks are
+    /// re-encoded with the dataset's own filters).
     fn write_slab(
         &self,
         py: Python<'_>,
@@ -136,6 +137,12 @@ impl NativeEditor {
             py.detach(|| e.write_slab(path, &start, &count, bytes))
                 .py_err()
         })
+    }
+
+    /// Change the extent of the chunked dataset at `path` (within its
+    /// maximum shape; shrinking drops the chunks outside).
+    fn resize(&self, py: Python<'_>, path: &str, shape: Vec<u64>) -> PyResult<()> {
+        self.with(|e| py.detach(|| e.resize(path, &shape)).py_err())
     }
 
     /// Release the file (and its lock). Safe to call twice.

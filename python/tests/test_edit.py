@@ -20,6 +20,8 @@ def _make(path, libver="latest"):
         f.create_dataset("contig", data=np.arange(40, dtype="<i4").reshape(5, 8))
         f.create_dataset("be", data=np.arange(10, dtype=">u2"))
         f.create_dataset("chunked", data=np.zeros((8, 8)), chunks=(4, 4))
+        f.create_dataset("grow", data=np.arange(24, dtype="<i2").reshape(3, 8),
+                         chunks=(2, 4), maxshape=(None, 8), compression="gzip", shuffle=True)
         f.create_group("a")
 
 
@@ -45,8 +47,15 @@ def test_edit_in_place_equals_h5py(tmp_path):
         f["contig"][4] = 99
         f["be"][3:5] = [700, 800]
         assert np.array_equal(f["contig"][1, :], [8, 9, -1, -1, -1, -1, 14, 15])
-        with pytest.raises(purehdf.UnsupportedError):
-            f["chunked"][0:2, 0:2] = 1.0
+        # chunked: touched chunks re-encoded, the index rewritten
+        f["chunked"][0:2, 0:2] = 1.0
+        f["chunked"][5, 3:6] = 2.0
+        f["grow"].resize(6, axis=0)
+        assert f["grow"].shape == (6, 8)
+        f["grow"][4:6] = np.full((2, 8), 9, dtype="i2")
+        f["grow"].resize((5, 8))
+        with pytest.raises(TypeError):
+            f["contig"].resize((6, 8))
         with pytest.raises(KeyError):
             del f["nope"]
     with h5py.File(p, "r") as h:
@@ -65,7 +74,15 @@ def test_edit_in_place_equals_h5py(tmp_path):
         be = np.arange(10)
         be[3:5] = [700, 800]
         assert np.array_equal(h["be"][()], be)
-        assert np.array_equal(h["chunked"][()], np.zeros((8, 8)))
+        ch = np.zeros((8, 8))
+        ch[0:2, 0:2] = 1.0
+        ch[5, 3:6] = 2.0
+        assert np.array_equal(h["chunked"][()], ch)
+        grow = np.zeros((5, 8), dtype="i2")
+        grow[:3] = np.arange(24).reshape(3, 8)
+        grow[4] = 9  # row 3 was never written: the fill value (0)
+        assert h["grow"].shape == (5, 8)
+        assert np.array_equal(h["grow"][()], grow)
 
 
 def test_append_mode_creates_and_reads_only_refuses(tmp_path):

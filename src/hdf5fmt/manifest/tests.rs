@@ -16,6 +16,7 @@ fn bytes_of(f: &File, loc: &ChunkLocation) -> Vec<u8> {
             f.source().read("t", *offset, *length).unwrap().to_vec()
         }
         ChunkLocation::Inline(b) => b.clone(),
+        ChunkLocation::File { .. } => panic!("a file of its own has no other file"),
     }
 }
 
