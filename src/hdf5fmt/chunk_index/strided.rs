@@ -44,16 +44,15 @@ impl Strided {
         if h.start.len() != rank || h.count.len() != rank || h.step.len() != rank {
             return Err(outside(format!("of rank {} on rank {rank}", h.start.len())));
         }
-        for d in 0..rank {
+        for (d, &extent) in dims.iter().enumerate() {
             let (s, c, st) = (h.start[d], h.count[d], h.step[d]);
             if c == 0 || st == 0 {
                 return Err(outside(format!("count {c}, step {st} along dimension {d}")));
             }
             let last = (c - 1).checked_mul(st).and_then(|x| x.checked_add(s));
-            if last.is_none_or(|l| l >= dims[d]) {
+            if last.is_none_or(|l| l >= extent) {
                 return Err(outside(format!(
-                    "start {s}, count {c}, step {st} past extent {}",
-                    dims[d]
+                    "start {s}, count {c}, step {st} past extent {extent}"
                 )));
             }
         }
