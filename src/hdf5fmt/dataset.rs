@@ -392,6 +392,36 @@ impl Dataset {
         self.read_raw_cached(selection, out, false)
     }
 
+    /// Read the stepped selection `h` of a plainly chunked dataset into `out`
+    /// (its dense C-order array, stored bytes): every chunk holding a
+    /// selected element is decoded once and its elements gathered from it.
+    /// `Ok(false)`, nothing read, for other layouts.
+    pub(crate) fn read_chunked_strided(
+        &self,
+        h: &crate::Hyperslab,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let plain_chunked = matches!(self.layout, Layout::Chunked { .. })
+            && self.space.kind != SpaceKind::Null
+            && self.virtual_plan()?.is_none();
+        if !plain_chunked {
+            return Ok(false);
+        }
+        let (map, cache) = self.chunk_parts(true)?;
+        let r = chunk_index::read::read_chunked_strided(
+            self.file.source(),
+            &map,
+            &self.filters,
+            self.fill.bytes(),
+            h,
+            out,
+            cache,
+        );
+        self.file.source().check()?;
+        r.map_err(|e| self.name_chunk_error(e))?;
+        Ok(true)
+    }
+
     fn read_raw_cached(
         &self,
         selection: &Selection,

@@ -5,9 +5,11 @@
 //! fields by name.
 //!
 //! Memory stays bounded: a read converts at most [`SLAB_BYTES`] of stored
-//! bytes at a time (aligned to chunk rows for chunked data), and a strided
-//! read gathers from unit-stride boxes of at most [`GATHER_BYTES`], splitting
-//! a sparser selection dimension by dimension.
+//! bytes at a time (aligned to chunk rows for chunked data). A strided read
+//! of chunked data decodes each chunk holding a selected element once and
+//! gathers from it; of other layouts it gathers from unit-stride boxes of at
+//! most [`GATHER_BYTES`], splitting a sparser selection dimension by
+//! dimension.
 
 #![deny(missing_docs)]
 
@@ -160,8 +162,9 @@ impl Dataset {
 
     /// The stored bytes (file byte order) of the elements `h` selects, into
     /// `out` (exactly selected elements × element size): unit-stride boxes go
-    /// straight to [`Dataset::read_raw`], strided ones are gathered from
-    /// boxes of at most `GATHER_BYTES`.
+    /// straight to [`Dataset::read_raw`]; strided ones of chunked data are
+    /// gathered from each touched chunk as it is decoded (once), those of
+    /// other layouts from boxes of at most `GATHER_BYTES`.
     pub fn read_hyperslab_raw(&self, h: &Hyperslab, out: &mut [u8]) -> Result<()> {
         let esize = usize::try_from(self.dtype().size()).map_err(|_| overflow("element size"))?;
         if h.start.is_empty() {
@@ -176,6 +179,9 @@ impl Dataset {
                 count: h.count.clone(),
             };
             return self.read_raw(&sel, out);
+        }
+        if self.read_chunked_strided(h, out)? {
+            return Ok(());
         }
         let bbox = h.bounding_box();
         let Selection::Hyperslab { count: bcount, .. } = &bbox else {
@@ -240,11 +246,14 @@ impl Dataset {
             .ok_or_else(|| overflow("row size"))?
             .max(1);
         let mut per = (SLAB_BYTES / row_bytes).max(1);
-        if let (Some(&c0), Some(1)) = (self.chunk_dims().and_then(|c| c.first()), h.step.first()) {
+        if let (Some(&c0), Some(&st)) = (self.chunk_dims().and_then(|c| c.first()), h.step.first())
+        {
             // Whole chunk rows per slab (a zero chunk dimension from a
-            // malformed file is refused by the chunked reader, not here).
-            if c0 > 0 && per > c0 {
-                per -= per % c0;
+            // malformed file is refused by the chunked reader, not here):
+            // with a step, the selected rows one chunk row holds.
+            let unit = c0.div_ceil(st.max(1));
+            if unit > 0 && per > unit {
+                per -= per % unit;
             }
         }
         let mut scratch = Vec::new();

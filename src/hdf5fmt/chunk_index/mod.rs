@@ -29,6 +29,7 @@ pub mod grid;
 mod implicit;
 pub mod read;
 mod single;
+mod strided;
 
 pub use cache::ChunkCache;
 pub use read::{read_chunked_with, ChunkMap};

@@ -15,6 +15,7 @@ use crate::fetch::ByteRange;
 use crate::selection::{box_runs, for_each_in_box, intersect, touched_chunks};
 use crate::selection::{Placement, Selection};
 use crate::source::Source;
+use crate::Hyperslab;
 use crate::Sizes;
 use purehdf_filters::{
     decode_pipeline, decode_pipeline_reusing, ChunkContext, DecodeScratch, FilterSpec,
@@ -23,6 +24,7 @@ use purehdf_filters::{
 use super::b2nd_window::{read_window, Window};
 use super::cache::ChunkCache;
 use super::grid::Grid;
+use super::strided::{Span, Strided};
 use super::{chunks, implicit, ChunkIndexKind, ChunkIndexParams, ChunkRecord};
 
 /// A chunk lookup built once per dataset: chunk coordinates (in chunk units) →
@@ -132,6 +134,9 @@ struct Plan<'a> {
     pipeline: &'a [FilterSpec],
     cache: Option<&'a ChunkCache>,
     dst: Placement<'a>,
+    /// A stepped selection: `dst` is then its dense output (origin 0, shape
+    /// the counts) and chunks are gathered from, not box-copied.
+    strided: Option<&'a Strided>,
     elem: usize,
 }
 
@@ -177,8 +182,27 @@ impl Plan<'_> {
             origin: &job.origin,
             shape: &g.chunk_dims,
         };
-        let Some((blo, bhi)) = intersect(cp, self.dst) else {
-            return Ok(());
+        let spans: Option<Vec<Span>> = match self.strided {
+            Some(sel) => {
+                let scaled = job.origin.iter().zip(&g.chunk_dims).map(|(&o, &c)| o / c);
+                let spans = scaled
+                    .zip(&g.chunk_dims)
+                    .enumerate()
+                    .map(|(d, (ci, &c))| sel.span(d, ci, c))
+                    .collect::<Option<Vec<Span>>>();
+                match spans {
+                    Some(s) => Some(s),
+                    None => return Ok(()),
+                }
+            }
+            None => None,
+        };
+        let boxed = match &spans {
+            Some(_) => None,
+            None => match intersect(cp, self.dst) {
+                Some(b) => Some(b),
+                None => return Ok(()),
+            },
         };
         let short = |len: usize, what: &str| {
             err(Error::malformed(
@@ -191,7 +215,13 @@ impl Plan<'_> {
             if bytes.len() < want {
                 return Err(short(bytes.len(), "holds"));
             }
-            out.copy_box(bytes, cp, self.dst, &blo, &bhi, self.elem)
+            match (&boxed, &spans, self.strided) {
+                (Some((blo, bhi)), _, _) => out.copy_box(bytes, cp, self.dst, blo, bhi, self.elem),
+                (None, Some(spans), Some(sel)) => {
+                    out.gather(bytes, &g.chunk_dims, sel, spans, self.elem)
+                }
+                _ => Err(bad_box()),
+            }
         };
         if self.unfiltered(rec) {
             let stored = super::stored_bytes(src, rec).map_err(err)?;
@@ -206,24 +236,31 @@ impl Plan<'_> {
         // next patch: keep them decoded when the caller gave a cache.
         // (A chunk counts as covered when the selection holds all of it that
         // lies inside the dataset: edge chunks of whole reads stay uncached.)
-        let covered = blo == cp.origin.to_vec()
-            && bhi
-                .iter()
-                .zip(cp.origin)
-                .zip(cp.shape)
-                .zip(&g.dims)
-                .all(|(((&h, &o), &c), &d)| h == o.saturating_add(c).min(d));
+        // (A stepped selection never covers a chunk it meets with a step
+        // above 1, and is always read from whole decoded chunks.)
+        let covered = match &boxed {
+            Some((blo, bhi)) => {
+                *blo == cp.origin.to_vec()
+                    && bhi
+                        .iter()
+                        .zip(cp.origin)
+                        .zip(cp.shape)
+                        .zip(&g.dims)
+                        .all(|(((&h, &o), &c), &d)| h == o.saturating_add(c).min(d))
+            }
+            None => false,
+        };
         let reread = !covered
             && self
                 .cache
                 .is_some_and(|c| c.seen(self.map.key, &rec.offset));
-        if !reread && self.lone_blosc2(rec) {
+        if let (Some((blo, bhi)), false, true) = (&boxed, reread, self.lone_blosc2(rec)) {
             // First touch: decode only the blocks the selection meets.
             let w = Window {
                 chunk: cp,
                 dst: self.dst,
-                lo: &blo,
-                hi: &bhi,
+                lo: blo,
+                hi: bhi,
                 elem: self.elem,
             };
             let (dec, block) = scratch.blosc2_parts();
@@ -305,7 +342,7 @@ unsafe impl Sync for OutBuf {}
 /// is newer than the crate's minimum Rust version).
 /// Copies `min(dst.len(), src.len())` bytes.
 #[inline(always)]
-fn write_slice(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+pub(super) fn write_slice(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
     let n = dst.len().min(src.len());
     // SAFETY: both ranges hold `n` bytes; `dst` is an exclusive borrow, so the
     // two cannot overlap; `u8` and `MaybeUninit<u8>` share their layout.
@@ -524,7 +561,7 @@ fn fill_run(run: &mut [MaybeUninit<u8>], value: Option<&[u8]>) {
 /// where a `memcpy` call costs more than the copy. `src` must be as long as
 /// `dst` (callers slice it so); a shorter `src` leaves `dst` unwritten.
 #[inline(always)]
-fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
+pub(super) fn copy_run(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
     fn fixed<const N: usize>(dst: &mut [MaybeUninit<u8>], src: &[u8]) -> bool {
         match (
             <&mut [MaybeUninit<u8>; N]>::try_from(dst),
@@ -646,7 +683,15 @@ pub fn read_chunked_with(
     cache: Option<&ChunkCache>,
 ) -> Result<()> {
     let buf = OutBuf::new(out);
-    read_into(src, map, pipeline, fill_value, selection, &buf, cache)
+    read_into(
+        src,
+        map,
+        pipeline,
+        fill_value,
+        Target::Box(selection),
+        &buf,
+        cache,
+    )
 }
 
 /// [`read_chunked_with`] into memory that need not be initialised (a new
@@ -663,7 +708,15 @@ pub fn read_chunked_uninit(
     cache: Option<&ChunkCache>,
 ) -> Result<()> {
     let buf = OutBuf::new_uninit(out);
-    read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;
+    read_into(
+        src,
+        map,
+        pipeline,
+        fill_value,
+        Target::Box(selection),
+        &buf,
+        cache,
+    )?;
     if buf.written() != out.len() {
         return Err(Error::malformed(
             "chunked read",
@@ -691,8 +744,65 @@ pub fn read_chunked_vec_zeroed(
     crate::dataset::advise_huge_pages(&mut out);
     let mut buf = OutBuf::new(&mut out);
     buf.zeroed = true;
-    read_into(src, map, pipeline, fill_value, selection, &buf, cache)?;
+    read_into(
+        src,
+        map,
+        pipeline,
+        fill_value,
+        Target::Box(selection),
+        &buf,
+        cache,
+    )?;
     Ok(out)
+}
+
+/// What a read selects: a box, or a stepped hyperslab read into its dense
+/// C-order output.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Box(&'a Selection),
+    Steps(&'a Hyperslab),
+}
+
+/// Read the stepped selection `h` (`start + k * step` along each dimension)
+/// through a prebuilt [`ChunkMap`] into `out`, the dense C-order array of
+/// shape `h.count`: every chunk holding a selected element is decoded once
+/// (in parallel, as [`read_chunked_with`]) and its elements gathered from it;
+/// chunks holding none are not read. Unit steps read as the box they are.
+pub fn read_chunked_strided(
+    src: &dyn Source,
+    map: &ChunkMap,
+    pipeline: &[FilterSpec],
+    fill_value: Option<&[u8]>,
+    h: &Hyperslab,
+    out: &mut [u8],
+    cache: Option<&ChunkCache>,
+) -> Result<()> {
+    let buf = OutBuf::new(out);
+    if h.step.iter().all(|&s| s == 1) {
+        let sel = Selection::Hyperslab {
+            start: h.start.clone(),
+            count: h.count.clone(),
+        };
+        return read_into(
+            src,
+            map,
+            pipeline,
+            fill_value,
+            Target::Box(&sel),
+            &buf,
+            cache,
+        );
+    }
+    read_into(
+        src,
+        map,
+        pipeline,
+        fill_value,
+        Target::Steps(h),
+        &buf,
+        cache,
+    )
 }
 
 fn read_into(
@@ -700,19 +810,32 @@ fn read_into(
     map: &ChunkMap,
     pipeline: &[FilterSpec],
     fill_value: Option<&[u8]>,
-    selection: &Selection,
+    target: Target<'_>,
     out: &OutBuf,
     cache: Option<&ChunkCache>,
 ) -> Result<()> {
     let pipeline = &*as_plugins_read(pipeline);
     let g = &map.grid;
     let elem = g.element_size as usize;
-    let (start, count) = selection.resolve(&g.dims).ok_or_else(|| {
-        Error::InvalidArgument(format!(
-            "selection {selection:?} outside dataspace {:?}",
-            g.dims
-        ))
-    })?;
+    let (start, count, strided) = match target {
+        Target::Box(selection) => {
+            let (start, count) = selection.resolve(&g.dims).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "selection {selection:?} outside dataspace {:?}",
+                    g.dims
+                ))
+            })?;
+            (start, count, None)
+        }
+        Target::Steps(h) => {
+            if h.count.contains(&0) && h.count.len() == g.dims.len() && out.len == 0 {
+                return Ok(());
+            }
+            let sel = Strided::new(h, &g.dims)?;
+            // The output is the dense array of the counts, placed at 0.
+            (vec![0; g.dims.len()], sel.count.clone(), Some(sel))
+        }
+    };
     let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
     let want = n.and_then(|n| n.checked_mul(g.element_size));
     if want != Some(out.len as u64) {
@@ -739,13 +862,11 @@ fn read_into(
         origin: &start,
         shape: &count,
     };
-    let (lo, hi) = touched_chunks(&start, &count, &g.chunk_dims)
-        .ok_or_else(|| Error::InvalidArgument("empty selection".into()))?;
     // Unstored chunks cost O(bytes of the selection): the stored chunks of
-    // the box are found from the records when there are fewer records than
-    // touched chunks (a sparse index is never enumerated chunk by chunk), and
-    // when any touched chunk is missing the whole selection is filled once
-    // before the stored chunks are decoded over it.
+    // the selection are found from the records when there are fewer records
+    // than touched chunks (a sparse index is never enumerated chunk by
+    // chunk), and when any touched chunk is missing the whole selection is
+    // filled once before the stored chunks are decoded over it.
     fn job<'m>(dims: &[u64], scaled: &[u64], record: Cow<'m, ChunkRecord>) -> Result<Job<'m>> {
         let origin = scaled
             .iter()
@@ -755,31 +876,48 @@ fn read_into(
             .ok_or_else(|| Error::InvalidArgument("chunk position overflows".into()))?;
         Ok(Job { record, origin })
     }
-    let touched = lo
-        .iter()
-        .zip(&hi)
-        .try_fold(1u64, |a, (&l, &h)| a.checked_mul(h.saturating_sub(l)));
+    let (lo, hi) = touched_chunks(&start, &count, &g.chunk_dims)
+        .ok_or_else(|| Error::InvalidArgument("empty selection".into()))?;
+    let touched = match &strided {
+        Some(sel) => sel.touched(&g.chunk_dims),
+        None => lo
+            .iter()
+            .zip(&hi)
+            .try_fold(1u64, |a, (&l, &h)| a.checked_mul(h.saturating_sub(l))),
+    };
+    let holds = |scaled: &[u64]| match &strided {
+        Some(sel) => sel.holds(scaled, &g.chunk_dims),
+        None => {
+            scaled.len() == lo.len()
+                && scaled
+                    .iter()
+                    .zip(lo.iter().zip(&hi))
+                    .all(|(&s, (&l, &h))| s >= l && s < h)
+        }
+    };
     let mut jobs = Vec::new();
     match &map.lookup {
         Lookup::Records(records) if touched.is_none_or(|t| (records.len() as u64) < t) => {
             for (scaled, record) in records {
-                let inside = scaled
-                    .iter()
-                    .zip(lo.iter().zip(&hi))
-                    .all(|(&s, (&l, &h))| s >= l && s < h);
-                if inside && scaled.len() == lo.len() {
+                if holds(scaled) {
                     jobs.push(job(&g.chunk_dims, scaled, Cow::Borrowed(record))?);
                 }
             }
             jobs.sort_by(|a, b| a.origin.cmp(&b.origin));
         }
         Lookup::Empty => {}
-        _ => for_each_in_box::<Error>(&lo, &hi, |scaled| {
-            if let Some(record) = map.get(scaled) {
-                jobs.push(job(&g.chunk_dims, scaled, record)?);
+        _ => {
+            let mut visit = |scaled: &[u64]| -> Result<()> {
+                if let Some(record) = map.get(scaled) {
+                    jobs.push(job(&g.chunk_dims, scaled, record)?);
+                }
+                Ok(())
+            };
+            match &strided {
+                Some(sel) => sel.for_each_touched(&g.chunk_dims, &mut visit)?,
+                None => for_each_in_box::<Error>(&lo, &hi, &mut visit)?,
             }
-            Ok(())
-        })?,
+        }
     }
     let prefilled = touched != Some(jobs.len() as u64);
     if prefilled {
@@ -795,6 +933,7 @@ fn read_into(
         pipeline,
         cache,
         dst,
+        strided: strided.as_ref(),
         elem,
     };
     if !prefilled {
