@@ -47,7 +47,7 @@ fn run(exe: &str, args: &[String]) {
 /// Two samples (`a.medh5`, `b.medh5`) written by `medh5 create`.
 fn samples(dir: &Path) -> (PathBuf, PathBuf) {
     let n = SHAPE.iter().product::<u64>() as usize;
-    let mut r = Rng(0x5eed_47);
+    let mut r = Rng(0x005e_ed47);
     let img: Vec<u8> = (0..n)
         .flat_map(|i| (((r.next() >> 40) % 400) as i16 + (i % 1000) as i16).to_le_bytes())
         .collect();
@@ -242,7 +242,7 @@ fn more_writers_survive_kill_9() {
     );
     let shard_bytes = std::fs::read(&shard).unwrap();
     std::fs::create_dir_all(p("out")).unwrap();
-    let writers = vec![
+    let writers = [
         Writer {
             name: "medh5 pack",
             exe: MEDH5,
