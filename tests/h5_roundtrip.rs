@@ -6,11 +6,19 @@
 //! and targets, hard-link identity and reference counts, listing order,
 //! creation-order flags, committed types, maxshape, layout, chunk shape,
 //! filters and their parameters, fill values, attribute types and shapes —
-//! that libhdf5 can edit (delete an alias, add a dataset, add 30 attributes)
-//! and read back, and that `h5dump -H` accepts whenever it accepts the source.
+//! that libhdf5 can edit (`libhdf5_edit.py`'s edit: links deleted, groups,
+//! datasets and 12 attributes per object added — compact to dense —, chunked
+//! datasets extended and their new rows written) with every untouched value
+//! read back unchanged, and that `h5dump -H` accepts whenever it accepts the
+//! source. The files draw long and Unicode names, deep trees, many links
+//! and attributes per object (compact to dense and back).
 //!
-//! `PUREHDF_ROUNDTRIP_SEEDS` (comma separated, default `1,2,3`) and
-//! `PUREHDF_ROUNDTRIP_COUNT` (files per seed, default 100) set the size.
+//! Size: 1,000 files by default, in batches of `PUREHDF_ROUNDTRIP_COUNT`
+//! (default 50) files per seed, over fresh seeds drawn from the clock
+//! (printed; `PUREHDF_ROUNDTRIP_SEED` fixes the first), `PUREHDF_ROUNDTRIP_FILES`
+//! sets the total; `PUREHDF_ROUNDTRIP_SEEDS` (comma separated) lists the seeds
+//! instead. Batches run on `PUREHDF_ROUNDTRIP_JOBS` workers (default: the
+//! cores). A problem names its seed and file, and the line to reproduce it.
 //!
 //! Where libhdf5/h5py themselves misbehave, and what we decided:
 //! - h5py reads vlen sequences of big-endian numbers byte-swapped (it labels
@@ -73,20 +81,147 @@ fn env_list(name: &str, default: &str) -> Vec<u64> {
         .collect()
 }
 
-fn run_py(py: &Path, args: &[String]) -> Value {
+fn run_py(py: &Path, args: &[String]) -> Result<Value, String> {
     let out = Command::new(py)
         .arg(generator())
         .args(args)
         .output()
-        .expect("run the generator");
-    assert!(
-        out.status.success(),
-        "generator {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .map_err(|e| format!("run the generator: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(6).collect();
+        return Err(format!("{} failed: {}", args[0], tail.join(" | ")));
+    }
     let text = String::from_utf8_lossy(&out.stdout);
     let last = text.lines().last().unwrap_or("");
-    serde_json::from_str(last).unwrap_or_else(|e| panic!("generator output {last:?}: {e}"))
+    serde_json::from_str(last).map_err(|e| format!("generator output {last:?}: {e}"))
+}
+
+/// The seeds to run: the listed ones, or `files / count` consecutive seeds
+/// from `PUREHDF_ROUNDTRIP_SEED` or the clock.
+fn plan(count: u64) -> Vec<u64> {
+    if std::env::var("PUREHDF_ROUNDTRIP_SEEDS").is_ok() {
+        return env_list("PUREHDF_ROUNDTRIP_SEEDS", "");
+    }
+    let files = env_list("PUREHDF_ROUNDTRIP_FILES", "1000")
+        .first()
+        .copied()
+        .unwrap_or(1000);
+    let first = env_list("PUREHDF_ROUNDTRIP_SEED", "")
+        .first()
+        .copied()
+        .unwrap_or_else(|| {
+            // fresh per run: seconds since the epoch, spaced so that the
+            // batches of two runs a second apart do not overlap
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            (t % 1_000_000_000) * 1000
+        });
+    (0..files.div_ceil(count.max(1)))
+        .map(|k| first + k)
+        .collect()
+}
+
+/// What one batch (one seed) found.
+#[derive(Default)]
+struct Batch {
+    files: usize,
+    read_equal: usize,
+    copies: usize,
+    problems: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// Generate seed `seed`'s `count` files in `dir`, compare our read with
+/// libhdf5's, copy each both ways, and let the checker describe, compare
+/// and edit the copies.
+fn run_batch(py: &Path, make_expected: Option<&Path>, seed: u64, count: u64, dir: &Path) -> Batch {
+    let mut b = Batch::default();
+    let mut args = vec![
+        "gen".to_string(),
+        "--seed".into(),
+        seed.to_string(),
+        "--count".into(),
+        count.to_string(),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    if let Some(m) = make_expected {
+        args.push("--expected".into());
+        args.push(m.display().to_string());
+    }
+    if let Err(e) = run_py(py, &args) {
+        b.problems.push(format!("seed {seed}: generate: {e}"));
+        return b;
+    }
+    let modes = [("keep", "keep"), ("enc", "deflate:1")];
+    for i in 0..count {
+        let src = dir.join(format!("f{i:03}.h5"));
+        b.files += 1;
+        let tag = format!("seed {seed} f{i:03}");
+        if make_expected.is_some() {
+            let exp = common::load_json(&dir.join(format!("f{i:03}.exp.json")))
+                .expect("expected description");
+            match dump_file(&src) {
+                Err(e) => b.problems.push(format!("{tag}: dump: {e}")),
+                Ok(d) => {
+                    let diffs = compare(&exp, &d.doc);
+                    if diffs.is_empty() {
+                        b.read_equal += 1;
+                    } else {
+                        b.problems
+                            .push(format!("{tag}: read: {}", diffs.join("; ")));
+                    }
+                }
+            }
+        }
+        for (label, filter) in modes {
+            // `..default()`: other branches add fields to CopyOptions
+            #[allow(clippy::needless_update)]
+            let opts = CopyOptions {
+                filter: parse_filter(filter).expect("filter"),
+                threads: 1,
+                ..CopyOptions::default()
+            };
+            let dst = dir.join(format!("f{i:03}.{label}.h5"));
+            match copy_file(&src, &dst, &opts) {
+                Err(e) => b.problems.push(format!("{tag} {label}: copy: {e}")),
+                Ok(r) => {
+                    b.copies += 1;
+                    if !r.skipped.is_empty() {
+                        b.problems
+                            .push(format!("{tag} {label}: skipped {:?}", r.skipped));
+                    }
+                }
+            }
+        }
+    }
+    let check = [
+        "check".to_string(),
+        "--seed".into(),
+        seed.to_string(),
+        "--count".into(),
+        count.to_string(),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    match run_py(py, &check) {
+        Err(e) => b.problems.push(format!("seed {seed}: check: {e}")),
+        Ok(v) => {
+            let list = |k: &str| -> Vec<String> {
+                v.get(k)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|p| format!("seed {seed} {}", p.as_str().unwrap_or("?")))
+                    .collect()
+            };
+            b.problems.extend(list("problems"));
+            b.notes.extend(list("notes"));
+        }
+    }
+    b
 }
 
 #[test]
@@ -101,101 +236,68 @@ fn random_h5py_files_round_trip() {
     if make_expected.is_none() {
         println!("note: h5 roundtrip: ../shared/corpus/make_expected.py absent, our read is not compared");
     }
-    let seeds = env_list("PUREHDF_ROUNDTRIP_SEEDS", "1,2,3");
-    let count = env_list("PUREHDF_ROUNDTRIP_COUNT", "100")
+    let count = env_list("PUREHDF_ROUNDTRIP_COUNT", "50")
         .first()
         .copied()
-        .unwrap_or(100);
+        .unwrap_or(50);
+    let seeds = plan(count);
+    let jobs = env_list("PUREHDF_ROUNDTRIP_JOBS", "")
+        .first()
+        .map(|&j| j as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    println!(
+        "h5 roundtrip: seeds {:?}..={:?} x {count} files, {jobs} workers",
+        seeds.first(),
+        seeds.last()
+    );
     let tmp = std::env::temp_dir().join(format!("purehdf-roundtrip-{}", std::process::id()));
-    let modes = [("keep", "keep"), ("enc", "deflate:1")];
-    let mut files = 0usize;
-    let mut read_equal = 0usize;
-    let mut problems: Vec<String> = Vec::new();
-    let mut copies = 0usize;
-    for &seed in &seeds {
-        let dir = tmp.join(format!("seed{seed}"));
-        let mut args = vec![
-            "gen".to_string(),
-            "--seed".into(),
-            seed.to_string(),
-            "--count".into(),
-            count.to_string(),
-            "--out".into(),
-            dir.display().to_string(),
-        ];
-        if let Some(m) = &make_expected {
-            args.push("--expected".into());
-            args.push(m.display().to_string());
-        }
-        run_py(&py, &args);
-        for i in 0..count {
-            let src = dir.join(format!("f{i:03}.h5"));
-            files += 1;
-            let tag = format!("seed {seed} f{i:03}");
-            if make_expected.is_some() {
-                let exp = common::load_json(&dir.join(format!("f{i:03}.exp.json")))
-                    .expect("expected description");
-                match dump_file(&src) {
-                    Err(e) => problems.push(format!("{tag}: dump: {e}")),
-                    Ok(d) => {
-                        let diffs = compare(&exp, &d.doc);
-                        if diffs.is_empty() {
-                            read_equal += 1;
-                        } else {
-                            problems.push(format!("{tag}: read: {}", diffs.join("; ")));
-                        }
-                    }
-                }
-            }
-            for (label, filter) in modes {
-                // `..default()`: other branches add fields to CopyOptions
-                #[allow(clippy::needless_update)]
-                let opts = CopyOptions {
-                    filter: parse_filter(filter).expect("filter"),
-                    threads: 1,
-                    ..CopyOptions::default()
+    let t0 = std::time::Instant::now();
+    let queue = std::sync::Mutex::new(seeds.clone());
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let Some(seed) = queue.lock().unwrap().pop() else {
+                    break;
                 };
-                let dst = dir.join(format!("f{i:03}.{label}.h5"));
-                match copy_file(&src, &dst, &opts) {
-                    Err(e) => problems.push(format!("{tag} {label}: copy: {e}")),
-                    Ok(r) => {
-                        copies += 1;
-                        if !r.skipped.is_empty() {
-                            problems.push(format!("{tag} {label}: skipped {:?}", r.skipped));
-                        }
-                    }
+                let dir = tmp.join(format!("seed{seed}"));
+                let b = run_batch(&py, make_expected.as_deref(), seed, count, &dir);
+                if b.problems.is_empty() {
+                    let _ = std::fs::remove_dir_all(&dir);
                 }
-            }
+                done.lock().unwrap().push((seed, b));
+            });
         }
-        let check = run_py(
-            &py,
-            &[
-                "check".into(),
-                "--seed".into(),
-                seed.to_string(),
-                "--count".into(),
-                count.to_string(),
-                "--out".into(),
-                dir.display().to_string(),
-            ],
-        );
-        for p in check
-            .get("problems")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            problems.push(format!("seed {seed} {}", p.as_str().unwrap_or("?")));
+    });
+    let mut done = done.into_inner().unwrap();
+    done.sort_by_key(|(s, _)| *s);
+    let (mut files, mut read_equal, mut copies) = (0, 0, 0);
+    let mut problems: Vec<String> = Vec::new();
+    for (seed, b) in &done {
+        files += b.files;
+        read_equal += b.read_equal;
+        copies += b.copies;
+        for n in &b.notes {
+            println!("  note: {}", n.chars().take(300).collect::<String>());
         }
+        if !b.problems.is_empty() {
+            println!(
+                "  reproduce: PUREHDF_ROUNDTRIP_SEEDS={seed} PUREHDF_ROUNDTRIP_COUNT={count} \
+cargo test --release --test h5_roundtrip -- --nocapture"
+            );
+        }
+        problems.extend(b.problems.iter().cloned());
     }
     for p in problems.iter().take(40) {
         println!("  {}", p.chars().take(400).collect::<String>());
     }
     println!(
         "h5 roundtrip: {files} random files over {} seeds, {read_equal} read equal to libhdf5, \
-{copies} copies, {} problem(s)",
+{copies} copies (each edited by libhdf5), {} problem(s), {:.1} s",
         seeds.len(),
-        problems.len()
+        problems.len(),
+        t0.elapsed().as_secs_f64()
     );
     if problems.is_empty() {
         let _ = std::fs::remove_dir_all(&tmp);

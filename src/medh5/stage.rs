@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use purehdf::low_level::write::atomic::remove_stale;
 use purehdf::low_level::write::FileWriter;
 
 /// Give the temporary of `w` the permission bits of `target` (when it exists).
@@ -44,6 +45,17 @@ impl Staged {
             .ok_or_else(|| Error::invalid(format!("{} has no file name", target.display())))?
             .to_string_lossy()
             .into_owned();
+        // what killed runs left: the staged files and the writer's temporaries
+        // of them (`..<name>.tmp-<pid>-<hex>.tmp-<pid>-<hex>`), whose names
+        // the writer's own sweep (for the staged name) never matches
+        if let Some(dir) = target.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            remove_stale(dir, &name);
+        }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())

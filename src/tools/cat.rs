@@ -218,7 +218,7 @@ pub fn cat(file: &str, dset: &str, slice: Option<&str>, out: &str) -> Result<()>
     let (descr, shape, data) = read_slice(&ds, slice)?;
     let mut buf = Vec::with_capacity(data.len() + 128);
     purehdf_medh5::npy::write(&mut buf, &descr, &shape, &data).map_err(|e| Error::io(out, e))?;
-    std::fs::write(out, buf).map_err(|e| Error::io(out, e))
+    crate::tools::atomic_out::write_atomic(std::path::Path::new(out), &buf)
 }
 
 #[cfg(test)]

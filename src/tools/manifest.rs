@@ -348,7 +348,7 @@ pub fn run(args: &[String]) -> u8 {
     let text = v.to_string();
     let written = match &out {
         Some(o) => crate::open::write_output(o, |p| {
-            std::fs::write(p, text.as_bytes())
+            crate::tools::atomic_out::write_atomic(p, text.as_bytes())
                 .map_err(|e| Error::InvalidArgument(format!("{o}: {e}")))
         }),
         None => {

@@ -5,6 +5,7 @@
 //! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files);
 //! `h5 verify` (every checksum checked and every chunk and record decoded).
 
+pub mod atomic_out;
 pub mod cat;
 pub mod compare;
 pub mod copy;

@@ -8,19 +8,25 @@ usage:
 `gen` writes DIR/fNNN.h5 (N files, every feature chosen from the seed: libver,
 datatype class, dataspace, layout, chunk shape, fill value, filters incl.
 hdf5plugin's, soft/external/hard links and cycles, committed types, creation
-order, dense groups and attributes) and, with --expected, the libhdf5
-description of each (`make_expected.py`'s `inspect_file`) as DIR/fNNN.exp.json.
+order, dense groups and attributes, long and Unicode names, deep trees, many
+links and attributes per object — compact to dense, and back after deletes)
+and, with --expected, the libhdf5 description of each (`make_expected.py`'s
+`inspect_file`) as DIR/fNNN.exp.json.
 
 `check` runs after the Rust side made DIR/fNNN.keep.h5 (`h5 copy`, stored chunks
 kept) and DIR/fNNN.enc.h5 (re-encoded with deflate): it describes source and
 copies through h5py (link kinds and targets, hard-link identity, reference
 counts, listing order, creation-order flags, committed types, maxshape, layout,
 chunk shape, filters and their parameters, fill values, attribute types and
-shapes, values), compares them, edits each copy with libhdf5 (delete an alias,
-add a dataset, add 30 attributes) and reads it back, and runs `h5dump -H` on
-every source and copy. It prints one JSON object: {"files": N, "problems": [...]}.
+shapes, values), compares them, lets libhdf5 edit every copy
+(`libhdf5_edit.edit_check`: links deleted, groups, datasets and attributes
+added, chunked datasets extended and new rows written; every untouched value
+must read back unchanged; when the same edit of the source fails too, that
+is a note, not a problem), and runs `h5dump -H` on the copies (one process for
+all; file by file, against the source, only when that fails). It prints one
+JSON object: {"files": N, "copies": C, "problems": [...], "notes": [...]}.
 
-One python process per phase and seed; the files are small (a few KiB each).
+One python process per phase and batch (seed); the files are small.
 Decisions about libhdf5/h5py behaviour are listed in tests/h5_roundtrip.rs.
 """
 
@@ -51,6 +57,20 @@ LIBVERS = [("earliest", "latest"), ("v108", "latest"), ("v110", "latest"),
 def numeric_types(r):
     return r.choice(["<i1", "<u1", "<i2", ">u2", "<i4", ">i4", "<u8", ">i8",
                      "<f2", ">f2", "<f4", ">f4", "<f8", ">f8"])
+
+
+# long and Unicode names (h5py stores them as UTF-8, flagged so in v2 links)
+ODD_NAMES = ["x" * 70, "long_" + "n" * 250, "donn\u00e9es_\u00e9", "\u03b4\u03b5\u03b4\u03bf\u03bc\u03ad\u03bd\u03b1",
+             "\u6570\u636e\u96c6", "emoji_\U0001F600", "with space", "dot.name",
+             "\u00dcn\u00efc\u00f6d\u00e9_" + "\u00df" * 40]
+
+
+def obj_name(r, base):
+    """`base`, or (one time in four) a long or Unicode name that keeps `base`
+    as its suffix, so names stay unique wherever `base` is."""
+    if r.random() < 0.25:
+        return r.choice(ODD_NAMES) + "_" + base
+    return base
 
 
 def make_dtype(r, f, committed, allow_obj=True):
@@ -297,17 +317,23 @@ def make_dataset(r, f, g, name, committed, targets, big_ok):
 
 
 def add_attrs(r, f, obj, committed, targets, big_ok, many_ok):
-    n = r.choice([0, 0, 1, 2, 3, 5] + ([9, 12, 20] if many_ok else []))
+    n = r.choice([0, 0, 1, 2, 3, 5, 9] + ([9, 12, 20, 40] if many_ok else []))
+    made = []
     for i in range(n):
         dt, kind = make_dtype(r, f, committed)
         npdt = numpy_of(dt)
         shape = r.choice([(), (), (3,), (2, 2)])
-        name = r.choice(["units", "scale", "a", "Zeta", "b%d" % i, "name"]) + str(i)
+        name = obj_name(r, r.choice(["units", "scale", "a", "Zeta", "b%d" % i, "name"]) + str(i))
         data = values(r, npdt, shape, f, targets)
         try:
             obj.attrs.create(name, data, shape=shape, dtype=dt)
+            made.append(name)
         except (TypeError, ValueError, OSError):
             continue
+    if len(made) > 8 and r.random() < 0.3:
+        # back below the dense threshold: libhdf5 may move them to the header
+        for name in r.sample(made, len(made) - r.randint(2, 6)):
+            del obj.attrs[name]
     if big_ok and r.random() < 0.15:
         obj.attrs["big"] = np.arange(r.choice([9000, 20000]), dtype="<f8")
         if r.random() < 0.7:
@@ -335,7 +361,14 @@ def gen_one(path, r):
         ngroups = r.randint(0, 4)
         for i in range(ngroups):
             parent = r.choice(groups)
-            g = parent.create_group("g%d" % i, track_order=r.random() < 0.4)
+            g = parent.create_group(obj_name(r, "g%d" % i), track_order=r.random() < 0.4)
+            groups.append(g)
+            targets.append(g.name)
+        if r.random() < 0.2:
+            # a deep tree: a chain of 8 to 24 groups
+            g = r.choice(groups)
+            for i in range(r.randint(8, 24)):
+                g = g.create_group(obj_name(r, "d%d" % i), track_order=r.random() < 0.3)
             groups.append(g)
             targets.append(g.name)
         if r.random() < 0.25:
@@ -347,17 +380,19 @@ def gen_one(path, r):
         datasets = []
         for i in range(r.randint(1, 6)):
             g = r.choice(groups)
-            name = r.choice(["data", "x", "Image", "z", "values", "t"]) + str(i)
+            name = obj_name(r, r.choice(["data", "x", "Image", "z", "values", "t"]) + str(i))
             ds = make_dataset(r, f, g, name, committed, targets, latest)
             datasets.append(ds.name)
         targets += datasets
         for obj in [f] + groups[1:] + [f[d] for d in datasets]:
             add_attrs(r, f, obj, committed, targets, latest, latest)
-        # links
-        for i in range(r.randint(0, 4)):
-            g = r.choice(groups)
+        # links; sometimes many into one group (compact to dense storage)
+        nlinks = r.choice([r.randint(0, 4)] * 3 + [r.randint(9, 40)])
+        crowd = r.choice(groups)
+        for i in range(nlinks):
+            g = r.choice(groups) if nlinks < 9 or r.random() < 0.2 else crowd
             k = r.choice(["soft", "dangling", "external", "hard", "cycle"])
-            name = "link%d" % i
+            name = obj_name(r, "link%d" % i)
             if name in g:
                 continue
             if k == "soft":
@@ -559,63 +594,22 @@ def diff(src, dst, mode):
     return probs
 
 
-def read_everything(path):
-    """Visit and read every object (libhdf5): the first error, or None."""
-    err = []
-
-    def visit(name, obj):
-        try:
-            if isinstance(obj, h5py.Dataset) and obj.shape is not None:
-                obj[()]
-            for k in obj.attrs:
-                obj.attrs[k]
-        except Exception as e:  # noqa: BLE001
-            err.append("%s: %s" % (name, e))
-    with h5py.File(path, "r") as f:
-        f.visititems(visit)
-        for k in f.attrs:
-            f.attrs[k]
-    return err[0] if err else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libhdf5_edit  # noqa: E402  (the libhdf5 edit and its check, shared)
 
 
-def edit(path):
-    """Delete an alias (a link to an object with several), add a dataset and 30
-    attributes; then read the whole file back."""
-    with h5py.File(path, "r+") as f:
-        victim = None
-        for name in list(f.keys()) + ["g0/" + k for k in (f["g0"].keys() if "g0" in f and isinstance(f["g0"], h5py.Group) else [])]:
-            try:
-                lk = f.get(name, getlink=True)
-                if isinstance(lk, h5py.HardLink) and h5py.h5o.get_info(f[name].id).rc > 1:
-                    victim = name
-                    break
-            except Exception:  # noqa: BLE001
-                pass
-        if victim is None:
-            hard = [n for n in f if isinstance(f.get(n, getlink=True), h5py.HardLink)]
-            victim = hard[-1] if hard else None
-        if victim is not None:
-            del f[victim]
-        f.create_dataset("added_by_libhdf5", data=np.arange(10))
-        tgt = f["added_by_libhdf5"]
-        for i in range(30):
-            f.attrs["edit_%02d" % i] = np.arange(i + 1)
-            tgt.attrs["e%02d" % i] = i
-    return read_everything(path)
-
-
-def edit_in_child(path):
-    """`edit` in a forked child, so that libhdf5 crashing on a bad file is a
-    reported problem, not the end of the check."""
+def in_child(fn, *args):
+    """`fn(*args)` (a list of problems) in a forked child, so that libhdf5
+    crashing on a bad file is a reported problem, not the end of the check."""
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(rfd)
         try:
-            msg = edit(path) or ""
+            out = fn(*args)
         except Exception as e:  # noqa: BLE001
-            msg = "libhdf5 edit failed: %s" % e
-        os.write(wfd, msg.encode("utf-8", "replace")[:2000])
+            out = ["libhdf5 edit failed: %s" % e]
+        os.write(wfd, json.dumps(out).encode("utf-8")[:20000])
         os.close(wfd)
         os._exit(0)
     os.close(wfd)
@@ -628,14 +622,33 @@ def edit_in_child(path):
     os.close(rfd)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        return "libhdf5 crashed (signal %d) editing the copy" % os.WTERMSIG(status)
-    return b"".join(chunks).decode("utf-8", "replace") or None
-
-
-def h5dump_ok(path):
+        return ["libhdf5 crashed (signal %d)" % os.WTERMSIG(status)]
     try:
-        p = subprocess.run(["h5dump", "-H", path], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=20)
+        return json.loads(b"".join(chunks).decode("utf-8", "replace"))
+    except ValueError:
+        return ["libhdf5 edit: truncated report"]
+
+
+def edit_problems(path, seed):
+    """libhdf5 edits a scratch copy of `path` (more groups, datasets and
+    attributes, deleted links, extended datasets with new rows written) and
+    checks the result: the problems."""
+    ed = path + ".edit.h5"
+    shutil.copyfile(path, ed)
+    try:
+        return in_child(lambda: libhdf5_edit.edit_check(ed, seed, max_objects=4, attrs=12)[0])
+    finally:
+        os.remove(ed)
+
+
+def h5dump_ok(paths):
+    """Does `h5dump -H` accept every one of `paths`? One process for the lot
+    (start-up is most of its cost); None when h5dump is not installed."""
+    if not paths:
+        return True
+    try:
+        p = subprocess.run(["h5dump", "-H"] + list(paths), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=20 + 2 * len(paths))
         return p.returncode == 0
     except subprocess.TimeoutExpired:
         return False
@@ -645,7 +658,9 @@ def h5dump_ok(path):
 
 def cmd_check(a):
     problems = []
+    notes = []
     checked = 0
+    copies = []
     for i in range(a.count):
         src = os.path.join(a.out, "f%03d.h5" % i)
         try:
@@ -653,28 +668,36 @@ def cmd_check(a):
         except Exception as e:  # noqa: BLE001
             problems.append("%s: h5py cannot describe the source: %s" % (src, e))
             continue
-        src_dump = h5dump_ok(src)
         for mode in ("keep", "enc"):
             cp = os.path.join(a.out, "f%03d.%s.h5" % (i, mode))
             if not os.path.exists(cp):
                 continue
             checked += 1
             tag = "f%03d.%s" % (i, mode)
+            copies.append((tag, src, cp))
             try:
                 dd = describe(cp)
             except Exception as e:  # noqa: BLE001
                 problems.append("%s: h5py cannot describe the copy: %s" % (tag, e))
                 continue
             problems += ["%s: %s" % (tag, p) for p in diff(ds, dd, mode)]
-            if src_dump and not h5dump_ok(cp):
+            edit_seed = a.seed * 1_000_003 + i
+            es = edit_problems(cp, edit_seed)
+            if es:
+                # the control: the same edit of the h5py-written source
+                ctl = edit_problems(src, edit_seed)
+                if ctl:
+                    notes.append("%s: libhdf5 edits the source with problems too: %s"
+                                 % (tag, ctl[:3]))
+                else:
+                    problems += ["%s: after a libhdf5 edit: %s" % (tag, e) for e in es[:10]]
+    # h5dump -H: the copies in one run; file by file only when that fails
+    if h5dump_ok([cp for _, _, cp in copies]) is False:
+        for tag, src, cp in copies:
+            if not h5dump_ok([cp]) and h5dump_ok([src]):
                 problems.append("%s: h5dump -H refuses the copy (accepts the source)" % tag)
-            ed = cp + ".edit.h5"
-            shutil.copyfile(cp, ed)
-            e = edit_in_child(ed)
-            if e:
-                problems.append("%s: after a libhdf5 edit: %s" % (tag, e))
-            os.remove(ed)
-    print(json.dumps({"files": a.count, "copies": checked, "problems": problems}))
+    print(json.dumps({"files": a.count, "copies": checked, "problems": problems,
+                      "notes": notes}))
 
 
 def main():

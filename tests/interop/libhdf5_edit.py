@@ -244,15 +244,19 @@ def h5dump(path, header_only):
         return False, "timeout"
 
 
-def cmd_edit(a):
+def edit_check(path, seed, max_objects=None, attrs=32):
+    """Edit `path` with libhdf5 (the edits chosen from `seed`), reopen it and
+    check it: (problems, facts). `attrs` attributes go on every object, or
+    with `max_objects` on at most that many (a sample) besides the root."""
     problems = []
-    before = snapshot(a.file)
-    rng = random.Random(a.seed * 7919 + 1)
+    before = snapshot(path)
+    rng = random.Random(seed * 7919 + 1)
     paths = sorted(p for p in before if p != "/")
     deleted = []
     added_attrs = {}
     extended = {}
-    with h5py.File(a.file, "r+") as f:
+    written = {}
+    with h5py.File(path, "r+") as f:
         # 1. delete up to two links; never one to an object a reference points
         # to (libhdf5 frees an object with its last link, references dangle)
         held = set()
@@ -282,7 +286,9 @@ def cmd_edit(a):
         # 3. 32 attributes on every object, interleaved with the root's so
         # that no header is last in the file when it grows
         objs = alive + ["/"]
-        for j in range(32):
+        if max_objects is not None and len(objs) > max_objects:
+            objs = rng.sample(alive, max_objects) + ["/"]
+        for j in range(attrs):
             f.attrs["libhdf5_root_%02d" % j] = np.arange(j + 1)
             for p in objs:
                 nm = "libhdf5_%02d_%s" % (j, "ü" * (j % 3))
@@ -299,14 +305,24 @@ def cmd_edit(a):
                     extended[p] = n
                 except Exception as e:  # noqa: BLE001
                     problems.append("resize %s: %s" % (p, e))
+                    continue
+                d = ds.dtype
+                if d.names is None and d.subdtype is None and d.kind in "iuf":
+                    # and write the new rows (new chunks in the chunk index)
+                    rows = (np.arange(3 * int(np.prod(ds.shape[1:], dtype=np.int64)))
+                            % 100 + 7).astype(d).reshape((3,) + ds.shape[1:])
+                    try:
+                        ds[n:n + 3] = rows
+                        written[p] = canon(rows)
+                    except Exception as e:  # noqa: BLE001
+                        problems.append("write new rows of %s: %s" % (p, e))
     # reopen and check
     try:
-        after = snapshot(a.file)
+        after = snapshot(path)
     except Exception as e:  # noqa: BLE001
         problems.append("reopen after edit: %s" % e)
-        print(json.dumps({"problems": problems}))
-        return
-    with h5py.File(a.file, "r") as f:
+        return problems, {}
+    with h5py.File(path, "r") as f:
         for p in alive:
             if p not in after:
                 problems.append("%s: lost after the edit" % p)
@@ -320,6 +336,8 @@ def cmd_edit(a):
                         problems.append("%s: extended dataset's old rows changed" % p)
                     if ds.shape[0] != extended[p] + 3:
                         problems.append("%s: not extended" % p)
+                    elif p in written and canon(ds[extended[p]:]) != written[p]:
+                        problems.append("%s: the rows written by libhdf5 read back wrong" % p)
                 elif c["value"] != b["value"]:
                     problems.append("%s: value changed" % p)
                 if not deleted and b.get("refs") is not None and c.get("refs") != b["refs"]:
@@ -330,10 +348,15 @@ def cmd_edit(a):
             for k, v in added_attrs.get(p, {}).items():
                 if c["attrs"].get(k) != canon(np.asarray(v)) and c["attrs"].get(k) != v:
                     problems.append("%s: added attribute %r reads %r" % (p, k, c["attrs"].get(k)))
+    return problems, {"objects": len(before), "deleted": deleted, "extended": len(extended),
+                      "written": len(written), "attributes": sum(map(len, added_attrs.values()))}
+
+
+def cmd_edit(a):
+    problems, facts = edit_check(a.file, a.seed)
     ok, err = h5dump(a.file, a.header_only)
-    print(json.dumps({"problems": problems, "objects": len(before), "deleted": deleted,
-                      "extended": len(extended), "h5dump": ok,
-                      "h5dump_err": err.strip().replace("\n", " | ")}))
+    print(json.dumps(dict(facts, problems=problems, h5dump=ok,
+                          h5dump_err=err.strip().replace("\n", " | "))))
 
 
 def main():

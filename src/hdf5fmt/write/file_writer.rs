@@ -211,6 +211,13 @@ impl Serializer<'_> {
             .filter(|(_, (_, v))| attr_has_refs(v))
             .map(|(i, _)| i)
             .collect();
+        // an attribute whose committed datatype has no address yet (the
+        // object itself, or a committed datatype written after it) waits too
+        let types_later = node
+            .extra
+            .attr_types
+            .iter()
+            .any(|(_, t)| !self.named.contains_key(t));
         let mut deferred_data = false;
         let mut deferred_links = Vec::new();
         let mut msgs = match &node.kind {
@@ -234,10 +241,11 @@ impl Serializer<'_> {
         if links > 1 {
             msgs.push(Message::new(types::REFCOUNT, refcount::encode(links)));
         }
-        let defer = deferred_data || !deferred_attrs.is_empty() || !deferred_links.is_empty();
+        let attrs_later = !deferred_attrs.is_empty() || types_later;
+        let defer = deferred_data || attrs_later || !deferred_links.is_empty();
         // an object with a reference-holding attribute gets all its attributes
         // (compact or dense) in the continuation chunk, once every address is known
-        if deferred_attrs.is_empty() {
+        if !attrs_later {
             self.attributes(node, &mut msgs)?;
         }
         if defer {
@@ -251,7 +259,7 @@ impl Serializer<'_> {
                 node: id,
                 header_addr: addr,
                 header,
-                attrs: !deferred_attrs.is_empty(),
+                attrs: attrs_later,
                 data: deferred_data,
                 links: deferred_links,
             });

@@ -391,7 +391,7 @@ fn recompress(a: &Args) -> Result<u8> {
     }
     let view: Vec<(&select::Row, String)> = table.iter().map(|(r, d)| (r, d.clone())).collect();
     if let Some(p) = &a.report {
-        std::fs::write(p, report::text(&view)).map_err(|e| Error::io(p.display(), e))?;
+        crate::tools::atomic_out::write_atomic(p, report::text(&view).as_bytes())?;
     }
     if a.dry_run {
         if a.json {
