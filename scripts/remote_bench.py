@@ -114,6 +114,21 @@ def main():
 
         out = os.path.join(work, "x.npy")
 
+        # The verdict over S3 must be the local one (paths aside).
+        def verdict(target):
+            r = subprocess.run([medh5, "verify", "--json", target], env=env,
+                               capture_output=True, text=True)
+            doc = json.loads(r.stdout)
+            for d in doc:
+                d.pop("path", None)
+                d.pop("file", None)
+            return r.returncode, doc
+
+        same = verdict(local) == verdict(url)
+        print("medh5 verify over S3 equals the local verdict: %s" % ("yes" if same else "NO"))
+        if not same:
+            sys.exit("medh5 verify over S3 differs from the local verdict")
+
         fetch_part = []
 
         def full_ours():

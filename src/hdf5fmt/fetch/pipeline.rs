@@ -224,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn every_step_decodes_in_order_with_at_most_two_held() {
+    fn every_step_decodes_once_with_at_most_depth_held() {
         for depth in [1, 2, 4] {
             let src = Recorder::default();
             let mut seen = Vec::new();
