@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release"))
     ap.add_argument("--profile", default="balanced")
     a = ap.parse_args()
+    if hasattr(os, "getloadavg"):
+        print("load average: %.2f %.2f %.2f" % os.getloadavg())
     import numpy as np
 
     h5 = os.path.join(a.bin, "h5")
@@ -112,9 +114,33 @@ def main():
 
         out = os.path.join(work, "x.npy")
 
+        # The verdict over S3 must be the local one (paths aside).
+        def verdict(target):
+            r = subprocess.run([medh5, "verify", "--json", target], env=env,
+                               capture_output=True, text=True)
+            doc = json.loads(r.stdout)
+            for d in doc:
+                d.pop("path", None)
+                d.pop("file", None)
+            return r.returncode, doc
+
+        same = verdict(local) == verdict(url)
+        print("medh5 verify over S3 equals the local verdict: %s" % ("yes" if same else "NO"))
+        if not same:
+            sys.exit("medh5 verify over S3 differs from the local verdict")
+
+        fetch_part = []
+
         def full_ours():
-            subprocess.run([h5, "cat", url, dset, "--out", out], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
+            r = subprocess.run([h5, "cat", url, dset, "--out", out],
+                               env=dict(env, PUREHDF_REMOTE_STATS="1"), check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            # "remote stats: URL: N requests, B bytes, last byte T s after open"
+            for line in r.stderr.splitlines():
+                if line.startswith("remote stats:") and "last byte" in line:
+                    words = line.replace(",", "").split()
+                    fetch_part.append((int(words[words.index("bytes") - 1]),
+                                       float(words[words.index("byte") + 1])))
 
         def full_local():
             subprocess.run([h5, "cat", local, dset, "--out", out], check=True,
@@ -163,6 +189,14 @@ def main():
         full = dict(rows)
         tf, tg = full["full image, h5 cat (ours)"][0], full["full object, one plain GET"][0]
         print("full read throughput vs one GET: %.0f %%" % (100 * tg / tf))
+        if fetch_part:
+            # The fetching alone: bytes received / time from the open to the
+            # last byte (median over the runs), decoding and writing aside.
+            fb = statistics.median(b for b, _ in fetch_part)
+            ft = statistics.median(t for _, t in fetch_part)
+            print("full read, fetch part alone: %d bytes in %.3f s = %.0f MB/s "
+                  "(one GET: %.0f MB/s, %.0f %%)"
+                  % (fb, ft, fb / ft / 1e6, size / tg / 1e6, 100 * (fb / ft) / (size / tg)))
         if "64^3 patch, h5py over s3fs" in full:
             tp, th = full["64^3 patch, h5 cat (ours)"][0], full["64^3 patch, h5py over s3fs"][0]
             print("patch: ours %.1fx faster than h5py over s3fs" % (th / tp))

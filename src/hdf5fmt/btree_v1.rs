@@ -82,7 +82,20 @@ pub fn read_node(
     })
 }
 
-/// Depth-first walk over the level-0 entries of the tree rooted at `address`.
+/// Entries assumed per node when the nodes of a level are fetched ahead:
+/// libhdf5 allocates every node for `2K` entries (`K` = 32 for chunk trees
+/// and 16 for group trees by default), so a guess of 64 entries covers the
+/// usual nodes whole; a larger node reads its rest on its own.
+const GUESS_ENTRIES: usize = 64;
+
+/// Bytes of nodes fetched ahead in one batch at most.
+const BATCH_BYTES: u64 = 16 << 20;
+
+/// Walk over the level-0 entries of the tree rooted at `address`, left to
+/// right, a level at a time. On sources that fetch ahead (remote objects),
+/// the nodes of each level below the root are fetched as one batch before
+/// they are read (one request per run of nodes lying close together, not one
+/// per node).
 fn walk(
     src: &dyn Source,
     sizes: Sizes,
@@ -93,22 +106,114 @@ fn walk(
 ) -> Result<()> {
     let mut visited = HashSet::new();
     let mut nodes = 0usize;
-    // Stack of (address, expected level); None = the root, any level.
-    let mut stack: Vec<(u64, Option<u8>)> = vec![(address, None)];
-    while let Some((addr, expect)) = stack.pop() {
+    let ahead = src.wants_prefetch() && src.pipeline_step().is_some();
+    let o = usize::from(sizes.offset);
+    let guess = (8 + 2 * o)
+        .saturating_add((GUESS_ENTRIES + 1).saturating_mul(key_size))
+        .saturating_add(GUESS_ENTRIES.saturating_mul(o)) as u64;
+    // The addresses of one level, left to right, and the level they must
+    // have (None: the root, any level).
+    let mut level: Vec<u64> = vec![address];
+    let mut expect: Option<u8> = None;
+    // Nodes fetched in one batch at most (a bound on memory and on what a
+    // hostile tree can make us fetch ahead).
+    let per_batch = usize::try_from((BATCH_BYTES / guess.max(1)).max(1)).unwrap_or(1);
+    while !level.is_empty() {
+        // A host-driven source (no fetcher: the host fetches what a read
+        // missed, then the read starts again) gets every missing node of a
+        // level in one round, not one round per node.
+        if src.wants_prefetch() && src.pipeline_step().is_none() && expect.is_some() {
+            let mut need = None;
+            for &a in &level {
+                match read_node(src, sizes, a, node_type, key_size) {
+                    Err(e) if e.needed_ranges().is_some() => {
+                        need.get_or_insert(e);
+                    }
+                    // other errors are reported when the node is visited
+                    _ => {}
+                }
+            }
+            if let Some(e) = need {
+                return Err(e);
+            }
+        }
+        let mut next = Vec::new();
+        let mut next_level = None;
+        for piece in level.chunks(per_batch) {
+            let batch: Vec<crate::fetch::ByteRange> = if ahead && expect.is_some() {
+                piece
+                    .iter()
+                    .map(|&a| {
+                        crate::fetch::ByteRange::new(a, guess.min(src.len().saturating_sub(a)))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !batch.is_empty() {
+                src.prefetch(&batch)?;
+            }
+            let r = walk_level(
+                src,
+                sizes,
+                piece,
+                expect,
+                node_type,
+                key_size,
+                (&mut visited, &mut nodes),
+                f,
+            );
+            if !batch.is_empty() {
+                src.release(&batch);
+            }
+            let (mut below, below_level) = r?;
+            if next.len().saturating_add(below.len()) > limits::MAX_TREE_NODES {
+                return Err(Error::Limit {
+                    structure: NODE,
+                    offset: address,
+                    what: "nodes of one level",
+                    value: next.len().saturating_add(below.len()) as u64,
+                    limit: limits::MAX_TREE_NODES as u64,
+                });
+            }
+            next.append(&mut below);
+            next_level = next_level.or(below_level);
+        }
+        level = next;
+        expect = next_level;
+    }
+    Ok(())
+}
+
+/// Read the nodes of one level: leaves' entries go to `f`, internal nodes'
+/// children make the next level (returned with its expected level).
+#[allow(clippy::too_many_arguments)]
+fn walk_level(
+    src: &dyn Source,
+    sizes: Sizes,
+    level: &[u64],
+    expect: Option<u8>,
+    node_type: u8,
+    key_size: usize,
+    (visited, nodes): (&mut HashSet<u64>, &mut usize),
+    f: &mut dyn FnMut(&[u8], u64) -> Result<()>,
+) -> Result<(Vec<u64>, Option<u8>)> {
+    let mut next = Vec::new();
+    let mut next_level = None;
+    for &addr in level {
         if !visited.insert(addr) {
             return Err(Error::Cycle {
                 structure: NODE,
                 offset: addr,
             });
         }
-        nodes += 1;
-        if nodes > limits::MAX_TREE_NODES {
+        *nodes += 1;
+        if *nodes > limits::MAX_TREE_NODES {
             return Err(Error::Limit {
                 structure: NODE,
                 offset: addr,
                 what: "nodes visited",
-                value: nodes as u64,
+                value: *nodes as u64,
                 limit: limits::MAX_TREE_NODES as u64,
             });
         }
@@ -135,30 +240,20 @@ fn walk(
                 f(key, *child)?;
             }
         } else {
-            // A host-driven source gets every child's missing bytes in one
-            // round (not one round per child): read them all once first.
-            if src.wants_prefetch() {
-                let mut need = None;
-                for (_, child) in &node.entries {
-                    match read_node(src, sizes, *child, node_type, key_size) {
-                        Err(e) if e.needed_ranges().is_some() => {
-                            need.get_or_insert(e);
-                        }
-                        // Other errors are reported when the child is visited.
-                        _ => {}
-                    }
-                }
-                if let Some(e) = need {
-                    return Err(e);
-                }
+            if next.len().saturating_add(node.entries.len()) > limits::MAX_TREE_NODES {
+                return Err(Error::Limit {
+                    structure: NODE,
+                    offset: addr,
+                    what: "nodes of one level",
+                    value: next.len().saturating_add(node.entries.len()) as u64,
+                    limit: limits::MAX_TREE_NODES as u64,
+                });
             }
-            // Push right to left so the leftmost child is visited first.
-            for (_, child) in node.entries.iter().rev() {
-                stack.push((*child, Some(node.level - 1)));
-            }
+            next.extend(node.entries.iter().map(|(_, child)| *child));
+            next_level = Some(node.level - 1);
         }
     }
-    Ok(())
+    Ok((next, next_level))
 }
 
 /// Visit the address of every symbol-table node (`SNOD`) under the group B-tree
@@ -373,6 +468,74 @@ pub(crate) mod tests {
         };
         assert_eq!(seen, vec![3001, 6001, 9001]);
         assert_eq!(rounds, vec![vec![0], vec![3000, 6000, 9000]]);
+    }
+
+    /// An object in memory counting the batches fetched from it.
+    struct Batches {
+        bytes: Vec<u8>,
+        calls: std::sync::Mutex<Vec<Vec<crate::fetch::ByteRange>>>,
+    }
+
+    impl crate::fetch::Fetch for Batches {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+        fn describe(&self) -> String {
+            "mem://tree".into()
+        }
+        fn fetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<Vec<Vec<u8>>> {
+            self.calls.lock().unwrap().push(ranges.to_vec());
+            Ok(ranges
+                .iter()
+                .map(|r| self.bytes[r.offset as usize..(r.offset + r.len) as usize].to_vec())
+                .collect())
+        }
+    }
+
+    #[test]
+    fn remote_leaves_of_a_level_come_in_one_batch() {
+        // A root (level 1) over 40 leaves 100 KiB apart, each of 3 chunks:
+        // the leaves lie beyond what opening fetches and too far apart to be
+        // joined into one request.
+        let k = |o: u64| ChunkKeyV1 {
+            size: 10,
+            filter_mask: 0,
+            offsets: vec![o, 0],
+        };
+        let at = |i: u64| (i + 1) * 100 * 1024;
+        let mut f = Vec::new();
+        let leaves: Vec<(ChunkKeyV1, u64)> = (0..40).map(|i| (k(i * 3), at(i))).collect();
+        place(&mut f, 0, &chunk_node(1, &leaves, 2));
+        for i in 0..40 {
+            let chunks: Vec<(ChunkKeyV1, u64)> =
+                (0..3).map(|j| (k(i * 3 + j), 0x10_0000 * i + j)).collect();
+            place(&mut f, at(i) as usize, &chunk_node(0, &chunks, 2));
+        }
+        place(&mut f, at(41) as usize, &[0; 8]);
+        let collect = |src: &dyn Source| {
+            let mut got = Vec::new();
+            chunk_entries(src, Sizes::default(), 0, 2, &mut |key, a| {
+                got.push((key.offsets[0], a));
+                Ok(())
+            })
+            .map(|()| got)
+        };
+        let want = collect(&MemSource::new(f.clone())).unwrap();
+        assert_eq!(want.len(), 120);
+        assert!(want.windows(2).all(|w| w[0].0 < w[1].0), "key order");
+
+        let fetch = std::sync::Arc::new(Batches {
+            bytes: f,
+            calls: Default::default(),
+        });
+        let src = crate::fetch::RangeSource::new(fetch.clone(), Default::default()).unwrap();
+        let opened = fetch.calls.lock().unwrap().len();
+        assert_eq!(collect(&src).unwrap(), want);
+        let calls = fetch.calls.lock().unwrap();
+        let walk = &calls[opened..];
+        // One batch for the whole leaf level (was one request per leaf).
+        assert_eq!(walk.len(), 1, "{walk:?}");
+        assert!(walk[0].len() >= 37, "{} ranges", walk[0].len());
     }
 
     #[test]

@@ -416,6 +416,10 @@ impl Source for OverlaySource {
         self.inner.pipeline_step()
     }
 
+    fn pipeline_depth(&self) -> usize {
+        self.inner.pipeline_depth()
+    }
+
     fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
         self.inner.prefetch(ranges)
     }

@@ -82,6 +82,9 @@ impl Source for BasedSource {
     fn pipeline_step(&self) -> Option<u64> {
         self.inner.pipeline_step()
     }
+    fn pipeline_depth(&self) -> usize {
+        self.inner.pipeline_depth()
+    }
     fn prefetch(&self, ranges: &[crate::fetch::ByteRange]) -> Result<()> {
         self.inner.prefetch(&self.shift_all(ranges))
     }

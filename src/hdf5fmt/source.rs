@@ -83,6 +83,12 @@ pub trait Source: Send + Sync {
         None
     }
 
+    /// With [`Source::pipeline_step`], how many steps a planned read keeps
+    /// fetching (or holds fetched) at once, each decoded as it arrives.
+    fn pipeline_depth(&self) -> usize {
+        2
+    }
+
     /// Fetch `ranges` ahead of the reads that follow (coalesced and issued as
     /// one batch by remote sources); they stay available until
     /// [`Source::release`]d. A no-op for local sources.

@@ -637,8 +637,9 @@ fn run_jobs(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -
 /// [`Source::prefetch_window`] bytes, chunks the decoded-chunk cache holds left
 /// out) are prefetched as one batch, the window's chunks decoded from them,
 /// and the window released, so memory stays bounded by one window. Sources
-/// that pipeline ([`Source::pipeline_step`]) use steps of that size as
-/// windows and fetch the next while the last decodes. Local sources run the
+/// that pipeline ([`Source::pipeline_step`]) read in steps (at most that
+/// size, smaller when that keeps [`Source::pipeline_depth`] steps in flight)
+/// fetched on helper threads, each decoded as soon as it has arrived. Local sources run the
 /// jobs directly.
 fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf) -> Result<()> {
     if !src.wants_prefetch() {
@@ -656,7 +657,21 @@ fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf
         })
         .collect();
     let step = src.pipeline_step();
-    let window = step.unwrap_or_else(|| src.prefetch_window());
+    let depth = if step.is_some() {
+        src.pipeline_depth()
+    } else {
+        1
+    };
+    let window = match step {
+        Some(step) => {
+            let total = ranges
+                .iter()
+                .flatten()
+                .fold(0u64, |a, r| a.saturating_add(r.len));
+            crate::fetch::pipeline::step_bytes(total, step, depth, src.prefetch_window())
+        }
+        None => src.prefetch_window(),
+    };
     let spans = windows(&ranges, |r| *r, window, usize::MAX);
     let steps: Vec<Vec<ByteRange>> = spans
         .iter()
@@ -665,7 +680,7 @@ fn run_planned(src: &dyn Source, plan: &Plan<'_>, jobs: &[Job<'_>], out: &OutBuf
             got.iter().flatten().copied().collect()
         })
         .collect();
-    crate::fetch::pipeline::run_steps(src, &steps, step.is_some(), |i| {
+    crate::fetch::pipeline::run_steps(src, &steps, depth, |i| {
         let w = spans.get(i).cloned().unwrap_or_default();
         run_jobs(src, plan, jobs.get(w).unwrap_or_default(), out)
     })

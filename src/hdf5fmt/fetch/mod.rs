@@ -109,6 +109,14 @@ pub trait Fetch: Send + Sync {
     /// result holds one buffer per range, in order, each exactly `len` bytes.
     /// Ranges arrive already coalesced and inside the object.
     fn fetch(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>>;
+
+    /// Bytes fetched while opening the object (an implementation that pins
+    /// the object with ranged GETs of its head and tail rather than a HEAD
+    /// request), handed over once so the first reads need no request of
+    /// their own; each buffer is exactly its range. None by default.
+    fn take_opened(&self) -> Vec<(ByteRange, Vec<u8>)> {
+        Vec::new()
+    }
 }
 
 /// How a [`RangeSource`] groups its reads.
@@ -134,10 +142,11 @@ pub struct RangeOptions {
     pub in_flight: usize,
     /// Bytes of data fetched ahead of decoding at most (memory bound).
     pub window_bytes: u64,
-    /// With a fetcher, a window is fetched in steps of this many stored
-    /// bytes, the next step arriving while the last one decodes (so a
-    /// full read costs about the longer of fetching and decoding, not their
-    /// sum); 0 fetches each window whole before decoding it.
+    /// With a fetcher, a window is fetched in steps of at most this many
+    /// stored bytes, up to [`in_flight`](Self::in_flight) steps at once on
+    /// helper threads, each step decoded as soon as its bytes have arrived
+    /// (so a full read costs about the longer of fetching and decoding, not
+    /// their sum); 0 fetches each window whole before decoding it.
     pub pipeline_step: u64,
 }
 

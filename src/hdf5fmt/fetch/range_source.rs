@@ -172,17 +172,54 @@ impl RangeSource {
     }
 
     fn prime(&self) -> Result<()> {
-        let need = self.first_ranges();
-        if need.is_empty() || self.fetch.is_none() {
+        let Some(f) = &self.fetch else {
             return Ok(());
-        }
-        let got = self.fetch_checked(&need)?;
+        };
         let mut st = self.lock();
-        for (r, d) in need.iter().zip(got) {
-            self.keep_blocks(&mut st, r, &d, &mut |_, _| {});
+        for (r, d) in f.take_opened() {
+            let inside = r.end().is_some_and(|e| e <= self.len);
+            if inside && d.len() as u64 == r.len {
+                self.keep_blocks(&mut st, &r, &d, &mut |_, _| {});
+            }
+        }
+        let need = self.missing_blocks(&st, &self.first_ranges());
+        drop(st);
+        if !need.is_empty() {
+            let got = self.fetch_checked(&need)?;
+            st = self.lock();
+            for (r, d) in need.iter().zip(got) {
+                self.keep_blocks(&mut st, r, &d, &mut |_, _| {});
+            }
+        } else {
+            st = self.lock();
         }
         st.primed = true;
         Ok(())
+    }
+
+    /// The blocks of `ranges` the cache lacks, contiguous ones joined.
+    fn missing_blocks(&self, st: &State, ranges: &[ByteRange]) -> Vec<ByteRange> {
+        let b = self.options.block_size;
+        let mut need: Vec<ByteRange> = Vec::new();
+        for r in ranges {
+            let Some(end) = r.end().filter(|_| r.len > 0) else {
+                continue;
+            };
+            for i in r.offset / b..=(end - 1) / b {
+                if st.blocks.contains(i) {
+                    continue;
+                }
+                let br = self.block_range(i);
+                if br.len == 0 {
+                    continue;
+                }
+                match need.last_mut() {
+                    Some(n) if n.end() == Some(br.offset) => n.len += br.len,
+                    _ => need.push(br),
+                }
+            }
+        }
+        need
     }
 
     /// Fetch `ranges` as one batch; every buffer must be exactly its range.
@@ -489,6 +526,10 @@ impl Source for RangeSource {
     fn pipeline_step(&self) -> Option<u64> {
         let step = self.options.pipeline_step;
         (self.fetch.is_some() && step > 0).then_some(step.min(self.options.window_bytes))
+    }
+
+    fn pipeline_depth(&self) -> usize {
+        self.options.in_flight.max(1)
     }
 
     fn prefetch_window(&self) -> u64 {

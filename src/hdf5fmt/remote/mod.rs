@@ -2,8 +2,10 @@
 //! read by range requests through object_store, and uploads to them.
 //!
 //! [`File::open_url`] opens `s3://bucket/key`, `gs://bucket/key`,
-//! `az://container/key` or `https://host/path`: one HEAD pins the object's
-//! size and ETag, and every later range request is conditional on that ETag
+//! `az://container/key` or `https://host/path`: two concurrent ranged GETs
+//! of its head and tail (the first bytes the reader needs) pin the object's
+//! size and ETag (one HEAD when they fail), and every later range request is
+//! conditional on that ETag
 //! and checked on arrival, so a replaced object ends a read in
 //! [`Error::StaleSnapshot`](crate::Error::StaleSnapshot), never in mixed
 //! bytes. Credentials and endpoints are read as the cloud command lines read

@@ -40,9 +40,14 @@ fn config_error(url: &str, e: impl std::fmt::Display) -> Error {
     }
 }
 
-fn client_options(opts: &RemoteOptions, allow_http: bool) -> ClientOptions {
+/// Client options. `plain_only`: every request goes to a plain `http://`
+/// loopback endpoint, so the system's trust store (read from disk and parsed
+/// at client construction, about as long as a loopback round trip) is not
+/// loaded.
+fn client_options(opts: &RemoteOptions, allow_http: bool, plain_only: bool) -> ClientOptions {
     ClientOptions::new()
         .with_allow_http(allow_http)
+        .with_no_system_certificates(plain_only)
         .with_timeout(opts.timeout)
         .with_connect_timeout(opts.connect_timeout)
         .with_pool_max_idle_per_host(opts.range.in_flight.max(1))
@@ -82,13 +87,23 @@ pub(crate) fn store_for(
                 Some(e) => check_endpoint(e)?,
                 None => false,
             };
+            // Static keys (or none) and a plain endpoint: no TLS connection
+            // is ever made (credential services are reached over https only
+            // when keys come from elsewhere).
+            let static_keys =
+                opts.anonymous || (aws.access_key_id.is_some() && aws.secret_access_key.is_some());
+            let plain_only = allow_http
+                && static_keys
+                && endpoint
+                    .as_deref()
+                    .is_some_and(|e| e.to_ascii_lowercase().starts_with("http://"));
             // object_store's own AWS_* names first (web identity, container
             // credentials, ...), then ours on top.
             let mut b = AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
                 .with_region(aws.region.clone().unwrap_or_else(|| "us-east-1".into()))
                 .with_retry(retry)
-                .with_client_options(client_options(opts, allow_http))
+                .with_client_options(client_options(opts, allow_http, plain_only))
                 .with_allow_http(allow_http);
             if let Some(e) = endpoint {
                 b = b.with_endpoint(e).with_virtual_hosted_style_request(false);
@@ -113,7 +128,7 @@ pub(crate) fn store_for(
                 allow_http = check_endpoint(e)?;
                 b = b.with_base_url(e.trim_end_matches('/'));
             }
-            b = b.with_client_options(client_options(opts, allow_http));
+            b = b.with_client_options(client_options(opts, allow_http, false));
             if opts.anonymous {
                 b = b.with_skip_signature(true);
             }
@@ -148,7 +163,7 @@ pub(crate) fn store_for(
                 allow_http = check_endpoint(&e)?;
                 b = b.with_endpoint(e).with_allow_http(allow_http);
             }
-            b = b.with_client_options(client_options(opts, allow_http));
+            b = b.with_client_options(client_options(opts, allow_http, false));
             if opts.anonymous {
                 b = b.with_skip_signature(true);
             }
@@ -170,7 +185,7 @@ pub(crate) fn store_for(
             let b = HttpBuilder::new()
                 .with_url(base)
                 .with_retry(retry)
-                .with_client_options(client_options(opts, !tls));
+                .with_client_options(client_options(opts, !tls, !tls));
             let path = StorePath::from_url_path(&path).map_err(|e| config_error(url, e))?;
             Ok((Arc::new(b.build().map_err(err)?), path))
         }

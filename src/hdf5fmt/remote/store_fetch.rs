@@ -4,8 +4,8 @@
 //! with backoff, every failure a typed error naming the URL and the range.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path as StorePath;
@@ -30,6 +30,29 @@ pub struct StoreFetch {
     backoff: Duration,
     requests: AtomicU64,
     bytes: AtomicU64,
+    /// The head and tail fetched at open, until taken.
+    opened: Mutex<Vec<(ByteRange, Vec<u8>)>>,
+    /// When the open began.
+    started: Instant,
+    /// Nanoseconds from `started` to the end of the last response body.
+    last_byte: AtomicU64,
+}
+
+impl Drop for StoreFetch {
+    /// With `PUREHDF_REMOTE_STATS` set, one line on stderr: requests, body
+    /// bytes and the time from the open to the last byte received (what the
+    /// fetching alone took, decoding aside).
+    fn drop(&mut self) {
+        if std::env::var_os("PUREHDF_REMOTE_STATS").is_some() {
+            eprintln!(
+                "remote stats: {}: {} requests, {} bytes, last byte {:.4} s after open",
+                self.url,
+                self.requests(),
+                self.bytes_received(),
+                self.time_to_last_byte().as_secs_f64()
+            );
+        }
+    }
 }
 
 impl std::fmt::Debug for StoreFetch {
@@ -82,11 +105,39 @@ enum Attempt {
 }
 
 impl StoreFetch {
-    /// Open `url`: one HEAD pins its size and ETag (or version).
+    /// Open `url`: two concurrent ranged GETs of the object's head and tail
+    /// (the first reads [`RangeSource`](crate::fetch::RangeSource) makes,
+    /// see [`RangeOptions::first_read`](crate::fetch::RangeOptions::first_read))
+    /// pin its size and ETag (or version) and keep their bytes for those
+    /// reads ([`Fetch::take_opened`]): one round trip, no HEAD. When they
+    /// fail or disagree (an empty object, a server without ranged GETs, an
+    /// object replaced between the two) one HEAD pins it instead.
     pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self> {
+        let started = Instant::now();
         let (store, path) = store_for(url, opts)?;
-        let meta: ObjectMeta =
-            block_on(store.head(&path))?.map_err(|e| map_err(url, "-", None, e))?;
+        let b = opts.range.block_size.max(1);
+        let head = opts.range.first_read.div_ceil(b).saturating_mul(b);
+        // Azure refuses suffix ranges: there the tail comes with the first
+        // reads, once the size is known.
+        let azure = matches!(
+            super::url::parse(url),
+            Ok(super::url::RemoteUrl::Azure { .. })
+        );
+        let tail = match opts.range.tail_read {
+            _ if azure => 0,
+            0 => 0,
+            t => t.saturating_add(b),
+        };
+        let got = block_on(open_by_get(&store, &path, head, tail))?;
+        let (requests, meta, opened) = match got {
+            Ok((meta, opened)) => (opened.len() as u64, meta, opened),
+            Err(sent) => {
+                let meta: ObjectMeta =
+                    block_on(store.head(&path))?.map_err(|e| map_err(url, "-", None, e))?;
+                (sent + 1, meta, Vec::new())
+            }
+        };
+        let received = opened.iter().map(|(_, d)| d.len() as u64).sum();
         Ok(StoreFetch {
             store,
             path,
@@ -97,8 +148,11 @@ impl StoreFetch {
             in_flight: opts.range.in_flight.max(1),
             retries: opts.retries,
             backoff: opts.backoff,
-            requests: AtomicU64::new(1),
-            bytes: AtomicU64::new(0),
+            requests: AtomicU64::new(requests),
+            bytes: AtomicU64::new(received),
+            opened: Mutex::new(opened),
+            last_byte: AtomicU64::new(nanos_since(started)),
+            started,
         })
     }
 
@@ -115,6 +169,12 @@ impl StoreFetch {
     /// Body bytes received so far.
     pub fn bytes_received(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Time from the start of the open to the end of the last response body
+    /// received so far.
+    pub fn time_to_last_byte(&self) -> Duration {
+        Duration::from_nanos(self.last_byte.load(Ordering::Relaxed))
     }
 
     /// One conditional GET of `r`, its answer checked against the pin.
@@ -195,6 +255,8 @@ impl StoreFetch {
                 buf.len()
             )));
         }
+        self.last_byte
+            .fetch_max(nanos_since(self.started), Ordering::Relaxed);
         Ok(buf)
     }
 
@@ -234,6 +296,83 @@ impl StoreFetch {
     }
 }
 
+/// Nanoseconds since `t`, saturating.
+fn nanos_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// One unconditional ranged GET at open: the object's metadata, the range
+/// served and its bytes (at most `cap`).
+async fn get_at_open(
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    range: GetRange,
+    cap: u64,
+) -> std::result::Result<(ObjectMeta, ByteRange, Vec<u8>), ()> {
+    let opts = GetOptions {
+        range: Some(range),
+        ..GetOptions::default()
+    };
+    let res = store.get_opts(path, opts).await.map_err(|_| ())?;
+    let (meta, served) = (res.meta.clone(), res.range.clone());
+    let want = served.end.checked_sub(served.start).filter(|&n| n <= cap);
+    let want = want.ok_or(())?;
+    let mut buf = Vec::with_capacity(want as usize);
+    let mut body = res.into_stream();
+    while let Some(part) = body.next().await {
+        let part = part.map_err(|_| ())?;
+        if (buf.len() + part.len()) as u64 > want {
+            return Err(());
+        }
+        buf.extend_from_slice(&part);
+    }
+    if buf.len() as u64 != want || served.end > meta.size {
+        return Err(());
+    }
+    Ok((meta, ByteRange::new(served.start, want), buf))
+}
+
+/// The GETs of the object's first `head` and last `tail` bytes, issued
+/// together; their metadata (equal in both) and bytes. `Err` holds the
+/// requests sent, when either failed or they disagree.
+async fn open_by_get(
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    head: u64,
+    tail: u64,
+) -> std::result::Result<(ObjectMeta, Vec<(ByteRange, Vec<u8>)>), u64> {
+    let mut gets = Vec::new();
+    if head > 0 {
+        gets.push((GetRange::Bounded(0..head), head));
+    }
+    if tail > 0 {
+        gets.push((GetRange::Suffix(tail), tail));
+    }
+    let sent = gets.len() as u64;
+    if sent == 0 {
+        return Err(0);
+    }
+    let answers = futures::future::join_all(
+        gets.into_iter()
+            .map(|(range, cap)| get_at_open(store, path, range, cap)),
+    )
+    .await;
+    let mut meta: Option<ObjectMeta> = None;
+    let mut opened = Vec::new();
+    for a in answers {
+        let (m, r, d) = a.map_err(|_| sent)?;
+        if let Some(first) = &meta {
+            if first.size != m.size || first.e_tag != m.e_tag || first.version != m.version {
+                return Err(sent);
+            }
+        } else {
+            meta = Some(m);
+        }
+        opened.push((r, d));
+    }
+    meta.map(|m| (m, opened)).ok_or(sent)
+}
+
 impl Fetch for StoreFetch {
     fn len(&self) -> u64 {
         self.size
@@ -241,6 +380,10 @@ impl Fetch for StoreFetch {
 
     fn describe(&self) -> String {
         self.url.clone()
+    }
+
+    fn take_opened(&self) -> Vec<(ByteRange, Vec<u8>)> {
+        std::mem::take(&mut *self.opened.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn fetch(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
