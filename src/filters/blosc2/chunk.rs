@@ -8,6 +8,11 @@
 //! from their streams (raw streams read in place from the chunk).
 
 use super::codec::{self, Decoders};
+use super::jpeg2000;
+
+/// Codec format (flags bits 5–7) of a chunk whose codec is a user codec
+/// named by header byte 22.
+const USER_CODEC: u8 = 6;
 use crate::error::{Error, Result};
 use crate::{bitshuffle, shuffle};
 
@@ -343,7 +348,8 @@ impl ChunkDecoder {
     }
 
     fn check_codec_and_filters(&self, h: &Header) -> Result<()> {
-        if h.format() > 4 || (h.format() == 2 && h.extended) {
+        let jpeg2000 = h.extended && h.format() == USER_CODEC && jpeg2000::decodable(h.codec);
+        if (h.format() > 4 || (h.format() == 2 && h.extended)) && !jpeg2000 {
             let code = if h.extended { h.codec } else { h.format() };
             return Err(Error::UnsupportedCodec {
                 filter: if h.version <= 2 { "blosc" } else { NAME },
@@ -751,7 +757,11 @@ impl ChunkDecoder {
             out.copy_from_slice(payload);
         } else {
             let name = if h.version <= 2 { "blosc" } else { NAME };
-            self.dec.decode(h.format(), payload, out, name)?;
+            if h.extended && h.format() == USER_CODEC {
+                jpeg2000::decode_into(h.codec, payload, h.typesize, out, name)?;
+            } else {
+                self.dec.decode(h.format(), payload, out, name)?;
+            }
         }
         Ok(p + c)
     }

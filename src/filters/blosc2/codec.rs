@@ -57,7 +57,10 @@ pub fn name_of(code: u32) -> &'static str {
         3 => "snappy",
         4 => "zlib",
         5 => "zstd",
+        36 => "jpeg2000/openhtj2k",
         37 => "jpeg2000",
+        39 => "jpeg2000/j2k",
+        40 => "jpeg2000/htj2k",
         _ => "unknown",
     }
 }

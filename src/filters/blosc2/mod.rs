@@ -4,7 +4,8 @@
 //!
 //! Public pieces: [`chunk`] (Blosc1/Blosc2 chunk decoding), [`encode_chunk`]
 //! (Blosc2 chunk encoding), [`frame`] (frames), [`b2nd`] (block order),
-//! [`codec`] (the stream codecs), and the filter pair [`decode`]/[`encode`].
+//! [`codec`] (the stream codecs), [`jpeg2000`] (JPEG 2000 user codecs,
+//! feature `jpeg2000`), and the filter pair [`decode`]/[`encode`].
 
 pub mod b2nd;
 pub mod chunk;
@@ -12,6 +13,7 @@ pub mod codec;
 pub mod encode_chunk;
 pub mod frame;
 pub mod gather;
+pub mod jpeg2000;
 pub mod lz4block;
 
 use crate::error::{Error, Result};
@@ -503,8 +505,20 @@ mod tests {
         c[22] = 37;
         assert_eq!(c[2] & 0x02, 0, "test chunk must not be memcpyed");
         let err = chunk::decode(&c, 1 << 20).unwrap_err();
+        if cfg!(feature = "jpeg2000") {
+            // decoded as JPEG 2000, and an LZ4 stream is not one
+            assert!(err.to_string().contains("jpeg2000"), "{err}");
+        } else {
+            assert!(
+                matches!(err, Error::UnsupportedCodec { codec: 37, .. }),
+                "{err}"
+            );
+        }
+        // ids that are no JPEG 2000 codec stay unsupported with the feature too
+        c[22] = 38;
+        let err = chunk::decode(&c, 1 << 20).unwrap_err();
         assert!(
-            matches!(err, Error::UnsupportedCodec { codec: 37, .. }),
+            matches!(err, Error::UnsupportedCodec { codec: 38, .. }),
             "{err}"
         );
     }
