@@ -36,16 +36,19 @@ if command -v rustup >/dev/null 2>&1 && rustup target add wasm32-unknown-unknown
 else
   echo "wasm32: SKIPPED (rustup could not install the wasm32-unknown-unknown target)"
 fi
-cargo test --release --no-fail-fast --workspace --lib --bins "$@" || status=1
+# Every cargo test below takes the optional ndarray feature too (one build of
+# the library serves all three, and its typed_ndarray tests run with the rest).
+FEATURES=(--features purehdf/ndarray)
+cargo test --release --no-fail-fast --workspace --lib --bins "${FEATURES[@]}" "$@" || status=1
 lap "unit tests"
-cargo test --release --no-fail-fast --workspace --doc "$@" || status=1
+cargo test --release --no-fail-fast --workspace --doc "${FEATURES[@]}" "$@" || status=1
 lap "doc tests"
-cargo test --release --no-fail-fast --test '*' "$@" -- --nocapture || status=1
+cargo test --release --no-fail-fast --test '*' "${FEATURES[@]}" "$@" -- --nocapture || status=1
 lap "integration tests"
 # Every example runs (each asserts what it reads back).
 for ex in examples/*.rs; do
   name="$(basename "$ex" .rs)"
-  cargo run --release --quiet --example "$name" >/dev/null || { echo "example $name: FAILED"; status=1; }
+  cargo run --release --quiet "${FEATURES[@]}" --example "$name" >/dev/null || { echo "example $name: FAILED"; status=1; }
 done
 echo "examples: $(ls examples/*.rs | wc -l) run"
 lap "examples"
@@ -58,9 +61,6 @@ lap "python"
 # values and a range server, the viewer in Chromium; says skipped: without node.
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}" bash "$ROOT/js/test.sh" || { echo "js: FAILED"; status=1; }
 lap "js"
-# The optional ndarray feature.
-cargo test --release -p purehdf --features ndarray --lib typed_ndarray || status=1
-lap "ndarray feature"
 # Fully static h5 and medh5 (no NEEDED entries, both run); says SKIPPED without the target.
 bash "$ROOT/scripts/static_check.sh" || status=1
 lap "static binaries"

@@ -579,6 +579,7 @@ class Dataset(_Bound):
     def resize(self, size, axis=None):
         """Change the extent of a chunked dataset of a file opened ``"r+"``
         or ``"a"`` (h5py's ``Dataset.resize``)."""
+        from . import _edit
         _edit.resize(self, size, axis)
 
     def __getitem__(self, args):

@@ -113,12 +113,21 @@ pub fn compute_blocksize(nbytes: usize, ts: usize, clevel: u8, codec: u8) -> usi
 /// Apply the filter. Fails (so HDF5 stores the chunk raw) when Blosc cannot
 /// make the chunk smaller, as the C filter does.
 pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
-    let p = params(cd_values, ctx)?;
-    let c = compress(input, &p)?;
+    let c = encode_unskipped(input, cd_values, ctx)?;
     if c.len() > input.len() {
         return Err(fail("Blosc cannot shrink this chunk"));
     }
     Ok(c)
+}
+
+/// [`encode`] also where the frame is larger than the chunk (the C filter
+/// declines then): a frame every Blosc decoder reads.
+pub(crate) fn encode_unskipped(
+    input: &[u8],
+    cd_values: &[u32],
+    ctx: &ChunkContext,
+) -> Result<Vec<u8>> {
+    compress(input, &params(cd_values, ctx)?)
 }
 
 fn compress(src: &[u8], p: &Params) -> Result<Vec<u8>> {

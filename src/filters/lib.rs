@@ -322,33 +322,41 @@ pub fn encode_pipeline(
     ctx: &ChunkContext,
     input: &[u8],
 ) -> Result<Vec<u8>> {
+    encode_stages(pipeline, ctx, input, encode)
+}
+
+/// Every stage of `pipeline` in order, each through `stage`.
+fn encode_stages(
+    pipeline: &[FilterSpec],
+    ctx: &ChunkContext,
+    input: &[u8],
+    stage: fn(&FilterSpec, &ChunkContext, &[u8]) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
     let mut buf: Option<Vec<u8>> = None;
     for spec in pipeline {
         let cur: &[u8] = buf.as_deref().unwrap_or(input);
-        buf = Some(encode(spec, ctx, cur)?);
+        buf = Some(stage(spec, ctx, cur)?);
     }
     Ok(buf.unwrap_or_else(|| input.to_vec()))
 }
 
 /// [`encode_pipeline`] with every stage applied, also where the filter
-/// declines because its output would not be smaller (LZF, as h5py's C filter
-/// does, so libhdf5 stores such a chunk with the stage skipped). For readers
-/// that cannot skip a stage per chunk, such as chunk manifests read through
-/// Zarr: the output decodes through the whole pipeline to `input`.
+/// declines because its output would not be smaller (LZF, szip and Blosc, as
+/// their C filters do, so libhdf5 stores such a chunk with the stage
+/// skipped). For readers that cannot skip a stage per chunk, such as chunk
+/// manifests read through Zarr: the output decodes through the whole
+/// pipeline to `input`.
 pub fn encode_pipeline_unskipped(
     pipeline: &[FilterSpec],
     ctx: &ChunkContext,
     input: &[u8],
 ) -> Result<Vec<u8>> {
-    let mut buf: Option<Vec<u8>> = None;
-    for spec in pipeline {
-        let cur: &[u8] = buf.as_deref().unwrap_or(input);
-        buf = Some(match spec.id {
-            ids::LZF => lzf::compress(cur),
-            _ => encode(spec, ctx, cur)?,
-        });
-    }
-    Ok(buf.unwrap_or_else(|| input.to_vec()))
+    encode_stages(pipeline, ctx, input, |spec, ctx, cur| match spec.id {
+        ids::LZF => Ok(lzf::compress(cur)),
+        ids::SZIP => szip::encode_unskipped(cur, &spec.cd_values, ctx).map_err(|e| tag(e, spec)),
+        ids::BLOSC => blosc::encode_unskipped(cur, &spec.cd_values, ctx).map_err(|e| tag(e, spec)),
+        _ => encode(spec, ctx, cur),
+    })
 }
 
 #[cfg(test)]

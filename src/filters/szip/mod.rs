@@ -161,7 +161,21 @@ fn pixels_to_planes(pixels: &[u8], width: usize) -> Vec<u8> {
 
 /// Apply the filter. Like the C filter it fails when the coded stream would be
 /// larger than the input (libhdf5 then stores the chunk unfiltered).
-pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Vec<u8>> {
+pub fn encode(input: &[u8], cd_values: &[u32], ctx: &ChunkContext) -> Result<Vec<u8>> {
+    let out = encode_unskipped(input, cd_values, ctx)?;
+    if out.len() > input.len().saturating_add(4) {
+        return Err(err("data does not compress; store the chunk unfiltered"));
+    }
+    Ok(out)
+}
+
+/// [`encode`] also where the stream is larger than the chunk (libaec's
+/// filter declines then): a stream every szip decoder reads.
+pub(crate) fn encode_unskipped(
+    input: &[u8],
+    cd_values: &[u32],
+    _ctx: &ChunkContext,
+) -> Result<Vec<u8>> {
     let sz = sz_params(cd_values)?;
     let size = u32::try_from(input.len()).map_err(|_| err("chunk exceeds 4 GiB"))?;
     let p = sz.aec();
@@ -207,9 +221,6 @@ pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Ve
         samples.resize(samples.len() + padded_line - line.len(), pad);
     }
     let stream = encode::encode(&samples, &p);
-    if stream.len() > input.len() {
-        return Err(err("data does not compress; store the chunk unfiltered"));
-    }
     let mut out = Vec::with_capacity(4 + stream.len());
     out.extend_from_slice(&size.to_le_bytes());
     out.extend_from_slice(&stream);

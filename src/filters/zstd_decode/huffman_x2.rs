@@ -19,7 +19,8 @@
 
 use super::bits::BackBits;
 #[cfg(target_arch = "x86_64")]
-use super::huffman_table::{load, windows, MAX_BITS, TABLE_SIZE};
+use super::huffman_table::{load, windows};
+use super::huffman_table::{MAX_BITS, TABLE_SIZE};
 
 /// Double-symbol cells, one per value of the next 11 bits: the first
 /// symbol in bits 0–7, the second in 8–15 (zero when the cell holds one),
