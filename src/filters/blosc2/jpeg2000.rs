@@ -23,10 +23,12 @@ pub fn decodable(codec: u8) -> bool {
     cfg!(feature = "jpeg2000") && is_jpeg2000(codec)
 }
 
+#[cfg(feature = "jpeg2000")]
 fn fail(filter: &str, what: impl std::fmt::Display) -> Error {
     Error::filter(0, filter, format!("jpeg2000: {what}"))
 }
 
+#[cfg(feature = "jpeg2000")]
 /// Find the codestream: a raw one (`FF 4F FF 51`) or the `jp2c` box of a JP2
 /// file. `None` when neither is there.
 fn codestream(data: &[u8]) -> Option<&[u8]> {
@@ -58,6 +60,7 @@ fn codestream(data: &[u8]) -> Option<&[u8]> {
     None
 }
 
+#[cfg(feature = "jpeg2000")]
 /// The `Ssiz` bytes (sign bit 0x80, precision − 1 below it) of every
 /// component in the codestream's SIZ segment.
 fn component_sizes(cs: &[u8]) -> Option<&[u8]> {
@@ -67,6 +70,7 @@ fn component_sizes(cs: &[u8]) -> Option<&[u8]> {
     cs.get(42..42 + 3 * n)
 }
 
+#[cfg(feature = "jpeg2000")]
 /// Image width and height from the SIZ segment (`Xsiz − XOsiz`, `Ysiz − YOsiz`).
 fn image_size(cs: &[u8]) -> Option<(u64, u64)> {
     let be = |at: usize| -> Option<u64> {
@@ -197,6 +201,7 @@ mod tests {
         f
     }
 
+    #[cfg(feature = "jpeg2000")]
     #[test]
     fn finds_the_codestream_and_its_component_sizes() {
         let f = jp2(15);
