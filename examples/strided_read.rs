@@ -53,6 +53,9 @@ fn range(start: Option<i64>, end: Option<i64>, step: i64) -> SliceArg {
     }
 }
 
+/// One axis of a selection: start, stop, step.
+type Axis = (usize, usize, usize);
+
 /// Strided reads of a 40 x 48 x 56 f32 dataset in 16³ deflated chunks equal
 /// the same elements picked from a full read.
 fn self_check() -> Result<(), Box<dyn std::error::Error>> {
@@ -67,7 +70,7 @@ fn self_check() -> Result<(), Box<dyn std::error::Error>> {
     let f = File::from_bytes(w.finish()?)?;
     let ds = f.root()?.dataset("x")?;
     // (spec, per axis (start, stop, step))
-    let cases: [(&str, [(usize, usize, usize); 3]); 4] = [
+    let cases: [(&str, [Axis; 3]); 4] = [
         ("::4,::4,::4", [(0, 40, 4), (0, 48, 4), (0, 56, 4)]),
         (",,::2", [(0, 40, 1), (0, 48, 1), (0, 56, 2)]),
         ("1:39:3,::5,7::2", [(1, 39, 3), (0, 48, 5), (7, 56, 2)]),
