@@ -7,12 +7,12 @@
 //! run of a writer removes it. Self-contained: the inputs are written here.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use purehdf::low_level::write::atomic::temp_owner;
 
 mod common;
+use common::kill::{kill_after, run};
 use common::Rng;
 
 const KILLS: usize = 50;
@@ -49,36 +49,6 @@ fn inputs(dir: &Path) -> PathBuf {
     let m = dir.join("manifest.json");
     std::fs::write(&m, serde_json::to_vec(&manifest).unwrap()).unwrap();
     m
-}
-
-fn run(exe: &str, args: &[String]) {
-    let o = Command::new(exe).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Spawn, kill -9 after `delay` (or let it finish first); true when killed.
-fn kill_after(exe: &str, args: &[String], delay: Duration) -> bool {
-    let mut c = Command::new(exe)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while t0.elapsed() < delay {
-        if c.try_wait().unwrap().is_some() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_micros(300));
-    }
-    let killed = c.try_wait().unwrap().is_none();
-    let _ = c.kill(); // SIGKILL on unix
-    let _ = c.wait();
-    killed
 }
 
 /// Leftover temporaries of `target` in its folder (asserting every stray file

@@ -14,10 +14,10 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::kill::{kill_after, run};
 use common::Rng;
 
 const SHAPE: [u64; 3] = [40, 128, 128];
@@ -33,15 +33,6 @@ fn kills() -> usize {
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
-}
-
-fn run(exe: &str, args: &[String]) {
-    let o = Command::new(exe).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// Two samples (`a.medh5`, `b.medh5`) written by `medh5 create`.
@@ -75,27 +66,6 @@ fn samples(dir: &Path) -> (PathBuf, PathBuf) {
         out.push(p);
     }
     (out[0].clone(), out[1].clone())
-}
-
-/// Spawn, kill -9 after `delay` (or let it finish first); true when killed.
-fn kill_after(exe: &str, args: &[String], delay: Duration) -> bool {
-    let mut c = Command::new(exe)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while t0.elapsed() < delay {
-        if c.try_wait().unwrap().is_some() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_micros(300));
-    }
-    let killed = c.try_wait().unwrap().is_none();
-    let _ = c.kill(); // SIGKILL on unix
-    let _ = c.wait();
-    killed
 }
 
 /// Every file below `dir` (relative paths).

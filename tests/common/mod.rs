@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod kill;
 pub(crate) mod samples;
 
 use std::path::{Path, PathBuf};
