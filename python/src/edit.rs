@@ -4,15 +4,12 @@
 //! and box writes into compact or contiguous datasets. Every operation is
 //! committed when it returns; reads see the refreshed file.
 
-use crate::dtype::from_desc;
 use crate::errors::IntoPy;
 use crate::read::NativeFile;
-use purehdf::low_level::messages::dataspace::Dataspace;
-use purehdf::low_level::write::AttrData;
-use purehdf::{AttrValue, Editor, File};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use purehdf::{Editor, File};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::PyBytes;
 use std::sync::Mutex;
 
 /// A file open for in-place editing (holds the file's lock until closed).
@@ -64,30 +61,7 @@ impl NativeEditor {
         shape: Option<Vec<u64>>,
         data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let dtype = from_desc(desc)?;
-        let space = match &shape {
-            None => Dataspace::null(),
-            Some(s) if s.is_empty() => Dataspace::scalar(),
-            Some(s) => Dataspace::simple(s),
-        };
-        let data = if let Ok(b) = data.cast::<PyBytes>() {
-            AttrData::Raw(b.as_bytes().to_vec())
-        } else if let Ok(l) = data.cast::<PyList>() {
-            let mut v = Vec::with_capacity(l.len());
-            for x in l.iter() {
-                v.push(x.extract::<String>()?);
-            }
-            AttrData::VarStrings(v)
-        } else {
-            return Err(PyTypeError::new_err(
-                "attribute values: bytes or a list of strings",
-            ));
-        };
-        let value = AttrValue {
-            dtype,
-            shape: space,
-            data,
-        };
+        let value = crate::write::attr_value(desc, shape, data)?;
         self.with(|e| e.set_attr(path, name, &value).py_err())
     }
 

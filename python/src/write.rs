@@ -210,26 +210,7 @@ impl NativeWriter {
         shape: Option<Vec<u64>>,
         data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let dtype = from_desc(desc)?;
-        let space = match &shape {
-            None => Dataspace::null(),
-            Some(s) if s.is_empty() => Dataspace::scalar(),
-            Some(s) => Dataspace::simple(s),
-        };
-        let data = if let Ok(b) = data.cast::<PyBytes>() {
-            AttrData::Raw(b.as_bytes().to_vec())
-        } else if let Ok(l) = data.cast::<PyList>() {
-            AttrData::VarStrings(strings(l)?)
-        } else {
-            return Err(PyTypeError::new_err(
-                "attribute values: bytes or a list of strings",
-            ));
-        };
-        let value = AttrValue {
-            dtype,
-            shape: space,
-            data,
-        };
+        let value = attr_value(desc, shape, data)?;
         self.with(|w, made| match made.get(obj) {
             Some(Made::Group(g)) => w.set_attr(*g, name, value).py_err(),
             Some(Made::Dataset(d)) => w.set_attr(*d, name, value).py_err(),
@@ -278,4 +259,33 @@ impl NativeWriter {
         s.w = None;
         Ok(())
     }
+}
+
+/// The attribute value the binding's writers take: `desc` the type, `shape`
+/// None for a null dataspace, `data` stored bytes or a list of strings.
+pub(crate) fn attr_value(
+    desc: &Bound<'_, PyAny>,
+    shape: Option<Vec<u64>>,
+    data: &Bound<'_, PyAny>,
+) -> PyResult<AttrValue> {
+    let dtype = from_desc(desc)?;
+    let space = match &shape {
+        None => Dataspace::null(),
+        Some(s) if s.is_empty() => Dataspace::scalar(),
+        Some(s) => Dataspace::simple(s),
+    };
+    let data = if let Ok(b) = data.cast::<PyBytes>() {
+        AttrData::Raw(b.as_bytes().to_vec())
+    } else if let Ok(l) = data.cast::<PyList>() {
+        AttrData::VarStrings(strings(l)?)
+    } else {
+        return Err(PyTypeError::new_err(
+            "attribute values: bytes or a list of strings",
+        ));
+    };
+    Ok(AttrValue {
+        dtype,
+        shape: space,
+        data,
+    })
 }
