@@ -1023,6 +1023,8 @@ impl FileWriter {
 }
 
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod tests;
 
 /// Failure injection for crash-safety tests: make `writer` fail with an I/O
