@@ -38,12 +38,63 @@ struct Params {
     arr_off_size: usize,
 }
 
-/// Geometry of super block `s`: (data blocks, elements per data block, first element).
+/// Geometry of one super block (III.J): how many data blocks it holds, how
+/// many elements each data block holds, and the first element index it covers
+/// (counted past the index block's own elements). Shared by the reader and the
+/// writer (`crate::write::extensible_array`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SuperInfo {
-    ndblks: u64,
-    dblk_nelmts: u64,
-    start_idx: u64,
+pub(crate) struct SuperInfo {
+    /// Data blocks in this super block: 2^(s/2).
+    pub(crate) ndblks: u64,
+    /// Elements per data block: 2^ceil(s/2) x the data block minimum.
+    pub(crate) dblk_nelmts: u64,
+    /// First element covered, relative to the end of the index block elements.
+    pub(crate) start_idx: u64,
+}
+
+/// Number of super blocks of an array with `max_bits` element-index bits and
+/// `dblk_min_elmts` (a power of two) elements in its smallest data block.
+pub(crate) fn super_block_count(max_bits: u8, dblk_min_elmts: u64) -> u64 {
+    let lg = u64::from(dblk_min_elmts.trailing_zeros());
+    1 + u64::from(max_bits).saturating_sub(lg)
+}
+
+/// Geometry of every super block, in order (saturating: a malformed header
+/// cannot overflow it).
+pub(crate) fn super_blocks(max_bits: u8, dblk_min_elmts: u64) -> Vec<SuperInfo> {
+    let mut out = Vec::new();
+    let mut start = 0u64;
+    for s in 0..super_block_count(max_bits, dblk_min_elmts) {
+        let ndblks = 1u64.checked_shl((s / 2) as u32).unwrap_or(u64::MAX);
+        let dblk_nelmts = 1u64
+            .checked_shl(s.div_ceil(2) as u32)
+            .and_then(|v| v.checked_mul(dblk_min_elmts))
+            .unwrap_or(u64::MAX);
+        out.push(SuperInfo {
+            ndblks,
+            dblk_nelmts,
+            start_idx: start,
+        });
+        start = start.saturating_add(ndblks.saturating_mul(dblk_nelmts));
+    }
+    out
+}
+
+/// Super blocks whose data blocks hang off the index block directly.
+pub(crate) fn index_block_super_blocks(sblk_min_dptrs: u64) -> u64 {
+    2 * u64::from(sblk_min_dptrs.trailing_zeros())
+}
+
+/// Data block addresses the index block holds (those of its super blocks).
+pub(crate) fn index_block_data_blocks(sblk_min_dptrs: u64) -> u64 {
+    2 * sblk_min_dptrs.saturating_sub(1)
+}
+
+/// Which super block holds element `rel` (counted past the index block
+/// elements), for `dblk_min_elmts` a power of two.
+pub(crate) fn super_block_of(rel: u64, dblk_min_elmts: u64) -> usize {
+    let q = (rel / dblk_min_elmts.max(1)).saturating_add(1);
+    (63 - q.leading_zeros()) as usize
 }
 
 fn log2_exact(v: u64) -> Option<u32> {
@@ -52,27 +103,11 @@ fn log2_exact(v: u64) -> Option<u32> {
 
 impl Params {
     fn nsblks(&self) -> u64 {
-        let lg = u64::from(self.dblk_min_elmts.trailing_zeros());
-        1 + u64::from(self.max_bits).saturating_sub(lg)
+        super_block_count(self.max_bits, self.dblk_min_elmts)
     }
 
     fn super_info(&self) -> Vec<SuperInfo> {
-        let mut out = Vec::new();
-        let mut start = 0u64;
-        for s in 0..self.nsblks() {
-            let ndblks = 1u64.checked_shl((s / 2) as u32).unwrap_or(u64::MAX);
-            let dblk_nelmts = 1u64
-                .checked_shl(s.div_ceil(2) as u32)
-                .and_then(|v| v.checked_mul(self.dblk_min_elmts))
-                .unwrap_or(u64::MAX);
-            out.push(SuperInfo {
-                ndblks,
-                dblk_nelmts,
-                start_idx: start,
-            });
-            start = start.saturating_add(ndblks.saturating_mul(dblk_nelmts));
-        }
-        out
+        super_blocks(self.max_bits, self.dblk_min_elmts)
     }
 }
 
@@ -182,8 +217,8 @@ pub(super) fn chunks(
     let o = u64::from(sizes.offset);
     let esize = p.fmt.len() as u64;
     let infos = p.super_info();
-    let iblock_nsblks = 2 * u64::from(p.sblk_min_dptrs.trailing_zeros());
-    let ndblk_addrs = 2 * (p.sblk_min_dptrs - 1);
+    let iblock_nsblks = index_block_super_blocks(p.sblk_min_dptrs);
+    let ndblk_addrs = index_block_data_blocks(p.sblk_min_dptrs);
     let nsblk_addrs = p.nsblks().saturating_sub(iblock_nsblks);
     let len = 4 + 1 + 1 + o + p.idx_blk_elmts * esize + (ndblk_addrs + nsblk_addrs) * o + 4;
     let bytes = src.read(IBLOCK, iblock, len)?;
@@ -411,5 +446,20 @@ mod tests {
                 (4, 64, 240)
             ]
         );
+    }
+
+    #[test]
+    fn super_block_of_matches_the_geometry() {
+        let info = super_blocks(32, 16);
+        assert_eq!(info.len(), 29);
+        for (s, si) in info.iter().enumerate().take(20) {
+            let last = si.start_idx + si.ndblks * si.dblk_nelmts - 1;
+            assert_eq!(super_block_of(si.start_idx, 16), s);
+            assert_eq!(super_block_of(last, 16), s);
+        }
+        assert_eq!(super_block_of(0, 16), 0);
+        assert_eq!(super_block_of(15, 16), 0);
+        assert_eq!(super_block_of(16, 16), 1);
+        assert_eq!(super_block_of(48, 16), 2);
     }
 }

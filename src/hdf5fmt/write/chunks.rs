@@ -11,6 +11,7 @@ use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
 use super::sink::Sink;
 use crate::checksum::metadata_checksum;
+use crate::chunk_index::fixed_array::{ElementFormat, FixedArrayHeader};
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};
@@ -519,12 +520,18 @@ fn chunked_layout(
     .encode(super::WRITER_SIZES)
 }
 
-fn encode_entry(s: &Stored, filtered: bool, csl: usize) -> Vec<u8> {
-    let mut e = s.addr.to_le_bytes().to_vec();
-    if filtered {
-        put_var(&mut e, s.size, csl);
-        e.extend_from_slice(&s.mask.to_le_bytes());
+/// The array index element layout of the writer's chunks (8-byte addresses,
+/// a `csl`-byte size and a mask when filtered).
+fn element_format(filtered: bool, csl: usize) -> ElementFormat {
+    ElementFormat {
+        addr_len: 8,
+        size_len: filtered.then_some(csl),
     }
+}
+
+fn encode_entry(s: &Stored, filtered: bool, csl: usize) -> Vec<u8> {
+    let mut e = Vec::new();
+    element_format(filtered, csl).encode(Some((s.addr, s.size, s.mask)), &mut e);
     e
 }
 
@@ -586,36 +593,22 @@ fn write_fixed_array(
         }
     }
     let header_addr = sink.pos();
-    let dblock_addr = header_addr + 28;
-    let mut h = Vec::with_capacity(28);
-    h.extend_from_slice(signature::FAHD);
-    h.extend_from_slice(&[0, u8::from(filtered), entry as u8, page_bits]);
-    h.extend_from_slice(&n.to_le_bytes());
-    h.extend_from_slice(&dblock_addr.to_le_bytes());
-    let sum = metadata_checksum(&h);
-    h.extend_from_slice(&sum.to_le_bytes());
-    sink.append(&h)?;
+    let header = FixedArrayHeader {
+        client: u8::from(filtered),
+        elem_size: entry as u8,
+        page_bits,
+        nelmts: n,
+        dblock: Some(header_addr + FixedArrayHeader::encoded_len(super::WRITER_SIZES)),
+    };
+    sink.append(&header.encode(super::WRITER_SIZES))?;
 
+    let fmt = element_format(filtered, csl);
     let mut d = Vec::with_capacity(18 + entry * n as usize);
     d.extend_from_slice(signature::FADB);
     d.extend_from_slice(&[0, u8::from(filtered)]);
     d.extend_from_slice(&header_addr.to_le_bytes());
     for e in &entries {
-        match e {
-            Some(s) => {
-                d.extend_from_slice(&s.addr.to_le_bytes());
-                if filtered {
-                    put_var(&mut d, s.size, csl);
-                    d.extend_from_slice(&s.mask.to_le_bytes());
-                }
-            }
-            None => {
-                d.extend_from_slice(&UNDEF.to_le_bytes());
-                if filtered {
-                    d.resize(d.len() + csl + 4, 0);
-                }
-            }
-        }
+        fmt.encode(e.map(|s| (s.addr, s.size, s.mask)), &mut d);
     }
     let sum = metadata_checksum(&d);
     d.extend_from_slice(&sum.to_le_bytes());

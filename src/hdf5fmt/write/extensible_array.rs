@@ -8,6 +8,7 @@
 
 use super::sink::Sink;
 use crate::checksum::metadata_checksum;
+use crate::chunk_index::extensible_array::{self as ea, SuperInfo};
 use crate::chunk_index::ChunkIndexKind;
 use crate::encode::{log2_floor, UNDEF};
 use crate::error::{Error, Result};
@@ -20,32 +21,13 @@ const DATA_BLK_MIN_ELMTS: u64 = 16;
 const HEADER_SIZE: u64 = 72;
 const ARR_OFF_SIZE: usize = (MAX_BITS as usize).div_ceil(8);
 
-struct SuperInfo {
-    ndblks: u64,
-    dblk_nelmts: u64,
-    start_idx: u64,
-}
-
 fn super_blocks() -> Vec<SuperInfo> {
-    let nsblks = 1 + (u32::from(MAX_BITS) - log2_floor(DATA_BLK_MIN_ELMTS)) as u64;
-    let mut out = Vec::with_capacity(nsblks as usize);
-    let mut start_idx = 0u64;
-    for s in 0..nsblks {
-        let ndblks = 1u64 << (s / 2);
-        let dblk_nelmts = (1u64 << s.div_ceil(2)) * DATA_BLK_MIN_ELMTS;
-        out.push(SuperInfo {
-            ndblks,
-            dblk_nelmts,
-            start_idx,
-        });
-        start_idx += ndblks * dblk_nelmts;
-    }
-    out
+    ea::super_blocks(MAX_BITS, DATA_BLK_MIN_ELMTS)
 }
 
 /// Which super block holds array index `idx` (at or past the index block elements).
 fn sblk_of(idx: u64) -> usize {
-    log2_floor((idx - IDX_BLK_ELMTS) / DATA_BLK_MIN_ELMTS + 1) as usize
+    ea::super_block_of(idx - IDX_BLK_ELMTS, DATA_BLK_MIN_ELMTS)
 }
 
 /// Write an extensible array whose element `i` is `entries[i]` (encoded, `entry`
@@ -57,8 +39,8 @@ pub fn write(
     filtered: bool,
 ) -> Result<(u64, ChunkIndexKind)> {
     let info = super_blocks();
-    let iblock_nsblks = 2 * log2_floor(SUP_BLK_MIN_PTRS) as usize;
-    let ndblk_addrs = 2 * (SUP_BLK_MIN_PTRS - 1) as usize;
+    let iblock_nsblks = ea::index_block_super_blocks(SUP_BLK_MIN_PTRS) as usize;
+    let ndblk_addrs = ea::index_block_data_blocks(SUP_BLK_MIN_PTRS) as usize;
     let nsblk_addrs = info.len() - iblock_nsblks;
     let empty = {
         let mut e = UNDEF.to_le_bytes().to_vec();
