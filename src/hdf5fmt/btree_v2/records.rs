@@ -1,8 +1,10 @@
 //! Version 2 B-tree record layouts (HDF5 File Format Specification III.A.2,
 //! record types 1–11), each parsed by a small pure function from the raw record
-//! bytes handed out by [`super::BTreeV2::for_each_record`].
+//! bytes handed out by [`super::BTreeV2::for_each_record`] and encoded by the
+//! record's `encode` beside it (what the writer emits).
 
 use crate::cursor::Cursor;
+use crate::encode::{put_u32, put_u64, put_var, UNDEF};
 use crate::error::Result;
 use crate::Sizes;
 
@@ -49,6 +51,22 @@ pub fn huge_object(record_type: u8, rec: &[u8], sizes: Sizes) -> Result<HugeObje
     })
 }
 
+impl HugeObjectRecord {
+    /// Encode as a record of `record_type` (1–4), the inverse of [`huge_object`]:
+    /// the filter fields for types 2 and 4, the key (0 when absent) for 1 and 2.
+    pub fn encode(&self, record_type: u8, sizes: Sizes, out: &mut Vec<u8>) {
+        put_var(out, self.address, usize::from(sizes.offset));
+        put_var(out, self.stored_len, usize::from(sizes.length));
+        if matches!(record_type, 2 | 4) {
+            put_u32(out, self.filter_mask);
+            put_var(out, self.object_len, usize::from(sizes.length));
+        }
+        if matches!(record_type, 1 | 2) {
+            put_var(out, self.id.unwrap_or(0), usize::from(sizes.length));
+        }
+    }
+}
+
 /// Type 5: a link in a dense group's name index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkNameRecord<'a> {
@@ -66,6 +84,14 @@ pub fn link_name(rec: &[u8]) -> Result<LinkNameRecord<'_>> {
         hash,
         heap_id: c.rest(),
     })
+}
+
+impl LinkNameRecord<'_> {
+    /// Encode as a type-5 record, the inverse of [`link_name`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_u32(out, self.hash);
+        out.extend_from_slice(self.heap_id);
+    }
 }
 
 /// Type 6: a link in a dense group's creation-order index.
@@ -86,6 +112,14 @@ pub fn link_order(rec: &[u8]) -> Result<LinkOrderRecord<'_>> {
         creation_order,
         heap_id: c.rest(),
     })
+}
+
+impl LinkOrderRecord<'_> {
+    /// Encode as a type-6 record, the inverse of [`link_order`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_u64(out, self.creation_order);
+        out.extend_from_slice(self.heap_id);
+    }
 }
 
 /// Type 7: a shared object header message index entry.
@@ -174,6 +208,16 @@ pub fn attribute_name(rec: &[u8]) -> Result<AttributeNameRecord<'_>> {
     })
 }
 
+impl AttributeNameRecord<'_> {
+    /// Encode as a type-8 record, the inverse of [`attribute_name`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.heap_id);
+        out.push(self.message_flags);
+        put_u32(out, self.creation_order);
+        put_u32(out, self.hash);
+    }
+}
+
 /// Type 9: an attribute in a dense attribute creation-order index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AttributeOrderRecord<'a> {
@@ -197,6 +241,15 @@ pub fn attribute_order(rec: &[u8]) -> Result<AttributeOrderRecord<'_>> {
         message_flags,
         creation_order,
     })
+}
+
+impl AttributeOrderRecord<'_> {
+    /// Encode as a type-9 record, the inverse of [`attribute_order`].
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.heap_id);
+        out.push(self.message_flags);
+        put_u32(out, self.creation_order);
+    }
 }
 
 /// Types 10 and 11: a chunk of a dataset indexed by a v2 B-tree.
@@ -242,9 +295,104 @@ pub fn chunk(rec: &[u8], sizes: Sizes, rank: usize, filtered: bool) -> Result<Ch
     })
 }
 
+impl ChunkRecordV2 {
+    /// Encode as a type-10 record (no size) or a type-11 record (a size of
+    /// `size_width` bytes and the filter mask), the inverse of [`chunk`]. An
+    /// undefined address is written as all ones.
+    pub fn encode(&self, sizes: Sizes, size_width: usize, out: &mut Vec<u8>) {
+        put_var(out, self.address.unwrap_or(UNDEF), usize::from(sizes.offset));
+        if let Some(size) = self.size {
+            put_var(out, size, size_width);
+            put_u32(out, self.filter_mask);
+        }
+        for &c in &self.scaled {
+            put_u64(out, c);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn sizes() -> impl Strategy<Value = Sizes> {
+        (prop::sample::select(vec![2u8, 4, 8]), prop::sample::select(vec![2u8, 4, 8]))
+            .prop_map(|(offset, length)| Sizes { offset, length })
+    }
+
+    fn fit(v: u64, bytes: u8) -> u64 {
+        if bytes >= 8 {
+            v
+        } else {
+            v & ((1u64 << (8 * u32::from(bytes))) - 1)
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn huge_records_round_trip(t in 1u8..=4, a: u64, len: u64, mask: u32, olen: u64, key: u64, s in sizes()) {
+            let filtered = matches!(t, 2 | 4);
+            let r = HugeObjectRecord {
+                address: fit(a, s.offset),
+                stored_len: fit(len, s.length),
+                filter_mask: if filtered { mask } else { 0 },
+                object_len: if filtered { fit(olen, s.length) } else { fit(len, s.length) },
+                id: matches!(t, 1 | 2).then(|| fit(key, s.length)),
+            };
+            let mut b = Vec::new();
+            r.encode(t, s, &mut b);
+            prop_assert_eq!(huge_object(t, &b, s).unwrap(), r);
+        }
+
+        #[test]
+        fn group_records_round_trip(hash: u32, order: u64, id in prop::collection::vec(any::<u8>(), 7)) {
+            let mut b = Vec::new();
+            LinkNameRecord { hash, heap_id: &id }.encode(&mut b);
+            prop_assert_eq!(b.len(), 11);
+            prop_assert_eq!(link_name(&b).unwrap(), LinkNameRecord { hash, heap_id: &id });
+            let mut b = Vec::new();
+            LinkOrderRecord { creation_order: order, heap_id: &id }.encode(&mut b);
+            prop_assert_eq!(b.len(), 15);
+            prop_assert_eq!(link_order(&b).unwrap(), LinkOrderRecord { creation_order: order, heap_id: &id });
+        }
+
+        #[test]
+        fn attribute_records_round_trip(flags: u8, order: u32, hash: u32, id in prop::collection::vec(any::<u8>(), 8)) {
+            let name = AttributeNameRecord { heap_id: &id, message_flags: flags, creation_order: order, hash };
+            let mut b = Vec::new();
+            name.encode(&mut b);
+            prop_assert_eq!(b.len(), 17);
+            prop_assert_eq!(attribute_name(&b).unwrap(), name);
+            let by_order = AttributeOrderRecord { heap_id: &id, message_flags: flags, creation_order: order };
+            let mut b = Vec::new();
+            by_order.encode(&mut b);
+            prop_assert_eq!(b.len(), 13);
+            prop_assert_eq!(attribute_order(&b).unwrap(), by_order);
+        }
+
+        #[test]
+        fn chunk_records_round_trip(
+            a in prop::option::of(0u64..u64::MAX),
+            size: u64,
+            width in 1usize..=8,
+            mask: u32,
+            filtered: bool,
+            scaled in prop::collection::vec(any::<u64>(), 0..5),
+        ) {
+            let s = Sizes::default();
+            let size = (width < 8).then(|| size & ((1u64 << (8 * width)) - 1)).unwrap_or(size);
+            let r = ChunkRecordV2 {
+                address: a,
+                size: filtered.then_some(size),
+                filter_mask: if filtered { mask } else { 0 },
+                scaled,
+            };
+            let mut b = Vec::new();
+            r.encode(s, width, &mut b);
+            prop_assert_eq!(chunk(&b, s, r.scaled.len(), filtered).unwrap(), r);
+        }
+    }
 
     #[test]
     fn huge_records() {

@@ -10,6 +10,7 @@
 use super::btree_v2::{self, BTreeParams};
 use super::extensible_array;
 use super::sink::Sink;
+use crate::btree_v2::records::ChunkRecordV2;
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::fixed_array::{ElementFormat, FixedArrayHeader};
 use crate::chunk_index::ChunkIndexKind;
@@ -630,14 +631,13 @@ fn write_btree_index(
         .iter()
         .map(|s| {
             let mut r = Vec::with_capacity(rec_size);
-            r.extend_from_slice(&s.addr.to_le_bytes());
-            if filtered {
-                put_var(&mut r, s.size, csl);
-                r.extend_from_slice(&s.mask.to_le_bytes());
+            ChunkRecordV2 {
+                address: Some(s.addr),
+                size: filtered.then_some(s.size),
+                filter_mask: if filtered { s.mask } else { 0 },
+                scaled: s.scaled.clone(),
             }
-            for &c in &s.scaled {
-                r.extend_from_slice(&c.to_le_bytes());
-            }
+            .encode(super::WRITER_SIZES, csl, &mut r);
             r
         })
         .collect();

@@ -10,6 +10,7 @@
 
 use super::btree_v2::{self, BTreeParams};
 use super::sink::Sink;
+use crate::btree_v2::records::HugeObjectRecord;
 use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};
@@ -51,9 +52,14 @@ fn write_huge(sink: &mut Sink, objects: &[&Vec<u8>]) -> Result<(Huge, Vec<u64>)>
         let key = i as u64 + 1;
         let addr = sink.append(o)?;
         let mut r = Vec::with_capacity(24);
-        r.extend_from_slice(&addr.to_le_bytes());
-        r.extend_from_slice(&(o.len() as u64).to_le_bytes());
-        r.extend_from_slice(&key.to_le_bytes());
+        HugeObjectRecord {
+            address: addr,
+            stored_len: o.len() as u64,
+            filter_mask: 0,
+            object_len: o.len() as u64,
+            id: Some(key),
+        }
+        .encode(HUGE_RECORD_TYPE, super::WRITER_SIZES, &mut r);
         records.push(r);
         keys.push(key);
         size += o.len() as u64;

@@ -12,6 +12,9 @@ use super::fractal_heap;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
 use super::{AttrValue, Link, Node};
+use crate::btree_v2::records::{
+    AttributeNameRecord, AttributeOrderRecord, LinkNameRecord, LinkOrderRecord,
+};
 use crate::encode::UNDEF;
 use crate::error::Result;
 use crate::messages::group_info::GroupInfo;
@@ -102,15 +105,19 @@ impl Serializer<'_> {
                 encoded,
                 7,
                 |id: &[u8], _, hash: u32| {
-                    let mut r = hash.to_le_bytes().to_vec();
-                    r.extend_from_slice(id);
+                    let mut r = Vec::with_capacity(11);
+                    LinkNameRecord { hash, heap_id: id }.encode(&mut r);
                     r
                 },
                 (5, 11),
                 order.indexed.then_some(Index {
                     record: |id: &[u8], order: u64| {
-                        let mut r = order.to_le_bytes().to_vec();
-                        r.extend_from_slice(id);
+                        let mut r = Vec::with_capacity(15);
+                        LinkOrderRecord {
+                            creation_order: order,
+                            heap_id: id,
+                        }
+                        .encode(&mut r);
                         r
                     },
                     record_type: 6,
@@ -240,18 +247,26 @@ impl Serializer<'_> {
                 encoded,
                 8,
                 |id: &[u8], order: u64, hash: u32| {
-                    let mut r = id.to_vec();
-                    r.push(0);
-                    r.extend_from_slice(&(order as u32).to_le_bytes());
-                    r.extend_from_slice(&hash.to_le_bytes());
+                    let mut r = Vec::with_capacity(17);
+                    AttributeNameRecord {
+                        heap_id: id,
+                        message_flags: 0,
+                        creation_order: order as u32,
+                        hash,
+                    }
+                    .encode(&mut r);
                     r
                 },
                 (8, 17),
                 order.indexed.then_some(Index {
                     record: |id: &[u8], order: u64| {
-                        let mut r = id.to_vec();
-                        r.push(0);
-                        r.extend_from_slice(&(order as u32).to_le_bytes());
+                        let mut r = Vec::with_capacity(13);
+                        AttributeOrderRecord {
+                            heap_id: id,
+                            message_flags: 0,
+                            creation_order: order as u32,
+                        }
+                        .encode(&mut r);
                         r
                     },
                     record_type: 9,
