@@ -14,8 +14,77 @@ use crate::signature;
 use crate::source::Source;
 use crate::{limits, Sizes};
 
-/// Message flag bit: the body is a shared-message reference.
+/// Message flag bit 0: the message is constant (never changes).
+pub const FLAG_CONSTANT: u8 = 0x01;
+/// Message flag bit 1: the body is a shared-message reference.
 pub const FLAG_SHARED: u8 = 0x02;
+
+/// Version 2 header flag bits 0–1: width code of the chunk 0 size field
+/// (1, 2, 4 or 8 bytes).
+pub const SIZE_FIELD_MASK: u8 = 0x03;
+/// Version 2 header flag bit 2: attribute creation order tracked (each message
+/// then carries a 2-byte creation order).
+pub const ATTR_ORDER_TRACKED: u8 = 0x04;
+/// Version 2 header flag bit 3: attributes are indexed by creation order (set
+/// together with [`ATTR_ORDER_TRACKED`]).
+pub const ATTR_ORDER_INDEXED: u8 = 0x08;
+/// Version 2 header flag bit 4: non-default attribute storage phase change
+/// values are stored (4 bytes).
+pub const ATTR_PHASE_CHANGE_STORED: u8 = 0x10;
+/// Version 2 header flag bit 5: access, modification, change and birth times
+/// are stored (16 bytes).
+pub const TIMES_STORED: u8 = 0x20;
+
+/// The prefix of one message in a version 2 header or continuation chunk
+/// (IV.A.1.b): type, body size, flags and, when the header tracks attribute
+/// creation order, the creation order. Read by [`ObjectHeader::read`] and
+/// written by the writer's header encoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessagePrefixV2 {
+    /// Header message type number (8 bits in a v2 header).
+    pub mtype: u8,
+    /// Size of the body in bytes.
+    pub size: u16,
+    /// Message flags ([`FLAG_CONSTANT`], [`FLAG_SHARED`], ...).
+    pub flags: u8,
+    /// Creation order, present exactly when the header has [`ATTR_ORDER_TRACKED`].
+    pub creation_order: Option<u16>,
+}
+
+impl MessagePrefixV2 {
+    /// Encoded size: 4 bytes, 6 with creation order tracked.
+    pub fn len(tracked: bool) -> usize {
+        if tracked {
+            6
+        } else {
+            4
+        }
+    }
+
+    /// Decode a prefix; `tracked`: the header has [`ATTR_ORDER_TRACKED`].
+    pub fn decode(c: &mut Cursor<'_>, tracked: bool) -> Result<Self> {
+        let mtype = c.u8()?;
+        let size = c.u16()?;
+        let flags = c.u8()?;
+        let creation_order = if tracked { Some(c.u16()?) } else { None };
+        Ok(MessagePrefixV2 {
+            mtype,
+            size,
+            flags,
+            creation_order,
+        })
+    }
+
+    /// Append the encoded prefix.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.mtype);
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.push(self.flags);
+        if let Some(order) = self.creation_order {
+            out.extend_from_slice(&order.to_le_bytes());
+        }
+    }
+}
 
 /// One header message, body copied out of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,13 +351,13 @@ fn read_v2(src: &dyn Source, sizes: Sizes, address: u64) -> Result<ObjectHeader>
         return Err(c.unsupported(format!("object header version {version}")));
     }
     let flags = c.u8()?;
-    if flags & 0x20 != 0 {
+    if flags & TIMES_STORED != 0 {
         c.skip(16)?;
     }
-    if flags & 0x10 != 0 {
+    if flags & ATTR_PHASE_CHANGE_STORED != 0 {
         c.skip(4)?;
     }
-    let size = c.uint(1 << (flags & 0x03))?;
+    let size = c.uint(1 << (flags & SIZE_FIELD_MASK))?;
     let prefix = c.pos() as u64;
     let total = add(prefix, size, "object header", address, "header size")?;
     let total = add(total, 4, "object header", address, "header size")?;
@@ -296,7 +365,7 @@ fn read_v2(src: &dyn Source, sizes: Sizes, address: u64) -> Result<ObjectHeader>
     let bytes = src.read("object header", address, n as u64)?;
     verify(&bytes, address, "object header")?;
     let mut walk = Walk::new(address);
-    let track_order = flags & 0x04 != 0;
+    let track_order = flags & ATTR_ORDER_TRACKED != 0;
     let body = bytes.get(prefix as usize..n - 4).unwrap_or(&[]);
     let base = address + prefix;
     v2_messages(body, base, track_order, sizes, &mut walk)?;
@@ -327,26 +396,42 @@ fn v2_messages(
     walk: &mut Walk,
 ) -> Result<()> {
     let mut c = Cursor::new(body, base, "object header v2 message");
-    let hlen = if track_order { 6 } else { 4 };
+    let hlen = MessagePrefixV2::len(track_order);
     while c.remaining() >= hlen {
-        let mtype = u16::from(c.u8()?);
-        let len = c.u16()?;
-        let flags = c.u8()?;
-        let creation_order = if track_order { Some(c.u16()?) } else { None };
+        let p = MessagePrefixV2::decode(&mut c, track_order)?;
         let offset = c.offset();
-        let data = c.bytes(usize::from(len))?.to_vec();
+        let data = c.bytes(usize::from(p.size))?.to_vec();
         walk.push(
             Message {
-                mtype,
-                flags,
+                mtype: u16::from(p.mtype),
+                flags: p.flags,
                 offset,
                 data,
-                creation_order,
+                creation_order: p.creation_order,
             },
             sizes,
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn v2_message_prefix_round_trips(mtype: u8, size: u16, flags: u8, creation_order: Option<u16>) {
+            let p = MessagePrefixV2 { mtype, size, flags, creation_order };
+            let mut b = Vec::new();
+            p.encode(&mut b);
+            let tracked = creation_order.is_some();
+            prop_assert_eq!(b.len(), MessagePrefixV2::len(tracked));
+            let mut c = Cursor::new(&b, 0, "t");
+            prop_assert_eq!(MessagePrefixV2::decode(&mut c, tracked).unwrap(), p);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::datatype::Datatype;
 use crate::encode::UNDEF;
 use crate::error::{Error, Result};
 use crate::limits::MAX_GROUP_DEPTH;
+use crate::object_header::{FLAG_CONSTANT, FLAG_SHARED};
 use crate::messages::fill_value::AllocTime;
 use crate::messages::layout::Layout as FileLayout;
 use crate::messages::link::{Link as FileLink, LinkMessage};
@@ -233,7 +234,7 @@ impl Serializer<'_> {
             NodeKind::NamedType(dt) => vec![Message {
                 kind: types::DATATYPE,
                 body: datatype::encode(dt)?,
-                flags: 1,
+                flags: FLAG_CONSTANT,
                 order: 0,
             }],
         };
@@ -426,13 +427,13 @@ impl Serializer<'_> {
                 Some(&addr) => Message {
                     kind: types::DATATYPE,
                     body: SharedRef::ObjectHeader(addr).encode(WRITER_SIZES),
-                    flags: 2,
+                    flags: FLAG_SHARED,
                     order: 0,
                 },
                 None => Message {
                     kind: types::DATATYPE,
                     body: datatype::encode(&spec.dtype)?,
-                    flags: 1,
+                    flags: FLAG_CONSTANT,
                     order: 0,
                 },
             },
@@ -474,7 +475,7 @@ impl Serializer<'_> {
         msgs.push(Message {
             kind: types::FILL_VALUE,
             body: fill_value::encode(alloc, spec.fill_value.as_deref())?,
-            flags: 1,
+            flags: FLAG_CONSTANT,
             order: 0,
         });
         if !defer {

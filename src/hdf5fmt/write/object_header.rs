@@ -5,6 +5,7 @@
 
 use crate::checksum::metadata_checksum;
 use crate::error::{Error, Result};
+use crate::object_header::{MessagePrefixV2, SIZE_FIELD_MASK};
 use crate::signature;
 
 /// One message: type and body.
@@ -14,19 +15,14 @@ pub struct Message {
     pub kind: u16,
     /// The encoded message body (at most [`MAX_MESSAGE_BODY`] bytes).
     pub body: Vec<u8>,
-    /// Message flags (bit 0: constant).
+    /// Message flags ([`crate::object_header::FLAG_CONSTANT`], ...).
     pub flags: u8,
     /// Creation order (of an attribute message), written when the header
     /// tracks attribute creation order.
     pub order: u16,
 }
 
-/// Header flag bit 2: attribute creation order tracked (each message then
-/// carries a 2-byte creation order).
-pub const ATTR_ORDER_TRACKED: u8 = 0x04;
-/// Header flag bit 3: attributes are indexed by creation order (set together with
-/// [`ATTR_ORDER_TRACKED`]).
-pub const ATTR_ORDER_INDEXED: u8 = 0x08;
+pub use crate::object_header::{ATTR_ORDER_INDEXED, ATTR_ORDER_TRACKED};
 
 impl Message {
     /// A message of type `kind` with body `body`, no flags and creation order 0.
@@ -94,7 +90,7 @@ pub fn encode(messages: &[Message]) -> Result<Vec<u8>> {
 pub fn encode_with(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
     let attr_order = attr_order & (ATTR_ORDER_TRACKED | ATTR_ORDER_INDEXED);
     let tracked = attr_order & ATTR_ORDER_TRACKED != 0;
-    let per = if tracked { 6 } else { 4 };
+    let per = MessagePrefixV2::len(tracked) as u64;
     let messages = padded(messages, per as usize);
     let messages = &messages[..];
     let mut body_len: u64 = 0;
@@ -117,7 +113,7 @@ pub fn encode_with(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(body_len as usize + 16);
     out.extend_from_slice(signature::OHDR);
     out.push(2);
-    out.push(size_code | attr_order);
+    out.push((size_code & SIZE_FIELD_MASK) | attr_order);
     out.extend_from_slice(&body_len.to_le_bytes()[..size_bytes]);
     put_messages(&mut out, messages, tracked)?;
     let sum = metadata_checksum(&out);
@@ -140,12 +136,13 @@ pub(crate) fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: boo
                 m.kind
             ))
         })?;
-        out.push(kind);
-        out.extend_from_slice(&len.to_le_bytes());
-        out.push(m.flags);
-        if tracked {
-            out.extend_from_slice(&m.order.to_le_bytes());
+        MessagePrefixV2 {
+            mtype: kind,
+            size: len,
+            flags: m.flags,
+            creation_order: tracked.then_some(m.order),
         }
+        .encode(out);
         out.extend_from_slice(&m.body);
     }
     Ok(())
@@ -154,7 +151,7 @@ pub(crate) fn put_messages(out: &mut Vec<u8>, messages: &[Message], tracked: boo
 /// Encode a continuation chunk (`OCHK`, messages, checksum) of a version 2 header.
 pub fn encode_continuation(messages: &[Message], attr_order: u8) -> Result<Vec<u8>> {
     let tracked = attr_order & ATTR_ORDER_TRACKED != 0;
-    let messages = padded(messages, if tracked { 6 } else { 4 });
+    let messages = padded(messages, MessagePrefixV2::len(tracked));
     let mut out = signature::OCHK.to_vec();
     put_messages(&mut out, &messages, tracked)?;
     let sum = metadata_checksum(&out);
