@@ -99,6 +99,14 @@ impl HeapId {
             index: c.u32()?,
         })
     }
+
+    /// Append the heap ID (an undefined collection as all ones), the inverse
+    /// of [`HeapId::decode`].
+    pub fn encode(&self, sizes: Sizes, out: &mut Vec<u8>) {
+        let addr = self.collection.unwrap_or(u64::MAX);
+        out.extend_from_slice(&addr.to_le_bytes()[..usize::from(sizes.offset).min(8)]);
+        out.extend_from_slice(&self.index.to_le_bytes());
+    }
 }
 
 /// A stored variable-length element: element count and where its bytes are.
@@ -118,6 +126,32 @@ impl VlenRef {
         let length = c.u32()?;
         let id = HeapId::decode(&mut c, sizes)?;
         Ok(VlenRef { length, id })
+    }
+
+    /// Append the `4 + offset + 4` bytes of the element, the inverse of
+    /// [`VlenRef::decode`].
+    pub fn encode(&self, sizes: Sizes, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.length.to_le_bytes());
+        self.id.encode(sizes, out);
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn vlen_refs_round_trip(length: u32, collection in prop::option::of(0u64..u64::MAX), index: u32, small: bool) {
+            let sizes = if small { Sizes { offset: 4, length: 4 } } else { Sizes::default() };
+            let collection = collection.map(|a| if small { a & 0xFFFF_FFFE } else { a });
+            let v = VlenRef { length, id: HeapId { collection, index } };
+            let mut b = Vec::new();
+            v.encode(sizes, &mut b);
+            prop_assert_eq!(b.len(), 8 + usize::from(sizes.offset));
+            prop_assert_eq!(VlenRef::decode(&b, sizes).unwrap(), v);
+        }
     }
 }
 

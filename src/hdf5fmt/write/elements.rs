@@ -108,10 +108,11 @@ fn width(f: &Fixup) -> usize {
     }
 }
 
-fn heap_id(r: super::global_heap::HeapRef) -> [u8; 12] {
+fn heap_id(r: crate::global_heap::HeapId) -> [u8; 12] {
+    let mut b = Vec::with_capacity(12);
+    r.encode(super::WRITER_SIZES, &mut b);
     let mut out = [0u8; 12];
-    out[..8].copy_from_slice(&r.collection.to_le_bytes());
-    out[8..].copy_from_slice(&r.index.to_le_bytes());
+    out.copy_from_slice(&b);
     out
 }
 

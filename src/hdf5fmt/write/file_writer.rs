@@ -580,7 +580,7 @@ impl Serializer<'_> {
                 (
                     AllocTime::Incremental,
                     FileLayout::Virtual {
-                        heap_address: Some(r.collection),
+                        heap_address: r.collection,
                         index: r.index,
                     }
                     .encode(WRITER_SIZES)?,

@@ -4,6 +4,7 @@
 
 use super::sink::Sink;
 use crate::error::{Error, Result};
+use crate::global_heap::{HeapId, VlenRef};
 use crate::signature;
 
 /// Smallest collection libhdf5 reads comfortably.
@@ -36,18 +37,10 @@ pub struct GlobalHeap {
     current: Option<Collection>,
 }
 
-/// A pointer to a heap object: collection address and object index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeapRef {
-    /// Address of the global heap collection (`GCOL`) holding the object.
-    pub collection: u64,
-    /// Index of the object within its collection (from 1: index 0 is the collection's free space).
-    pub index: u32,
-}
 
 impl GlobalHeap {
     /// Store `data`, returning where it lives.
-    pub fn add(&mut self, sink: &mut Sink, data: &[u8]) -> Result<HeapRef> {
+    pub fn add(&mut self, sink: &mut Sink, data: &[u8]) -> Result<HeapId> {
         let len = data.len() as u64;
         if !self.current.as_ref().is_some_and(|c| c.fits(len)) {
             self.flush(sink)?;
@@ -76,8 +69,8 @@ impl GlobalHeap {
         c.buf.extend_from_slice(&len.to_le_bytes());
         c.buf.extend_from_slice(data);
         c.buf.resize(c.buf.len() + (align8(len) - len) as usize, 0);
-        Ok(HeapRef {
-            collection: c.addr,
+        Ok(HeapId {
+            collection: Some(c.addr),
             index: u32::from(index),
         })
     }
@@ -98,11 +91,11 @@ impl GlobalHeap {
 }
 
 /// Encode one variable-length element pointer: length, collection address, index.
-pub fn vlen_pointer(len: u32, r: HeapRef) -> [u8; 16] {
+pub fn vlen_pointer(len: u32, r: HeapId) -> [u8; 16] {
+    let mut b = Vec::with_capacity(16);
+    VlenRef { length: len, id: r }.encode(super::WRITER_SIZES, &mut b);
     let mut out = [0u8; 16];
-    out[..4].copy_from_slice(&len.to_le_bytes());
-    out[4..12].copy_from_slice(&r.collection.to_le_bytes());
-    out[12..].copy_from_slice(&r.index.to_le_bytes());
+    out.copy_from_slice(&b);
     out
 }
 
@@ -119,7 +112,7 @@ mod tests {
         let b = gh.add(&mut sink, b"").unwrap();
         gh.flush(&mut sink).unwrap();
         let bytes = sink.into_bytes().unwrap();
-        assert_eq!(a.collection, 8);
+        assert_eq!(a.collection, Some(8));
         assert_eq!((a.index, b.index), (1, 2));
         assert_eq!(bytes.len(), 8 + 4096);
         let c = &bytes[8..];
@@ -142,7 +135,7 @@ mod tests {
         let r = gh.add(&mut sink, &data).unwrap();
         gh.flush(&mut sink).unwrap();
         let bytes = sink.into_bytes().unwrap();
-        assert_eq!(r.collection, 0);
+        assert_eq!(r.collection, Some(0));
         assert!(bytes.len() as u64 >= 10_000 + 48);
         assert_eq!(&bytes[32..32 + 10_000], &data[..]);
     }
@@ -154,11 +147,11 @@ mod tests {
         ) {
             let mut sink = Sink::memory();
             let mut gh = GlobalHeap::default();
-            let refs: Vec<HeapRef> = objs.iter().map(|o| gh.add(&mut sink, o).unwrap()).collect();
+            let refs: Vec<HeapId> = objs.iter().map(|o| gh.add(&mut sink, o).unwrap()).collect();
             gh.flush(&mut sink).unwrap();
             let b = sink.into_bytes().unwrap();
             for (o, r) in objs.iter().zip(&refs) {
-                let c = r.collection as usize;
+                let c = r.collection.unwrap_or(u64::MAX) as usize;
                 proptest::prop_assert_eq!(&b[c..c + 4], b"GCOL");
                 let size = u64::from_le_bytes(b[c + 8..c + 16].try_into().unwrap()) as usize;
                 proptest::prop_assert!(size >= 4096);
