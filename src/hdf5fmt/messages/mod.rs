@@ -12,6 +12,7 @@ pub mod external_files;
 pub mod fill_value;
 pub mod filter_pipeline;
 pub mod group_info;
+pub mod index_info;
 pub mod layout;
 pub mod link;
 pub mod link_info;

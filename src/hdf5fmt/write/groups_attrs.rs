@@ -21,7 +21,9 @@ use crate::messages::group_info::GroupInfo;
 use crate::messages::link::{Link as FileLink, LinkMessage};
 use crate::messages::shared::SharedRef;
 use crate::messages::types;
-use crate::messages::{attribute, attribute_info, datatype, link_info};
+use crate::messages::attribute_info::AttributeInfo;
+use crate::messages::link_info::LinkInfo;
+use crate::messages::{attribute, datatype};
 
 /// One dense index to build over the heap objects.
 struct Index<F> {
@@ -91,7 +93,7 @@ impl Serializer<'_> {
         if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
                 types::LINK_INFO,
-                link_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
+                LinkInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -126,7 +128,7 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::LINK_INFO,
-                link_info::encode(bits, max_order, heap, index, by_order),
+                LinkInfo::from_parts(bits, max_order, heap, index, by_order).encode(super::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -210,7 +212,7 @@ impl Serializer<'_> {
             if bits != 0 {
                 msgs.push(Message::new(
                     types::ATTRIBUTE_INFO,
-                    attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
+                    AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
                 ));
             }
             return Ok(());
@@ -235,7 +237,7 @@ impl Serializer<'_> {
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                attribute_info::encode(bits, max_order, UNDEF, UNDEF, UNDEF),
+                AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
             ));
             for (_, i, body) in encoded {
                 let mut m = Message::new(types::ATTRIBUTE, body);
@@ -275,7 +277,7 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                attribute_info::encode(bits, max_order, heap, index, by_order),
+                AttributeInfo::from_parts(bits, max_order, heap, index, by_order).encode(super::WRITER_SIZES),
             ));
         }
         Ok(())
