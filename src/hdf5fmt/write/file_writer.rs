@@ -11,7 +11,7 @@ use super::object_header::{self, Message};
 use super::set_local::set_local;
 use super::sink::Sink;
 use super::{
-    AttrData, AttrValue, DatasetData, DatasetNode, Layout, Link, Node, NodeKind, ObjectId,
+    AttrData, AttrValue, DatasetData, DatasetNode, Layout, LinkIntent, Node, NodeKind, ObjectId,
 };
 use super::{Dataspace, SpaceKind, WRITER_SIZES};
 use crate::checksum::{lookup3, metadata_checksum};
@@ -22,7 +22,7 @@ use crate::limits::MAX_GROUP_DEPTH;
 use crate::object_header::{FLAG_CONSTANT, FLAG_SHARED};
 use crate::messages::fill_value::AllocTime;
 use crate::messages::layout::Layout as FileLayout;
-use crate::messages::link::{Link as FileLink, LinkMessage};
+use crate::messages::link::{Link, LinkMessage};
 use crate::messages::shared::SharedRef;
 use crate::messages::types;
 use crate::messages::{datatype, fill_value, filter_pipeline, refcount};
@@ -101,7 +101,7 @@ pub(super) fn hard_link_counts(nodes: &[Node]) -> Vec<u32> {
         match &n.kind {
             NodeKind::Group { links } => {
                 for (_, l) in links {
-                    if let Link::Hard(t) = l {
+                    if let LinkIntent::Hard(t) = l {
                         bump(*t);
                     }
                 }
@@ -280,7 +280,7 @@ impl Serializer<'_> {
         let mut msgs = Vec::new();
         if let NodeKind::Group { links } = &node.kind {
             for &i in &p.links {
-                if let Some((name, Link::Hard(child))) = links.get(i) {
+                if let Some((name, LinkIntent::Hard(child))) = links.get(i) {
                     let addr = self.addrs.get(child).copied().ok_or_else(|| {
                         Error::InvalidArgument(format!("link {name:?}: object never written"))
                     })?;
@@ -289,7 +289,7 @@ impl Serializer<'_> {
                         types::LINK,
                         LinkMessage {
                             name: name.clone(),
-                            link: FileLink::Hard(addr),
+                            link: Link::Hard(addr),
                             creation_order: order,
                         }
                         .encode(WRITER_SIZES)?,

@@ -81,7 +81,7 @@ impl FileWriter {
     fn link_target(&self, name: &str) -> Option<usize> {
         match &self.nodes.first()?.kind {
             super::NodeKind::Group { links } => links.iter().find_map(|(n, l)| match l {
-                super::Link::Hard(i) if n == name => Some(*i),
+                super::LinkIntent::Hard(i) if n == name => Some(*i),
                 _ => None,
             }),
             _ => None,

@@ -11,14 +11,14 @@ use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
 use super::sharing::CreationOrder;
-use super::{AttrValue, Link, Node};
+use super::{AttrValue, LinkIntent, Node};
 use crate::btree_v2::records::{
     AttributeNameRecord, AttributeOrderRecord, LinkNameRecord, LinkOrderRecord,
 };
 use crate::encode::UNDEF;
 use crate::error::Result;
 use crate::messages::group_info::GroupInfo;
-use crate::messages::link::{Link as FileLink, LinkMessage};
+use crate::messages::link::{Link, LinkMessage};
 use crate::messages::shared::SharedRef;
 use crate::messages::types;
 use crate::messages::attribute_info::AttributeInfo;
@@ -48,7 +48,7 @@ impl Serializer<'_> {
     /// then stay compact).
     pub(super) fn group(
         &mut self,
-        links: &[(String, Link)],
+        links: &[(String, LinkIntent)],
         link_order: u8,
         depth: usize,
     ) -> Result<(Vec<Message>, Vec<usize>)> {
@@ -57,17 +57,17 @@ impl Serializer<'_> {
         let mut later = Vec::new();
         for (i, (name, link)) in links.iter().enumerate() {
             let target = match link {
-                Link::Hard(child) if self.busy.contains(child) => {
+                LinkIntent::Hard(child) if self.busy.contains(child) => {
                     later.push(i);
                     continue;
                 }
-                Link::Hard(child) => FileLink::Hard(self.object(*child, depth + 1)?),
-                Link::Soft(path) => FileLink::Soft(path.clone()),
-                Link::External { file, path } => FileLink::External {
+                LinkIntent::Hard(child) => Link::Hard(self.object(*child, depth + 1)?),
+                LinkIntent::Soft(path) => Link::Soft(path.clone()),
+                LinkIntent::External { file, path } => Link::External {
                     file: file.clone(),
                     path: path.clone(),
                 },
-                Link::UserDefined { kind, data } => FileLink::UserDefined {
+                LinkIntent::UserDefined { kind, data } => Link::UserDefined {
                     kind: *kind,
                     data: data.clone(),
                 },

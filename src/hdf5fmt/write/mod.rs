@@ -448,7 +448,7 @@ impl AttrValue {
 
 /// A link from a group.
 #[derive(Clone, Debug)]
-pub(crate) enum Link {
+pub(crate) enum LinkIntent {
     Hard(usize),
     Soft(String),
     External {
@@ -478,7 +478,7 @@ pub(crate) struct DatasetNode {
 }
 
 pub(crate) enum NodeKind {
-    Group { links: Vec<(String, Link)> },
+    Group { links: Vec<(String, LinkIntent)> },
     Dataset(Box<DatasetNode>),
     NamedType(Datatype),
 }
@@ -598,14 +598,14 @@ impl FileWriter {
         GroupId(0)
     }
 
-    fn links_mut(&mut self, parent: GroupId) -> Result<&mut Vec<(String, Link)>> {
+    fn links_mut(&mut self, parent: GroupId) -> Result<&mut Vec<(String, LinkIntent)>> {
         match self.nodes.get_mut(parent.0).map(|n| &mut n.kind) {
             Some(NodeKind::Group { links }) => Ok(links),
             _ => Err(Error::InvalidArgument(format!("{parent:?} is not a group"))),
         }
     }
 
-    fn add_link(&mut self, parent: GroupId, name: &str, link: Link) -> Result<()> {
+    fn add_link(&mut self, parent: GroupId, name: &str, link: LinkIntent) -> Result<()> {
         check_name(name)?;
         let key = (parent.0, name.to_string());
         if self.link_names.contains(&key) {
@@ -621,7 +621,7 @@ impl FileWriter {
     /// Create a group `name` in `parent`.
     pub fn create_group(&mut self, parent: GroupId, name: &str) -> Result<GroupId> {
         let id = self.nodes.len();
-        self.add_link(parent, name, Link::Hard(id))?;
+        self.add_link(parent, name, LinkIntent::Hard(id))?;
         self.nodes.push(Self::empty_group());
         Ok(GroupId(id))
     }
@@ -660,7 +660,7 @@ impl FileWriter {
             check_strings(v.iter())?;
         }
         let id = self.nodes.len();
-        self.add_link(parent, name, Link::Hard(id))?;
+        self.add_link(parent, name, LinkIntent::Hard(id))?;
         self.nodes.push(Node {
             kind: NodeKind::Dataset(Box::new(DatasetNode {
                 spec,
@@ -685,7 +685,7 @@ impl FileWriter {
         dtype: Datatype,
     ) -> Result<DatatypeId> {
         let id = self.nodes.len();
-        self.add_link(parent, name, Link::Hard(id))?;
+        self.add_link(parent, name, LinkIntent::Hard(id))?;
         self.nodes.push(Node {
             kind: NodeKind::NamedType(dtype),
             attrs: Vec::new(),
@@ -877,7 +877,7 @@ impl FileWriter {
 
     /// Add a soft link `name` in `parent` pointing at `target` (a path).
     pub fn soft_link(&mut self, parent: GroupId, name: &str, target: &str) -> Result<()> {
-        self.add_link(parent, name, Link::Soft(target.to_string()))
+        self.add_link(parent, name, LinkIntent::Soft(target.to_string()))
     }
 
     /// Add a user-defined link `name` in `parent`: link class `kind` (65–255,
@@ -904,7 +904,7 @@ impl FileWriter {
         self.add_link(
             parent,
             name,
-            Link::UserDefined {
+            LinkIntent::UserDefined {
                 kind,
                 data: data.to_vec(),
             },
@@ -924,7 +924,7 @@ impl FileWriter {
         if t.0 >= self.nodes.len() {
             return Err(Error::InvalidArgument(format!("{t:?} does not exist")));
         }
-        self.add_link(parent, name, Link::Hard(t.0))
+        self.add_link(parent, name, LinkIntent::Hard(t.0))
     }
 
     /// Add an external link `name` in `parent` to object `path` of file `file`.
@@ -943,7 +943,7 @@ impl FileWriter {
         self.add_link(
             parent,
             name,
-            Link::External {
+            LinkIntent::External {
                 file: file.to_string(),
                 path: path.to_string(),
             },
