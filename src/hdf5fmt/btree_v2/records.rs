@@ -300,7 +300,11 @@ impl ChunkRecordV2 {
     /// `size_width` bytes and the filter mask), the inverse of [`chunk`]. An
     /// undefined address is written as all ones.
     pub fn encode(&self, sizes: Sizes, size_width: usize, out: &mut Vec<u8>) {
-        put_var(out, self.address.unwrap_or(UNDEF), usize::from(sizes.offset));
+        put_var(
+            out,
+            self.address.unwrap_or(UNDEF),
+            usize::from(sizes.offset),
+        );
         if let Some(size) = self.size {
             put_var(out, size, size_width);
             put_u32(out, self.filter_mask);
@@ -317,7 +321,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn sizes() -> impl Strategy<Value = Sizes> {
-        (prop::sample::select(vec![2u8, 4, 8]), prop::sample::select(vec![2u8, 4, 8]))
+        (
+            prop::sample::select(vec![2u8, 4, 8]),
+            prop::sample::select(vec![2u8, 4, 8]),
+        )
             .prop_map(|(offset, length)| Sizes { offset, length })
     }
 

@@ -157,7 +157,11 @@ impl FixedArrayHeader {
         h.extend_from_slice(signature::FAHD);
         h.extend_from_slice(&[0, self.client, self.elem_size, self.page_bits]);
         put_var(&mut h, self.nelmts, usize::from(sizes.length));
-        put_var(&mut h, self.dblock.unwrap_or(UNDEF), usize::from(sizes.offset));
+        put_var(
+            &mut h,
+            self.dblock.unwrap_or(UNDEF),
+            usize::from(sizes.offset),
+        );
         let sum = metadata_checksum(&h);
         put_u32(&mut h, sum);
         h

@@ -104,12 +104,7 @@ impl<M: CreationIndex> IndexInfo<M> {
         } else {
             0
         };
-        tracked
-            | if self.order_indexed {
-                ORDER_INDEXED
-            } else {
-                0
-            }
+        tracked | if self.order_indexed { ORDER_INDEXED } else { 0 }
     }
 
     /// Encode the message body (version 0) with `sizes`' address width;
@@ -199,7 +194,8 @@ mod tests {
         let b = ai.encode(Sizes::default());
         assert_eq!(b.len(), 2 + 2 + 24);
         assert_eq!(&b[4..], &[0xff; 24]);
-        assert!(IndexInfo::<u64>::decode(&mut Cursor::new(&[1, 0], 0, "t"), Sizes::default())
-            .is_err());
+        assert!(
+            IndexInfo::<u64>::decode(&mut Cursor::new(&[1, 0], 0, "t"), Sizes::default()).is_err()
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::btree_v2::records::ChunkRecordV2;
 use crate::checksum::metadata_checksum;
 use crate::chunk_index::fixed_array::{ElementFormat, FixedArrayHeader};
 use crate::chunk_index::ChunkIndexKind;
-use crate::encode::{log2_floor, put_var, UNDEF};
+use crate::encode::{log2_floor, UNDEF};
 use crate::error::{Error, Result};
 use crate::messages::layout::Layout;
 use crate::signature;

@@ -19,13 +19,13 @@ use crate::datatype::Datatype;
 use crate::encode::UNDEF;
 use crate::error::{Error, Result};
 use crate::limits::MAX_GROUP_DEPTH;
-use crate::object_header::{FLAG_CONSTANT, FLAG_SHARED};
 use crate::messages::fill_value::AllocTime;
 use crate::messages::layout::Layout as FileLayout;
 use crate::messages::link::{Link, LinkMessage};
 use crate::messages::shared::SharedRef;
 use crate::messages::types;
 use crate::messages::{datatype, fill_value, filter_pipeline, refcount};
+use crate::object_header::{FLAG_CONSTANT, FLAG_SHARED};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 

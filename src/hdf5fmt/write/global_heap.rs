@@ -37,7 +37,6 @@ pub struct GlobalHeap {
     current: Option<Collection>,
 }
 
-
 impl GlobalHeap {
     /// Store `data`, returning where it lives.
     pub fn add(&mut self, sink: &mut Sink, data: &[u8]) -> Result<HeapId> {

@@ -46,7 +46,8 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
         .chunked(&[1], vec![]);
     w.create_dataset(r, "ea_long", spec, long).unwrap();
     let spec = DatasetSpec::new(u8t(), &[6]).with_fill(vec![7]);
-    w.create_dataset(r, "fill", spec, DatasetData::None).unwrap();
+    w.create_dataset(r, "fill", spec, DatasetData::None)
+        .unwrap();
     out.push(("chunk_indexes", w.finish().unwrap()));
 
     // Dense links and attributes, creation order tracked and indexed, huge
@@ -79,7 +80,8 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
     let t = w.commit_datatype(r, "t", i32t()).unwrap();
     let spec = DatasetSpec::new(i32t(), &[2]);
     let two: Vec<u8> = vec![1, 0, 0, 0, 2, 0, 0, 0];
-    w.create_dataset_with_type(r, "typed", spec, t, two).unwrap();
+    w.create_dataset_with_type(r, "typed", spec, t, two)
+        .unwrap();
     let small = w.create_group(r, "small").unwrap();
     w.set_link_creation_order(
         small,

@@ -17,12 +17,12 @@ use crate::btree_v2::records::{
 };
 use crate::encode::UNDEF;
 use crate::error::Result;
+use crate::messages::attribute_info::AttributeInfo;
 use crate::messages::group_info::GroupInfo;
 use crate::messages::link::{Link, LinkMessage};
+use crate::messages::link_info::LinkInfo;
 use crate::messages::shared::SharedRef;
 use crate::messages::types;
-use crate::messages::attribute_info::AttributeInfo;
-use crate::messages::link_info::LinkInfo;
 use crate::messages::{attribute, datatype};
 
 /// One dense index to build over the heap objects.
@@ -93,7 +93,8 @@ impl Serializer<'_> {
         if (encoded.len() <= MAX_COMPACT && !too_big) || !later.is_empty() {
             msgs.push(Message::new(
                 types::LINK_INFO,
-                LinkInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
+                LinkInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
+                    .encode(super::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -128,7 +129,8 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::LINK_INFO,
-                LinkInfo::from_parts(bits, max_order, heap, index, by_order).encode(super::WRITER_SIZES),
+                LinkInfo::from_parts(bits, max_order, heap, index, by_order)
+                    .encode(super::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -212,7 +214,8 @@ impl Serializer<'_> {
             if bits != 0 {
                 msgs.push(Message::new(
                     types::ATTRIBUTE_INFO,
-                    AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
+                    AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
+                        .encode(super::WRITER_SIZES),
                 ));
             }
             return Ok(());
@@ -237,7 +240,8 @@ impl Serializer<'_> {
             // attribute info message (no message: zero attributes)
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF).encode(super::WRITER_SIZES),
+                AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
+                    .encode(super::WRITER_SIZES),
             ));
             for (_, i, body) in encoded {
                 let mut m = Message::new(types::ATTRIBUTE, body);
@@ -277,7 +281,8 @@ impl Serializer<'_> {
             )?;
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
-                AttributeInfo::from_parts(bits, max_order, heap, index, by_order).encode(super::WRITER_SIZES),
+                AttributeInfo::from_parts(bits, max_order, heap, index, by_order)
+                    .encode(super::WRITER_SIZES),
             ));
         }
         Ok(())
