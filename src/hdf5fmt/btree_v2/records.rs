@@ -388,7 +388,7 @@ mod tests {
             scaled in prop::collection::vec(any::<u64>(), 0..5),
         ) {
             let s = Sizes::default();
-            let size = (width < 8).then(|| size & ((1u64 << (8 * width)) - 1)).unwrap_or(size);
+            let size = if width < 8 { size & ((1u64 << (8 * width)) - 1) } else { size };
             let r = ChunkRecordV2 {
                 address: a,
                 size: filtered.then_some(size),
