@@ -1,8 +1,11 @@
 //! Fractal heap header (`FRHP`, HDF5 File Format Specification III.G,
-//! "Fractal Heap Header").
+//! "Fractal Heap Header"): [`HeapHeader`], parsed by [`parse`] and encoded by
+//! [`HeapHeader::encode`] (what the writer emits).
 
 use crate::btree_v2::verify_checksum;
+use crate::checksum::metadata_checksum;
 use crate::cursor::Cursor;
+use crate::encode::{put_u16, put_u32, put_var, UNDEF};
 use crate::error::{Error, Result};
 use crate::signature;
 use crate::source::Source;
@@ -14,7 +17,7 @@ use crate::messages::filter_pipeline;
 
 pub(crate) const HEADER: &str = "fractal heap header";
 
-/// Every field of the header that reading needs.
+/// Every field of the header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HeapHeader {
     /// Heap ID length in bytes: the size of every heap ID into this heap (never 0).
@@ -41,6 +44,36 @@ pub struct HeapHeader {
     pub root_filtered: Option<(u64, u32)>,
     /// The filter pipeline applied to direct blocks (empty for an unfiltered heap).
     pub pipeline: Vec<FilterSpec>,
+    /// The space and object counters the reader does not need.
+    pub stats: HeapStats,
+}
+
+/// The header's bookkeeping fields: free space, managed, huge and tiny object
+/// totals, kept so that a header decodes and encodes to the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapStats {
+    /// Next huge object ID.
+    pub next_huge_id: u64,
+    /// Free space in managed blocks.
+    pub free_space: u64,
+    /// Address of the free-space manager (`None`: undefined).
+    pub free_space_manager: Option<u64>,
+    /// Managed space in the heap.
+    pub managed_space: u64,
+    /// Allocated managed space in the heap.
+    pub allocated_space: u64,
+    /// Offset of the direct block allocation iterator.
+    pub iterator_offset: u64,
+    /// Total size of huge objects.
+    pub huge_size: u64,
+    /// Number of huge objects.
+    pub huge_count: u64,
+    /// Total size of tiny objects.
+    pub tiny_size: u64,
+    /// Number of tiny objects.
+    pub tiny_count: u64,
+    /// Starting rows in the root indirect block.
+    pub start_rows: u16,
 }
 
 impl HeapHeader {
@@ -48,13 +81,83 @@ impl HeapHeader {
     pub fn checksum_direct_blocks(&self) -> bool {
         self.flags & 2 != 0
     }
+
+    /// Encode the header (checksum included), the inverse of [`parse`]; the
+    /// filter information is written when [`HeapHeader::filter_len`] is not 0.
+    pub fn encode(&self, sizes: Sizes) -> Result<Vec<u8>> {
+        let (o, l) = (usize::from(sizes.offset), usize::from(sizes.length));
+        let st = &self.stats;
+        let mut h = Vec::with_capacity(160);
+        h.extend_from_slice(signature::FRHP);
+        h.push(0);
+        put_u16(&mut h, self.id_len);
+        put_u16(&mut h, self.filter_len);
+        h.push(self.flags);
+        put_u32(&mut h, self.max_managed_size);
+        put_var(&mut h, st.next_huge_id, l);
+        put_var(&mut h, self.huge_btree.unwrap_or(UNDEF), o);
+        put_var(&mut h, st.free_space, l);
+        put_var(&mut h, st.free_space_manager.unwrap_or(UNDEF), o);
+        put_var(&mut h, st.managed_space, l);
+        put_var(&mut h, st.allocated_space, l);
+        put_var(&mut h, st.iterator_offset, l);
+        put_var(&mut h, self.managed_objects, l);
+        put_var(&mut h, st.huge_size, l);
+        put_var(&mut h, st.huge_count, l);
+        put_var(&mut h, st.tiny_size, l);
+        put_var(&mut h, st.tiny_count, l);
+        let width = u16::try_from(self.table.width)
+            .map_err(|_| Error::InvalidArgument(format!("table width {}", self.table.width)))?;
+        put_u16(&mut h, width);
+        put_var(&mut h, self.table.start_block_size, l);
+        put_var(&mut h, self.table.max_direct_size, l);
+        put_u16(&mut h, self.table.max_heap_bits);
+        put_u16(&mut h, st.start_rows);
+        put_var(&mut h, self.root.unwrap_or(UNDEF), o);
+        put_u16(&mut h, self.root_rows);
+        if self.filter_len > 0 {
+            let (size, mask) = self.root_filtered.unwrap_or((0, 0));
+            put_var(&mut h, size, l);
+            put_u32(&mut h, mask);
+            let info = filter_pipeline::encode(&self.pipeline)?;
+            if info.len() != usize::from(self.filter_len) {
+                return Err(Error::InvalidArgument(format!(
+                    "filter information of {} bytes, header says {}",
+                    info.len(),
+                    self.filter_len
+                )));
+            }
+            h.extend_from_slice(&info);
+        }
+        let sum = metadata_checksum(&h);
+        put_u32(&mut h, sum);
+        Ok(h)
+    }
+}
+
+/// Bytes of the fixed part: everything up to (and including) the current-rows field.
+fn fixed_len(sizes: Sizes) -> u64 {
+    let (o, l) = (u64::from(sizes.offset), u64::from(sizes.length));
+    4 + 1 + 2 + 2 + 1 + 4 + l + o + l + o + 8 * l + 2 + l + l + 2 + 2 + o + 2
+}
+
+impl HeapHeader {
+    /// Encoded size of a header whose filter information is `filter_len`
+    /// bytes (0: unfiltered), checksum included.
+    pub fn encoded_len(sizes: Sizes, filter_len: u16) -> u64 {
+        let extra = if filter_len > 0 {
+            u64::from(sizes.length) + 4 + u64::from(filter_len)
+        } else {
+            0
+        };
+        fixed_len(sizes) + extra + 4
+    }
 }
 
 /// Parse the header at `address`.
 pub fn parse(src: &dyn Source, sizes: Sizes, address: u64) -> Result<HeapHeader> {
-    let (o, l) = (u64::from(sizes.offset), u64::from(sizes.length));
-    // Fixed part: everything up to (and including) the current-rows field.
-    let fixed = 4 + 1 + 2 + 2 + 1 + 4 + l + o + l + o + 8 * l + 2 + l + l + 2 + 2 + o + 2;
+    let l = u64::from(sizes.length);
+    let fixed = fixed_len(sizes);
     let head = src.read(HEADER, address, fixed)?;
     let mut c = Cursor::new(&head, address, HEADER);
     c.signature(signature::FRHP)?;
@@ -66,23 +169,23 @@ pub fn parse(src: &dyn Source, sizes: Sizes, address: u64) -> Result<HeapHeader>
     let filter_len = c.u16()?;
     let flags = c.u8()?;
     let max_managed_size = c.u32()?;
-    let _next_huge_id = c.length(sizes.length)?;
+    let next_huge_id = c.length(sizes.length)?;
     let huge_btree = c.addr(sizes.offset)?;
-    let _free_space = c.length(sizes.length)?;
-    let _free_manager = c.addr(sizes.offset)?;
-    let _managed_space = c.length(sizes.length)?;
-    let _allocated = c.length(sizes.length)?;
-    let _iterator_offset = c.length(sizes.length)?;
+    let free_space = c.length(sizes.length)?;
+    let free_space_manager = c.addr(sizes.offset)?;
+    let managed_space = c.length(sizes.length)?;
+    let allocated_space = c.length(sizes.length)?;
+    let iterator_offset = c.length(sizes.length)?;
     let managed_objects = c.length(sizes.length)?;
-    let _huge_size = c.length(sizes.length)?;
-    let _huge_count = c.length(sizes.length)?;
-    let _tiny_size = c.length(sizes.length)?;
-    let _tiny_count = c.length(sizes.length)?;
+    let huge_size = c.length(sizes.length)?;
+    let huge_count = c.length(sizes.length)?;
+    let tiny_size = c.length(sizes.length)?;
+    let tiny_count = c.length(sizes.length)?;
     let width = c.u16()?;
     let start_block_size = c.length(sizes.length)?;
     let max_direct_size = c.length(sizes.length)?;
     let max_heap_bits = c.u16()?;
-    let _start_rows = c.u16()?;
+    let start_rows = c.u16()?;
     let root = c.addr(sizes.offset)?;
     let root_rows = c.u16()?;
     let extra = if filter_len > 0 {
@@ -128,5 +231,73 @@ pub fn parse(src: &dyn Source, sizes: Sizes, address: u64) -> Result<HeapHeader>
         root_rows,
         root_filtered,
         pipeline,
+        stats: HeapStats {
+            next_huge_id,
+            free_space,
+            free_space_manager,
+            managed_space,
+            allocated_space,
+            iterator_offset,
+            huge_size,
+            huge_count,
+            tiny_size,
+            tiny_count,
+            start_rows,
+        },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemSource;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn header_round_trips(
+            id_len in 1u16..64,
+            flags in 0u8..4,
+            max_managed_size: u32,
+            huge_btree in prop::option::of(0u64..u64::MAX),
+            managed_objects: u64,
+            root in prop::option::of(0u64..u64::MAX),
+            counters in prop::collection::vec(any::<u64>(), 9),
+            start_rows: u16,
+            start_bits in 9u32..14,
+        ) {
+            let start = 1u64 << start_bits;
+            let table = DoublingTable::new(4, start, start << 4, 32).unwrap();
+            let h = HeapHeader {
+                id_len,
+                filter_len: 0,
+                flags,
+                max_managed_size,
+                huge_btree,
+                managed_objects,
+                table,
+                root,
+                root_rows: 0,
+                root_filtered: None,
+                pipeline: Vec::new(),
+                stats: HeapStats {
+                    next_huge_id: counters[0],
+                    free_space: counters[1],
+                    free_space_manager: None,
+                    managed_space: counters[2],
+                    allocated_space: counters[3],
+                    iterator_offset: counters[4],
+                    huge_size: counters[5],
+                    huge_count: counters[6],
+                    tiny_size: counters[7],
+                    tiny_count: counters[8],
+                    start_rows,
+                },
+            };
+            let b = h.encode(Sizes::default()).unwrap();
+            prop_assert_eq!(b.len() as u64, HeapHeader::encoded_len(Sizes::default(), 0));
+            let got = parse(&MemSource::new(b), Sizes::default(), 0).unwrap();
+            prop_assert_eq!(got, h);
+        }
+    }
 }

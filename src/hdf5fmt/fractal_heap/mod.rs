@@ -23,7 +23,7 @@ pub mod header;
 
 use blocks::{DirectRef, IndirectBlock};
 use btree_v2::records::HugeObjectRecord;
-pub use header::HeapHeader;
+pub use header::{HeapHeader, HeapStats};
 
 const HEAP_ID: &str = "fractal heap ID";
 const HUGE: &str = "fractal heap huge object";

@@ -11,9 +11,10 @@
 use super::btree_v2::{self, BTreeParams};
 use super::sink::Sink;
 use crate::btree_v2::records::HugeObjectRecord;
-use crate::checksum::metadata_checksum;
 use crate::encode::{limit_enc_size, log2_floor, put_var, UNDEF};
 use crate::error::{Error, Result};
+use crate::fractal_heap::doubling_table::DoublingTable;
+use crate::fractal_heap::{HeapHeader, HeapStats};
 use crate::signature;
 
 /// Heap address space bits ("Maximum Heap Size").
@@ -139,7 +140,7 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
     let dblk_off_size = (log2_floor(block) as usize).div_ceil(8);
     let len_size = dblk_off_size.min(limit_enc_size(max_man));
 
-    let header_len = header_bytes(&HeaderFields::default(), id_len).len() as u64;
+    let header_len = HeapHeader::encoded_len(super::WRITER_SIZES, 0);
     let header_addr = sink.pos();
     let block_addr = header_addr + header_len;
 
@@ -172,18 +173,16 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
     let free = block - dblock.len() as u64;
     dblock.resize(block as usize, 0);
 
-    let header = header_bytes(
-        &HeaderFields {
-            max_man: max_man as u32,
-            free,
-            man_size: block,
-            nobjs: managed,
-            root: block_addr,
-            block,
-            huge,
-        },
+    let header = header(
         id_len,
-    );
+        max_man as u32,
+        block_addr,
+        block,
+        free,
+        managed,
+        &huge,
+    )?
+    .encode(super::WRITER_SIZES)?;
     let a = sink.append(&header)?;
     debug_assert_eq!(a, header_addr);
     sink.append(&dblock)?;
@@ -193,69 +192,50 @@ pub fn write(sink: &mut Sink, objects: &[Vec<u8>], id_len: u16) -> Result<Writte
     })
 }
 
-/// Variable fields of a heap header.
-struct HeaderFields {
+/// The heap header for the writer's single-block heaps: no filters, no
+/// wrapped IDs or direct block checksums, the root a direct block of `block`
+/// bytes at `root` with `nobjs` objects and `free` bytes left.
+fn header(
+    id_len: u16,
     max_man: u32,
-    free: u64,
-    man_size: u64,
-    nobjs: u64,
     root: u64,
     block: u64,
-    huge: Huge,
-}
-
-impl Default for HeaderFields {
-    fn default() -> Self {
-        HeaderFields {
-            max_man: 0,
-            free: 0,
-            man_size: 0,
-            nobjs: 0,
-            root: 0,
-            block: 0,
-            huge: Huge {
-                size: 0,
-                count: 0,
-                btree: UNDEF,
-            },
-        }
-    }
-}
-
-fn header_bytes(f: &HeaderFields, id_len: u16) -> Vec<u8> {
-    let mut h = Vec::with_capacity(160);
-    h.extend_from_slice(signature::FRHP);
-    h.push(0);
-    h.extend_from_slice(&id_len.to_le_bytes());
-    h.extend_from_slice(&0u16.to_le_bytes()); // no I/O filters
-    h.push(0); // flags: no wrapped IDs, no direct block checksums
-    h.extend_from_slice(&f.max_man.to_le_bytes());
-    // next huge ID: the last key handed out
-    h.extend_from_slice(&f.huge.count.to_le_bytes());
-    h.extend_from_slice(&f.huge.btree.to_le_bytes());
-    h.extend_from_slice(&f.free.to_le_bytes());
-    h.extend_from_slice(&UNDEF.to_le_bytes()); // free-space manager
-    h.extend_from_slice(&f.man_size.to_le_bytes()); // managed space
-    h.extend_from_slice(&f.man_size.to_le_bytes()); // allocated managed space
-    h.extend_from_slice(&f.man_size.to_le_bytes()); // allocation iterator offset
-    h.extend_from_slice(&f.nobjs.to_le_bytes());
-    h.extend_from_slice(&f.huge.size.to_le_bytes());
-    h.extend_from_slice(&f.huge.count.to_le_bytes());
-    h.extend_from_slice(&0u64.to_le_bytes()); // tiny size
-    h.extend_from_slice(&0u64.to_le_bytes()); // tiny count
-    h.extend_from_slice(&TABLE_WIDTH.to_le_bytes());
-    h.extend_from_slice(&f.block.to_le_bytes()); // starting block size
-                                                 // libhdf5 grows the heap (root direct block -> root indirect block) only
-                                                 // when direct blocks may be larger than the starting size: equal sizes make
-                                                 // it corrupt memory on the next insert once the root block is full
-    h.extend_from_slice(&f.block.max(MIN_MAX_DIRECT).to_le_bytes()); // max direct block size
-    h.extend_from_slice(&MAX_HEAP_BITS.to_le_bytes());
-    h.extend_from_slice(&1u16.to_le_bytes()); // starting rows in root indirect block
-    h.extend_from_slice(&f.root.to_le_bytes());
-    h.extend_from_slice(&0u16.to_le_bytes()); // root is a direct block
-    let sum = metadata_checksum(&h);
-    h.extend_from_slice(&sum.to_le_bytes());
-    h
+    free: u64,
+    nobjs: u64,
+    huge: &Huge,
+) -> Result<HeapHeader> {
+    // libhdf5 grows the heap (root direct block -> root indirect block) only
+    // when direct blocks may be larger than the starting size: equal sizes make
+    // it corrupt memory on the next insert once the root block is full
+    let table = DoublingTable::new(TABLE_WIDTH, block, block.max(MIN_MAX_DIRECT), MAX_HEAP_BITS)
+        .map_err(Error::InvalidArgument)?;
+    Ok(HeapHeader {
+        id_len,
+        filter_len: 0,
+        flags: 0,
+        max_managed_size: max_man,
+        huge_btree: (huge.btree != UNDEF).then_some(huge.btree),
+        managed_objects: nobjs,
+        table,
+        root: Some(root),
+        root_rows: 0,
+        root_filtered: None,
+        pipeline: Vec::new(),
+        stats: HeapStats {
+            // next huge ID: the last key handed out
+            next_huge_id: huge.count,
+            free_space: free,
+            free_space_manager: None,
+            managed_space: block,
+            allocated_space: block,
+            iterator_offset: block,
+            huge_size: huge.size,
+            huge_count: huge.count,
+            tiny_size: 0,
+            tiny_count: 0,
+            start_rows: 1,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -271,7 +251,7 @@ mod tests {
         assert_eq!(&b[..4], b"FRHP");
         assert_eq!(h.ids[0], vec![0, 17, 0, 0, 0, 3, 0]);
         assert_eq!(h.ids[1], vec![0, 20, 0, 0, 0, 5, 0]);
-        let hdr_len = header_bytes(&HeaderFields::default(), 7).len();
+        let hdr_len = HeapHeader::encoded_len(crate::write::WRITER_SIZES, 0) as usize;
         let block = &b[hdr_len..];
         assert_eq!(&block[..4], b"FHDB");
         assert_eq!(&block[17..20], b"abc");
@@ -358,7 +338,7 @@ mod tests {
             let mut sink = Sink::memory();
             let h = write(&mut sink, &objs, id_len).unwrap();
             let b = sink.into_bytes().unwrap();
-            let hdr_len = header_bytes(&HeaderFields::default(), id_len).len();
+            let hdr_len = HeapHeader::encoded_len(crate::write::WRITER_SIZES, 0) as usize;
             let block = u64::from_le_bytes(b[hdr_len - 14..hdr_len - 6].try_into().unwrap()) as usize;
             proptest::prop_assert_eq!(&b[block..block + 4], b"FHDB");
             let start = u64::from_le_bytes(b[hdr_len - 34..hdr_len - 26].try_into().unwrap()) as usize;
