@@ -319,6 +319,8 @@ pub fn copy_with_threads(src: &str, dst: &str, opts: &CopyOptions) -> Result<Cop
     copy_file(src, dst, opts)
 }
 
+#[cfg(test)]
+mod bytes_check_tests;
 mod chunkwise;
 mod copier;
 pub mod digest;
