@@ -756,7 +756,7 @@ pub fn read_chunked_vec_zeroed(
     cache: Option<&ChunkCache>,
 ) -> Result<Vec<u8>> {
     let mut out = vec![0u8; n];
-    crate::dataset::advise_huge_pages(&mut out);
+    crate::alloc::advise_huge_pages(&mut out);
     let mut buf = OutBuf::new(&mut out);
     buf.zeroed = true;
     read_into(
