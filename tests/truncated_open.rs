@@ -77,7 +77,13 @@ fn a_cut_file_is_refused_with_both_sizes() {
     // Our writer puts metadata last, so a cut copy of ours has lost its root
     // group; asked to, we still open it and say where the bytes end.
     let f = File::open_truncated(&path).unwrap();
-    assert!(matches!(f.root(), Err(Error::Truncated { .. })));
+    match f.root() {
+        Err(Error::InObject { path, source }) => {
+            assert_eq!(path, "/");
+            assert!(matches!(*source, Error::Truncated { .. }), "{source}");
+        }
+        other => panic!("expected a truncated root header, got {other:?}"),
+    }
     read_what_is_there(&dir);
 
     // The whole file opens as ever.

@@ -167,6 +167,17 @@ pub enum Error {
         /// Why it cannot be opened.
         reason: String,
     },
+    /// An object's header or messages could not be decoded: the decode error
+    /// (which names the structure and offset) with the path the object was
+    /// opened by.
+    #[error("{path}: {source}")]
+    InObject {
+        /// Path of the object.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: Box<Error>,
+    },
     /// A path, attribute or object that does not exist.
     #[error("not found: {0}")]
     NotFound(String),
@@ -295,6 +306,7 @@ impl Error {
         match self {
             Error::NeedBytes(r) => Some(r),
             Error::Chunk { source, .. } => source.needed_ranges(),
+            Error::InObject { source, .. } => source.needed_ranges(),
             Error::Io { source, .. } => source
                 .get_ref()
                 .and_then(|e| e.downcast_ref::<Error>())

@@ -437,8 +437,10 @@ impl File {
 
     /// The root group.
     pub fn root(&self) -> Result<Group> {
-        let h = self.header(self.inner.superblock.root_address)?;
-        Group::new(self.clone(), "/".to_string(), Arc::new(h))
+        let h = self
+            .header(self.inner.superblock.root_address)
+            .map_err(in_object("/"))?;
+        Group::new(self.clone(), "/".to_string(), Arc::new(h)).map_err(in_object("/"))
     }
 
     /// The same bytes seen with the group whose header is at `address` as the
@@ -474,6 +476,13 @@ impl File {
 
     /// The object whose header is at `address`, named `path`.
     pub fn object_at(&self, address: u64, path: String) -> Result<Object> {
+        let named = path.clone();
+        self.object_at_unnamed(address, path)
+            .map_err(in_object(&named))
+    }
+
+    /// [`File::object_at`] with decode errors as they come.
+    fn object_at_unnamed(&self, address: u64, path: String) -> Result<Object> {
         let h = Arc::new(self.header(address)?);
         let is_group = h.has(types::SYMBOL_TABLE) || h.has(types::LINK_INFO) || h.has(types::LINK);
         if is_group {
@@ -835,6 +844,30 @@ impl File {
 /// superblock extension that cannot be read is ignored here (as it is for the
 /// shared message table); a cache image message or block that is broken is an
 /// error, since the file's metadata cannot be trusted without it.
+/// Wraps a decode error raised while opening the object at `path` in
+/// [`Error::InObject`]; errors about the source (I/O, a changed or stale
+/// file, bytes still to fetch) and errors already naming a path pass as they
+/// are.
+fn in_object(path: &str) -> impl Fn(Error) -> Error + '_ {
+    move |e| match e {
+        Error::Truncated { .. }
+        | Error::Malformed { .. }
+        | Error::Unsupported { .. }
+        | Error::Checksum { .. }
+        | Error::RecordChecksum { .. }
+        | Error::Overflow { .. }
+        | Error::Limit { .. }
+            if !path.is_empty() =>
+        {
+            Error::InObject {
+                path: path.to_string(),
+                source: Box::new(e),
+            }
+        }
+        other => other,
+    }
+}
+
 fn with_cache_image(src: Arc<dyn Source>, sb: &Superblock) -> Result<Arc<dyn Source>> {
     let Some(ext) = sb.extension else {
         return Ok(src);

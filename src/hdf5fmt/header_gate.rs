@@ -45,8 +45,8 @@ use crate::attribute::Attribute;
 use crate::datatype::{ByteOrder, Datatype};
 use crate::error::{Error, Result};
 use crate::group::Group;
+pub use crate::header_reason::HeaderReason;
 use crate::messages::dataspace::SpaceKind;
-use std::fmt;
 use std::ops::RangeInclusive;
 
 /// How the version attribute is stored.
@@ -74,52 +74,6 @@ impl HeaderOutcome {
     pub fn version(self) -> u64 {
         match self {
             HeaderOutcome::Legacy(v) | HeaderOutcome::Supported(v) => v,
-        }
-    }
-}
-
-/// Why the gate refused an attribute.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HeaderReason {
-    /// The attribute is absent.
-    Missing,
-    /// The attribute holds another value than the one required.
-    WrongValue {
-        /// The value found, as text.
-        found: String,
-        /// What was required.
-        expected: String,
-    },
-    /// The attribute is not of the required type or shape.
-    WrongType {
-        /// What was found (`bool`, `float64`, `string`, `array of shape (1,)`).
-        found: String,
-        /// What was required.
-        expected: &'static str,
-    },
-    /// The version is outside the supported range.
-    OutOfRange {
-        /// The version found, as text.
-        found: String,
-        /// The range supported, as text (`0..=1`, `1.0..=1.2`).
-        supported: String,
-    },
-}
-
-impl fmt::Display for HeaderReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HeaderReason::Missing => f.write_str("missing"),
-            HeaderReason::WrongValue { found, expected } => {
-                write!(f, "wrong value {found:?} (expected {expected:?})")
-            }
-            HeaderReason::WrongType { found, expected } => {
-                write!(f, "wrong type {found} (expected {expected})")
-            }
-            HeaderReason::OutOfRange { found, supported } => {
-                write!(f, "out of range: {found} (supported {supported})")
-            }
         }
     }
 }

@@ -69,6 +69,7 @@ pub(crate) use low_level::*;
 mod alloc;
 mod error;
 mod header_gate;
+mod header_reason;
 mod header_normalise;
 pub mod scalar_seq;
 pub use purehdf_filters::{threads, FilterSpec};

@@ -51,7 +51,7 @@ fn alloc<T: Clone + Default>(n: u64, at: u64) -> Result<Vec<T>> {
     bounded(bytes, limits::MAX_DECODED, "typed read", at, "output bytes")?;
     let n = usize::try_from(n).map_err(|_| overflow("output length"))?;
     let mut v = vec![T::default(); n];
-    crate::dataset::advise_huge_pages(&mut v);
+    crate::alloc::advise_huge_pages(&mut v);
     Ok(v)
 }
 

@@ -23,7 +23,7 @@ use purehdf_filters::shuffle::{
     unshuffle_planes_uninit, Rows3,
 };
 
-use super::read::{byte_run, OutBuf};
+use super::out_buf::{byte_run, OutBuf};
 
 /// Outputs of at least this many bytes (a whole large image, far beyond the
 /// caches) get their B2ND rows written with streaming stores when they are

@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 use crate::error::{Error, Result};
 use crate::Hyperslab;
 
-use super::read::{copy_run, write_slice, OutBuf};
+use super::out_buf::{copy_run, write_slice, OutBuf};
 
 /// A validated stepped selection: along each dimension the indices
 /// `start + k * step` for `k in 0..count` (every count and step at least 1,

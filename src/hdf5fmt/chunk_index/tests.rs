@@ -6,6 +6,7 @@ use super::*;
 use crate::btree_v1::tests::chunk_node;
 use crate::btree_v1::ChunkKeyV1;
 use crate::btree_v2::tests::seal;
+use crate::error::Error;
 use crate::selection::Selection;
 use crate::source::MemSource;
 

@@ -372,7 +372,7 @@ pub fn vlen_string_type(cset: CharSet) -> Datatype {
 pub fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(values));
     // A dataset's worth of bytes: a few huge-page faults instead of one per 4 KiB.
-    crate::dataset::advise_huge_pages(&mut out);
+    crate::alloc::advise_huge_pages(&mut out);
     T::put_all(values, &mut out);
     out
 }
