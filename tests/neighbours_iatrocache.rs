@@ -488,14 +488,17 @@ fn i6_one_two_four_threads_read_identical_bytes() {
     // not here: a shared machine makes timings in a test noise.
     // a reused buffer (larger, then smaller batches) holds exactly the batch
     let (mut buf, mut o) = (Vec::new(), Vec::new());
-    s.decode_records_into(&idx, true, 2, &mut buf, &mut o).unwrap();
+    s.decode_records_into(&idx, true, 2, &mut buf, &mut o)
+        .unwrap();
     assert_eq!(buf, one);
     s.decode_records_into(&idx[..1000], true, 2, &mut buf, &mut o)
         .unwrap();
     assert_eq!(buf, one[..off[1000] as usize]);
     let mut bad = idx.clone();
     bad[2500] = 4000;
-    assert!(s.decode_records_into(&bad, true, 2, &mut buf, &mut o).is_err());
+    assert!(s
+        .decode_records_into(&bad, true, 2, &mut buf, &mut o)
+        .is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

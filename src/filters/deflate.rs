@@ -107,8 +107,8 @@ fn inflate_bounded(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
 
 thread_local! {
     /// The last level's compressor of this thread, kept between calls of
-    /// [`encode`]: a new one allocates and zeroes some 450 KiB of window and
-    /// hash tables, more than a 128 KiB chunk's own bytes (issue 47). Each
+    /// [`encode`]: a new one allocates and zeroes some 500 KiB of window, hash
+    /// tables and symbol buffer, more than a 128 KiB chunk's own bytes (issue 47). Each
     /// stream starts from reset tables, so the bytes are those of a new one.
     static KEPT: Cell<Option<Compressor>> = const { Cell::new(None) };
 }

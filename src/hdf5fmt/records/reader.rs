@@ -411,8 +411,8 @@ fn parse(g: &Group) -> Result<Index> {
 /// buffer that must grow is replaced by a fresh zeroed allocation (zero pages
 /// the kernel maps lazily, faulted in by the workers that write them), and a
 /// buffer large enough keeps its old bytes instead of being zeroed again
-/// (issue 46, row I6: the single-threaded `resize` was a third of a
-/// two-thread decode).
+/// (issue 46, row I6: the single-threaded `resize` was a serial part of
+/// every multi-thread decode).
 fn size_output(out: &mut Vec<u8>, len: usize) {
     if out.capacity() < len {
         *out = vec![0u8; len];
