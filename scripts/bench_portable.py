@@ -12,6 +12,9 @@ wall time of each over the rounds is reported with user+sys CPU, the output
 sizes (the issue asks within 0.5 %) and the speed-up (the issue asks >= 2x on
 two cores). Both outputs are checked to decode to the volume (h5py).
 
+With --baseline H5B a second binary runs in the same interleaved rounds (A/B
+of two builds), its best wall/CPU printed beside ours.
+
 Environment: H5 (default target/release/h5), PY for h5py (default
 .oracle-venv/bin/python; this script may itself run under any python3).
 Exit status 1 when a check fails (sizes, values); the speed-up is reported,
@@ -67,6 +70,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workdir")
+    ap.add_argument("--baseline", help="a second h5 binary run in the same rounds (A/B)")
     a = ap.parse_args()
     h5 = os.environ.get("H5", os.path.join(ROOT, "target/release/h5"))
     py = os.environ.get("PY", os.path.join(ROOT, ".oracle-venv/bin/python"))
@@ -81,17 +85,23 @@ def main():
     print("workdir %s; %d cores; load average %s; input %d bytes"
           % (w, os.cpu_count(), load, os.path.getsize(big)))
     runs = {"h5 recompress": [], "h5repack": []}
+    if a.baseline:
+        runs["baseline"] = []
     for _ in range(a.rounds):
         for name in runs:
-            out = ours if name == "h5 recompress" else theirs
+            out = theirs if name == "h5repack" else ours
             if os.path.exists(out):
                 os.remove(out)
-            if name == "h5 recompress":
-                cmd = [h5, "recompress", big, "--filter", "portable", "--all", "-o", out]
+            if name != "h5repack":
+                exe = a.baseline if name == "baseline" else h5
+                cmd = [exe, "recompress", big, "--filter", "portable", "--all", "-o", out]
             else:
                 cmd = ["h5repack", "-f", "SHUF", "-f", "GZIP=4", big, out]
             runs[name].append(timed(cmd))
     best = {n: min(r) for n, r in runs.items()}
+    if a.baseline:
+        os.remove(ours)
+        timed([h5, "recompress", big, "--filter", "portable", "--all", "-o", ours])
     so, st = os.path.getsize(ours), os.path.getsize(theirs)
     for n, (wall, cpu) in best.items():
         print("%-14s best wall %.3f s (CPU %.3f s) of %d; all walls %s"
@@ -107,6 +117,10 @@ def main():
         print("values differ: %s" % chk.stderr[-400:])
     if abs(diff) > 0.5:
         print("sizes differ by more than 0.5 %")
+    if a.baseline:
+        print("baseline/ours: %.2fx wall, %.2fx CPU"
+              % (best["baseline"][0] / best["h5 recompress"][0],
+                 best["baseline"][1] / max(best["h5 recompress"][1], 1e-9)))
     print("speed-up >= 2x: %s" % ("yes" if speed >= 2 else "no"))
     sys.exit(0 if ok else 1)
 

@@ -457,37 +457,6 @@ fn i5_read_rows_equal_numpy_fancy_indexing_in_the_stored_type() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Timed rounds per thread count in [`best_of_interleaved`].
-const ROUNDS: usize = 7;
-
-/// Best-of-[`ROUNDS`] seconds of `run(1)` and `run(2)`: one untimed warm-up
-/// of each (page cache, thread pool, allocator), a batch of repetitions sized
-/// so one single-threaded batch takes at least 0.4 s, then rounds that
-/// alternate 1 and 2 threads so both see the same background load. Returns
-/// (best 1-thread batch, best 2-thread batch, repetitions per batch).
-fn best_of_interleaved(run: impl Fn(usize)) -> (f64, f64, u32) {
-    use std::time::Instant;
-    run(1);
-    run(2);
-    let t0 = Instant::now();
-    run(1);
-    let once = t0.elapsed().as_secs_f64().max(1e-4);
-    let reps = ((0.4 / once).ceil() as u32).clamp(1, 10_000);
-    let batch = |w: usize| {
-        let t0 = Instant::now();
-        for _ in 0..reps {
-            run(w);
-        }
-        t0.elapsed().as_secs_f64()
-    };
-    let (mut b1, mut b2) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..ROUNDS {
-        b1 = b1.min(batch(1));
-        b2 = b2.min(batch(2));
-    }
-    (b1, b2, reps)
-}
-
 #[test]
 fn i6_one_two_four_threads_read_identical_bytes() {
     let dir = scratch("i6");
@@ -514,18 +483,22 @@ fn i6_one_two_four_threads_read_identical_bytes() {
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(parts.concat(), one);
-    // decode-bound scaling (the row's ≥ 1.6× on 2 cores): timed only on request,
-    // since a shared machine makes it noisy; scripts/bench_iatrocache.sh reports it.
-    if std::env::var_os("PUREHDF_TIMING").is_some() {
-        let (t1, t2, reps) = best_of_interleaved(|w| {
-            s.decode_records(&idx, false, w).unwrap();
-        });
-        println!(
-            "1 thread {t1:.3}s, 2 threads {t2:.3}s per batch of {reps} x 4000 records (best of {ROUNDS}): {:.2}x",
-            t1 / t2
-        );
-        assert!(t1 / t2 >= 1.6, "2 threads gave {:.2}x", t1 / t2);
-    }
+    // decode-bound scaling (the row's >= 1.6x on 2 cores) is timed by
+    // scripts/bench_iatrocache.sh (examples/iatro_bench.rs, workload "I6"),
+    // not here: a shared machine makes timings in a test noise.
+    // a reused buffer (larger, then smaller batches) holds exactly the batch
+    let (mut buf, mut o) = (Vec::new(), Vec::new());
+    s.decode_records_into(&idx, true, 2, &mut buf, &mut o)
+        .unwrap();
+    assert_eq!(buf, one);
+    s.decode_records_into(&idx[..1000], true, 2, &mut buf, &mut o)
+        .unwrap();
+    assert_eq!(buf, one[..off[1000] as usize]);
+    let mut bad = idx.clone();
+    bad[2500] = 4000;
+    assert!(s
+        .decode_records_into(&bad, true, 2, &mut buf, &mut o)
+        .is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -13,6 +13,7 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, 
 use crate::deflate_encode::Compressor;
 use crate::error::{Error, Result};
 use crate::ChunkContext;
+use std::cell::Cell;
 
 const NAME: &str = "deflate";
 
@@ -104,15 +105,25 @@ fn inflate_bounded(input: &[u8], hint: usize, cap: usize) -> Result<Vec<u8>> {
     }
 }
 
+thread_local! {
+    /// The last level's compressor of this thread, kept between calls of
+    /// [`encode`]: a new one allocates and zeroes some 500 KiB of window, hash
+    /// tables and symbol buffer, more than a 128 KiB chunk's own bytes (issue 47). Each
+    /// stream starts from reset tables, so the bytes are those of a new one.
+    static KEPT: Cell<Option<Compressor>> = const { Cell::new(None) };
+}
+
 /// Apply the filter: zlib stream at level `cd_values[0]` (libhdf5 requires exactly one value ≤ 9).
 pub fn encode(input: &[u8], cd_values: &[u32], _ctx: &ChunkContext) -> Result<Vec<u8>> {
     let level = match cd_values {
         [level] if *level <= 9 => *level,
         _ => return Err(err("cd_values must be [level] with level 0-9")),
     };
-    if let Some(mut c) = Compressor::new(level) {
+    let kept = KEPT.with(Cell::take).filter(|c| c.level() == level);
+    if let Some(mut c) = kept.or_else(|| Compressor::new(level)) {
         let mut out = Vec::new();
         c.compress(input, &mut out);
+        KEPT.with(|k| k.set(Some(c)));
         return Ok(out);
     }
     let mut enc = flate2::write::ZlibEncoder::new(

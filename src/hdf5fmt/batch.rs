@@ -17,14 +17,26 @@ pub(crate) fn worker_count(workers: usize, items: usize) -> usize {
     n.clamp(1, items.max(1))
 }
 
+/// Items one worker takes from the shared queue at a time: about eight
+/// grabs per worker, so a worker that the machine slows down (another
+/// process on its core) leaves its share to the others instead of holding
+/// the whole batch back, as fixed halves did (issue 46, row I6).
+fn grab_len(items: usize, workers: usize) -> usize {
+    (items / workers.saturating_mul(8).max(1)).clamp(1, 64)
+}
+
 /// Run `job(i, slot_i)` for every item, where `slots` are the disjoint output
-/// slots in item order; items are split into `workers` runs of consecutive
-/// items, one scoped thread each (the calling thread takes the first run).
-/// The first error in item order is returned.
+/// slots in item order, on `workers` threads (the calling thread is one of
+/// them) taking runs of consecutive items from one queue in item order. The
+/// first error in item order is returned: a worker finishes the run it took
+/// (runs taken earlier hold earlier items) and no run is taken after an error.
 pub(crate) fn fill_slots<'o, F>(slots: Vec<&'o mut [u8]>, workers: usize, job: F) -> Result<()>
 where
     F: Fn(usize, &mut [u8]) -> Result<()> + Sync,
 {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
     let n = slots.len();
     let workers = worker_count(workers, n);
     if workers <= 1 || cfg!(target_family = "wasm") {
@@ -33,37 +45,55 @@ where
             .enumerate()
             .try_for_each(|(i, s)| job(i, s));
     }
-    let per = n.div_ceil(workers);
-    let mut runs: Vec<(usize, Vec<&'o mut [u8]>)> = Vec::with_capacity(workers);
-    let mut it = slots.into_iter();
-    let mut first = 0;
-    while first < n {
-        let run: Vec<&mut [u8]> = it.by_ref().take(per).collect();
-        let len = run.len();
-        runs.push((first, run));
-        first += len;
-    }
-    let job = &job;
-    let run_one = move |(first, run): (usize, Vec<&mut [u8]>)| -> Result<()> {
-        run.into_iter()
-            .enumerate()
-            .try_for_each(|(k, s)| job(first + k, s))
-    };
-    std::thread::scope(|scope| {
-        let mut runs = runs.into_iter();
-        let head = runs.next();
-        let handles: Vec<_> = runs.map(|r| scope.spawn(move || run_one(r))).collect();
-        let mut result = head.map_or(Ok(()), run_one);
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(Error::InvalidArgument("a decode thread panicked".into())));
-            if result.is_ok() {
-                result = r;
+    let grab = grab_len(n, workers);
+    let queue = Mutex::new(slots.into_iter().enumerate());
+    let failed = AtomicBool::new(false);
+    let (job, queue, failed) = (&job, &queue, &failed);
+    // the first failing item of one worker, with its index
+    let work = move || -> Option<(usize, Error)> {
+        let mut first: Option<(usize, Error)> = None;
+        let mut run: Vec<(usize, &mut [u8])> = Vec::with_capacity(grab);
+        while !failed.load(Ordering::Relaxed) {
+            run.clear();
+            match queue.lock() {
+                Ok(mut q) => run.extend(q.by_ref().take(grab)),
+                Err(_) => break,
+            }
+            if run.is_empty() {
+                break;
+            }
+            for (i, slot) in run.drain(..) {
+                if let Err(e) = job(i, slot) {
+                    failed.store(true, Ordering::Relaxed);
+                    first = Some((i, e));
+                    break;
+                }
+            }
+            if first.is_some() {
+                break;
             }
         }
-        result
-    })
+        first
+    };
+    let mut errors: Vec<(usize, Error)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut errors: Vec<(usize, Error)> = work().into_iter().collect();
+        for h in handles {
+            match h.join() {
+                Ok(r) => errors.extend(r),
+                Err(_) => errors.push((
+                    usize::MAX,
+                    Error::InvalidArgument("a decode thread panicked".into()),
+                )),
+            }
+        }
+        errors
+    });
+    errors.sort_by_key(|(i, _)| *i);
+    match errors.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }
 
 impl ChunkReader {
@@ -136,6 +166,39 @@ impl ChunkReader {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fill_slots_returns_the_first_error_in_item_order() {
+        for workers in [1, 2, 3, 7] {
+            let mut out = vec![0u8; 300];
+            let slots: Vec<&mut [u8]> = out.chunks_mut(1).collect();
+            let r = super::fill_slots(slots, workers, |i, s| {
+                if i == 137 || i == 250 {
+                    return Err(crate::error::Error::InvalidArgument(format!("item {i}")));
+                }
+                s[0] = (i % 251) as u8 + 1;
+                Ok(())
+            });
+            assert_eq!(
+                r.unwrap_err().to_string(),
+                "invalid argument: item 137",
+                "{workers}"
+            );
+            // every item before the first failure was filled
+            assert!(out[..137]
+                .iter()
+                .enumerate()
+                .all(|(i, &b)| b == (i % 251) as u8 + 1));
+        }
+        let mut out = vec![0u8; 1000];
+        let slots: Vec<&mut [u8]> = out.chunks_mut(10).collect();
+        super::fill_slots(slots, 2, |i, s| {
+            s.fill(i as u8);
+            Ok(())
+        })
+        .unwrap();
+        assert!(out.iter().enumerate().all(|(k, &b)| b == (k / 10) as u8));
+    }
+
     use crate::file::File;
     use crate::write::{DatasetSpec, FileWriter};
     use crate::Filter;

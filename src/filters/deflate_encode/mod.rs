@@ -121,6 +121,11 @@ impl Compressor {
         })
     }
 
+    /// The level this compressor compresses at.
+    pub fn level(&self) -> u32 {
+        self.level
+    }
+
     /// A compressor whose match search walks zlib's 3-byte chains only.
     #[cfg(test)]
     fn plain(level: u32) -> Self {

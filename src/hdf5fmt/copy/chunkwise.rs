@@ -186,8 +186,13 @@ pub(super) fn stored_chunks(
                 .map(|((&s, &d), &c)| c.min(d - s))
                 .collect();
             let part = read_box(ds, start, &count, t.elem)?;
-            let zero = vec![0; count.len()];
-            let whole = extract_chunk(&part, &count, &t.chunk, &zero, t.elem, &t.fill);
+            // a whole chunk is already the chunk: no padded copy
+            let whole = if count == t.chunk {
+                part
+            } else {
+                let zero = vec![0; count.len()];
+                extract_chunk(&part, &count, &t.chunk, &zero, t.elem, &t.fill)
+            };
             t.encode(whole, coords, want)
         })?;
         for ((_, coords), enc) in batch.iter().zip(encoded) {
