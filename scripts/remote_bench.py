@@ -9,6 +9,14 @@ N^3 int16 image (`medh5 create`), uploads it, then times in the same run:
   full   `h5 cat URL IMAGE --out x.npy` vs one plain GET of the whole object
          (and `h5 cat` of the local file: the decode and write floor)
   patch  `h5 cat URL IMAGE --slice a:b,a:b,a:b` (64^3) vs h5py over s3fs
+  plain  the full read and one GET through the plain range server
+         (tests/remote/range_server.py) instead of moto: what moto's own
+         per-request cost adds
+  capped the full read and one GET through a second proxy whose responses
+         are paced at --rate bytes per second each (default 100 MB/s, the
+         order of one request's throughput from a real object store): there
+         concurrent requests should beat one GET; loopback unthrottled they
+         cannot, since decoding alone takes longer than the GET
 
 Run with the oracle venv's Python (numpy, h5py, s3fs, moto):
 
@@ -67,6 +75,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release"))
     ap.add_argument("--profile", default="balanced")
+    ap.add_argument("--rate", type=float, default=100e6,
+                    help="bytes per second of each response through the capped proxy")
     a = ap.parse_args()
     if hasattr(os, "getloadavg"):
         print("load average: %.2f %.2f %.2f" % os.getloadavg())
@@ -81,6 +91,11 @@ def main():
     work = tempfile.mkdtemp(prefix="remote-bench-")
     moto, moto_port = spawn("moto_s3.py", "bench")
     proxy, port = spawn("fault_proxy.py", "127.0.0.1:%d" % moto_port)
+    capped, capped_port = spawn("fault_proxy.py", "127.0.0.1:%d" % moto_port,
+                                "--rate", str(a.rate))
+    served = os.path.join(work, "served")
+    os.makedirs(served)
+    plain, plain_port = spawn("range_server.py", served)
     endpoint = "http://127.0.0.1:%d" % port
     env = dict(os.environ, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
                AWS_REGION="us-east-1", AWS_ENDPOINT_URL=endpoint)
@@ -109,6 +124,12 @@ def main():
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                           aws_access_key_id="bench", aws_secret_access_key="bench")
         s3.upload_file(local, "bench", "bench.medh5")
+        shutil.copy(local, os.path.join(served, "bench.medh5"))
+        plain_url = "http://127.0.0.1:%d/bench.medh5" % plain_port
+        capped_env = dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % capped_port)
+        capped_s3 = boto3.client("s3", endpoint_url="http://127.0.0.1:%d" % capped_port,
+                                 region_name="us-east-1", aws_access_key_id="bench",
+                                 aws_secret_access_key="bench")
         print("object: %s, %d bytes (%.1f MiB), image %s %d^3 int16 (%.1f MiB)"
               % (url, size, size / 2**20, dset, n, img.nbytes / 2**20))
 
@@ -141,6 +162,24 @@ def main():
                     words = line.replace(",", "").split()
                     fetch_part.append((int(words[words.index("bytes") - 1]),
                                        float(words[words.index("byte") + 1])))
+
+        def full_plain():
+            subprocess.run([h5, "cat", plain_url, dset, "--out", out], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+
+        def get_plain():
+            with urllib.request.urlopen(plain_url) as r:
+                while r.read(1 << 20):
+                    pass
+
+        def full_capped():
+            subprocess.run([h5, "cat", url, dset, "--out", out], env=capped_env, check=True,
+                           stdout=subprocess.DEVNULL)
+
+        def get_capped():
+            body = capped_s3.get_object(Bucket="bench", Key="bench.medh5")["Body"]
+            while body.read(1 << 20):
+                pass
 
         def full_local():
             subprocess.run([h5, "cat", local, dset, "--out", out], check=True,
@@ -183,12 +222,26 @@ def main():
             rows.append(("64^3 patch, h5py over s3fs", timed(patch_h5py, a.repeat, port)))
         except Exception as e:  # report, do not hide the rest
             print("h5py over s3fs failed: %s" % e)
-        print("%-30s %10s %10s %14s" % ("", "seconds", "requests", "bytes served"))
+        # The range server counts nothing: no request column for it.
+        rows.append(("plain server: full, h5 cat", timed(full_plain, a.repeat, port)))
+        rows.append(("plain server: one GET", timed(get_plain, a.repeat, port)))
+        cap = "capped %.0f MB/s/req:" % (a.rate / 1e6)
+        rows.append((cap + " full, h5 cat", timed(full_capped, a.repeat, capped_port)))
+        rows.append((cap + " one GET", timed(get_capped, a.repeat, capped_port)))
+        print("%-36s %10s %10s %14s" % ("", "seconds", "requests", "bytes served"))
         for name, (t, (req, by)) in rows:
-            print("%-30s %10.3f %10d %14d" % (name, t, req, by))
+            if name.startswith("plain server"):
+                print("%-36s %10.3f %10s %14s" % (name, t, "-", "-"))
+            else:
+                print("%-36s %10.3f %10d %14d" % (name, t, req, by))
         full = dict(rows)
         tf, tg = full["full image, h5 cat (ours)"][0], full["full object, one plain GET"][0]
-        print("full read throughput vs one GET: %.0f %%" % (100 * tg / tf))
+        print("full read throughput vs one GET (moto, unthrottled): %.0f %%" % (100 * tg / tf))
+        tp, tgp = full["plain server: full, h5 cat"][0], full["plain server: one GET"][0]
+        print("full read throughput vs one GET (plain range server, unthrottled): %.0f %%"
+              % (100 * tgp / tp))
+        tc, tgc = full[cap + " full, h5 cat"][0], full[cap + " one GET"][0]
+        print("full read throughput vs one GET (%s): %.0f %%" % (cap.rstrip(":"), 100 * tgc / tc))
         if fetch_part:
             # The fetching alone: bytes received / time from the open to the
             # last byte (median over the runs), decoding and writing aside.
@@ -202,6 +255,8 @@ def main():
             print("patch: ours %.1fx faster than h5py over s3fs" % (th / tp))
     finally:
         proxy.kill()
+        capped.kill()
+        plain.kill()
         moto.kill()
         shutil.rmtree(work, ignore_errors=True)
 

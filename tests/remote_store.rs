@@ -277,14 +277,10 @@ fn dump_json_over_s3_equals_the_local_dump() {
         println!("skipped: no shared corpus");
         return;
     };
-    let rows: Vec<common::Row> = common::read_manifest(&dir)
-        .into_iter()
-        // Virtual datasets and external raw storage name files beside the
-        // object, which a remote reader does not follow.
-        .filter(|r| {
-            !r["layouts"].contains("virtual") && !r["other_features"].contains("external_raw")
-        })
-        .collect();
+    let rows: Vec<common::Row> = common::read_manifest(&dir);
+    // Virtual datasets and external raw storage name files beside the
+    // object: their folder goes to the store with them.
+    let mut folders_sent: Vec<PathBuf> = Vec::new();
     let all = std::env::var("PUREHDF_REMOTE_ALL").is_ok_and(|v| v == "1");
     let step = if all { 1 } else { (rows.len() / 40).max(1) };
     let sample: Vec<&common::Row> = rows.iter().step_by(step).collect();
@@ -296,6 +292,21 @@ fn dump_json_over_s3_equals_the_local_dump() {
         let local = dir.join(rel);
         let url = s3_url(&format!("corpus/{rel}"));
         upload_file(&local, &url, &s3_opts(&env.s3_endpoint())).unwrap();
+        if row["layouts"].contains("virtual") || row["other_features"].contains("external_raw") {
+            let folder = local.parent().unwrap().to_path_buf();
+            if !folders_sent.contains(&folder) {
+                let key = Path::new(rel.as_str()).parent().unwrap();
+                for e in std::fs::read_dir(&folder).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.is_file() {
+                        let name = p.file_name().unwrap().to_str().unwrap();
+                        let to = s3_url(&format!("corpus/{}/{name}", key.display()));
+                        upload_file(&p, &to, &s3_opts(&env.s3_endpoint())).unwrap();
+                    }
+                }
+                folders_sent.push(folder);
+            }
+        }
         let l = purehdf_cli::dump::walk::dump_file(&local).map(|d| without_file(d.doc));
         let r = purehdf_cli::dump::walk::dump_file(&url).map(|d| without_file(d.doc));
         match (l, r) {
@@ -860,3 +871,7 @@ fn request_budget_open_list_patch_full_read() {
 fn big_sample() -> Vec<u8> {
     common::samples::textured_ct([160, 256, 256], false).0
 }
+
+// After the macros and helpers it uses (textual scope).
+#[path = "remote/siblings.rs"]
+mod siblings;

@@ -19,7 +19,7 @@ use crate::messages::layout::Layout;
 use crate::messages::{filter_pipeline, types};
 use crate::object_header::{Message, ObjectHeader};
 use crate::selection::Selection;
-use crate::source::{PreadSource, Source};
+use crate::source::Source;
 use crate::virtual_layout;
 use purehdf_filters::FilterSpec;
 
@@ -677,7 +677,7 @@ impl Dataset {
         out: &mut [u8],
     ) -> Result<()> {
         let heap = LocalHeap::read(self.file.source(), self.file.sizes(), ext.heap_address)?;
-        let mut opened: Vec<Option<PreadSource>> = ext.slots.iter().map(|_| None).collect();
+        let mut opened: Vec<Option<Arc<dyn Source>>> = ext.slots.iter().map(|_| None).collect();
         for_each_run(dims, start, count, esize, &mut |src_off, dst_off, len| {
             let mut logical = src_off;
             let mut written = 0usize;
@@ -692,9 +692,9 @@ impl Dataset {
                     let n = ((slot_end - logical) as usize).min(len - written);
                     if opened.get(i).is_some_and(Option::is_none) {
                         let name = heap.string(slot.name_offset)?;
-                        let path = self.file.resolve_sibling(&name)?;
+                        let src = self.file.open_raw_file(&name)?;
                         if let Some(o) = opened.get_mut(i) {
-                            *o = Some(PreadSource::open(&path)?);
+                            *o = Some(src);
                         }
                     }
                     let src = opened

@@ -129,6 +129,8 @@ struct Inner {
     externals: Mutex<HashMap<PathBuf, Identity>>,
     /// How this file's virtual datasets are read (`None`: the process default).
     virtual_options: Mutex<Option<crate::virtual_layout::locate::VirtualOptions>>,
+    /// For a remote object: how the files named beside it are reached.
+    remote: OnceLock<Arc<crate::fetch::sibling::RemoteOrigin>>,
 }
 
 /// An open HDF5 file. Cheap to clone (shared handle).
@@ -308,8 +310,17 @@ impl File {
         fetch: Arc<dyn crate::fetch::Fetch>,
         options: crate::fetch::RangeOptions,
     ) -> Result<Self> {
-        let src = crate::fetch::RangeSource::new(fetch, options)?;
-        Self::from_source(Arc::new(src), None)
+        let src = crate::fetch::RangeSource::new(Arc::clone(&fetch), options.clone())?;
+        let f = Self::from_source(Arc::new(src), None)?;
+        let origin = crate::fetch::sibling::RemoteOrigin::new(fetch, options);
+        let _ = f.inner.remote.set(Arc::new(origin));
+        Ok(f)
+    }
+
+    /// For a file opened from a remote object: how the files named beside
+    /// it are reached.
+    pub(crate) fn remote_origin(&self) -> Option<&crate::fetch::sibling::RemoteOrigin> {
+        self.inner.remote.get().map(|r| &**r)
     }
 
     /// A file over any byte source; `path` anchors external links and raw-data files.
@@ -356,6 +367,7 @@ impl File {
                 links: RwLock::new(HashMap::new()),
                 externals: Mutex::new(HashMap::new()),
                 virtual_options: Mutex::new(None),
+                remote: OnceLock::new(),
             }),
         })
     }
@@ -465,6 +477,7 @@ impl File {
                         .unwrap_or_default(),
                 ),
                 virtual_options: Mutex::new(self.own_virtual_options()),
+                remote: self.inner.remote.clone(),
             }),
         }
     }
@@ -712,6 +725,9 @@ impl File {
         name: &str,
         kind: crate::virtual_layout::locate::PrefixKind,
     ) -> Result<File> {
+        if let Some(r) = self.remote_origin() {
+            return r.open_file(self, name, kind);
+        }
         let opts = self.virtual_options();
         let candidates = crate::virtual_layout::locate::candidates(
             name,

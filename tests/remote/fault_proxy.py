@@ -6,7 +6,8 @@ counts what it forwards; the tests set faults through the control URL:
 
     GET /__fault?kind=K[&count=N][&match=S][&delay=SEC][&after=K]
     GET /__fault?kind=clear
-    GET /__stats[?reset=1]     requests, bytes, faults injected (JSON)
+    GET /__stats[?reset=1]     requests, bytes, faults injected, the
+                               last 200 request lines (JSON)
 
 A fault applies to the next N requests (count, default 1; -1 for all) whose
 "METHOD path?query" contains S (match, default "GET /" with a Range
@@ -24,9 +25,12 @@ header for ranged kinds). Kinds:
     replace_ignoring   as replace, but always the different ETag and flipped
                 bytes (a server that ignores If-Match)
 
+`--rate B` caps each response body at B bytes per second (paced in 64 KiB
+pieces), as an object store caps the throughput of one request.
+
 Prints `PORT <n>` once listening.
 
-    fault_proxy.py UPSTREAM_HOST:PORT [--port N]
+    fault_proxy.py UPSTREAM_HOST:PORT [--port N] [--rate BYTES_PER_SEC]
 """
 import argparse
 import http.client
@@ -41,7 +45,8 @@ from urllib.parse import parse_qs, urlsplit
 from loopback import serve
 
 LOCK = threading.Lock()
-STATS = {"requests": 0, "bytes": 0, "faults": 0, "by_method": {}}
+STATS = {"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": []}
+MAX_LINES = 200
 FAULT = {"kind": None}
 HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 
@@ -77,6 +82,7 @@ class Proxy(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     upstream = ("127.0.0.1", 0)
+    rate = 0.0
 
     def log_message(self, *args):
         pass
@@ -87,7 +93,7 @@ class Proxy(BaseHTTPRequestHandler):
             with LOCK:
                 snap = json.loads(json.dumps(STATS))
                 if "reset" in q:
-                    STATS.update({"requests": 0, "bytes": 0, "faults": 0, "by_method": {}})
+                    STATS.update({"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": []})
             body = json.dumps(snap).encode()
         else:
             with LOCK:
@@ -118,6 +124,7 @@ class Proxy(BaseHTTPRequestHandler):
         with LOCK:
             STATS["requests"] += 1
             STATS["by_method"][self.command] = STATS["by_method"].get(self.command, 0) + 1
+            STATS["lines"] = (STATS["lines"] + [line])[-MAX_LINES:]
         kind = fault["kind"] if fault else None
         if kind == "drop":
             self.close_connection = True
@@ -184,9 +191,23 @@ class Proxy(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
-        self.wfile.write(data)
+        self.write_paced(data)
         with LOCK:
             STATS["bytes"] += len(data)
+
+    def write_paced(self, data):
+        """Write the body, at most `rate` bytes per second when set."""
+        if not self.rate:
+            self.wfile.write(data)
+            return
+        t0, sent, step = time.perf_counter(), 0, 1 << 16
+        while sent < len(data):
+            piece = data[sent:sent + step]
+            self.wfile.write(piece)
+            sent += len(piece)
+            ahead = sent / self.rate - (time.perf_counter() - t0)
+            if ahead > 0:
+                time.sleep(ahead)
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_any
 
@@ -195,7 +216,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("upstream")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--rate", type=float, default=0.0, help="bytes per second per response")
     a = ap.parse_args()
+    Proxy.rate = a.rate
     host, port = a.upstream.rsplit(":", 1)
     Proxy.upstream = (host, int(port))
     serve(Proxy, a.port)

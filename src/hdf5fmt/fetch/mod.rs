@@ -81,6 +81,7 @@ mod drive;
 pub(crate) mod pipeline;
 pub mod plan;
 mod range_source;
+pub(crate) mod sibling;
 mod staging;
 
 pub use byte_range::ByteRange;
@@ -116,6 +117,17 @@ pub trait Fetch: Send + Sync {
     /// their own; each buffer is exactly its range. None by default.
     fn take_opened(&self) -> Vec<(ByteRange, Vec<u8>)> {
         Vec::new()
+    }
+
+    /// Open another object by `url` (of the form [`Fetch::describe`] gives)
+    /// on the same store with the same options, pinned as this one was: the
+    /// files a virtual dataset, an external link or external raw storage
+    /// names beside this object. A missing object is
+    /// [`Error::NotFound`](crate::Error::NotFound). `None` when this fetcher
+    /// cannot reach other objects (the default).
+    fn open_other(&self, url: &str) -> Option<Result<std::sync::Arc<dyn Fetch>>> {
+        let _ = url;
+        None
     }
 }
 

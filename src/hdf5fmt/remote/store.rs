@@ -174,6 +174,7 @@ pub(crate) fn store_for(
             host,
             tls,
             path,
+            query,
         } => {
             if !tls && !is_loopback_host(&host) {
                 return Err(Error::Remote {
@@ -182,11 +183,20 @@ pub(crate) fn store_for(
                     reason: "plain http:// is allowed only for loopback hosts; use https://".into(),
                 });
             }
+            // A query string (a pre-signed URL) must reach the server as
+            // given: the whole URL is the store's base and the object's path
+            // is empty, so every request goes to exactly that URL.
+            let (base, path) = match query {
+                Some(_) => (url.to_string(), StorePath::default()),
+                None => {
+                    let p = StorePath::from_url_path(&path).map_err(|e| config_error(url, e))?;
+                    (base, p)
+                }
+            };
             let b = HttpBuilder::new()
                 .with_url(base)
                 .with_retry(retry)
                 .with_client_options(client_options(opts, !tls, !tls));
-            let path = StorePath::from_url_path(&path).map_err(|e| config_error(url, e))?;
             Ok((Arc::new(b.build().map_err(err)?), path))
         }
     }

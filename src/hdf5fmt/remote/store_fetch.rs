@@ -36,6 +36,8 @@ pub struct StoreFetch {
     started: Instant,
     /// Nanoseconds from `started` to the end of the last response body.
     last_byte: AtomicU64,
+    /// The options it was opened with (for the objects named beside it).
+    options: RemoteOptions,
 }
 
 impl Drop for StoreFetch {
@@ -153,6 +155,7 @@ impl StoreFetch {
             opened: Mutex::new(opened),
             last_byte: AtomicU64::new(nanos_since(started)),
             started,
+            options: opts.clone(),
         })
     }
 
@@ -384,6 +387,16 @@ impl Fetch for StoreFetch {
 
     fn take_opened(&self) -> Vec<(ByteRange, Vec<u8>)> {
         std::mem::take(&mut *self.opened.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn open_other(&self, url: &str) -> Option<Result<Arc<dyn Fetch>>> {
+        Some(match StoreFetch::open(url, &self.options) {
+            Ok(f) => Ok(Arc::new(f)),
+            Err(Error::Remote { reason, .. }) if reason.starts_with("not found") => {
+                Err(Error::NotFound(format!("remote object {url}")))
+            }
+            Err(e) => Err(e),
+        })
     }
 
     fn fetch(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {

@@ -40,6 +40,9 @@ pub enum RemoteUrl {
         tls: bool,
         /// Path of the object on the server, without the leading `/`.
         path: String,
+        /// The query string without its `?` (a pre-signed URL's signature):
+        /// sent unchanged with every request.
+        query: Option<String>,
     },
 }
 
@@ -65,15 +68,30 @@ fn bad(url: &str, why: &str) -> Error {
     }
 }
 
-/// Split `url` into its store, bucket and key. The key must not be empty;
-/// query strings and fragments are refused (they would be silently dropped).
+/// Split `url` into its store, bucket and key. The key must not be empty.
+/// An `http(s)://` URL may carry a query string (a pre-signed URL), kept for
+/// every request; other schemes refuse one, and fragments are refused (they
+/// would be silently dropped).
 pub fn parse(url: &str) -> Result<RemoteUrl> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| bad(url, "no scheme://"))?;
-    if rest.contains('?') || rest.contains('#') {
-        return Err(bad(url, "query strings and fragments are not supported"));
+    if rest.contains('#') {
+        return Err(bad(url, "fragments are not supported"));
     }
+    let http = ["http", "https"]
+        .iter()
+        .any(|h| scheme.eq_ignore_ascii_case(h));
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) if http => (r, Some(q.to_string())),
+        Some(_) => {
+            return Err(bad(
+                url,
+                "query strings are supported on http(s):// URLs only (pre-signed URLs)",
+            ))
+        }
+        None => (rest, None),
+    };
     let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
     if authority.is_empty() {
         return Err(bad(url, "no bucket or host"));
@@ -117,6 +135,7 @@ pub fn parse(url: &str) -> Result<RemoteUrl> {
                 host,
                 tls: scheme == "https",
                 path: key,
+                query,
             })
         }
         _ => Err(bad(url, "unknown scheme")),
@@ -211,7 +230,18 @@ mod tests {
                 base: "http://127.0.0.1:8080".into(),
                 host: "127.0.0.1".into(),
                 tls: false,
-                path: "d/f.h5".into()
+                path: "d/f.h5".into(),
+                query: None,
+            }
+        );
+        assert_eq!(
+            parse("https://h.example/b/k.h5?X-Amz-Expires=60&X-Amz-Signature=ab%2Fc").unwrap(),
+            RemoteUrl::Http {
+                base: "https://h.example".into(),
+                host: "h.example".into(),
+                tls: true,
+                path: "b/k.h5".into(),
+                query: Some("X-Amz-Expires=60&X-Amz-Signature=ab%2Fc".into()),
             }
         );
     }
@@ -223,7 +253,9 @@ mod tests {
             "s3://bucket/",
             "s3:///key",
             "s3://b/dir/",
-            "https://h/x?sig=1",
+            "s3://b/x?sig=1",
+            "https://h/x#frag",
+            "https://h/?sig=1",
             "ftp://h/x",
             "x.h5",
         ] {

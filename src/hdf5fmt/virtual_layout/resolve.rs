@@ -321,7 +321,10 @@ impl Resolver<'_> {
             None => {
                 let f = if fname == "." {
                     Ok(self.ds.file().clone())
-                } else if self.ds.file().path().is_none() && !Path::new(&fname).is_absolute() {
+                } else if self.ds.file().path().is_none()
+                    && self.ds.file().remote_origin().is_none()
+                    && !Path::new(&fname).is_absolute()
+                {
                     Err("the virtual dataset's file has no path to resolve it against".into())
                 } else {
                     match self.ds.file().open_referenced(&fname, PrefixKind::Vds) {
