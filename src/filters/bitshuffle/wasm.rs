@@ -35,8 +35,18 @@ unsafe fn plane16(rows: *const u8, nb: usize, j: usize, g: usize) -> [v128; 8] {
     let (a01l, a01h, a23l, a23h) = (lo8(r0, r1), hi8(r0, r1), lo8(r2, r3), hi8(r2, r3));
     let (a45l, a45h, a67l, a67h) = (lo8(r4, r5), hi8(r4, r5), lo8(r6, r7), hi8(r6, r7));
     // Four bytes (rows 0..4 or 4..8) per column: columns 0..4, 4..8, 8..12, 12..16.
-    let b03 = [lo16(a01l, a23l), hi16(a01l, a23l), lo16(a01h, a23h), hi16(a01h, a23h)];
-    let b47 = [lo16(a45l, a67l), hi16(a45l, a67l), lo16(a45h, a67h), hi16(a45h, a67h)];
+    let b03 = [
+        lo16(a01l, a23l),
+        hi16(a01l, a23l),
+        lo16(a01h, a23h),
+        hi16(a01h, a23h),
+    ];
+    let b47 = [
+        lo16(a45l, a67l),
+        hi16(a45l, a67l),
+        lo16(a45h, a67h),
+        hi16(a45h, a67h),
+    ];
     let mut out = [i64x2_splat(0); 8];
     for q in 0..4 {
         out[2 * q] = transpose8x2(lo32(b03[q], b47[q]));
@@ -78,24 +88,10 @@ pub(super) fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
                 let lo = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(
                     p0[m], p1[m],
                 );
-                let hi = i8x16_shuffle::<
-                    8,
-                    24,
-                    9,
-                    25,
-                    10,
-                    26,
-                    11,
-                    27,
-                    12,
-                    28,
-                    13,
-                    29,
-                    14,
-                    30,
-                    15,
-                    31,
-                >(p0[m], p1[m]);
+                let hi =
+                    i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(
+                        p0[m], p1[m],
+                    );
                 v128_store(o.add(2 * m), lo);
                 v128_store(o.add(2 * m + 1), hi);
             }
