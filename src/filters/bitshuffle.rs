@@ -5,7 +5,8 @@
 //! `8·s` bit-planes of `n/8` bytes: plane `8·j + k` holds bit `k` of byte `j`
 //! of every element, element `i` at bit `i mod 8` of byte `i / 8`. Elements
 //! past the last multiple of 8 (and bytes past the last whole element) are
-//! copied unchanged. Kernels: portable scalar plus SSE2/AVX2 on x86-64.
+//! copied unchanged. Kernels: portable scalar plus SSE2/AVX2 on x86-64 and
+//! 128-bit SIMD on wasm32 (`bitshuffle/wasm.rs`).
 
 use crate::blosc2::codec;
 use crate::error::{Error, Result};
@@ -13,6 +14,9 @@ use crate::shuffle;
 use crate::ChunkContext;
 
 const NAME: &str = "bitshuffle";
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm;
 
 /// 8×8 bit-matrix transpose: bit `8r + c` of the result is bit `8c + r` of `x`.
 #[inline]
@@ -99,8 +103,15 @@ fn rows_to_elems2(rows: &[u8], elems: &mut [u8], nb: usize) -> bool {
             return true;
         }
     }
-    let _ = (rows, elems, nb);
-    false
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        return wasm::rows_to_elems2(rows, elems, nb);
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = (rows, elems, nb);
+        false
+    }
 }
 
 /// Whether [`bitunshuffle_rows`] takes a block of `len` bytes of `ts`-byte
@@ -294,6 +305,12 @@ fn rows_to_planes(rows: &[u8], planes: &mut [u8], ts: usize, nb: usize) {
             // SAFETY: SSE2 is part of x86-64; same bounds.
             unsafe { x86::rows_to_planes_sse2(rows, planes, ts, nb, 0) }
         };
+        rows_to_planes_scalar(rows, planes, ts, nb, done);
+        return;
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        let done = wasm::rows_to_planes(rows, planes, ts, nb);
         rows_to_planes_scalar(rows, planes, ts, nb, done);
         return;
     }
