@@ -3,7 +3,8 @@
 
 usage: bench_python.py [--size N] [--repeat R] [--dir DIR]
 
-Cells (best of R runs each, seconds, and purehdf's speed-up):
+Cells (best of R runs each, the two libraries alternated run by run; seconds,
+and purehdf's speed-up); the load average is printed at the start and end:
   full read <profile>   a whole N^3 int16 volume: contiguous, gzip-4 chunks
                         of 64^3, shuffle+gzip, Blosc2 lz4 (hdf5plugin), lzf
   200 patches           200 random 64^3 patches of the gzip volume (a fresh
@@ -27,13 +28,24 @@ import numpy as np
 import purehdf
 
 
-def best(fn, repeat):
-    t = []
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def interleaved(fa, fb, repeat):
+    """Best of ``repeat`` runs of each, the two alternated run by run so a
+    change in the machine's load hits both alike."""
+    ta, tb = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return min(t)
+        ta.append(timed(fa))
+        tb.append(timed(fb))
+    return min(ta), min(tb)
+
+
+def load():
+    return "load average %.2f %.2f %.2f on %d cores" % (os.getloadavg() + (os.cpu_count(),))
 
 
 def main():
@@ -67,11 +79,12 @@ def main():
     rows = []
 
     def cell(name, fh5, fph):
-        th, tp = best(fh5, a.repeat), best(fph, a.repeat)
+        th, tp = interleaved(fh5, fph, a.repeat)
         rows.append((name, th, tp))
         print("%-24s h5py %8.4f s   purehdf %8.4f s   x%.2f" % (name, th, tp, th / tp),
               flush=True)
 
+    print("start:", load(), flush=True)
     hf, pf = h5py.File(src, "r"), purehdf.File(src)
     for name in profiles:
         cell("full read " + name, lambda: hf[name][()], lambda: pf[name][()])
@@ -108,6 +121,7 @@ def main():
     cell("gzip write", write(h5py), write(purehdf))
     w = h5py.File(os.path.join(d, "w_purehdf.h5"), "r")
     assert np.array_equal(w["v"][()], vol)
+    print("end:", load())
     print("all cells: purehdf / h5py speed-up min x%.2f" % min(h / p for _, h, p in rows))
 
 

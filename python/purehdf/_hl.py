@@ -797,13 +797,16 @@ class File(Group):
                     path = os.fsdecode(path)
                 self._bytes = None
                 self.filename = path
-                if not os.path.exists(path):
+                if _is_url(path):
+                    self._native = _open_url(path)
+                elif not os.path.exists(path):
                     raise FileNotFoundError(
                         "Unable to synchronously open file (unable to open file: name = '%s')"
                         % path)
-                if os.path.isdir(path):
+                elif os.path.isdir(path):
                     raise IsADirectoryError("Unable to open %r: is a directory" % path)
-                self._native = _native.NativeFile(path)
+                else:
+                    self._native = _native.NativeFile(path)
         super().__init__(self, "/")
 
     def _native_file(self):
@@ -859,6 +862,23 @@ class File(Group):
             return "<Closed HDF5 file>"
         return '<HDF5 file "%s" (mode %s)>' % (os.path.basename(self.filename or "<bytes>"),
                                                self.mode)
+
+
+_SCHEMES = ("s3://", "gs://", "az://", "abfs://", "abfss://", "http://", "https://")
+
+
+def _is_url(path):
+    """Whether ``path`` names an object by URL rather than a local file."""
+    return path.startswith(_SCHEMES)
+
+
+def _open_url(url, medh5=False):
+    """The extension handle of the object at ``url`` (ranged, cached reads)."""
+    fn = getattr(_native, "medh5_open_url" if medh5 else "open_url", None)
+    if fn is None:
+        raise NotImplementedError("this purehdf wheel was built without URL support "
+                                  "(the extension's `remote` feature)")
+    return fn(url)
 
 
 def _wrap_native(native, filename):

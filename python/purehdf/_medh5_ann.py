@@ -106,6 +106,28 @@ class Grid:
         return a
 
     @property
+    def patch_hint(self):
+        h = self._attrs.get("patch_hint")
+        return None if h is None else tuple(int(x) for x in np.atleast_1d(h))
+
+    @property
+    def chunk_hint(self):
+        h = self._attrs.get("chunk_hint")
+        return None if h is None else tuple(int(x) for x in np.atleast_1d(h))
+
+    def index_to_world(self, indices):
+        """Voxel indices (``(..., S)``) to world coordinates."""
+        i = np.asarray(indices, dtype=np.float64)
+        m = self.direction * np.asarray(self.spacing)[None, :]
+        return i @ m.T + np.asarray(self.origin)
+
+    def world_to_index(self, points):
+        """World coordinates (``(..., S)``) to continuous voxel indices."""
+        p = np.asarray(points, dtype=np.float64) - np.asarray(self.origin)
+        m = self.direction * np.asarray(self.spacing)[None, :]
+        return np.linalg.solve(m, p.reshape(-1, p.shape[-1]).T).T.reshape(p.shape)
+
+    @property
     def physical_size(self):
         return tuple(n * s for n, s in zip(self.spatial_shape, self.spacing))
 
@@ -144,8 +166,56 @@ class Annotation:
         self._attrs = {k: _plain(v) for k, v in self._group.attrs.items()}
 
     @property
+    def ann_id(self):
+        return self.id
+
+    @property
     def kind(self):
         return str(self._attrs.get("kind"))
+
+    @property
+    def closure(self):
+        return str(self._attrs.get("closure", "explicit"))
+
+    @property
+    def prov(self):
+        p = self._attrs.get("prov")
+        return None if p is None else str(p)
+
+    @property
+    def label_set(self):
+        return self._sample.label_set
+
+    def _label_classes(self, ids):
+        ls = self.label_set
+        return tuple(c for c in (ls.get(i) if ls is not None else None for i in ids)
+                     if c is not None)
+
+    @property
+    def classes(self):
+        """The label-set classes of ``class_ids``."""
+        return self._label_classes(self.class_ids)
+
+    @property
+    def annotated_classes(self):
+        return self._label_classes(self.annotated_class_ids)
+
+    def class_key(self, class_id):
+        """The label-set key of ``class_id``."""
+        ls = self.label_set
+        c = None if ls is None else ls.get(int(class_id))
+        if c is None:
+            raise KeyError(class_id)
+        return c.key
+
+    @property
+    def has_ignore_region(self):
+        """Whether an ignore region is declared (in band or a sibling mask)."""
+        if self._attrs.get("ignore_mask") is not None:
+            return True
+        if self.kind not in ("labelmap", "layers"):
+            return False
+        return bool(self._sample.ignore_region(self.id).any())
 
     @property
     def class_ids(self):

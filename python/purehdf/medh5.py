@@ -11,16 +11,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _native
-from ._hl import Dataset, _wrap_native
-from ._medh5_ann import Annotation, Grid, VoxelAnnotation, open_annotation, read_grids
+from ._hl import Dataset, _is_url, _open_url, _wrap_native
+from ._medh5_ann import (Annotation, Grid, VoxelAnnotation, _roi_box, open_annotation,
+                         read_grids)
 from ._medh5_data import PatchDataset
 from ._medh5_sampling import Patch, PatchSampler
+from ._medh5_write import LabelClass, LabelSet, SampleWriter, amend, create
 
 MEDH5Error = _native.Medh5Error
 
 __all__ = ["Annotation", "Collection", "Grid", "Identity", "Image", "ImageCollection",
-           "MEDH5Error", "Patch", "PatchDataset", "PatchSampler", "Sample", "VerifyResult",
-           "VoxelAnnotation", "open", "open_collection", "open_sample", "pack", "recompress"]
+           "LabelClass", "LabelSet", "MEDH5Error", "Patch", "PatchDataset", "PatchSampler",
+           "Sample", "SampleWriter", "Timeline", "Timepoint", "VerifyResult",
+           "VoxelAnnotation", "amend", "create", "open", "open_collection", "open_sample",
+           "pack", "recompress"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,41 @@ class Identity:
                                              "bodypart") if getattr(self, k) is not None}
         out.update(self.extra)
         return out
+
+
+@dataclass(frozen=True)
+class Timepoint:
+    """One entry of the document's ``timepoints``."""
+
+    id: str
+    index: int = 0
+    label: str = None
+    date: str = None
+    days_from_baseline: float = None
+    study_uid: str = None
+    series_uids: dict = field(default_factory=dict)
+    subject_age_years: float = None
+    description: str = None
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+class Timeline(tuple):
+    """The sample's timepoints in chronological order."""
+
+    @property
+    def ids(self):
+        return tuple(t.id for t in self)
+
+    @property
+    def baseline(self):
+        return self[0] if self else None
+
+    @property
+    def is_longitudinal(self):
+        return len(self) >= 2
 
 
 @dataclass(frozen=True)
@@ -176,6 +215,43 @@ class Image:
             return _saturate(arr, dtype)
         return arr
 
+    @property
+    def grid(self):
+        return self._sample.grids[self.grid_id]
+
+    @property
+    def timepoint(self):
+        return self.grid.timepoint
+
+    @property
+    def channel_names(self):
+        c = self._attr("channel_names")
+        return None if c is None else tuple(str(x) for x in np.atleast_1d(c))
+
+    @property
+    def value_units(self):
+        v = self._attr("value_units")
+        return None if v is None else str(v)
+
+    @property
+    def valid_mask(self):
+        v = self._attr("valid_mask")
+        return None if v is None else str(v)
+
+    @property
+    def prov(self):
+        v = self._attr("prov")
+        return None if v is None else str(v)
+
+    @property
+    def window(self):
+        """``(centres, widths)`` of the display window presets, or ``None``."""
+        c, w = self._attr("window_center"), self._attr("window_width")
+        if c is None or w is None:
+            return None
+        return (tuple(float(x) for x in np.atleast_1d(c)),
+                tuple(float(x) for x in np.atleast_1d(w)))
+
     def __repr__(self):
         return "Image(%r, shape=%s, dtype=%s)" % (self.image_id, self.shape, self.dtype)
 
@@ -189,8 +265,12 @@ class Sample:
 
     def __init__(self, path, _native_handle=None, _reduce=None):
         self.path = os.fspath(path)
-        self._native = (_native.medh5_open(self.path) if _native_handle is None
-                        else _native_handle)
+        if _native_handle is not None:
+            self._native = _native_handle
+        elif _is_url(self.path):
+            self._native = _open_url(self.path, medh5=True)
+        else:
+            self._native = _native.medh5_open(self.path)
         self._file = _wrap_native(self._native, self.path)
         self._reduce = _reduce
         self._document = None
@@ -327,6 +407,48 @@ class Sample:
                             unverifiable=srt(r["unverifiable"]),
                             _ok=r["ok"], _content_id_ok=r["content_id_ok"])
 
+    @property
+    def label_set(self):
+        """The document's label set, or ``None``."""
+        d = self.document.get("label_set")
+        return None if d is None else LabelSet.from_json(d)
+
+    @property
+    def timepoints(self):
+        """The timepoints in chronological order (``.ids`` their ids)."""
+        tps = sorted(self.document.get("timepoints") or [], key=lambda t: t.get("index", 0))
+        return Timeline(Timepoint.from_json(t) for t in tps)
+
+    @property
+    def is_longitudinal(self):
+        return len(self.timepoints) >= 2
+
+    def valid_region(self, image_id, roi=None):
+        """Where an image holds data (§4.4): its ``valid_mask``, or everywhere."""
+        im = self.images[image_id]
+        m = im.valid_mask
+        if m is not None:
+            return self.annotations[m].dense(roi=roi)[0]
+        spatial = im.grid.spatial_shape
+        shape = _roi_box(roi, spatial)[1] or list(spatial)
+        return np.ones(tuple(shape), dtype=bool)
+
+    def ignore_region(self, ann_id, roi=None):
+        """The §7.7 ignore region of a voxel annotation: in band
+        (``labelmap``, ``layers``) and/or the sibling mask its header's
+        ``ignore_mask`` names; all ``False`` where none is declared."""
+        a = self.annotations[ann_id]
+        spatial = a.spatial_shape
+        shape = _roi_box(roi, spatial)[1] or list(spatial)
+        out = np.zeros(tuple(shape), dtype=bool)
+        if a.kind in ("labelmap", "layers"):
+            vol, _ = a._decode(roi, [])
+            out |= vol == a.ignore_id
+        m = a._attrs.get("ignore_mask")
+        if m is not None:
+            out |= self.annotations[str(m)].dense(roi=roi)[0]
+        return out
+
     def compute_content_id(self):
         """The ``content_id`` recomputed from the stored digests."""
         return str(_native.medh5_compute_content_id(self._native))
@@ -389,6 +511,15 @@ class Collection:
             s = self._samples[key] = Sample("%s::%s" % (self.path, key), h,
                                             (_open_member, (self.path, key)))
         return s
+
+    def get(self, key, default=None):
+        return self[key] if key in self._keys else default
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
 
     def subject_ids(self):
         return {k: self[k].identity.subject_id for k in self._keys}

@@ -9,7 +9,10 @@ mod edit;
 mod errors;
 mod medh5;
 mod medh5_api;
+mod medh5_write;
 mod read;
+#[cfg(feature = "remote")]
+mod remote;
 mod write;
 
 use pyo3::prelude::*;
@@ -42,6 +45,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Medh5Error", py.get_type::<errors::Medh5Error>())?;
     medh5::register(m)?;
     medh5_api::register(m)?;
+    medh5_write::register(m)?;
     codecs::register(m)?;
+    #[cfg(feature = "remote")]
+    remote::register(m)?;
     Ok(())
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::document::LabelSet;
+use super::canonical_json::Json;
+use super::document::{LabelSet, SampleDocument};
 use super::model::{encode, Annotation, ArrayData, Encoding, Grid, Image, NumDtype, Sample};
 use super::plan::{WriteOptions, WritePlan};
 use super::profiles::Profile;
@@ -146,10 +147,43 @@ fn parse_grid(id: &str, g: &Value) -> Result<Grid> {
 
 /// Build a sample from a manifest (see the README); `.npy` paths are relative to `base`.
 pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)> {
-    let sid = string(m, "sample_id").ok_or_else(|| bad("no sample_id"))?;
-    let subj = string(m, "subject_id").ok_or_else(|| bad("no subject_id"))?;
+    sample_from_manifest_with(m, &mut |p| load_npy(&base.join(p)))
+}
+
+/// [`sample_from_manifest`] with the arrays the manifest names (its `npy`,
+/// `masks` and `probabilities` strings) supplied by `load` — the Python
+/// writer hands over its in-memory arrays this way. A manifest `document`
+/// (a whole sample document, as `/meta` holds it) replaces `sample_id`,
+/// `subject_id` and `label_sets`; `profiles` lists declared profiles.
+pub fn sample_from_manifest_with(
+    m: &Value,
+    load: &mut dyn FnMut(&str) -> Result<ArrayData>,
+) -> Result<(Sample, Profile)> {
     let profile = Profile::from_name(m.get("profile").and_then(Value::as_str))?;
-    let mut s = Sample::new(&sid, &subj);
+    let mut s = match m.get("document") {
+        Some(doc) => {
+            let document = SampleDocument::from_json(&Json::from_serde(doc))?;
+            Sample {
+                document,
+                ..Sample::default()
+            }
+        }
+        None => {
+            let sid = string(m, "sample_id").ok_or_else(|| bad("no sample_id"))?;
+            let subj = string(m, "subject_id").ok_or_else(|| bad("no subject_id"))?;
+            Sample::new(&sid, &subj)
+        }
+    };
+    if let Some(p) = m.get("profiles").and_then(Value::as_array) {
+        s.declared_profiles = p
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad("profiles: not a string"))
+            })
+            .collect::<Result<_>>()?;
+    }
     for (id, g) in obj(m, "grids")? {
         s.grids.push(parse_grid(id, g)?);
     }
@@ -186,11 +220,32 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
         let grid = string(im, "grid").ok_or_else(|| bad(format!("image {id}: no grid")))?;
         let npy = string(im, "npy").ok_or_else(|| bad(format!("image {id}: no npy")))?;
         let modality = string(im, "modality").unwrap_or_else(|| "OT".to_string());
-        let mut image = Image::new(id, &grid, &modality, load_npy(&base.join(npy))?);
+        let mut image = Image::new(id, &grid, &modality, load(&npy)?);
         if let Some(v) = string(im, "value_type") {
             image.value_type = v;
         }
         image.value_units = string(im, "value_units");
+        image.rescale_slope = im.get("rescale_slope").and_then(Value::as_f64);
+        image.rescale_intercept = im.get("rescale_intercept").and_then(Value::as_f64);
+        if let Some(w) = im.get("window_center") {
+            image.window_center = Some(f64s(w, "window_center")?);
+        }
+        if let Some(w) = im.get("window_width") {
+            image.window_width = Some(f64s(w, "window_width")?);
+        }
+        if let Some(n) = im.get("channel_names").and_then(Value::as_array) {
+            image.channel_names = Some(
+                n.iter()
+                    .map(|x| {
+                        x.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| bad("channel_names: not a string"))
+                    })
+                    .collect::<Result<_>>()?,
+            );
+        }
+        image.valid_mask = string(im, "valid_mask");
+        image.prov = string(im, "prov");
         s.images.push(image);
     }
     for (id, a) in obj(m, "annotations")? {
@@ -201,7 +256,7 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
             .ok_or_else(|| bad(format!("annotation {id}: unknown grid {grid_id}")))?;
         let enc = string(a, "encoding").unwrap_or_else(|| "labelmap".to_string());
         let (classes, encoding) = match enc.as_str() {
-            "labelmap" => {
+            "labelmap" if a.get("npy").is_some() => {
                 let npy =
                     string(a, "npy").ok_or_else(|| bad(format!("annotation {id}: no npy")))?;
                 let mut classes = Vec::new();
@@ -217,18 +272,13 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
                     }
                     classes.push(cid);
                 }
-                (
-                    classes,
-                    Encoding::Labelmap {
-                        data: load_npy(&base.join(npy))?,
-                    },
-                )
+                (classes, Encoding::Labelmap { data: load(&npy)? })
             }
-            "layers" | "bitmask" | "mask" => {
+            "labelmap" | "layers" | "bitmask" | "mask" => {
                 let mut loaded: Vec<(u16, Vec<bool>)> = Vec::new();
                 for (key, p) in obj(a, "masks")? {
                     let p = p.as_str().ok_or_else(|| bad("masks: path not a string"))?;
-                    let arr = load_npy(&base.join(p))?;
+                    let arr = load(p)?;
                     let n = arr.len();
                     let bits = (0..n).map(|i| arr.get_u64(i).unwrap_or(0) != 0).collect();
                     let cid = if enc == "mask" { 0 } else { class_of(key, &s)? };
@@ -238,6 +288,7 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
                     loaded.iter().map(|(c, b)| (*c, b.as_slice())).collect();
                 let classes: Vec<u16> = masks.iter().map(|m| m.0).collect();
                 let e = match enc.as_str() {
+                    "labelmap" => encode::encode_labelmap(&masks, &spatial)?,
                     "layers" => encode::encode_layers(&masks, &spatial)?,
                     "bitmask" => encode::encode_bitmask(&masks, &spatial)?,
                     _ => {
@@ -253,21 +304,27 @@ pub fn sample_from_manifest(m: &Value, base: &Path) -> Result<(Sample, Profile)>
                     let p = p
                         .as_str()
                         .ok_or_else(|| bad("probabilities: path not a string"))?;
-                    let bytes = std::fs::read(base.join(p)).map_err(|e| Error::io(p, e))?;
-                    let (h, data) = crate::npy::read(&bytes)?;
-                    let vals: Vec<f32> = match h.descr.as_str() {
-                        "<f4" => data
+                    let arr = load(p)?;
+                    let vals: Vec<f32> = match arr.dtype {
+                        NumDtype::F32 => arr
+                            .bytes
                             .chunks_exact(4)
                             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                             .collect(),
-                        "<f8" => data
+                        NumDtype::F64 => arr
+                            .bytes
                             .chunks_exact(8)
                             .map(|c| {
                                 f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
                                     as f32
                             })
                             .collect(),
-                        d => return Err(bad(format!("probabilities must be float32/64, got {d}"))),
+                        d => {
+                            return Err(bad(format!(
+                                "probabilities must be float32/64, got {}",
+                                d.descr()
+                            )))
+                        }
                     };
                     planes.push((class_of(key, &s)?, vals));
                 }
