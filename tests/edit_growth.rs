@@ -105,7 +105,7 @@ fn chunked_rewrites_stay_under_a_bound() {
     let start = std::fs::metadata(&path).unwrap().len();
     let mut ed = File::open_rw(&path).unwrap();
     ed.set_durability(purehdf::Durability::Ordered);
-    for i in 0..300u64 {
+    for i in 0..REWRITES as u64 {
         if i % 10 == 9 {
             let n = 60 + (i * 7 % 80) as usize;
             ed.resize("/c", &[n as u64]).unwrap();
@@ -120,7 +120,7 @@ fn chunked_rewrites_stay_under_a_bound() {
     }
     drop(ed);
     let end = std::fs::metadata(&path).unwrap().len();
-    eprintln!("chunked growth: {start} -> {end} bytes after 300 writes and resizes");
+    eprintln!("chunked growth: {start} -> {end} bytes after {REWRITES} writes and resizes");
     assert!(end - start <= BOUND, "grew by {} bytes", end - start);
     let f = File::open(&path).unwrap();
     let got: Vec<i64> = f.root().unwrap().dataset("c").unwrap().read().unwrap();
@@ -146,5 +146,106 @@ fn chunked_rewrites_stay_under_a_bound() {
     } else {
         eprintln!("skipped: h5py check (no oracle python)");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Link churn in a symbol-table group of an h5py (`libver="earliest"`)
+/// file: every create, rename and delete writes the group's whole table
+/// anew and frees the old one, which later operations reuse, so 1,000 of
+/// them stay under a bound; h5py reads the final links.
+#[test]
+fn symbol_table_link_churn_stays_under_a_bound() {
+    let Some(py) = common::oracle_python() else {
+        eprintln!("skipped: no oracle python to write a symbol-table file");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("purehdf-edit-growth-s-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.h5");
+    let st = std::process::Command::new(&py)
+        .args([
+            "-c",
+            "import h5py,sys,numpy as np\nwith h5py.File(sys.argv[1],'w',libver='earliest') as f:\n  g=f.create_group('g')\n  [g.create_dataset('d%02d'%i,data=np.arange(3)) for i in range(40)]",
+        ])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let start = std::fs::metadata(&path).unwrap().len();
+    let mut ed = File::open_rw(&path).unwrap();
+    ed.set_durability(purehdf::Durability::Ordered);
+    let mut model: std::collections::BTreeMap<String, String> = (0..40)
+        .map(|i| (format!("d{i:02}"), String::new()))
+        .collect();
+    for i in 0..REWRITES {
+        match i % 4 {
+            0 => {
+                let t = format!("/t{}", i % 7);
+                ed.soft_link(&t, &format!("/g/s{i}")).unwrap();
+                model.insert(format!("s{i}"), t);
+            }
+            1 => {
+                let (a, t) = model
+                    .iter()
+                    .nth(i * 31 % model.len())
+                    .map(|(a, t)| (a.clone(), t.clone()))
+                    .unwrap();
+                let b = format!("m{i}");
+                ed.rename(&format!("/g/{a}"), &format!("/g/{b}")).unwrap();
+                model.remove(&a);
+                model.insert(b, t);
+            }
+            2 => {
+                let a = model.keys().find(|k| k.starts_with('s')).cloned();
+                if let Some(a) = a {
+                    ed.delete(&format!("/g/{a}")).unwrap();
+                    model.remove(&a);
+                }
+            }
+            _ => {
+                let d = model.iter().find(|(_, t)| t.is_empty()).unwrap().0.clone();
+                ed.hard_link(&format!("/g/{d}"), &format!("/g/h{i}"))
+                    .unwrap();
+                ed.delete(&format!("/g/h{i}")).unwrap();
+            }
+        }
+    }
+    drop(ed);
+    let end = std::fs::metadata(&path).unwrap().len();
+    eprintln!(
+        "symbol-table growth: {start} -> {end} bytes after {REWRITES} link edits ({} links)",
+        model.len()
+    );
+    assert!(end - start <= BOUND, "grew by {} bytes", end - start);
+    let f = File::open(&path).unwrap();
+    let purehdf::Object::Group(g) = f.object("/g").unwrap() else {
+        panic!("/g is not a group");
+    };
+    let mut ours: Vec<String> = g.links().unwrap().into_iter().map(|l| l.0).collect();
+    ours.sort();
+    let want: Vec<String> = model.keys().cloned().collect();
+    assert_eq!(ours, want);
+    let out = std::process::Command::new(py)
+        .args([
+            "-c",
+            "import h5py,sys; f=h5py.File(sys.argv[1],'r'); g=f['g']; \
+             print(sorted(g.keys()) == sorted(sys.argv[2:]), \
+             sum(isinstance(g.get(k, getlink=True), h5py.SoftLink) for k in g))",
+        ])
+        .arg(&path)
+        .args(&want)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let soft = model.values().filter(|t| !t.is_empty()).count();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("True {soft}")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,8 +7,10 @@
 //! writer (version 2 headers) and from h5py with `libver="earliest"`
 //! (version 1 headers). Some odd edits resize or write the chunked,
 //! filtered dataset `/c` instead (an extensible array index in our file, a
-//! version 1 B-tree in h5py's). `PUREHDF_EDIT_KILLS` sets the kills per
-//! file (default 40).
+//! version 1 B-tree in h5py's), or edit the root group's links (soft and
+//! hard links created, renamed, deleted: link messages in our file, a
+//! symbol table in h5py's). `PUREHDF_EDIT_KILLS` sets the kills per file
+//! (default 40).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -35,11 +37,40 @@ fn c_slab(j: u64, len: u64) -> (u64, u64) {
     (s, (len - s).min(7))
 }
 
+/// Link edit `q` (edit `j = 8q + 5`): a soft link `s{q}` to `/g0`, a hard
+/// link `t{q}` to `/c`, `s{q-2}` renamed `r{q-2}`, `t{q-2}` deleted; the
+/// root group keeps one more link (`r…`) every four.
+fn link_edit(ed: &mut purehdf::Editor, q: u64) -> purehdf::Result<()> {
+    match q % 4 {
+        0 => ed.soft_link("/g0", &format!("/s{q}")),
+        1 => ed.hard_link("/c", &format!("/t{q}")),
+        2 => ed.rename(&format!("/s{}", q - 2), &format!("/r{}", q - 2)),
+        _ => ed.delete(&format!("/t{}", q - 2)),
+    }
+}
+
+/// The root's links besides `g0..g2` and `c` after link edits `0..n`.
+fn links_after(n: u64) -> Vec<String> {
+    let mut v = std::collections::BTreeSet::new();
+    for q in 0..n {
+        match q % 4 {
+            0 => v.insert(format!("s{q}")),
+            1 => v.insert(format!("t{q}")),
+            2 => v.remove(&format!("s{}", q - 2)) && v.insert(format!("r{}", q - 2)),
+            _ => v.remove(&format!("t{}", q - 2)),
+        };
+    }
+    v.into_iter().collect()
+}
+
 /// Edit `j`: even ones set the root's `counter` (an array whose length
 /// varies); odd ones resize `/c` (`j % 8 == 3`), write into it
-/// (`j % 8 == 7`) or set a string attribute `s` of group `g{j % 3}`.
+/// (`j % 8 == 7`), edit the root's links (`j % 8 == 5`, [`link_edit`]) or
+/// set a string attribute `s` of group `g{j % 3}`.
 fn edit(ed: &mut purehdf::Editor, j: u64) -> purehdf::Result<()> {
-    if j.is_multiple_of(2) {
+    if j % 8 == 5 {
+        link_edit(ed, j / 8)
+    } else if j.is_multiple_of(2) {
         let v: Vec<i64> = vec![j as i64; (j * 37 % 50 + 1) as usize];
         ed.set_attr("/", "counter", &AttrValue::array(&v))
     } else if j % 8 == 3 {
@@ -56,8 +87,8 @@ fn edit(ed: &mut purehdf::Editor, j: u64) -> purehdf::Result<()> {
 }
 
 /// What the file holds: counter, each group's string length (None:
-/// unset), the values of `/c`.
-type State = (i64, Vec<Option<u64>>, Vec<i64>);
+/// unset), the values of `/c`, the root's other links.
+type State = (i64, Vec<Option<u64>>, Vec<i64>, Vec<String>);
 
 /// `/c` as created: ten elements `0..10`.
 fn c_start() -> Vec<i64> {
@@ -67,7 +98,7 @@ fn c_start() -> Vec<i64> {
 /// What the file holds after edit `j` (0: none).
 fn state(j: u64) -> State {
     let counter = if j >= 2 { (j - j % 2) as i64 } else { -1 };
-    let attr_edit = |i: &u64| i % 2 == 1 && i % 8 != 3 && i % 8 != 7;
+    let attr_edit = |i: &u64| i % 2 == 1 && i % 8 == 1;
     let groups = (0..GROUPS)
         .map(|g| {
             (1..=j)
@@ -86,7 +117,15 @@ fn state(j: u64) -> State {
             c[s as usize..(s + n) as usize].fill(i as i64);
         }
     }
-    (counter, groups, c)
+    let links = links_after((1..=j).filter(|i| i % 8 == 5).count() as u64);
+    (counter, groups, c, links)
+}
+
+/// The root's links but the four it starts with, sorted.
+fn other_links(mut names: Vec<String>) -> Vec<String> {
+    names.retain(|n| !matches!(n.as_str(), "g0" | "g1" | "g2" | "c"));
+    names.sort();
+    names
 }
 
 fn attr<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
@@ -117,7 +156,9 @@ fn ours(path: &Path) -> State {
         .chunks(8)
         .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    (counter, groups, c)
+    let names = f.root().unwrap().links().unwrap();
+    let links = other_links(names.into_iter().map(|l| l.0).collect());
+    (counter, groups, c, links)
 }
 
 /// The state as h5py reads it.
@@ -126,7 +167,7 @@ fn theirs(py: &Path, path: &Path) -> State {
 f=h5py.File(sys.argv[1],'r')\n\
 c=int(f.attrs['counter'][0]) if 'counter' in f.attrs else -1\n\
 g=[len(f['g%d'%i].attrs['s']) if 's' in f['g%d'%i].attrs else None for i in range(3)]\n\
-print(json.dumps([c,g,[int(x) for x in f['c'][()]]]))";
+print(json.dumps([c,g,[int(x) for x in f['c'][()]],list(f.keys())]))";
     let out = Command::new(py)
         .args(["-c", code])
         .arg(path)
@@ -150,6 +191,13 @@ print(json.dumps([c,g,[int(x) for x in f['c'][()]]]))";
             .iter()
             .map(|x| x.as_i64().unwrap())
             .collect(),
+        other_links(
+            v[3].as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect(),
+        ),
     )
 }
 

@@ -121,6 +121,15 @@ def make_base(path, r):
             g.create_dataset("d%d" % i, data=np.arange(r.randint(1, 50), dtype=r.choice(["<i4", "<f8"])), **kw)
         for i in range(r.choice([0, 1, 1, 2, 3])):
             chunked_dataset(r.choice(groups), "c%d" % i, r)
+        if libver == "earliest" and r.random() < 0.4:
+            # a big symbol-table group: several symbol table nodes, up to a
+            # two-level B-tree at the default K (leaf 4, internal 16)
+            big = f.create_group("big")
+            for i in range(r.choice([9, 30, 100, 300])):
+                if i % 5 == 0:
+                    big.create_dataset("x%03d" % i, data=np.arange(i % 7 + 1))
+                else:
+                    big["x%03d" % i] = h5py.SoftLink("/g%d" % (i % 3))
         for o in groups + [f[p] for p, _ in scan(f) if p != "/"]:
             for j in range(r.randint(0, 4)):
                 k, v = rand_value(r)
@@ -214,10 +223,10 @@ def links_of(f, g):
     return list(f[g].keys())
 
 
-def draw(f, r, links_ok, serial):
+def draw(f, r, earliest, serial):
     objs = scan(f)
     groups = [p for p, isg in objs if isg]
-    t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 4 + ["resize"] * 2 + (["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"] if links_ok else []))
+    t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 4 + ["resize"] * 2 + ["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"])
     name = "n%d" % serial
     if t == "set_attr":
         p = r.choice(objs)[0]
@@ -256,7 +265,9 @@ def draw(f, r, links_ok, serial):
             return None
         p, n = r.choice(cands)
         return {"op": t, "path": p, "name": n}
-    small = [g for g in groups if len(links_of(f, g)) < 8]
+    # latest-format groups go dense past 8 links (not edited yet); a
+    # symbol-table group takes any number
+    small = [g for g in groups if earliest or len(links_of(f, g)) < 8]
     if t in ("create_group", "create_dataset", "soft", "hard") and not small:
         return None
     parent = r.choice(small) if small else "/"
@@ -297,7 +308,7 @@ def gen(d, seed, ours):
     prog = []
     with h5py.File(py, "r+") as f:
         for i in range(r.randint(5, 25)):
-            op = draw(f, r, libver != "earliest", i)
+            op = draw(f, r, libver == "earliest", i)
             if op is None:
                 continue
             apply(f, op)

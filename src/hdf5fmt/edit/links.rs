@@ -2,8 +2,8 @@
 //! "compact" storage of libhdf5's latest format and of our writer): create
 //! groups and datasets (encoded by the writer), hard and soft links, delete,
 //! rename and move, with object reference counts kept. Groups in symbol-table
-//! (version 1 B-tree and local heap) or dense (fractal heap) storage are
-//! refused with [`Error::Unsupported`].
+//! storage go to `stab`; groups in dense (fractal heap) storage are refused
+//! with [`Error::Unsupported`].
 
 use super::commit::Txn;
 use super::header::{chunk0, messages_of};
@@ -33,12 +33,12 @@ fn split(path: &str) -> Result<(String, String)> {
 
 impl Editor {
     /// Header address and header of the group at `path`, refused unless its
-    /// links are compact link messages.
+    /// links are compact link messages or a symbol table.
     fn compact_group(&self, path: &str) -> Result<(u64, ObjectHeader)> {
         let Object::Group(g) = self.reader.object(path)? else {
             return Err(Error::InvalidArgument(format!("{path} is not a group")));
         };
-        if g.storage() != GroupStorage::Compact {
+        if g.storage() == GroupStorage::Dense {
             return Err(Error::Unsupported {
                 structure: "group",
                 offset: g.address(),
@@ -71,6 +71,9 @@ impl Editor {
 
     /// Add link `name` → `link` to the group at `parent` (one commit).
     fn add_link(&mut self, parent: &str, name: &str, link: Link, mut txn: Txn) -> Result<()> {
+        if let Some(g) = self.stab_group(parent)? {
+            return self.stab_add(parent, &g, name, link, txn);
+        }
         let (addr, h) = self.compact_group(parent)?;
         let mut msgs = self.link_messages(&h)?;
         if msgs
@@ -110,6 +113,9 @@ impl Editor {
 
     /// Remove link `name` of the group at `parent` (one commit); the link.
     fn remove_link(&mut self, parent: &str, name: &str) -> Result<Link> {
+        if let Some(g) = self.stab_group(parent)? {
+            return self.stab_remove(parent, &g, name);
+        }
         let (addr, h) = self.compact_group(parent)?;
         let msgs = self.link_messages(&h)?;
         let mut gone = None;
@@ -244,6 +250,9 @@ impl Editor {
         let (ga, _) = self.compact_group(&pa)?;
         let (gb, _) = self.compact_group(&pb)?;
         if ga == gb {
+            if let Some(g) = self.stab_group(&pa)? {
+                return self.stab_rename(&pa, &g, &na, &nb);
+            }
             let (addr, h) = self.compact_group(&pa)?;
             let mut msgs = self.link_messages(&h)?;
             if msgs

@@ -15,7 +15,7 @@
 //! `commit` (ordering, superblock end of file), `header` (object header
 //! rewrite), `attrs` (attributes), `links` (links and new objects), `data`
 //! (dataset writes), `chunked` (chunked writes and resizes), `btree1_chunks`
-//! (version 1 B-tree chunk indexes).
+//! (version 1 B-tree chunk indexes), `stab` (links of symbol-table groups).
 
 mod attrs;
 mod btree1_chunks;
@@ -26,6 +26,7 @@ mod header;
 mod links;
 mod open;
 mod space;
+mod stab;
 
 use std::path::PathBuf;
 
