@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use purehdf::low_level::chunk_index::ChunkIndexKind;
+use purehdf::low_level::messages::layout::Layout;
 use purehdf::low_level::swmr::retry;
 use purehdf::{s, Dataset, File};
 
@@ -54,6 +56,20 @@ fn expected(name: &str, i: u64, e: u64) -> f64 {
         "r1lzf" => ((i * 31) % 65521) as f64,
         "r3" => (i * 100 + (e / 6) as i64 * 10 + (e % 6) as i64) as f64 + 0.25,
         _ => unreachable!(),
+    }
+}
+
+/// The chunk index kind of `ds`, by name (`"ea"`, `"bt2"`, ...).
+fn index_kind(ds: &Dataset) -> &'static str {
+    match ds.layout() {
+        Layout::Chunked { kind, .. } => match kind {
+            ChunkIndexKind::ExtensibleArray { .. } => "ea",
+            ChunkIndexKind::BTreeV2 { .. } => "bt2",
+            ChunkIndexKind::BTreeV1 => "bt1",
+            ChunkIndexKind::FixedArray { .. } => "fa",
+            _ => "other",
+        },
+        _ => "not chunked",
     }
 }
 
@@ -176,6 +192,11 @@ fn follows_an_h5py_swmr_writer() {
         std::thread::sleep(Duration::from_millis(3));
     }
     let status = child.wait().unwrap();
+    // libhdf5's SWMR index choice: extensible arrays for one unlimited
+    // dimension, a version 2 B-tree for two
+    for (f, kind) in follows.iter().zip(["ea", "ea", "bt2"]) {
+        assert_eq!(index_kind(&f.ds), kind, "{}", f.name);
+    }
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
     assert!(status.success(), "h5py writer failed: {rest}");

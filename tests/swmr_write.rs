@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use purehdf::low_level::chunk_index::ChunkIndexKind;
+use purehdf::low_level::messages::layout::Layout;
 use purehdf::low_level::swmr::status_flags;
 use purehdf::File;
 
@@ -155,6 +157,19 @@ fn an_h5py_swmr_reader_follows_our_writer() {
         // and our reader agrees
         let ds = f.root().unwrap().dataset(name).unwrap();
         assert_eq!(ds.shape()[0], n[i]);
+        // the indexes libhdf5 uses for SWMR, written by us
+        let want = if *name == "r3" { "bt2" } else { "ea" };
+        match ds.layout() {
+            Layout::Chunked { kind, .. } => assert!(
+                matches!(
+                    (want, kind),
+                    ("ea", ChunkIndexKind::ExtensibleArray { .. })
+                        | ("bt2", ChunkIndexKind::BTreeV2 { .. })
+                ),
+                "{name}: {kind:?}"
+            ),
+            other => panic!("{name}: {other:?}"),
+        }
     }
     println!(
         "swmr write: {:.1} s, {rounds} rounds, rows {totals}, h5py reader: {}",
