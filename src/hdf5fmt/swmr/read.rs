@@ -100,3 +100,39 @@ impl Dataset {
         Ok(changed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_what_a_writer_can_tear_and_nothing_else() {
+        // torn bytes: read again until they are whole
+        let mut calls = 0;
+        let v = retry(|| {
+            calls += 1;
+            if calls < 3 {
+                Err(Error::malformed("object header", 8, "bad checksum"))
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(v.unwrap(), 3);
+        // a bad request: at once
+        let mut calls = 0;
+        let e = retry(|| -> Result<()> {
+            calls += 1;
+            Err(Error::InvalidArgument("no".into()))
+        });
+        assert!(matches!(e, Err(Error::InvalidArgument(_))));
+        assert_eq!(calls, 1);
+        // never whole: the last typed error after the bounded attempts
+        let mut calls = 0;
+        let e = retry(|| -> Result<()> {
+            calls += 1;
+            Err(Error::malformed("chunk index", calls, "torn"))
+        });
+        assert_eq!(calls, u64::from(METADATA_READ_ATTEMPTS));
+        assert!(matches!(e, Err(Error::Malformed { offset, .. }) if offset == calls));
+    }
+}
