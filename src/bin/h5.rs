@@ -86,6 +86,7 @@ fn main() -> ExitCode {
         Cmd::Mv(a) => purehdf_cli::tools::edit::mv(&a.args),
         Cmd::Write(a) => purehdf_cli::tools::edit::write(&a.args),
         Cmd::Resize(a) => purehdf_cli::tools::edit::resize(&a.args),
+        Cmd::Tail(a) => purehdf_cli::tools::tail::run(&a.args),
     };
     purehdf_cli::tools::vds::warn_filled("h5");
     ExitCode::from(code)

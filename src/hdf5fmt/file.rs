@@ -339,7 +339,7 @@ impl File {
         Self::from_source_checked(Arc::new(src), Some(path.to_path_buf()), false)
     }
 
-    fn from_source_checked(
+    pub(crate) fn from_source_checked(
         src: Arc<dyn Source>,
         path: Option<PathBuf>,
         refuse_truncated: bool,

@@ -90,6 +90,10 @@ pub mod slice;
 pub mod source;
 #[path = "superblock.rs"]
 pub mod superblock;
+/// Single-writer/multiple-reader access shared with libhdf5 ([`crate::File::open_swmr`]).
+#[cfg(unix)]
+#[path = "swmr/mod.rs"]
+pub mod swmr;
 #[path = "typed.rs"]
 pub mod typed;
 #[cfg(feature = "ndarray")]

@@ -3,7 +3,8 @@
 //! with another filter pipeline) and `h5 import` (one `.npy` into a chunked dataset);
 //! `h5 recompress` (re-encode files or trees and swap them in safely) and
 //! `h5 compare` (exact, SSIM, PSNR or max-abs comparison of two files);
-//! `h5 verify` (every checksum checked and every chunk and record decoded).
+//! `h5 verify` (every checksum checked and every chunk and record decoded);
+//! `h5 tail` (follow a dataset a SWMR writer appends to).
 
 pub mod atomic_out;
 pub mod cat;
@@ -16,5 +17,6 @@ pub mod manifest_parquet;
 pub mod manifest_zarr;
 pub mod parquet;
 pub mod recompress;
+pub mod tail;
 pub mod vds;
 pub mod verify;

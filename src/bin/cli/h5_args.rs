@@ -55,6 +55,8 @@ pub(crate) enum Cmd {
     Write(EditArgs),
     /// Resize a chunked dataset in place (resize FILE DSET SHAPE)
     Resize(EditArgs),
+    /// Follow a dataset a SWMR writer appends to (tail FILE DSET [--interval MS] [--json] [--count N] [--last N])
+    Tail(EditArgs),
 }
 
 /// Arguments of the in-place edit commands, checked by `purehdf_cli::tools::edit`.

@@ -202,10 +202,13 @@ impl Editor {
     }
 
     /// Write `bytes` (stored element bytes, C order) into the box
-    /// `start`/`count` of the chunked dataset `ds` (already checked).
+    /// `start`/`count` of the chunked dataset `ds` (already checked), which
+    /// takes the shape `dims` in the same commit (its own shape, or a larger
+    /// one within its maximum for an append).
     pub(super) fn write_chunked(
         &mut self,
         ds: &Dataset,
+        dims: &[u64],
         start: &[u64],
         count: &[u64],
         bytes: &[u8],
@@ -248,7 +251,7 @@ impl Editor {
             let mut d = rank;
             loop {
                 if d == 0 {
-                    return self.commit_chunks(ds, &info, ds.shape(), new);
+                    return self.commit_chunks(ds, &info, dims, new);
                 }
                 d -= 1;
                 if s[d] < hi[d] {

@@ -86,7 +86,7 @@ impl Editor {
         let addr = ds.header().address;
         let old = ds.layout().clone();
         if matches!(old, Layout::Chunked { .. }) {
-            return self.write_chunked(&ds, start, count, bytes);
+            return self.write_chunked(&ds, &dims, start, count, bytes);
         }
         if !matches!(old, Layout::Compact { .. } | Layout::Contiguous { .. }) {
             return Err(Error::Unsupported {

@@ -89,4 +89,76 @@ impl Editor {
     pub fn set_durability(&mut self, d: Durability) {
         self.durability = d;
     }
+
+    /// Read the file afresh into [`Editor::file`] (after a change made
+    /// beside the editor, such as the superblock's status flags).
+    pub(crate) fn refresh_view(&mut self) -> crate::Result<()> {
+        self.reader = File::open_pread(&self.path)?;
+        Ok(())
+    }
+
+    /// Forget the space freed so far, so that no later operation reuses it
+    /// (a SWMR reader may still hold the structures that lay there).
+    pub(crate) fn forget_freed(&mut self) {
+        self.free = space::FreeSpace::default();
+    }
+
+    /// Drop the file lock while the editor stays open (a SWMR writer does,
+    /// once the superblock says it writes, so SWMR readers can open).
+    pub(crate) fn unlock(&self) -> crate::Result<()> {
+        self.fd
+            .unlock()
+            .map_err(|e| crate::Error::io(self.path.display(), e))
+    }
+
+    /// Write `bytes` (stored element bytes, C order) into the box
+    /// `start`/`count` of the chunked dataset at `path` while growing it to
+    /// `shape`, in one commit: chunks and the new index first, then the
+    /// header's dataspace and layout together, so a reader sees the old
+    /// dataset or the grown and written one, never the new extent over
+    /// unwritten chunks. `start`/`count` must lie inside `shape`, and
+    /// `shape` within the maximum dimensions and not below the current ones.
+    pub(crate) fn grow_and_write(
+        &mut self,
+        path: &str,
+        shape: &[u64],
+        start: &[u64],
+        count: &[u64],
+        bytes: &[u8],
+    ) -> crate::Result<()> {
+        use crate::Error;
+        self.check_usable()?;
+        let crate::Object::Dataset(ds) = self.reader.object(path)? else {
+            return Err(Error::InvalidArgument(format!("{path} is not a dataset")));
+        };
+        let old = ds.shape();
+        let esize = ds.dtype().size();
+        let rank_ok =
+            shape.len() == old.len() && start.len() == old.len() && count.len() == old.len();
+        let grows = rank_ok
+            && shape.iter().zip(old).all(|(n, o)| n >= o)
+            && shape
+                .iter()
+                .zip(ds.maxshape())
+                .all(|(n, m)| m.is_none_or(|m| *n <= m));
+        let inside = rank_ok
+            && (0..shape.len()).all(|d| {
+                start[d]
+                    .checked_add(count[d])
+                    .is_some_and(|e| e <= shape[d])
+            });
+        let n = count.iter().try_fold(esize, |a, &c| a.checked_mul(c));
+        if !grows || !inside || n != Some(bytes.len() as u64) {
+            return Err(Error::InvalidArgument(format!(
+                "{path}: cannot grow {old:?} to {shape:?} and write {start:?}+{count:?} ({} bytes)",
+                bytes.len()
+            )));
+        }
+        if !matches!(ds.layout(), crate::messages::layout::Layout::Chunked { .. }) {
+            return Err(Error::InvalidArgument(format!(
+                "{path}: only chunked datasets can grow"
+            )));
+        }
+        self.write_chunked(&ds, shape, start, count, bytes)
+    }
 }
