@@ -2,7 +2,9 @@
 # The IatroCache anchor workloads (docs/neighbours.md section 004) side by
 # side: purehdf's record stores (examples/iatro_bench.rs) and iatro-base-iac
 # 0.1.4 (scripts/bench_iatrocache.py, from the oracle venv) on the same
-# machine in one invocation. Prints a markdown table.
+# machine in one invocation. Prints a markdown table, with the rows "I6" (row
+# I6 of docs/neighbours.md: one vs two threads on a decode-bound batch, best of
+# 7 interleaved rounds, wall and CPU) that the i6 test no longer times.
 #
 # usage: scripts/bench_iatrocache.sh [N]   (N records, default 100000)
 set -euo pipefail

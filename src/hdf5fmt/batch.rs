@@ -30,7 +30,7 @@ fn grab_len(items: usize, workers: usize) -> usize {
 /// them) taking runs of consecutive items from one queue in item order. The
 /// first error in item order is returned: a worker finishes the run it took
 /// (runs taken earlier hold earlier items) and no run is taken after an error.
-pub(crate) fn fill_slots<'o, F>(slots: Vec<&'o mut [u8]>, workers: usize, job: F) -> Result<()>
+pub(crate) fn fill_slots<F>(slots: Vec<&mut [u8]>, workers: usize, job: F) -> Result<()>
 where
     F: Fn(usize, &mut [u8]) -> Result<()> + Sync,
 {
