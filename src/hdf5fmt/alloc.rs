@@ -204,6 +204,45 @@ unsafe impl GlobalAlloc for LargeAligned {
     }
 }
 
+/// Outputs at least this large ask for transparent huge pages (see
+/// [`advise_huge_pages`]).
+#[cfg(target_os = "linux")]
+const HUGE_OUTPUT_BYTES: usize = 8 << 20;
+
+/// Ask Linux to back the whole 2 MiB pages inside `v`'s allocation with
+/// transparent huge pages (it honours this in THP's usual `madvise` mode): a
+/// fresh output of tens of MB then takes a few dozen page faults instead of
+/// thousands (a 32 MB int16 volume: ≈ 8,200 faults per read, most of the
+/// read's system time). A hint only: the contents, the mapping and every
+/// Rust reference stay as they were, and a refusal is ignored.
+pub(crate) fn advise_huge_pages<T>(v: &mut Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+        if bytes < HUGE_OUTPUT_BYTES {
+            return;
+        }
+        let start = v.as_mut_ptr() as usize;
+        let (Some(end), Some(lo)) = (
+            start.checked_add(bytes),
+            start.checked_next_multiple_of(HUGE),
+        ) else {
+            return;
+        };
+        let hi = end / HUGE * HUGE;
+        if hi > lo {
+            // SAFETY: `lo .. hi` lies inside the allocation `v` owns (we hold
+            // it exclusively); MADV_HUGEPAGE only changes how the kernel backs
+            // those pages, never their contents or addresses, so no memory
+            // safety property of `v` or any other object changes.
+            unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,43 +305,4 @@ mod tests {
             a.dealloc(p, z);
         }
     }
-}
-
-/// Outputs at least this large ask for transparent huge pages (see
-/// [`advise_huge_pages`]).
-#[cfg(target_os = "linux")]
-const HUGE_OUTPUT_BYTES: usize = 8 << 20;
-
-/// Ask Linux to back the whole 2 MiB pages inside `v`'s allocation with
-/// transparent huge pages (it honours this in THP's usual `madvise` mode): a
-/// fresh output of tens of MB then takes a few dozen page faults instead of
-/// thousands (a 32 MB int16 volume: ≈ 8,200 faults per read, most of the
-/// read's system time). A hint only: the contents, the mapping and every
-/// Rust reference stay as they were, and a refusal is ignored.
-pub(crate) fn advise_huge_pages<T>(v: &mut Vec<T>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
-        if bytes < HUGE_OUTPUT_BYTES {
-            return;
-        }
-        let start = v.as_mut_ptr() as usize;
-        let (Some(end), Some(lo)) = (
-            start.checked_add(bytes),
-            start.checked_next_multiple_of(HUGE),
-        ) else {
-            return;
-        };
-        let hi = end / HUGE * HUGE;
-        if hi > lo {
-            // SAFETY: `lo .. hi` lies inside the allocation `v` owns (we hold
-            // it exclusively); MADV_HUGEPAGE only changes how the kernel backs
-            // those pages, never their contents or addresses, so no memory
-            // safety property of `v` or any other object changes.
-            unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = v;
 }

@@ -69,8 +69,8 @@ pub(crate) use low_level::*;
 mod alloc;
 mod error;
 mod header_gate;
-mod header_reason;
 mod header_normalise;
+mod header_reason;
 pub mod scalar_seq;
 pub use purehdf_filters::{threads, FilterSpec};
 
