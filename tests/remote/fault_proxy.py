@@ -7,7 +7,8 @@ counts what it forwards; the tests set faults through the control URL:
     GET /__fault?kind=K[&count=N][&match=S][&delay=SEC][&after=K]
     GET /__fault?kind=clear
     GET /__stats[?reset=1]     requests, bytes, faults injected, the
-                               last 200 request lines (JSON)
+                               last 200 request lines, each with its
+                               Range header (JSON)
 
 A fault applies to the next N requests (count, default 1; -1 for all) whose
 "METHOD path?query" contains S (match, default "GET /" with a Range
@@ -124,7 +125,8 @@ class Proxy(BaseHTTPRequestHandler):
         with LOCK:
             STATS["requests"] += 1
             STATS["by_method"][self.command] = STATS["by_method"].get(self.command, 0) + 1
-            STATS["lines"] = (STATS["lines"] + [line])[-MAX_LINES:]
+            logged = "%s %s" % (line, self.headers.get("Range", "")) if "Range" in self.headers else line
+            STATS["lines"] = (STATS["lines"] + [logged])[-MAX_LINES:]
         kind = fault["kind"] if fault else None
         if kind == "drop":
             self.close_connection = True

