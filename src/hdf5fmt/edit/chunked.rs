@@ -205,7 +205,7 @@ impl Editor {
     /// `start`/`count` of the chunked dataset `ds` (already checked), which
     /// takes the shape `dims` in the same commit (its own shape, or a larger
     /// one within its maximum for an append).
-    pub(super) fn write_chunked(
+    pub(crate) fn write_chunked(
         &mut self,
         ds: &Dataset,
         dims: &[u64],

@@ -64,6 +64,54 @@ fn write_flags(f: &File, path: &Path, flags: u8) -> Result<()> {
     fd.sync_data().map_err(io)
 }
 
+/// Write `bytes` (stored element bytes, C order) into the box
+/// `start`/`count` of the chunked dataset at `path` while growing it to
+/// `shape`, in one commit: chunks and the new index first, then the
+/// header's dataspace and layout together, so a reader sees the old
+/// dataset or the grown and written one, never the new extent over
+/// unwritten chunks. `start`/`count` must lie inside `shape`, and
+/// `shape` within the maximum dimensions and not below the current ones.
+fn grow_and_write(
+    ed: &mut Editor,
+    path: &str,
+    shape: &[u64],
+    start: &[u64],
+    count: &[u64],
+    bytes: &[u8],
+) -> Result<()> {
+    let crate::Object::Dataset(ds) = ed.file().object(path)? else {
+        return Err(Error::InvalidArgument(format!("{path} is not a dataset")));
+    };
+    let old = ds.shape();
+    let esize = ds.dtype().size();
+    let rank_ok = shape.len() == old.len() && start.len() == old.len() && count.len() == old.len();
+    let grows = rank_ok
+        && shape.iter().zip(old).all(|(n, o)| n >= o)
+        && shape
+            .iter()
+            .zip(ds.maxshape())
+            .all(|(n, m)| m.is_none_or(|m| *n <= m));
+    let inside = rank_ok
+        && (0..shape.len()).all(|d| {
+            start[d]
+                .checked_add(count[d])
+                .is_some_and(|e| e <= shape[d])
+        });
+    let n = count.iter().try_fold(esize, |a, &c| a.checked_mul(c));
+    if !grows || !inside || n != Some(bytes.len() as u64) {
+        return Err(Error::InvalidArgument(format!(
+            "{path}: cannot grow {old:?} to {shape:?} and write {start:?}+{count:?} ({} bytes)",
+            bytes.len()
+        )));
+    }
+    if !matches!(ds.layout(), crate::messages::layout::Layout::Chunked { .. }) {
+        return Err(Error::InvalidArgument(format!(
+            "{path}: only chunked datasets can grow"
+        )));
+    }
+    ed.write_chunked(&ds, shape, start, count, bytes)
+}
+
 impl File {
     /// Open `path` (superblock version 3: written with `libver="latest"`,
     /// by h5py or by [`crate::FileWriter`]) as a SWMR writer, as libhdf5's
@@ -121,8 +169,7 @@ impl SwmrWriter {
         start[0] = old[0];
         let mut count = old.clone();
         count[0] = rows;
-        self.ed
-            .grow_and_write(path, &shape, &start, &count, bytes)?;
+        grow_and_write(&mut self.ed, path, &shape, &start, &count, bytes)?;
         self.ed.forget_freed();
         Ok(shape[0])
     }
