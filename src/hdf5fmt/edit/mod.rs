@@ -24,7 +24,7 @@ mod commit;
 mod data;
 mod header;
 mod links;
-mod open;
+pub(crate) mod open;
 mod space;
 mod stab;
 

@@ -11,15 +11,15 @@ use super::Editor;
 use crate::error::{Error, Result};
 use crate::file::File;
 
-/// What `HDF5_USE_FILE_LOCKING` asks for.
+/// What `HDF5_USE_FILE_LOCKING` asks for (shared with the SWMR reader's lock).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Locking {
+pub(crate) enum Locking {
     Off,
     On,
     BestEffort,
 }
 
-fn locking() -> Locking {
+pub(crate) fn locking() -> Locking {
     match std::env::var("HDF5_USE_FILE_LOCKING") {
         Ok(v) if v.eq_ignore_ascii_case("false") || v == "0" => Locking::Off,
         Ok(v) if v.eq_ignore_ascii_case("best_effort") => Locking::BestEffort,

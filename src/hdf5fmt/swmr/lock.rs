@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::edit::open::{locking, Locking};
 use crate::error::{Error, Result};
 use crate::superblock::Superblock;
 
@@ -48,22 +49,6 @@ pub(crate) fn check_reader_flags(sb: &Superblock, path: &Path) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// What `HDF5_USE_FILE_LOCKING` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Locking {
-    Off,
-    On,
-    BestEffort,
-}
-
-fn locking() -> Locking {
-    match std::env::var("HDF5_USE_FILE_LOCKING") {
-        Ok(v) if v.eq_ignore_ascii_case("false") || v == "0" => Locking::Off,
-        Ok(v) if v.eq_ignore_ascii_case("best_effort") => Locking::BestEffort,
-        _ => Locking::On,
-    }
 }
 
 /// Take libhdf5's shared lock on `fd` (non-blocking), as its SWMR readers
