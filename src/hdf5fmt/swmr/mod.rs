@@ -14,7 +14,7 @@
 //! again (`H5F_ACS_METADATA_READ_ATTEMPTS`, 100 for SWMR reads), never
 //! trusted.
 //!
-//! The writer ([`crate::File::open_swmr_writer`], [`SwmrWriter`]) appends
+//! The writer ([`crate::File::open_swmr_writer`], [`SwmrWriter`](crate::low_level::swmr::SwmrWriter)) appends
 //! through the in-place editor in that order, never reusing freed space.
 //!
 //! One job per file: `source` (a positional-read source whose length follows
