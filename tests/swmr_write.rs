@@ -29,6 +29,25 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swmr/reader.py")
 }
 
+/// A fresh directory holding `name`, made by the h5py script's `create` step.
+fn created(py: &Path, tag: &str, name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("purehdf-swmr-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let made = Command::new(py)
+        .arg(script())
+        .arg("create")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    (dir, path)
+}
+
 fn seconds() -> f64 {
     std::env::var("PUREHDF_SWMR_SECONDS")
         .ok()
@@ -67,20 +86,7 @@ fn an_h5py_swmr_reader_follows_our_writer() {
         println!("skipped: no oracle python (.oracle-venv)");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("purehdf-swmr-write-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("ours.h5");
-    let made = Command::new(&py)
-        .arg(script())
-        .arg("create")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let (dir, path) = created(&py, "write", "ours.h5");
 
     let mut w = File::open_swmr_writer(&path).expect("open_swmr_writer");
     let flags = status_flags(w.file().superblock());
@@ -185,20 +191,7 @@ fn h5_tail_follows_our_writer() {
         println!("skipped: no oracle python (.oracle-venv)");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("purehdf-swmr-tail-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tail.h5");
-    let made = Command::new(&py)
-        .arg(script())
-        .arg("create")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let (dir, path) = created(&py, "tail", "tail.h5");
     let mut w = File::open_swmr_writer(&path).unwrap();
     w.append("r1", 4, &rows("r1", 0, 4)).unwrap();
     let p = path.to_str().unwrap().to_string();

@@ -10,7 +10,7 @@ from conftest import need
 def _make(path, libver="latest"):
     h5py = need("h5py")
     # "latest": groups keep their links in the object header (the editor
-    # edits those; a symbol-table group is refused, tested below)
+    # edits those; symbol-table groups are tested below)
     with h5py.File(path, "w", libver=libver) as f:
         f.attrs["title"] = "old"
         f.attrs["n"] = 3
@@ -102,14 +102,21 @@ def test_append_mode_creates_and_reads_only_refuses(tmp_path):
         purehdf.File(str(tmp_path / "absent.h5"), "r+")
 
 
-def test_symbol_table_groups_are_refused_with_a_typed_error(tmp_path):
+def test_symbol_table_groups_take_link_edits_as_h5py_sees_them(tmp_path):
+    # h5py's default ("earliest") files keep links in symbol tables: the
+    # editor writes the group's table anew and repoints it
     h5py = need("h5py")
     import purehdf
     p = str(tmp_path / "old.h5")
     _make(p, libver="earliest")
     with purehdf.File(p, "r+") as f:
-        with pytest.raises(purehdf.UnsupportedError):
-            del f["g/x"]
+        del f["g/x"]
+        f.create_group("g/sub")
+        f["g/alias"] = purehdf.SoftLink("/contig")
+        f.move("a", "g/a2")
         f.attrs["title"] = "still editable"
     with h5py.File(p, "r") as h:
-        assert "x" in h["g"] and h.attrs["title"] == "still editable"
+        assert sorted(h["g"].keys()) == ["a2", "alias", "sub"]
+        assert "a" not in h and h.attrs["title"] == "still editable"
+        assert h["g"].get("alias", getlink=True).path == "/contig"
+        assert (h["g/alias"][...] == np.arange(40, dtype="<i4").reshape(5, 8)).all()

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::Sizes;
 
-use super::grid::Grid;
+use super::grid::{Grid, MAX_CHUNK_RECORDS};
 use super::{ChunkIndexParams, ChunkRecord};
 
 pub(super) fn chunks(
@@ -26,13 +26,21 @@ pub(super) fn chunks(
             format!("record type {}, expected {want}", tree.record_type),
         ));
     }
-    if tree.total_records > grid.max_chunks {
+    // Along an unlimited dimension a tree may hold chunks past the extent this
+    // reader saw (an SWMR writer appends them before it grows the dataspace):
+    // there only the record budget bounds the walk.
+    let limit = if grid.max_per_dim.iter().any(Option::is_none) {
+        MAX_CHUNK_RECORDS
+    } else {
+        grid.max_chunks
+    };
+    if tree.total_records > limit {
         return Err(Error::Limit {
             structure: "v2 B-tree header",
             offset: address,
             what: "chunk records",
             value: tree.total_records,
-            limit: grid.max_chunks,
+            limit,
         });
     }
     let rank = grid.rank();
