@@ -19,15 +19,24 @@ pub fn chunks(
     let Some(address) = params.address else {
         return Ok(Vec::new());
     };
+    // Along an unlimited dimension an index may hold chunks past the extent
+    // this reader saw (an SWMR writer appends them before it grows the
+    // dataspace; libhdf5 keeps some past a shrunk extent): there only the
+    // record budget bounds the walk.
+    let limit = if g.max_per_dim.iter().any(Option::is_none) {
+        grid::MAX_CHUNK_RECORDS
+    } else {
+        g.max_chunks
+    };
     let mut out = Vec::new();
     let mut push = |r: ChunkRecord| -> Result<()> {
-        if out.len() as u64 >= g.max_chunks {
+        if out.len() as u64 >= limit {
             return Err(Error::Limit {
                 structure: "chunk index",
                 offset: address,
                 what: "chunks",
                 value: out.len() as u64 + 1,
-                limit: g.max_chunks,
+                limit,
             });
         }
         out.push(r);
