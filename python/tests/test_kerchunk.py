@@ -247,6 +247,10 @@ def test_corpus_files_read_back_equal():
         files += 1
         total += same
         refused_n += len(refused)
+        # progress, one line a file (seen with `pytest -s`: a whole-corpus
+        # run takes tens of minutes)
+        print("kerchunk corpus %d: %s: %d equal, %d refused, %d differ"
+              % (files, rel, same, len(refused), len(diffs)), file=sys.stderr, flush=True)
         for why in refused.values():
             key = why.split(": ", 2)[-1][:50]
             reasons[key] = reasons.get(key, 0) + 1
