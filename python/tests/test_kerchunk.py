@@ -38,8 +38,18 @@ def equal(a, b):
     if a.shape != b.shape:
         return False
     if a.dtype.kind in "OSU" or b.dtype.kind in "OSU":
-        norm = lambda v: v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v
+        # a fixed-length string ends at its first NUL (HDF5's null-terminated
+        # strings; libhdf5 zeroes what follows, zarr hands on the stored
+        # bytes as kerchunk's own references do)
+        norm = lambda v: (v.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+                          if isinstance(v, bytes) else v)
         return [norm(x) for x in a.ravel().tolist()] == [norm(x) for x in b.ravel().tolist()]
+    if a.dtype.names and b.dtype.names:
+        # field by field: kerchunk's dtypes name the padding between fields
+        # (`_pad<offset>` void fields), whose bytes h5py does not keep
+        names = [n for n in b.dtype.names if not n.startswith("_pad")]
+        return (a.dtype.itemsize == b.dtype.itemsize and list(a.dtype.names) == names
+                and all(equal(a[n], b[n]) for n in names))
     if a.dtype.names or a.dtype.kind == "V" or b.dtype.kind == "V":
         return a.dtype.itemsize == b.dtype.itemsize and a.tobytes() == b.tobytes()
     if (a.dtype.kind, a.dtype.itemsize) != (b.dtype.kind, b.dtype.itemsize):
@@ -47,6 +57,22 @@ def equal(a, b):
     if a.dtype.kind in "fc":
         return bool(np.array_equal(a, b, equal_nan=True))
     return bool(np.array_equal(a, b)) and a.dtype.kind == b.dtype.kind
+
+
+BIG = 64 << 20
+
+
+def _selection(ds):
+    """All of a dataset, or for one over BIG bytes (the corpus has a 4 GiB
+    one, mostly unwritten: whole, both sides together would need 8 GiB) a
+    slab of at most BIG bytes from its end along the first axis, which
+    still crosses chunk boundaries, the partial edge chunk and unwritten
+    chunks."""
+    nbytes = ds.size * ds.dtype.itemsize
+    if ds.ndim == 0 or nbytes <= BIG:
+        return ()
+    rows = max(1, BIG * ds.shape[0] // max(nbytes, 1))
+    return (slice(ds.shape[0] - rows, ds.shape[0]),)
 
 
 def compare_file(path, codecs="standard"):
@@ -63,12 +89,13 @@ def compare_file(path, codecs="standard"):
         for n in names:
             if n in refused:
                 continue
+            sel = _selection(f[n])
             try:
-                want = f[n][()]
+                want = f[n][sel]
             except Exception:  # noqa: BLE001  (h5py cannot read it either)
                 continue
             try:
-                got = root[n][()]
+                got = root[n][sel]
             except Exception as e:  # noqa: BLE001
                 diffs.append("%s: read failed: %r" % (n, e))
                 continue
