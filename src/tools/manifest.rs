@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use crate::dump::json::{item_json, ndarray_json};
 use crate::tools::manifest_zarr::{base64, zarr_json, zarray, CodecIds};
 use purehdf::low_level::file::{File, Object};
-use purehdf::{Attribute, ChunkLocation, ChunkManifest, Error, Result};
+use purehdf::{Attribute, ChunkLocation, ChunkManifest, Error, Group, Link, Result};
 
 const USAGE: &str = "usage: h5 manifest FILE|URL [--format kerchunk|zarr-v3] \
 [--codecs standard|purehdf] [-o OUT] [--parquet (kerchunk, -o a new directory)]";
@@ -149,25 +149,67 @@ fn walk(f: &File) -> Result<Walked> {
     let root = f.root()?;
     let mut nodes = vec![(String::new(), Node::Group(attrs_of(root.attributes(), f)))];
     let mut refused = Map::new();
-    root.visit(|path, obj| {
-        match obj {
-            Object::Group(g) => {
-                nodes.push((path.to_string(), Node::Group(attrs_of(g.attributes(), f))))
+    // Depth first in name order, hard links only, each object once under the
+    // first path met (as `Group::visit`), but an object that cannot be opened
+    // (a damaged header, a group whose links cannot be read) is refused by
+    // its path and the walk goes on: one broken dataset does not cost the
+    // file's other references.
+    let mut seen = std::collections::HashSet::from([root.address()]);
+    let mut stack: Vec<(String, u64)> = Vec::new();
+    push_links(&root, "", &mut stack, &mut refused);
+    while let Some((path, addr)) = stack.pop() {
+        if !seen.insert(addr) {
+            continue;
+        }
+        if path.contains('\\') {
+            // zarr reads a backslash in a key as a path separator
+            refused.insert(
+                path,
+                json!("name contains a backslash (a separator to zarr)"),
+            );
+            continue;
+        }
+        match f.object_at(addr, format!("/{path}")) {
+            Ok(Object::Group(g)) => {
+                nodes.push((path.clone(), Node::Group(attrs_of(g.attributes(), f))));
+                push_links(&g, &path, &mut stack, &mut refused);
             }
-            Object::Dataset(d) => match d.chunk_manifest() {
-                Ok(m) => nodes.push((
-                    path.to_string(),
-                    Node::Array(Box::new(m), attrs_of(d.attributes(), f)),
-                )),
+            Ok(Object::Dataset(d)) => match d.chunk_manifest() {
+                Ok(m) => nodes.push((path, Node::Array(Box::new(m), attrs_of(d.attributes(), f)))),
                 Err(e) => {
-                    refused.insert(path.to_string(), json!(e.to_string()));
+                    refused.insert(path, json!(e.to_string()));
                 }
             },
-            _ => {}
+            Ok(_) => {}
+            Err(e) => {
+                refused.insert(path, json!(e.to_string()));
+            }
         }
-        Ok(())
-    })?;
+    }
     Ok((nodes, refused))
+}
+
+/// Push a group's hard links (last first, so the stack pops them in name
+/// order); a group whose links cannot be read is refused by its path.
+fn push_links(
+    g: &Group,
+    path: &str,
+    stack: &mut Vec<(String, u64)>,
+    refused: &mut Map<String, Value>,
+) {
+    match g.links() {
+        Ok(links) => {
+            for (name, link) in links.into_iter().rev() {
+                if let Link::Hard(addr) = link {
+                    stack.push((prefixed(path, &name), addr));
+                }
+            }
+        }
+        Err(e) => {
+            let at = if path.is_empty() { "/" } else { path };
+            refused.insert(at.to_string(), json!(e.to_string()));
+        }
+    }
 }
 
 fn source_json(src: &SourceInfo, refused: Map<String, Value>, format: Format) -> Value {

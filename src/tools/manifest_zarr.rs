@@ -41,13 +41,20 @@ pub fn base64(bytes: &[u8]) -> String {
     s
 }
 
-/// The numcodecs configuration of one codec.
-pub fn codec_config(c: &Codec, ids: CodecIds) -> Value {
+/// The numcodecs configuration of one codec; `first` when it is the first
+/// filter of the pipeline (its input the chunk's own bytes).
+pub fn codec_config(c: &Codec, ids: CodecIds, first: bool) -> Value {
     let cd = |i: usize| c.cd_values.get(i).copied();
     if ids == CodecIds::Standard {
         match c.filter_id {
             1 => return json!({"id": "zlib", "level": cd(0).unwrap_or(4).min(9)}),
-            2 => return json!({"id": "shuffle", "elementsize": cd(0).unwrap_or(c.element_size)}),
+            // numcodecs' shuffle refuses a buffer that is not a whole number
+            // of elements, which HDF5's passes on with the tail unshuffled: a
+            // shuffle after another filter (a file that shuffles deflated
+            // bytes) takes our codec
+            2 if first => {
+                return json!({"id": "shuffle", "elementsize": cd(0).unwrap_or(c.element_size)})
+            }
             3 => return json!({"id": "fletcher32"}),
             307 => return json!({"id": "bz2", "level": cd(0).unwrap_or(9).clamp(1, 9)}),
             32015 => return json!({"id": "zstd", "level": cd(0).unwrap_or(0)}),
@@ -163,7 +170,12 @@ pub fn zarray(m: &ChunkManifest, ids: CodecIds) -> Value {
         ElementKind::VlenUtf8 => (json!("|O"), vec![json!({"id": "vlen-utf8"})]),
         ElementKind::VlenBytes => (json!("|O"), vec![json!({"id": "vlen-bytes"})]),
     };
-    filters.extend(m.codecs.iter().map(|c| codec_config(c, ids)));
+    filters.extend(
+        m.codecs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| codec_config(c, ids, i == 0)),
+    );
     json!({
         "chunks": m.chunk_shape,
         "compressor": null,
@@ -214,8 +226,8 @@ pub fn zarr_json(
     }
     let (data_type, endian) = dtype_v3(m)?;
     let mut codecs = vec![json!({"name": "bytes", "configuration": {"endian": endian}})];
-    for c in &m.codecs {
-        let Value::Object(mut cfg) = codec_config(c, ids) else {
+    for (i, c) in m.codecs.iter().enumerate() {
+        let Value::Object(mut cfg) = codec_config(c, ids, i == 0) else {
             continue;
         };
         let id = cfg

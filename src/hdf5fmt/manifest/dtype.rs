@@ -40,6 +40,15 @@ impl ZarrDtype {
 /// The Zarr dtype whose bytes are the file's, or what makes it impossible.
 pub(crate) fn map(dt: &Datatype) -> Result<ZarrDtype, String> {
     let same_size = |s: String| -> Result<ZarrDtype, String> {
+        // numpy's long double (`<f16`, `<c32`) has no zarr data type
+        let wide = match s.as_bytes().get(1) {
+            Some(b'f') => dt.size() > 8,
+            Some(b'c') => dt.size() > 16,
+            _ => false,
+        };
+        if wide {
+            return Err(format!("datatype {dt} ({s}) has no zarr data type"));
+        }
         let z = ZarrDtype::Scalar(s);
         if z.itemsize() == dt.size() {
             Ok(z)
