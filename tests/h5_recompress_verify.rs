@@ -1,7 +1,8 @@
 //! `h5 recompress`'s verification of a digested copy (`verify_copy`,
-//! `docs/neighbours.md` row E7): a re-encoded dataset is checked by
-//! decoding every output chunk against the digest the copier took from the
-//! decoded source bytes, a kept dataset by its byte-identical stored chunks.
+//! `docs/neighbours.md` row E7): a re-encoded dataset is checked by reading
+//! back every stored output chunk against the digest the copier took of the
+//! chunks it encoded (each decoded and compared with the source bytes as it
+//! was encoded), a kept dataset by its byte-identical stored chunks.
 //! A wrong digest and a corrupted output chunk are both refused, and a clean
 //! copy passes, with the full two-dump `verify` agreeing in every case.
 

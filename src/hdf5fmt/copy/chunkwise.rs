@@ -18,7 +18,7 @@ use crate::selection::Selection;
 use crate::write::chunks::{extract_chunk, run_pipeline};
 use crate::write::set_local::set_local;
 use crate::write::{DatasetId, FileWriter};
-use purehdf_filters::{ChunkContext, FilterSpec};
+use purehdf_filters::{decode_pipeline, ChunkContext, FilterSpec};
 
 use super::digest::{chunk_sha, DatasetDigest};
 
@@ -84,21 +84,35 @@ impl Target {
         Ok(((BATCH_BYTES / per) as usize).clamp(1, BATCH_CHUNKS))
     }
 
-    /// Encode one whole chunk; with `digest`, also the SHA-256 of its
-    /// decoded bytes (see [`super::digest`]).
+    /// Encode one whole chunk. With `digest`, the encoded chunk is decoded
+    /// at once and must equal `raw` (else an error), and the SHA-256 of its
+    /// encoded bytes is returned with it (see [`super::digest`]).
     fn encode(&self, raw: Vec<u8>, coords: &[u64], digest: bool) -> Result<Encoded> {
-        let sha = digest.then(|| chunk_sha(&raw));
         let ctx = ChunkContext::new(self.elem, raw.len());
-        let (bytes, mask) = run_pipeline(&self.filters, &ctx, raw).map_err(|e| Error::Chunk {
+        let failed = |e: Error| Error::Chunk {
             dataset: String::new(),
             coords: coords.to_vec(),
             source: Box::new(e),
-        })?;
-        Ok((bytes, mask, sha))
+        };
+        if !digest {
+            let (bytes, mask) = run_pipeline(&self.filters, &ctx, raw).map_err(failed)?;
+            return Ok((bytes, mask, None));
+        }
+        let (bytes, mask) = run_pipeline(&self.filters, &ctx, raw.clone()).map_err(failed)?;
+        let back = decode_pipeline(&self.filters, mask, &ctx, &bytes)
+            .map_err(|e| failed(Error::from(e)))?;
+        if back != raw {
+            return Err(failed(Error::InvalidArgument(
+                "the re-encoded chunk does not decode to the source bytes".into(),
+            )));
+        }
+        let sha = chunk_sha(&bytes);
+        Ok((bytes, mask, Some(sha)))
     }
 }
 
-/// An encoded chunk, its filter mask and (when asked) its decoded SHA-256.
+/// An encoded chunk, its filter mask and (when asked) the SHA-256 of its
+/// encoded bytes, taken once it was checked to decode to the source.
 type Encoded = (Vec<u8>, u32, Option<[u8; 32]>);
 
 /// Write one encoded chunk and record its digest.
@@ -112,9 +126,18 @@ fn put(
     let (bytes, mask, sha) = enc;
     w.write_raw_chunk(d, coords, bytes, mask)?;
     if let (Some(g), Some(sha)) = (dig.as_deref_mut(), sha) {
-        g.push(coords.to_vec(), sha);
+        g.push(coords.to_vec(), mask, sha);
     }
     Ok(())
+}
+
+/// Bind `dig` (when there is one) to the target's decoding; whether digests
+/// are wanted.
+fn bind(dig: &mut Option<&mut DatasetDigest>, t: &Target) -> bool {
+    if let Some(g) = dig.as_deref_mut() {
+        g.bind(&t.filters, &t.chunk, t.elem);
+    }
+    dig.is_some()
 }
 
 /// Elements of the box `count` (checked).
@@ -162,7 +185,7 @@ pub(super) fn stored_chunks(
     t: &Target,
     mut dig: Option<&mut DatasetDigest>,
 ) -> Result<Done> {
-    let want = dig.is_some();
+    let want = bind(&mut dig, t);
     let Some(params) = ds.chunk_params() else {
         return Err(Error::InvalidArgument("dataset is not chunked".into()));
     };
@@ -217,7 +240,7 @@ pub(super) fn by_rows(
 ) -> Result<Done> {
     // Visits every row: held to the data budget (issue 16).
     ds.check_budget()?;
-    let want = dig.is_some();
+    let want = bind(&mut dig, t);
     let dims = ds.shape().to_vec();
     let rank = dims.len();
     if rank == 0 || t.chunk.len() != rank || t.chunk.contains(&0) {

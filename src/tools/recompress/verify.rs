@@ -11,9 +11,11 @@
 //!
 //! [`verify_copy`] proves the same of an output whose copier took digests
 //! ([`purehdf::low_level::copy::copy_file_digested`]) at less cost: the
-//! descriptions are compared without reading data; every re-encoded dataset's
-//! output chunks are decoded once (in parallel) and their digest must equal
-//! the one the copier took from the decoded source bytes; a dataset whose
+//! descriptions are compared without reading data; the copier decoded every
+//! chunk it encoded and compared it with the source bytes, and took a digest
+//! of the encoded chunks (`copy::digest`), so every re-encoded dataset's
+//! stored chunks are read back (in parallel) and their digest, bound to the
+//! output's own pipeline and chunk shape, must equal the copier's; a dataset whose
 //! stored chunks were moved as they are (same chunk shape and pipeline) must
 //! have byte-identical stored chunks (else its decoded SHA-256 is compared);
 //! every other dataset is hashed as [`verify`] does.
@@ -28,15 +30,13 @@ use sha2::{Digest, Sha256};
 use crate::dump::canonical::hex;
 use crate::dump::walk::{dump_file, dump_file_with};
 use purehdf::low_level::chunk_index;
+use purehdf::low_level::chunk_index::read::as_plugins_read;
 use purehdf::low_level::copy::digest::{chunk_sha, DatasetDigest};
 use purehdf::low_level::copy::raw;
-use purehdf::low_level::cursor::bounded;
 use purehdf::low_level::dataset::Dataset;
 use purehdf::low_level::file::{File, Object};
-use purehdf::low_level::limits;
 use purehdf::low_level::selection::Selection;
 use purehdf::{Error, Result};
-use purehdf_filters::{decode_pipeline, ChunkContext};
 
 /// Fields of a dataset record that describe storage, not content.
 const STORAGE_FIELDS: [&str; 3] = ["layout", "chunks", "filters"];
@@ -183,8 +183,10 @@ fn same_filters(a: &Dataset, b: &Dataset) -> bool {
             .all(|(x, y)| x.id == y.id && x.flags == y.flags && x.cd_values == y.cd_values)
 }
 
-/// The [`DatasetDigest`] of a chunked dataset of the output: every stored
-/// chunk decoded once (honouring its filter mask), in parallel.
+/// The [`DatasetDigest`] of a chunked dataset of the output: the SHA-256 of
+/// every stored chunk's bytes (read in parallel) with its filter mask, bound
+/// to the output's own pipeline (as the filter plugins read it), chunk shape
+/// and element size.
 pub fn output_digest(ds: &Dataset) -> Result<String> {
     let (Some(params), Some(chunk)) = (ds.chunk_params(), raw::chunk_shape(ds)) else {
         return Err(refused(format!(
@@ -195,17 +197,6 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
     let file = ds.file();
     let recs = chunk_index::chunks(file.source(), file.sizes(), &params)?;
     let elem = usize::try_from(ds.dtype().size()).unwrap_or(0);
-    let n = chunk
-        .iter()
-        .try_fold(elem as u64, |a, &c| a.checked_mul(c))
-        .ok_or_else(|| refused(format!("{}: chunk size overflows", ds.path())))?;
-    let bytes = bounded(
-        n,
-        limits::MAX_DECODED,
-        "h5 recompress",
-        ds.address(),
-        "chunk size",
-    )?;
     let shas = purehdf_filters::threads::try_map(&recs, |r| {
         let coords: Vec<u64> = r
             .offset
@@ -214,26 +205,12 @@ pub fn output_digest(ds: &Dataset) -> Result<String> {
             .map(|(&o, &c)| o / c.max(1))
             .collect();
         let stored = chunk_index::stored_bytes(file.source(), r)?;
-        let ctx = ChunkContext::new(elem, bytes);
-        let dec = decode_pipeline(ds.filters(), r.filter_mask, &ctx, &stored).map_err(|e| {
-            Error::Chunk {
-                dataset: ds.path().to_string(),
-                coords: coords.clone(),
-                source: Box::new(e.into()),
-            }
-        })?;
-        if dec.len() != bytes {
-            return Err(refused(format!(
-                "{}: chunk {coords:?} decodes to {} bytes, not {bytes}",
-                ds.path(),
-                dec.len()
-            )));
-        }
-        Ok((coords, chunk_sha(&dec)))
+        Ok::<_, Error>((coords, r.filter_mask, chunk_sha(&stored)))
     })?;
     let mut d = DatasetDigest::default();
-    for (c, s) in shas {
-        d.push(c, s);
+    d.bind(&as_plugins_read(ds.filters()), &chunk, elem);
+    for (c, mask, s) in shas {
+        d.push(c, mask, s);
     }
     Ok(d.finish())
 }
