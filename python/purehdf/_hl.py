@@ -92,10 +92,16 @@ def _maker(fobj):
 
 
 def _to_array(vals, dtype, shape):
-    """numpy array from the extension's values ``("buf", bytearray)`` or
-    ``("obj", list)`` (an array dtype's dimensions are appended to
-    ``shape``, as numpy does)."""
+    """numpy array from the extension's values ``("arr", uint8 array)`` (a
+    fresh array the extension filled: viewed, not copied), ``("buf",
+    bytearray)`` or ``("obj", list)`` (an array dtype's dimensions are
+    appended to ``shape``, as numpy does)."""
     kind, v = vals
+    if kind == "arr":
+        if dtype.subdtype is not None:
+            base, sub = dtype.subdtype
+            return v.view(base).reshape(tuple(shape) + sub)
+        return v.view(dtype).reshape(shape)
     if kind == "buf":
         if dtype.subdtype is not None:
             base, sub = dtype.subdtype
@@ -613,7 +619,8 @@ class Dataset(_Bound):
         if names is None and not plan.post and dt.subdtype is None and \
                 tuple(plan.count) == shape and all(s == 0 for s in plan.start) and \
                 all(s == 1 for s in plan.step):
-            arr = _read_whole_contiguous(self, dt, shape)
+            if not os.environ.get("PUREHDF_DEV_NOPY"):
+                arr = _read_whole_contiguous(self, dt, shape)
         if arr is None:
             vals = self._ds().read(plan.start, plan.count, plan.step, self._file._make)
             arr = _to_array(vals, dt, plan.box_shape())
