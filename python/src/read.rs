@@ -280,42 +280,6 @@ pub(crate) struct NativeDataset {
 
 #[pymethods]
 impl NativeDataset {
-    /// `(path, absolute file offset, byte length)` of a whole contiguous dataset
-    /// whose stored bytes are numpy's (no filters, external files or object
-    /// values) in a local file, so that the Python layer reads it straight
-    /// into a fresh array; `None` otherwise.
-    fn contiguous_extent(&self) -> PyResult<Option<(std::path::PathBuf, u64, u64)>> {
-        use purehdf::low_level::messages::layout::Layout;
-        let ds = &self.ds;
-        let dt = ds.dtype();
-        if has_objects(dt) || !same_layout(dt) || ds.external_files().is_some() {
-            return Ok(None);
-        }
-        let Layout::Contiguous {
-            address: Some(a), ..
-        } = ds.layout()
-        else {
-            return Ok(None);
-        };
-        let Some(path) = ds.file().path().map(|p| p.to_path_buf()) else {
-            return Ok(None);
-        };
-        let Some(n) = ds
-            .shape()
-            .iter()
-            .try_fold(dt.size(), |acc, &d| acc.checked_mul(d))
-        else {
-            return Ok(None);
-        };
-        let size = ds.storage_size().py_err()?;
-        let base = ds.file().superblock().base_address;
-        let end = a.checked_add(n).filter(|&e| e <= ds.file().source().len());
-        match (base.checked_add(*a), end) {
-            (Some(at), Some(_)) if size >= n => Ok(Some((path, at, n))),
-            _ => Ok(None),
-        }
-    }
-
     /// Shape, maximum shape, chunks, type, filters and fill value.
     fn info<'py>(&self, py: Python<'py>, make: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let ds = &self.ds;
