@@ -92,10 +92,16 @@ def _maker(fobj):
 
 
 def _to_array(vals, dtype, shape):
-    """numpy array from the extension's values ``("buf", bytearray)`` or
-    ``("obj", list)`` (an array dtype's dimensions are appended to
-    ``shape``, as numpy does)."""
+    """numpy array from the extension's values ``("arr", uint8 array)`` (a
+    fresh array the extension filled: viewed, not copied), ``("buf",
+    bytearray)`` or ``("obj", list)`` (an array dtype's dimensions are
+    appended to ``shape``, as numpy does)."""
     kind, v = vals
+    if kind == "arr":
+        if dtype.subdtype is not None:
+            base, sub = dtype.subdtype
+            return v.view(base).reshape(tuple(shape) + sub)
+        return v.view(dtype).reshape(shape)
     if kind == "buf":
         if dtype.subdtype is not None:
             base, sub = dtype.subdtype
@@ -111,63 +117,6 @@ def _to_array(vals, dtype, shape):
     for i, x in enumerate(v):
         out[i] = x
     return out.reshape(shape)
-
-
-def _read_whole_contiguous(ds, dt, shape):
-    """A whole contiguous dataset read straight into a fresh array with
-    positional reads (no intermediate buffer), or None when the layout does
-    not allow it."""
-    if not hasattr(os, "preadv") or not shape:
-        return None
-    key = ("extent", ds._path)
-    cache = ds._file._cache
-    ext = cache.get(key, False)
-    if ext is False:
-        ext = cache[key] = ds._ds().contiguous_extent()
-    if ext is None:
-        return None
-    path, off, n = ext
-    arr = np.empty(shape, dtype=dt)
-    if arr.nbytes != n:
-        return None
-    view = memoryview(arr.reshape(-1).view(np.uint8))
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        # pieces of at least 4 MiB read by a few threads (os.preadv releases
-        # the GIL): page-cache copies in parallel
-        k = max(1, min(_PREAD_PIECES, n >> 22))
-        step = -(-n // k)
-        spans = [(i * step, min(n, (i + 1) * step)) for i in range(k)]
-        if k == 1:
-            ok = _pread_all(fd, view, off, spans[0])
-        else:
-            ok = all(_pread_pool().map(lambda sp: _pread_all(fd, view, off, sp), spans))
-    finally:
-        os.close(fd)
-    return arr if ok else None
-
-
-_PREAD_PIECES = 4
-_POOL = [None, None]
-
-
-def _pread_pool():
-    """This process's reader threads (a forked child makes its own)."""
-    if _POOL[1] != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL[0] = ThreadPoolExecutor(_PREAD_PIECES, thread_name_prefix="purehdf-read")
-        _POOL[1] = os.getpid()
-    return _POOL[0]
-
-
-def _pread_all(fd, view, off, span):
-    a, b = span
-    while a < b:
-        got = os.preadv(fd, [view[a:b]], off + a)
-        if got <= 0:
-            return False
-        a += got
-    return True
 
 
 def _join(parent, name):
@@ -609,14 +558,8 @@ class Dataset(_Bound):
                 args = (Ellipsis,)
             plan = resolve(args, shape)
             scalar = plan.scalar
-        arr = None
-        if names is None and not plan.post and dt.subdtype is None and \
-                tuple(plan.count) == shape and all(s == 0 for s in plan.start) and \
-                all(s == 1 for s in plan.step):
-            arr = _read_whole_contiguous(self, dt, shape)
-        if arr is None:
-            vals = self._ds().read(plan.start, plan.count, plan.step, self._file._make)
-            arr = _to_array(vals, dt, plan.box_shape())
+        vals = self._ds().read(plan.start, plan.count, plan.step, self._file._make)
+        arr = _to_array(vals, dt, plan.box_shape())
         arr = plan.apply(arr, dt.subdtype[1] if dt.subdtype is not None else ())
         if names is not None:
             if dt.names is None:

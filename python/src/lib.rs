@@ -11,6 +11,7 @@ mod medh5;
 mod medh5_api;
 mod medh5_write;
 mod read;
+mod read_fill;
 #[cfg(feature = "remote")]
 mod remote;
 mod write;

@@ -4,6 +4,8 @@
 use crate::convert::{all_to_py, convert_all, has_objects, same_layout};
 use crate::dtype::describe;
 use crate::errors::{to_py, IntoPy};
+use crate::read_fill as fill;
+use numpy::{PyArray1, PyArrayMethods};
 use purehdf::low_level::attribute::read_entries;
 use purehdf::low_level::messages::link_info::LinkInfo;
 use purehdf::low_level::messages::types;
@@ -11,7 +13,7 @@ use purehdf::low_level::object_header::ObjectHeader;
 use purehdf::{Datatype, File, Hyperslab, Link, Object};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// An open HDF5 file (read-only).
 #[pyclass(module = "purehdf._native", frozen)]
@@ -19,8 +21,8 @@ pub(crate) struct NativeFile {
     pub(crate) file: File,
 }
 
-/// The values of `raw` (stored elements of `dt`) for numpy: `("buf",
-/// bytearray)` in numpy layout, or `("obj", list)` of Python values.
+/// The values of `raw` (stored elements of `dt`) for numpy: `("arr",
+/// uint8 array)` in numpy layout, or `("obj", list)` of Python values.
 pub(crate) fn values<'py>(
     py: Python<'py>,
     file: &File,
@@ -37,12 +39,29 @@ pub(crate) fn values<'py>(
     let isz = dt
         .numpy_itemsize()
         .ok_or_else(|| PyTypeError::new_err(format!("no numpy dtype for {dt}")))?;
-    let out = if same_layout(dt) {
-        PyByteArray::new(py, &raw)
-    } else {
-        PyByteArray::new_with(py, n * isz as usize, |buf| convert_all(dt, &raw, buf))?
-    };
-    Ok(("buf", out).into_pyobject(py)?.into_any())
+    let len = n
+        .checked_mul(isz as usize)
+        .ok_or_else(|| PyValueError::new_err("values too large"))?;
+    let out = fresh_array(py, len);
+    {
+        let mut rw = out.readwrite();
+        let buf = rw.as_slice_mut()?;
+        if same_layout(dt) {
+            buf.copy_from_slice(&raw[..len]);
+        } else {
+            convert_all(dt, &raw, buf)?;
+        }
+    }
+    Ok(("arr", out).into_pyobject(py)?.into_any())
+}
+
+/// A fresh numpy array of `n` bytes from numpy's own allocator: `calloc`,
+/// so the kernel hands over zeroed pages as they are first written (no
+/// zero-filling pass), and huge pages for large arrays (numpy asks for them).
+/// The reader then writes every byte, on the pool's threads for large
+/// reads, so the first-touch page faults are spread over the cores too.
+fn fresh_array(py: Python<'_>, n: usize) -> Bound<'_, PyArray1<u8>> {
+    PyArray1::<u8>::zeros(py, n, false)
 }
 
 fn link_tuple<'py>(py: Python<'py>, name: &str, link: &Link) -> PyResult<Bound<'py, PyAny>> {
@@ -261,42 +280,6 @@ pub(crate) struct NativeDataset {
 
 #[pymethods]
 impl NativeDataset {
-    /// `(path, absolute file offset, byte length)` of a whole contiguous dataset
-    /// whose stored bytes are numpy's (no filters, external files or object
-    /// values) in a local file, so that the Python layer reads it straight
-    /// into a fresh array; `None` otherwise.
-    fn contiguous_extent(&self) -> PyResult<Option<(std::path::PathBuf, u64, u64)>> {
-        use purehdf::low_level::messages::layout::Layout;
-        let ds = &self.ds;
-        let dt = ds.dtype();
-        if has_objects(dt) || !same_layout(dt) || ds.external_files().is_some() {
-            return Ok(None);
-        }
-        let Layout::Contiguous {
-            address: Some(a), ..
-        } = ds.layout()
-        else {
-            return Ok(None);
-        };
-        let Some(path) = ds.file().path().map(|p| p.to_path_buf()) else {
-            return Ok(None);
-        };
-        let Some(n) = ds
-            .shape()
-            .iter()
-            .try_fold(dt.size(), |acc, &d| acc.checked_mul(d))
-        else {
-            return Ok(None);
-        };
-        let size = ds.storage_size().py_err()?;
-        let base = ds.file().superblock().base_address;
-        let end = a.checked_add(n).filter(|&e| e <= ds.file().source().len());
-        match (base.checked_add(*a), end) {
-            (Some(at), Some(_)) if size >= n => Ok(Some((path, at, n))),
-            _ => Ok(None),
-        }
-    }
-
     /// Shape, maximum shape, chunks, type, filters and fill value.
     fn info<'py>(&self, py: Python<'py>, make: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let ds = &self.ds;
@@ -389,20 +372,19 @@ impl NativeDataset {
             let whole = h.start.iter().all(|&s| s == 0)
                 && h.step.iter().all(|&s| s == 1)
                 && h.count.as_slice() == ds.shape();
-            if whole {
-                // a whole contiguous dataset: one copy from the mapped file
-                if let Some(bytes) = ds.contiguous_bytes().py_err()? {
-                    if bytes.len() == n {
-                        return Ok(("buf", PyByteArray::new(py, &bytes))
-                            .into_pyobject(py)?
-                            .into_any());
+            let arr = fresh_array(py, n);
+            {
+                let mut rw = arr.readwrite();
+                let out = rw.as_slice_mut()?;
+                py.detach(|| {
+                    if whole && fill::whole_contiguous(ds, out)? {
+                        return Ok(());
                     }
-                }
+                    ds.read_hyperslab_raw(&h, out)
+                })
+                .py_err()?;
             }
-            let buf = PyByteArray::new_with(py, n, |out| {
-                py.detach(|| ds.read_hyperslab_raw(&h, out)).map_err(to_py)
-            })?;
-            return Ok(("buf", buf).into_pyobject(py)?.into_any());
+            return Ok(("arr", arr).into_pyobject(py)?.into_any());
         }
         let raw = py
             .detach(|| {
