@@ -7,7 +7,7 @@ use crate::host::{options, Host};
 use crate::values::{dtype_str, metadata, to_values};
 use purehdf::convert::Elements;
 use purehdf::low_level::messages::dataspace::SpaceKind;
-use purehdf::{Attribute, Dataset, File, Hyperslab, Link, Object, RangeSource};
+use purehdf::{Attribute, Dataset, File, Hyperslab, Link, Object, RangeSource, Selection};
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
@@ -19,6 +19,33 @@ fn set(o: &js_sys::Object, k: &str, v: impl Into<JsValue>) {
 
 fn nums(v: &[u64]) -> js_sys::Array {
     v.iter().map(|&x| JsValue::from(x as f64)).collect()
+}
+
+/// The stored bytes of the elements `h` selects (`bytes` of them): a box
+/// (every step 1, or a scalar's whole) is read by `Dataset::read_raw_vec`,
+/// which decodes chunked data into memory that is never zeroed first (the
+/// chunk reader reports every byte written); a stepped selection into a
+/// zeroed buffer.
+fn read_selection(ds: &Dataset, h: Hyperslab, bytes: usize) -> JsResult<Vec<u8>> {
+    let raw = if h.start.is_empty() || h.is_unit_stride() {
+        let sel = if h.start.is_empty() {
+            Selection::All
+        } else {
+            Selection::Hyperslab {
+                start: h.start,
+                count: h.count,
+            }
+        };
+        ds.read_raw_vec(&sel).map_err(to_js)?
+    } else {
+        let mut raw = vec![0u8; bytes];
+        ds.read_hyperslab_raw(&h, &mut raw).map_err(to_js)?;
+        raw
+    };
+    if raw.len() != bytes {
+        return Err(js_error("Corrupt", "the read returned a different size"));
+    }
+    Ok(raw)
 }
 
 /// An open HDF5 file (read-only).
@@ -344,8 +371,7 @@ impl WasmFile {
                 f.source().len(),
             )
             .map_err(to_js)?;
-            let mut raw = vec![0u8; bytes];
-            ds.read_hyperslab_raw(&h, &mut raw).map_err(to_js)?;
+            let raw = read_selection(&ds, h, bytes)?;
             to_values(
                 f,
                 ds.path(),
