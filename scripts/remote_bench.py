@@ -77,7 +77,14 @@ def main():
     ap.add_argument("--profile", default="balanced")
     ap.add_argument("--rate", type=float, default=100e6,
                     help="bytes per second of each response through the capped proxy")
+    ap.add_argument("--only", default="",
+                    help="comma list of row groups to time (full, patch, plain, capped); all by default")
+    ap.add_argument("--timeline", action="store_true",
+                    help="print the capped proxy's timeline of one capped full read "
+                         "(each request: arrived, upstream answered, body sent, in ms "
+                         "after the process started)")
     a = ap.parse_args()
+    groups = set(filter(None, a.only.split(","))) or {"full", "patch", "plain", "capped"}
     if hasattr(os, "getloadavg"):
         print("load average: %.2f %.2f %.2f" % os.getloadavg())
     import numpy as np
@@ -212,22 +219,37 @@ def main():
         full_ours()
         got = np.load(out)
         assert (got == img).all(), "full read differs"
-        rows = [
-            ("full image, h5 cat (ours)", timed(full_ours, a.repeat, port)),
-            ("full object, one plain GET", timed(full_get, a.repeat, port)),
-            ("full image, local file (floor)", timed(full_local, a.repeat, port)),
-            ("64^3 patch, h5 cat (ours)", timed(patch_ours, a.repeat, port)),
-        ]
-        try:
-            rows.append(("64^3 patch, h5py over s3fs", timed(patch_h5py, a.repeat, port)))
-        except Exception as e:  # report, do not hide the rest
-            print("h5py over s3fs failed: %s" % e)
-        # The range server counts nothing: no request column for it.
-        rows.append(("plain server: full, h5 cat", timed(full_plain, a.repeat, port)))
-        rows.append(("plain server: one GET", timed(get_plain, a.repeat, port)))
+        rows = []
+        if "full" in groups:
+            rows.append(("full image, h5 cat (ours)", timed(full_ours, a.repeat, port)))
+            rows.append(("full object, one plain GET", timed(full_get, a.repeat, port)))
+            rows.append(("full image, local file (floor)", timed(full_local, a.repeat, port)))
+        if "patch" in groups:
+            rows.append(("64^3 patch, h5 cat (ours)", timed(patch_ours, a.repeat, port)))
+            try:
+                rows.append(("64^3 patch, h5py over s3fs", timed(patch_h5py, a.repeat, port)))
+            except Exception as e:  # report, do not hide the rest
+                print("h5py over s3fs failed: %s" % e)
+        if "plain" in groups:
+            # The range server counts nothing: no request column for it.
+            rows.append(("plain server: full, h5 cat", timed(full_plain, a.repeat, port)))
+            rows.append(("plain server: one GET", timed(get_plain, a.repeat, port)))
         cap = "capped %.0f MB/s/req:" % (a.rate / 1e6)
-        rows.append((cap + " full, h5 cat", timed(full_capped, a.repeat, capped_port)))
-        rows.append((cap + " one GET", timed(get_capped, a.repeat, capped_port)))
+        if "capped" in groups:
+            rows.append((cap + " full, h5 cat", timed(full_capped, a.repeat, capped_port)))
+            rows.append((cap + " one GET", timed(get_capped, a.repeat, capped_port)))
+        if a.timeline:
+            for what, fn in (("capped full read", full_capped), ("capped one GET", get_capped)):
+                stats(capped_port, reset=True)
+                t0 = time.time()
+                fn()
+                t1 = time.time()
+                print("timeline of one %s (%.1f ms in all), ms after start:"
+                      % (what, 1e3 * (t1 - t0)))
+                print("%9s %9s %9s %10s  %s" % ("arrived", "upstream", "sent", "bytes", "range"))
+                for t_in, t_up, t_out, nb, rng_h in sorted(stats(capped_port)["timeline"]):
+                    print("%9.1f %9.1f %9.1f %10d  %s" % (1e3 * (t_in - t0), 1e3 * (t_up - t0),
+                                                         1e3 * (t_out - t0), nb, rng_h))
         print("%-36s %10s %10s %14s" % ("", "seconds", "requests", "bytes served"))
         for name, (t, (req, by)) in rows:
             if name.startswith("plain server"):
@@ -235,14 +257,18 @@ def main():
             else:
                 print("%-36s %10.3f %10d %14d" % (name, t, req, by))
         full = dict(rows)
-        tf, tg = full["full image, h5 cat (ours)"][0], full["full object, one plain GET"][0]
-        print("full read throughput vs one GET (moto, unthrottled): %.0f %%" % (100 * tg / tf))
-        tp, tgp = full["plain server: full, h5 cat"][0], full["plain server: one GET"][0]
-        print("full read throughput vs one GET (plain range server, unthrottled): %.0f %%"
-              % (100 * tgp / tp))
-        tc, tgc = full[cap + " full, h5 cat"][0], full[cap + " one GET"][0]
-        print("full read throughput vs one GET (%s): %.0f %%" % (cap.rstrip(":"), 100 * tgc / tc))
-        if fetch_part:
+
+        def ratio(label, ours, get):
+            if ours in full and get in full:
+                print("full read throughput vs one GET (%s): %.0f %%"
+                      % (label, 100 * full[get][0] / full[ours][0]))
+
+        ratio("moto, unthrottled", "full image, h5 cat (ours)", "full object, one plain GET")
+        ratio("plain range server, unthrottled", "plain server: full, h5 cat",
+              "plain server: one GET")
+        ratio(cap.rstrip(":"), cap + " full, h5 cat", cap + " one GET")
+        if fetch_part and "full object, one plain GET" in full:
+            tg = full["full object, one plain GET"][0]
             # The fetching alone: bytes received / time from the open to the
             # last byte (median over the runs), decoding and writing aside.
             fb = statistics.median(b for b, _ in fetch_part)

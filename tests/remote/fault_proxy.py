@@ -8,7 +8,10 @@ counts what it forwards; the tests set faults through the control URL:
     GET /__fault?kind=clear
     GET /__stats[?reset=1]     requests, bytes, faults injected, the
                                last 200 request lines, each with its
-                               Range header (JSON)
+                               Range header, and the timeline of the last
+                               200 answered bodies: [arrived, upstream
+                               answered, body sent] (epoch seconds),
+                               bytes, Range header (JSON)
 
 A fault applies to the next N requests (count, default 1; -1 for all) whose
 "METHOD path?query" contains S (match, default "GET /" with a Range
@@ -46,7 +49,7 @@ from urllib.parse import parse_qs, urlsplit
 from loopback import serve
 
 LOCK = threading.Lock()
-STATS = {"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": []}
+STATS = {"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": [], "timeline": []}
 MAX_LINES = 200
 FAULT = {"kind": None}
 HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
@@ -94,7 +97,8 @@ class Proxy(BaseHTTPRequestHandler):
             with LOCK:
                 snap = json.loads(json.dumps(STATS))
                 if "reset" in q:
-                    STATS.update({"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": []})
+                    STATS.update({"requests": 0, "bytes": 0, "faults": 0, "by_method": {}, "lines": [],
+                                  "timeline": []})
             body = json.dumps(snap).encode()
         else:
             with LOCK:
@@ -118,6 +122,7 @@ class Proxy(BaseHTTPRequestHandler):
         if parts.path in ("/__fault", "/__stats"):
             self.control(parts)
             return
+        t_in = time.time()
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
         line = "%s %s" % (self.command, self.path)
@@ -193,9 +198,12 @@ class Proxy(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
+        t_up = time.time()
         self.write_paced(data)
         with LOCK:
             STATS["bytes"] += len(data)
+            STATS["timeline"] = (STATS["timeline"] + [
+                [t_in, t_up, time.time(), len(data), self.headers.get("Range", "")]])[-MAX_LINES:]
 
     def write_paced(self, data):
         """Write the body, at most `rate` bytes per second when set."""
