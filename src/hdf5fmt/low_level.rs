@@ -46,6 +46,8 @@ pub mod encode;
 pub mod fetch;
 #[path = "file.rs"]
 pub mod file;
+#[path = "file_core.rs"]
+pub(crate) mod file_core;
 #[path = "fractal_heap/mod.rs"]
 pub mod fractal_heap;
 #[path = "global_heap.rs"]
@@ -62,13 +64,15 @@ pub mod link_walk;
 pub mod local_heap;
 #[path = "manifest/mod.rs"]
 pub mod manifest;
-#[cfg(all(feature = "mmap", target_os = "linux"))]
 #[path = "mapguard.rs"]
 pub mod mapguard;
 #[path = "messages/mod.rs"]
 pub mod messages;
 #[path = "meta_cache.rs"]
 pub mod meta_cache;
+#[cfg(all(feature = "mmap", target_os = "linux"))]
+#[path = "named_datatype.rs"]
+pub(crate) mod named_datatype;
 #[path = "object_header.rs"]
 pub mod object_header;
 #[path = "raw_chunks.rs"]
