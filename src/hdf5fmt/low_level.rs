@@ -64,13 +64,13 @@ pub mod link_walk;
 pub mod local_heap;
 #[path = "manifest/mod.rs"]
 pub mod manifest;
+#[cfg(all(feature = "mmap", target_os = "linux"))]
 #[path = "mapguard.rs"]
 pub mod mapguard;
 #[path = "messages/mod.rs"]
 pub mod messages;
 #[path = "meta_cache.rs"]
 pub mod meta_cache;
-#[cfg(all(feature = "mmap", target_os = "linux"))]
 #[path = "named_datatype.rs"]
 pub(crate) mod named_datatype;
 #[path = "object_header.rs"]
