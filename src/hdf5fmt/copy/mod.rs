@@ -15,7 +15,7 @@
 //! compounds, arrays and variable-length data) point at the copied objects.
 //! Hard links back to an ancestor group (cycles) are kept too. Virtual datasets
 //! stay virtual: type, extent, fill value and mappings (source file names as
-//! the policy rewrites them, [`hook::CopyPolicy::virtual_source`]); their
+//! the policy rewrites them, [`CopyPolicy::virtual_source`]); their
 //! sources are not read. User-defined links are carried through as stored
 //! (class and link information).
 
