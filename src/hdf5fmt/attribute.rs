@@ -6,7 +6,7 @@ use crate::btree_v2::BTreeV2;
 use crate::cursor::Cursor;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::file::{AttrStorage, File};
+use crate::file_core::File;
 use crate::fractal_heap::FractalHeap;
 use crate::messages::attribute::AttributeMessage;
 use crate::messages::attribute_info::AttributeInfo;
@@ -166,6 +166,27 @@ fn info(file: &File, h: &ObjectHeader) -> Result<Option<AttributeInfo>> {
                 &mut Cursor::new(&body, m.offset, "attribute info message"),
                 file.sizes(),
             )?))
+        }
+    }
+}
+
+/// How an object keeps its attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrStorage {
+    /// Attribute messages kept in the object header itself (no attribute info message, or one
+    /// without a fractal heap).
+    Compact,
+    /// Attributes kept in a fractal heap indexed by v2 B-trees, as named by the attribute info
+    /// message.
+    Dense,
+}
+
+impl AttrStorage {
+    /// `"compact"` or `"dense"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrStorage::Compact => "compact",
+            AttrStorage::Dense => "dense",
         }
     }
 }

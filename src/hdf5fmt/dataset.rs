@@ -4,12 +4,13 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::attribute::AttrStorage;
 use crate::attribute::{self, Attribute};
 use crate::chunk_index::{self, ChunkIndexParams};
 use crate::cursor::{bounded, Cursor};
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::file::{AttrStorage, File};
+use crate::file_core::File;
 use crate::limits;
 use crate::local_heap::LocalHeap;
 use crate::messages::dataspace::{Dataspace, SpaceKind};

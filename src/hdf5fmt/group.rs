@@ -4,15 +4,18 @@
 
 use std::sync::Arc;
 
+use crate::attribute::AttrStorage;
 use crate::attribute::{self, Attribute};
 use crate::cursor::Cursor;
+use crate::dataset::Dataset;
 use crate::error::{Error, Result};
-use crate::file::{AttrStorage, File, Object};
+use crate::file_core::File;
 use crate::limits;
 use crate::link::{dense_links, join_path, symbol_table_links, Link, LinkMessage};
 use crate::messages::link_info::LinkInfo;
 use crate::messages::symbol_table::SymbolTable;
 use crate::messages::types;
+use crate::named_datatype::NamedDatatype;
 use crate::object_header::ObjectHeader;
 
 /// How a group stores its links.
@@ -219,7 +222,7 @@ impl Group {
 
     fn open_with(&self, path: &str, res: &mut Resolution) -> Result<Object> {
         let mut cur = if path.starts_with('/') {
-            self.file.root()?
+            root_group(&self.file)?
         } else {
             self.clone()
         };
@@ -248,7 +251,7 @@ impl Group {
     fn follow(&self, name: &str, res: &mut Resolution) -> Result<Object> {
         let full = join_path(&self.path, name);
         match self.link(name)? {
-            Link::Hard(addr) => self.file.object_at(addr, full),
+            Link::Hard(addr) => object_at(&self.file, addr, full),
             Link::Soft(target) => {
                 res.hop(format!("{}\0{}", self.file_key(), full))?;
                 let obj = self.open_with(&target, res)?;
@@ -257,7 +260,7 @@ impl Group {
             Link::External { file, path } => {
                 res.hop(format!("{}\0{}", self.file_key(), full))?;
                 let ext = self.file.open_external(&file)?;
-                let obj = ext.root()?.open_with(&path, res)?;
+                let obj = root_group(&ext)?.open_with(&path, res)?;
                 Ok(rename(obj, full))
             }
             Link::UserDefined { kind, .. } => Err(Error::unsupported(
@@ -300,7 +303,7 @@ impl Group {
         let mut out = Vec::new();
         for (name, link) in self.links()? {
             let obj = match link {
-                Link::Hard(addr) => self.file.object_at(addr, join_path(&self.path, &name))?,
+                Link::Hard(addr) => object_at(&self.file, addr, join_path(&self.path, &name))?,
                 _ => match self.open(&name) {
                     Ok(o) => o,
                     Err(_) => continue,
@@ -397,7 +400,7 @@ impl Group {
             if !seen.insert(p.addr) {
                 continue;
             }
-            let obj = self.file.object_at(p.addr, p.full)?;
+            let obj = object_at(&self.file, p.addr, p.full)?;
             f(&p.rel, &obj)?;
             if let Object::Group(g) = &obj {
                 push_children(&mut stack, &p.rel, g)?;
@@ -418,6 +421,141 @@ impl Group {
 }
 
 /// The object reached through a soft or external link keeps the link's path.
+/// An object reached through a hard link.
+#[derive(Clone, Debug)]
+pub enum Object {
+    /// A group.
+    Group(Group),
+    /// A dataset.
+    Dataset(Box<Dataset>),
+    /// A committed datatype.
+    NamedDatatype(NamedDatatype),
+}
+
+impl Object {
+    /// Path the object was reached by.
+    pub fn path(&self) -> &str {
+        match self {
+            Object::Group(g) => g.path(),
+            Object::Dataset(d) => d.path(),
+            Object::NamedDatatype(t) => &t.path,
+        }
+    }
+
+    /// The object header.
+    pub fn header(&self) -> &ObjectHeader {
+        match self {
+            Object::Group(g) => g.header(),
+            Object::Dataset(d) => d.header(),
+            Object::NamedDatatype(t) => &t.header,
+        }
+    }
+
+    /// Object header address (relative to the base address).
+    pub fn address(&self) -> u64 {
+        self.header().address
+    }
+
+    /// `"group"`, `"dataset"` or `"datatype"`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Object::Group(_) => "group",
+            Object::Dataset(_) => "dataset",
+            Object::NamedDatatype(_) => "datatype",
+        }
+    }
+
+    /// The object's attributes (name order).
+    pub fn attributes(&self) -> Result<Vec<Attribute>> {
+        match self {
+            Object::Group(g) => g.attributes(),
+            Object::Dataset(d) => d.attributes(),
+            Object::NamedDatatype(t) => t.attributes(),
+        }
+    }
+
+    /// The object's attributes decoded one by one (a bad one is an `Err` entry).
+    pub fn attributes_each(&self) -> Vec<Result<Attribute>> {
+        crate::attribute::read_each(self.file(), self.header())
+    }
+
+    /// The file the object lives in (for external links: the other file).
+    pub fn file(&self) -> &File {
+        match self {
+            Object::Group(g) => g.file(),
+            Object::Dataset(d) => d.file(),
+            Object::NamedDatatype(t) => &t.file,
+        }
+    }
+}
+
+/// The root group of `file`.
+pub(crate) fn root_group(file: &File) -> Result<Group> {
+    let h = file
+        .header(file.superblock().root_address)
+        .map_err(in_object("/"))?;
+    Group::new(file.clone(), "/".to_string(), Arc::new(h)).map_err(in_object("/"))
+}
+
+/// The object of `file` whose header is at `address`, named `path`.
+pub(crate) fn object_at(file: &File, address: u64, path: String) -> Result<Object> {
+    let named = path.clone();
+    object_at_unnamed(file, address, path).map_err(in_object(&named))
+}
+
+/// [`object_at`] with decode errors as they come.
+fn object_at_unnamed(file: &File, address: u64, path: String) -> Result<Object> {
+    let h = Arc::new(file.header(address)?);
+    let is_group = h.has(types::SYMBOL_TABLE) || h.has(types::LINK_INFO) || h.has(types::LINK);
+    if is_group {
+        return Ok(Object::Group(Group::new(file.clone(), path, h)?));
+    }
+    if h.has(types::LAYOUT) || (h.has(types::DATASPACE) && h.has(types::DATATYPE)) {
+        return Ok(Object::Dataset(Box::new(Dataset::new(
+            file.clone(),
+            path,
+            h,
+        )?)));
+    }
+    if let Some(m) = h.first(types::DATATYPE) {
+        let dtype = file.datatype(m)?;
+        return Ok(Object::NamedDatatype(NamedDatatype {
+            file: file.clone(),
+            path,
+            header: h,
+            dtype,
+        }));
+    }
+    // An object header with no group, dataset or datatype messages: libhdf5
+    // treats a bare header as a group only when it has group messages, but
+    // empty old-style groups do exist; report it as an empty group.
+    Ok(Object::Group(Group::new(file.clone(), path, h)?))
+}
+
+/// Wraps a decode error raised while opening the object at `path` in
+/// [`Error::InObject`]; errors about the source (I/O, a changed or stale
+/// file, bytes still to fetch) and errors already naming a path pass as they
+/// are.
+fn in_object(path: &str) -> impl Fn(Error) -> Error + '_ {
+    move |e| match e {
+        Error::Truncated { .. }
+        | Error::Malformed { .. }
+        | Error::Unsupported { .. }
+        | Error::Checksum { .. }
+        | Error::RecordChecksum { .. }
+        | Error::Overflow { .. }
+        | Error::Limit { .. }
+            if !path.is_empty() =>
+        {
+            Error::InObject {
+                path: path.to_string(),
+                source: Box::new(e),
+            }
+        }
+        other => other,
+    }
+}
+
 fn rename(obj: Object, path: String) -> Object {
     match obj {
         Object::Group(mut g) => {

@@ -7,7 +7,7 @@ use crate::btree_v1;
 use crate::btree_v2::BTreeV2;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
-use crate::file::File;
+use crate::file_core::File;
 use crate::fractal_heap::FractalHeap;
 use crate::local_heap::LocalHeap;
 use crate::messages::link_info::LinkInfo;

@@ -46,6 +46,8 @@ pub mod encode;
 pub mod fetch;
 #[path = "file.rs"]
 pub mod file;
+#[path = "file_core.rs"]
+pub(crate) mod file_core;
 #[path = "fractal_heap/mod.rs"]
 pub mod fractal_heap;
 #[path = "global_heap.rs"]
@@ -69,6 +71,8 @@ pub mod mapguard;
 pub mod messages;
 #[path = "meta_cache.rs"]
 pub mod meta_cache;
+#[path = "named_datatype.rs"]
+pub(crate) mod named_datatype;
 #[path = "object_header.rs"]
 pub mod object_header;
 #[path = "raw_chunks.rs"]

@@ -5,11 +5,12 @@
 
 use std::collections::HashMap;
 
+use super::choices::{guess_chunk, has_reference, keep_pipeline, space_of};
 use super::chunkwise::{self, Target};
-use super::hook::{CopyPolicy, KeepAll};
+use super::options::{CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
+use super::policy::{CopyPolicy, KeepAll};
 use super::raw;
 use super::values::Ctx;
-use super::{guess_chunk, space_of, CopyOptions, CopyReport, FilterChoice, MAX_OBJECTS};
 use crate::attribute::{self, Attribute, AttributeEntry};
 use crate::dataset::Dataset;
 use crate::datatype::Datatype;
@@ -203,10 +204,7 @@ impl<'a> Copier<'a> {
             let name = &a.attribute.name;
             self.policy.keep_attr(path, name) && !extra.iter().any(|(n, _)| n == name)
         });
-        if attrs
-            .iter()
-            .any(|a| super::has_reference(&a.attribute.dtype))
-        {
+        if attrs.iter().any(|a| has_reference(&a.attribute.dtype)) {
             self.pending.push(Pending::Attrs {
                 path: path.to_string(),
                 obj: dst,
@@ -625,11 +623,11 @@ impl<'a> Copier<'a> {
         let create = |w: &mut FileWriter, spec: DatasetSpec, data: DatasetData| {
             let d = w.create_dataset(parent, name, spec, data)?;
             if as_stored {
-                super::keep_pipeline(ds, w, d)?;
+                keep_pipeline(ds, w, d)?;
             }
             Ok::<_, Error>(d)
         };
-        if super::has_reference(&dtype) {
+        if has_reference(&dtype) {
             // written once every object exists
             let d = create(self.w, spec, DatasetData::None)?;
             self.pending.push(Pending::Data {

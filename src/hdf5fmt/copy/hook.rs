@@ -7,61 +7,13 @@
 //! each group as it is made. What the policy does not decide follows
 //! [`CopyOptions`], exactly as `h5 copy` does.
 
-use super::{CopyOptions, CopyReport, FilterChoice};
-use crate::dataset::Dataset;
+use super::copier::Copier;
+use super::options::{CopyOptions, CopyReport};
+use super::policy::CopyPolicy;
 use crate::error::Result;
-use crate::file::{File, Object};
+use crate::file::File;
 use crate::group::Group;
-use crate::write::{AttrValue, FileWriter, GroupId};
-
-/// How one dataset is copied.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DatasetChoice {
-    /// What to do with this dataset's filter pipeline (keep, drop, or a new pipeline).
-    pub filter: FilterChoice,
-    /// `None`: the stored chunk shape; `Some(None)`: contiguous;
-    /// `Some(Some(c))`: chunks of shape `c`.
-    pub chunk: Option<Option<Vec<u64>>>,
-}
-
-/// Per-object decisions of a copy; every default copies as `h5 copy` does.
-/// Paths are the source's absolute paths (`/images/CT`).
-pub trait CopyPolicy {
-    /// Leave the object (or link) at `path` out.
-    fn skip(&self, _path: &str) -> bool {
-        false
-    }
-    /// Copy attribute `name` of the object at `path`.
-    fn keep_attr(&self, _path: &str, _name: &str) -> bool {
-        true
-    }
-    /// The target written for a soft link whose stored target is `target`.
-    fn soft_target(&self, target: &str) -> String {
-        target.to_string()
-    }
-    /// How to copy `ds` (`None`: as the options say).
-    fn dataset(&self, _ds: &Dataset) -> Option<DatasetChoice> {
-        None
-    }
-    /// Attributes written on the copy of `obj` after its own (kept) ones; a
-    /// source attribute of the same name is left out. Asked once per object,
-    /// when first reached; an error ends the copy.
-    fn extra_attrs(&self, _obj: &Object) -> Result<Vec<(String, AttrValue)>> {
-        Ok(Vec::new())
-    }
-    /// The source file name written in a mapping of the virtual dataset at
-    /// `dataset` whose stored name is `source_file` (default: unchanged).
-    fn virtual_source(&self, _dataset: &str, source_file: &str) -> String {
-        source_file.to_string()
-    }
-    /// The group first reached at source path `path` was copied as `id`.
-    fn copied_group(&self, _path: &str, _id: GroupId) {}
-}
-
-/// The default policy: everything, as the options say.
-pub struct KeepAll;
-
-impl CopyPolicy for KeepAll {}
+use crate::write::{FileWriter, GroupId};
 
 /// Copy the attributes, members and their attributes of `from` into `dst` of
 /// `w` (references resolved once everything is written); `w` stays the
@@ -74,7 +26,7 @@ pub fn copy_group_into(
     opts: &CopyOptions,
     policy: &dyn CopyPolicy,
 ) -> Result<CopyReport> {
-    let mut c = super::Copier::with_policy(src, w, opts, policy);
+    let mut c = Copier::with_policy(src, w, opts, policy);
     c.copy_tree(from, dst)?;
     c.finish();
     Ok(std::mem::take(&mut c.report))

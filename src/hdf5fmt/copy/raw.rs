@@ -49,7 +49,7 @@ pub fn copy_stored_chunks(
     w: &mut FileWriter,
     dst: DatasetId,
 ) -> Result<RawCopy> {
-    super::keep_pipeline(ds, w, dst)?;
+    super::choices::keep_pipeline(ds, w, dst)?;
     let mut done = RawCopy::default();
     let (Some(params), Some(chunk)) = (ds.chunk_params(), chunk_shape(ds)) else {
         return Ok(done);

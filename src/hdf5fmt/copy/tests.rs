@@ -1,8 +1,11 @@
 //! Unit tests of `h5 copy`.
+use super::options::spec;
 use super::*;
 use crate::chunk_index;
+use crate::datatype::Datatype;
 use crate::file::Object;
 use crate::write::{to_bytes, AttrValue, DatasetData, DatasetSpec};
+use purehdf_filters::ids;
 
 #[test]
 fn guess_chunk_matches_h5py() {

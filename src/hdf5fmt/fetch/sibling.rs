@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{Fetch, RangeOptions, RangeSource};
 use crate::error::{Error, Result};
-use crate::file::File;
+use crate::file_core::{File, Siblings};
 use crate::source::{PreadSource, Source};
 use crate::virtual_layout::locate::PrefixKind;
 
@@ -181,7 +181,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+impl Siblings for RemoteOrigin {
+    fn open_file(&self, holder: &File, name: &str, kind: PrefixKind) -> Result<File> {
+        RemoteOrigin::open_file(self, holder, name, kind)
+    }
+
+    fn open_raw(&self, name: &str) -> Result<Arc<dyn Source>> {
+        RemoteOrigin::open_raw(self, name)
+    }
+}
+
 impl File {
+    /// A remote object read through `fetch` (object storage, HTTP, a host's
+    /// `fetch`), its reads grouped as `options` say (see [`crate::low_level::fetch`]).
+    pub fn open_fetch(fetch: Arc<dyn Fetch>, options: RangeOptions) -> Result<Self> {
+        let src = RangeSource::new(Arc::clone(&fetch), options.clone())?;
+        let f = Self::from_source(Arc::new(src), None)?;
+        f.set_siblings(Arc::new(RemoteOrigin::new(fetch, options)));
+        Ok(f)
+    }
+
     /// The external raw data file `name`: beside the remote object this file
     /// was opened from, else in this file's folder
     /// ([`File::resolve_sibling`]).

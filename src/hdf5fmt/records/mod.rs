@@ -31,16 +31,11 @@
 //! the stored bytes as they are.
 
 mod crc32;
+mod layout;
 mod reader;
 mod writer;
 
 pub use crc32::crc32;
+pub use layout::{DATA_ALIGN, FORMAT, FORMAT_VERSION};
 pub use reader::RecordStore;
 pub use writer::{RecordCodec, RecordOptions, RecordWriter};
-
-/// Value of the `format` attribute of a record store's group.
-pub const FORMAT: &str = "purehdf.records";
-/// Value of the `format_version` attribute this crate writes and reads.
-pub const FORMAT_VERSION: i64 = 1;
-/// Alignment of the `data` dataset's address.
-pub const DATA_ALIGN: u64 = 64;

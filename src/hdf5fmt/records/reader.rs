@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{crc32, FORMAT};
+use super::crc32::crc32;
+use super::layout::{FORMAT, FORMAT_VERSION};
 use crate::batch::fill_slots;
 use crate::error::{Error, Result};
 use crate::file::File;
@@ -342,7 +343,7 @@ fn parse(g: &Group) -> Result<Index> {
         )));
     }
     let version: i64 = g.attribute("format_version")?.read_scalar()?;
-    if version != super::FORMAT_VERSION {
+    if version != FORMAT_VERSION {
         return Err(Error::Unsupported {
             structure: "record store",
             offset: 0,

@@ -5,7 +5,8 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{crc32, DATA_ALIGN, FORMAT, FORMAT_VERSION};
+use super::crc32::crc32;
+use super::layout::{DATA_ALIGN, FORMAT, FORMAT_VERSION};
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
 use crate::write::{AttrValue, DatasetData, DatasetSpec, Element, FileWriter, GroupId};

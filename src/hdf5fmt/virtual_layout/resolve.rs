@@ -22,8 +22,9 @@ use crate::dataset::Dataset;
 use crate::dataspace_selection::rows::Placed;
 use crate::dataspace_selection::DataspaceSelection;
 use crate::error::{Error, Result};
-use crate::file::{File, Object};
+use crate::file_core::File;
 use crate::global_heap::HeapId;
+use crate::group::{root_group, Object};
 use crate::limits;
 use crate::messages::layout::Layout;
 
@@ -343,7 +344,7 @@ impl Resolver<'_> {
             Err(why) => return Ok(Err(why)),
         };
         let dname = dset.build(j);
-        let dataset = match f.object(&dname) {
+        let dataset = match root_group(&f).and_then(|root| root.open(&dname)) {
             Ok(Object::Dataset(d)) => *d,
             Ok(o) => return Ok(Err(format!("{dname} is a {}", o.kind_name()))),
             Err(e) => return Ok(Err(format!("dataset {dname}: {e}"))),

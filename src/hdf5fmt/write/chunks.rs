@@ -518,7 +518,7 @@ fn chunked_layout(
         kind,
         address: (address != UNDEF).then_some(address),
     }
-    .encode(super::WRITER_SIZES)
+    .encode(super::sizes::WRITER_SIZES)
 }
 
 /// The array index element layout of the writer's chunks (8-byte addresses,
@@ -599,9 +599,9 @@ fn write_fixed_array(
         elem_size: entry as u8,
         page_bits,
         nelmts: n,
-        dblock: Some(header_addr + FixedArrayHeader::encoded_len(super::WRITER_SIZES)),
+        dblock: Some(header_addr + FixedArrayHeader::encoded_len(super::sizes::WRITER_SIZES)),
     };
-    sink.append(&header.encode(super::WRITER_SIZES))?;
+    sink.append(&header.encode(super::sizes::WRITER_SIZES))?;
 
     let fmt = element_format(filtered, csl);
     let mut d = Vec::with_capacity(18 + entry * n as usize);
@@ -637,7 +637,7 @@ fn write_btree_index(
                 filter_mask: if filtered { s.mask } else { 0 },
                 scaled: s.scaled.clone(),
             }
-            .encode(super::WRITER_SIZES, csl, &mut r);
+            .encode(super::sizes::WRITER_SIZES, csl, &mut r);
             r
         })
         .collect();

@@ -8,8 +8,8 @@
 //! serialiser resolves the fixups once object addresses are known.
 
 use super::global_heap::{vlen_pointer, GlobalHeap};
+use super::ids::ObjectId;
 use super::sink::Sink;
-use super::ObjectId;
 use crate::error::{Error, Result};
 
 /// Size of a stored revised reference with 8-byte addresses (`H5T_STD_REF` on disk).
@@ -110,7 +110,7 @@ fn width(f: &Fixup) -> usize {
 
 fn heap_id(r: crate::global_heap::HeapId) -> [u8; 12] {
     let mut b = Vec::with_capacity(12);
-    r.encode(super::WRITER_SIZES, &mut b);
+    r.encode(super::sizes::WRITER_SIZES, &mut b);
     let mut out = [0u8; 12];
     out.copy_from_slice(&b);
     out

@@ -92,7 +92,7 @@ impl GlobalHeap {
 /// Encode one variable-length element pointer: length, collection address, index.
 pub fn vlen_pointer(len: u32, r: HeapId) -> [u8; 16] {
     let mut b = Vec::with_capacity(16);
-    VlenRef { length: len, id: r }.encode(super::WRITER_SIZES, &mut b);
+    VlenRef { length: len, id: r }.encode(super::sizes::WRITER_SIZES, &mut b);
     let mut out = [0u8; 16];
     out.copy_from_slice(&b);
     out

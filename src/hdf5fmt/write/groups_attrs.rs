@@ -9,8 +9,8 @@
 use super::btree_v2::{self, BTreeParams};
 use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
+use super::node_settings::CreationOrder;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
-use super::sharing::CreationOrder;
 use super::{AttrValue, LinkIntent, Node};
 use crate::btree_v2::records::{
     AttributeNameRecord, AttributeOrderRecord, LinkNameRecord, LinkOrderRecord,
@@ -81,7 +81,7 @@ impl Serializer<'_> {
                     link: target,
                     creation_order: corder,
                 }
-                .encode(super::WRITER_SIZES)?,
+                .encode(super::sizes::WRITER_SIZES)?,
             ));
         }
         let max_order = order.tracked.then_some(links.len() as u64);
@@ -94,7 +94,7 @@ impl Serializer<'_> {
             msgs.push(Message::new(
                 types::LINK_INFO,
                 LinkInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
-                    .encode(super::WRITER_SIZES),
+                    .encode(super::sizes::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -130,7 +130,7 @@ impl Serializer<'_> {
             msgs.push(Message::new(
                 types::LINK_INFO,
                 LinkInfo::from_parts(bits, max_order, heap, index, by_order)
-                    .encode(super::WRITER_SIZES),
+                    .encode(super::sizes::WRITER_SIZES),
             ));
             msgs.push(Message::new(
                 types::GROUP_INFO,
@@ -194,10 +194,13 @@ impl Serializer<'_> {
         named: Option<u64>,
     ) -> Result<Vec<u8>> {
         let (dtype, flags) = match named {
-            Some(addr) => (SharedRef::ObjectHeader(addr).encode(super::WRITER_SIZES), 1),
+            Some(addr) => (
+                SharedRef::ObjectHeader(addr).encode(super::sizes::WRITER_SIZES),
+                1,
+            ),
             None => (datatype::encode(&value.dtype)?, 0),
         };
-        let space = value.shape.encode(super::WRITER_SIZES);
+        let space = value.shape.encode(super::sizes::WRITER_SIZES);
         let data = self.element_bytes(&value.dtype, &value.shape, (&value.data).into())?;
         attribute::encode(name, flags, &dtype, &space, &data)
     }
@@ -215,7 +218,7 @@ impl Serializer<'_> {
                 msgs.push(Message::new(
                     types::ATTRIBUTE_INFO,
                     AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
-                        .encode(super::WRITER_SIZES),
+                        .encode(super::sizes::WRITER_SIZES),
                 ));
             }
             return Ok(());
@@ -241,7 +244,7 @@ impl Serializer<'_> {
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
                 AttributeInfo::from_parts(bits, max_order, UNDEF, UNDEF, UNDEF)
-                    .encode(super::WRITER_SIZES),
+                    .encode(super::sizes::WRITER_SIZES),
             ));
             for (_, i, body) in encoded {
                 let mut m = Message::new(types::ATTRIBUTE, body);
@@ -282,7 +285,7 @@ impl Serializer<'_> {
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
                 AttributeInfo::from_parts(bits, max_order, heap, index, by_order)
-                    .encode(super::WRITER_SIZES),
+                    .encode(super::sizes::WRITER_SIZES),
             ));
         }
         Ok(())

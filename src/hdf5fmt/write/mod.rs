@@ -43,16 +43,21 @@ pub mod fractal_heap;
 pub(crate) mod fragment;
 pub mod global_heap;
 mod groups_attrs;
+mod ids;
+mod node_settings;
 pub mod object_header;
 pub mod set_local;
 pub mod sharing;
 pub mod sink;
+mod sizes;
 pub mod typed_write;
 
 pub use crate::messages::dataspace::{Dataspace, SpaceKind};
 pub use elements::{Elements, Fixup};
 pub use filter_spec::{Blosc2Codec, Blosc2Shuffle, Filter};
-pub use sharing::CreationOrder;
+pub use ids::{DatasetId, DatatypeId, GroupId, ObjectId};
+pub use node_settings::CreationOrder;
+pub use sizes::WRITER_SIZES;
 
 use crate::datatype::{CharSet, Datatype, EnumMember, StringPad};
 use crate::error::{Error, Result};
@@ -63,47 +68,6 @@ use purehdf_filters::FilterSpec;
 use sink::Sink;
 use std::collections::HashSet;
 use std::path::Path;
-
-/// Offset and length sizes of every file the writer emits (superblock v2
-/// with 8-byte offsets and lengths).
-pub const WRITER_SIZES: crate::Sizes = crate::Sizes {
-    offset: 8,
-    length: 8,
-};
-
-/// Handle of a group in a [`FileWriter`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct GroupId(usize);
-
-/// Handle of a dataset in a [`FileWriter`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DatasetId(usize);
-
-/// Handle of a committed (named) datatype in a [`FileWriter`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DatatypeId(usize);
-
-impl From<DatatypeId> for ObjectId {
-    fn from(t: DatatypeId) -> Self {
-        ObjectId(t.0)
-    }
-}
-
-/// Any object that can carry attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ObjectId(usize);
-
-impl From<GroupId> for ObjectId {
-    fn from(g: GroupId) -> Self {
-        ObjectId(g.0)
-    }
-}
-
-impl From<DatasetId> for ObjectId {
-    fn from(d: DatasetId) -> Self {
-        ObjectId(d.0)
-    }
-}
 
 /// Storage layout of a dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -487,7 +451,7 @@ pub(crate) struct Node {
     pub kind: NodeKind,
     pub attrs: Vec<(String, AttrValue)>,
     /// Creation-order flags and committed attribute types (see `sharing.rs`).
-    pub extra: sharing::NodeExtra,
+    pub extra: node_settings::NodeExtra,
 }
 
 /// Builds an HDF5 file. See the module documentation.

@@ -5,57 +5,10 @@
 //! datasets and attributes whose datatype is a committed (named) datatype,
 //! stored as a shared datatype message pointing at it.
 
-use super::{DatasetId, DatatypeId, FileWriter, NodeKind, ObjectId};
+use super::ids::{DatasetId, DatatypeId, GroupId, ObjectId};
+use super::node_settings::{CreationOrder, NodeExtra};
+use super::{FileWriter, NodeKind};
 use crate::error::{Error, Result};
-
-/// Creation-order flags of a group's links or of an object's attributes
-/// (libhdf5's `H5P_CRT_ORDER_TRACKED` / `H5P_CRT_ORDER_INDEXED`). Indexed
-/// implies tracked. Tracked links and attributes are numbered in the order
-/// they were added to the writer, so libhdf5 (and h5py) list them in that order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CreationOrder {
-    /// Creation order is tracked: each link or attribute records its creation order.
-    pub tracked: bool,
-    /// Creation order is indexed: a v2 B-tree orders the links or attributes by creation order
-    /// (implies `tracked`).
-    pub indexed: bool,
-}
-
-impl CreationOrder {
-    /// Both tracked and indexed (what h5py's `track_order=True` asks for).
-    pub const TRACKED_INDEXED: CreationOrder = CreationOrder {
-        tracked: true,
-        indexed: true,
-    };
-
-    /// From libhdf5's flag bits (1 tracked, 2 indexed).
-    pub fn from_bits(bits: u8) -> Self {
-        CreationOrder {
-            tracked: bits & 3 != 0,
-            indexed: bits & 2 != 0,
-        }
-    }
-
-    /// libhdf5's flag bits (1 tracked, 2 indexed).
-    pub fn bits(self) -> u8 {
-        match (self.tracked || self.indexed, self.indexed) {
-            (false, _) => 0,
-            (true, false) => 1,
-            (true, true) => 3,
-        }
-    }
-}
-
-/// Per-object settings kept beside a writer node.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct NodeExtra {
-    /// Creation-order flag bits of the group's links.
-    pub link_order: u8,
-    /// Creation-order flag bits of the object's attributes.
-    pub attr_order: u8,
-    /// Attributes whose datatype is a committed datatype: (name, its node).
-    pub attr_types: Vec<(String, usize)>,
-}
 
 impl FileWriter {
     fn extra_mut(&mut self, obj: ObjectId) -> Result<&mut NodeExtra> {
@@ -75,11 +28,7 @@ impl FileWriter {
     }
 
     /// Track (and index) the creation order of the links of `group`.
-    pub fn set_link_creation_order(
-        &mut self,
-        group: super::GroupId,
-        order: CreationOrder,
-    ) -> Result<()> {
+    pub fn set_link_creation_order(&mut self, group: GroupId, order: CreationOrder) -> Result<()> {
         match self.nodes.get(group.0).map(|n| &n.kind) {
             Some(NodeKind::Group { .. }) => {}
             _ => return Err(Error::InvalidArgument(format!("{group:?} is not a group"))),
@@ -168,7 +117,7 @@ impl FileWriter {
     /// Remove link `name` from `parent` (an object left without links is not
     /// written; bytes of raw chunks already streamed stay in the file,
     /// unreferenced). A copier drops a dataset it could not fill this way.
-    pub fn remove_link(&mut self, parent: super::GroupId, name: &str) -> Result<()> {
+    pub fn remove_link(&mut self, parent: GroupId, name: &str) -> Result<()> {
         let links = match self.nodes.get_mut(parent.0).map(|n| &mut n.kind) {
             Some(NodeKind::Group { links }) => links,
             _ => return Err(Error::InvalidArgument(format!("{parent:?} is not a group"))),
