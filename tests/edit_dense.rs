@@ -199,7 +199,11 @@ fn attributes_cross_both_thresholds() {
             .unwrap();
         assert_eq!(g.attr_storage(), AttrStorage::Dense);
         assert_eq!(g.attribute("big").unwrap().read::<i64>().unwrap(), big);
+        // 6 left: not below min_dense, so still dense; one fewer is compact
         ed.delete_attr("/g", "big").unwrap();
+        check(&ed, &want, true);
+        let (n, _) = want.remove(0);
+        ed.delete_attr("/g", &n).unwrap();
         check(&ed, &want, false);
         assert!(matches!(
             ed.delete_attr("/g", "nothing"),
