@@ -30,6 +30,17 @@ def attr_value(a):
     return [a.dtype.str, list(a.shape), a.tolist()]
 
 
+def storage(o, n, attrs):
+    """"dense" when the object keeps its links (attributes) in dense
+    storage: a link (attribute) info message and no link (attribute)
+    message for its n links (attributes); "symbol table" for old groups."""
+    present = h5py.h5o.get_info(o.id).hdr.mesg.present
+    info, msg = (0x15, 0x0C) if attrs else (0x02, 0x06)
+    if not (present >> info) & 1:
+        return "compact" if attrs or n == 0 else "symbol table"
+    return "dense" if n > 0 and not (present >> msg) & 1 else "compact"
+
+
 def dump(path):
     out = {}
     with h5py.File(path, "r") as f:
@@ -41,8 +52,12 @@ def dump(path):
                 if other == o:
                     return {"alias": q}
             seen.append((p, o))
+            # listing order (creation order when tracked) and storage kind
+            aorder = list(o.attrs.keys())
+            astore = storage(o, len(aorder), True)
             if isinstance(o, h5py.Dataset):
-                return {"dataset": [o.dtype.str, list(o.shape), o[()].tolist()], "attrs": attrs}
+                return {"dataset": [o.dtype.str, list(o.shape), o[()].tolist()], "attrs": attrs,
+                        "attr_order": aorder, "attr_storage": astore}
             links = {}
             for name in sorted(o.keys()):
                 l = o.get(name, getlink=True)
@@ -53,7 +68,9 @@ def dump(path):
                     links[name] = {"external": [l.filename, l.path]}
                 else:
                     links[name] = obj(o[name], q)
-            return {"group": links, "attrs": attrs}
+            order = list(o.keys())
+            return {"group": links, "attrs": attrs, "attr_order": aorder, "attr_storage": astore,
+                    "order": order, "storage": storage(o, len(order), False)}
 
         out = obj(f, "/")
     return out
@@ -108,11 +125,26 @@ def py_value(k, v):
 
 def make_base(path, r):
     libver = r.choice(["earliest", "latest", "latest"])
-    with h5py.File(path, "w", libver=libver) as f:
+    latest = libver == "latest"
+    track = latest and r.random() < 0.5
+    with h5py.File(path, "w", libver=libver, track_order=track) as f:
         groups = [f]
         for i in range(r.randint(1, 5)):
-            g = r.choice(groups).create_group("g%d" % i)
+            kw = {"track_order": True} if latest and r.random() < 0.3 else {}
+            g = r.choice(groups).create_group("g%d" % i, **kw)
             groups.append(g)
+        if latest and r.random() < 0.6:
+            # a group near or past the compact/dense thresholds (8 and 6)
+            kw = {"track_order": True} if r.random() < 0.5 else {}
+            many = f.create_group("many", **kw)
+            for i in range(r.choice([5, 6, 7, 8, 9, 12, 30])):
+                if i % 4 == 0:
+                    many.create_dataset("m%02d" % i, data=np.arange(i % 5 + 1))
+                elif i % 4 == 1:
+                    many.create_group("m%02d" % i)
+                else:
+                    many["m%02d" % i] = h5py.SoftLink("/g%d" % (i % 2))
+            groups.append(many)
         for i in range(r.randint(1, 5)):
             g = r.choice(groups)
             kw = {}
@@ -131,7 +163,8 @@ def make_base(path, r):
                 else:
                     big["x%03d" % i] = h5py.SoftLink("/g%d" % (i % 3))
         for o in groups + [f[p] for p, _ in scan(f) if p != "/"]:
-            for j in range(r.randint(0, 4)):
+            many = latest and r.random() < 0.25
+            for j in range(r.choice([5, 6, 7, 8, 9, 12, 20]) if many else r.randint(0, 4)):
                 k, v = rand_value(r)
                 o.attrs["a%d" % j] = py_value(k, v)
     return libver
@@ -229,7 +262,8 @@ def draw(f, r, earliest, serial):
     t = r.choice(["set_attr"] * 4 + ["del_attr"] * 2 + ["write"] * 4 + ["resize"] * 2 + ["create_group", "create_dataset", "delete", "rename", "rename", "soft", "hard"])
     name = "n%d" % serial
     if t == "set_attr":
-        p = r.choice(objs)[0]
+        near = [q for q, _ in objs if 5 <= len(f[q].attrs) <= 9]
+        p = r.choice(near if near and r.random() < 0.5 else objs)[0]
         names = list(f[p].attrs.keys())
         if names and r.random() < 0.5:
             name = r.choice(names)
@@ -261,16 +295,17 @@ def draw(f, r, earliest, serial):
         return {"op": t, "path": p, "shape": shape}
     if t == "del_attr":
         cands = [(p, n) for p, _ in objs for n in f[p].attrs.keys()]
+        near = [(p, n) for p, n in cands if 6 <= len(f[p].attrs) <= 9]
+        if near and r.random() < 0.5:
+            cands = near
         if not cands:
             return None
         p, n = r.choice(cands)
         return {"op": t, "path": p, "name": n}
-    # latest-format groups go dense past 8 links (not edited yet); a
-    # symbol-table group takes any number
-    small = [g for g in groups if earliest or len(links_of(f, g)) < 8]
-    if t in ("create_group", "create_dataset", "soft", "hard") and not small:
-        return None
-    parent = r.choice(small) if small else "/"
+    # half the time, a group near the compact/dense thresholds
+    near = [g for g in groups if 5 <= len(links_of(f, g)) <= 9]
+    small = near if near and r.random() < 0.5 else groups
+    parent = r.choice(small)
     path = parent.rstrip("/") + "/" + name
     if t == "create_group":
         return {"op": t, "path": path}
@@ -285,6 +320,10 @@ def draw(f, r, earliest, serial):
         return {"op": t, "path": path, "target": r.choice(ds)}
     # delete or rename: any link but the root's
     all_links = [(g.rstrip("/") + "/" + n) for g in groups for n in links_of(f, g)]
+    near_links = [(g.rstrip("/") + "/" + n) for g in groups if 6 <= len(links_of(f, g)) <= 9
+                  for n in links_of(f, g)]
+    if near_links and r.random() < 0.5:
+        all_links = near_links
     if not all_links:
         return None
     a = r.choice(all_links)

@@ -1,15 +1,16 @@
 //! Attributes of groups, datasets and named datatypes: set (create or
 //! replace) and delete, in compact storage (attribute messages in the
-//! object header), which libhdf5 reads whatever their number. An object
-//! whose attributes are in dense storage is refused with
-//! [`Error::Unsupported`].
+//! object header; version 1 headers hold any number). Dense storage and the
+//! compact/dense transitions of version 2 headers go to `dense_attrs`.
 
 use super::commit::Txn;
+use super::dense::ATTRS_KEY;
+use super::dense_attrs::AttrStep;
 use super::header::{chunk0, messages_of};
 use super::Editor;
 use crate::encode::UNDEF;
 use crate::error::{Error, Result};
-use crate::messages::attribute_info::{self, AttributeInfo};
+use crate::messages::attribute_info;
 use crate::messages::types;
 use crate::object_header::ObjectHeader;
 use crate::write::fragment;
@@ -35,7 +36,10 @@ impl Editor {
 
     /// The messages of `h` with each attribute message's name (resolved
     /// through shared messages).
-    fn named_messages(&self, h: &ObjectHeader) -> Result<Vec<(Message, Option<String>)>> {
+    pub(super) fn named_messages(
+        &self,
+        h: &ObjectHeader,
+    ) -> Result<Vec<(Message, Option<String>)>> {
         let mut out = Vec::new();
         let kept = messages_of(h);
         let raw = h
@@ -56,27 +60,13 @@ impl Editor {
         Ok(out)
     }
 
-    fn refuse_dense(&self, addr: u64, h: &ObjectHeader) -> Result<Option<AttributeInfo>> {
-        let Some(m) = h.first(types::ATTRIBUTE_INFO) else {
-            return Ok(None);
-        };
-        let info = AttributeInfo::decode(&mut m.cursor("attribute info"), self.reader.sizes())?;
-        if info.heap_address.is_some() {
-            return Err(Error::Unsupported {
-                structure: "object header",
-                offset: addr,
-                what: "editing attributes in dense storage".into(),
-            });
-        }
-        Ok(Some(info))
-    }
-
     /// Set attribute `name` of the object at `path` to `value` (created, or
-    /// replaced in place of the old one).
+    /// replaced as h5py replaces it: the old one deleted, the new one
+    /// created, with the next creation order and the storage transitions
+    /// libhdf5 makes on the way).
     pub fn set_attr(&mut self, path: &str, name: &str, value: &AttrValue) -> Result<()> {
         self.check_usable()?;
         let (addr, h) = self.object(path)?;
-        self.refuse_dense(addr, &h)?;
         let mut txn = Txn::default();
         // encode once to learn the size, again where it goes
         let probe = fragment::attribute(name, value, self.eoa)?;
@@ -99,6 +89,17 @@ impl Editor {
             f.value
         };
         let c = chunk0(self, addr)?;
+        if self.attr_needs_dense(&h, &c, name, Some(body.len()))? {
+            let step = AttrStep::Put(name.to_string(), body);
+            let placed = self.edit_attrs_dense(addr, &h, &c, step, &mut txn)?;
+            self.commit(txn)?;
+            self.own_dense(addr, ATTRS_KEY, placed);
+            match block {
+                Some(b) => self.owned.insert(key, b),
+                None => self.owned.remove(&key),
+            };
+            return Ok(());
+        }
         let tracked = c.version == 2 && c.flags & 0x04 != 0;
         let mut msgs = self.named_messages(&h)?;
         let next_order = msgs
@@ -107,29 +108,32 @@ impl Editor {
             .map(|(m, _)| m.order.saturating_add(1))
             .max()
             .unwrap_or(0);
+        // a new attribute, or one replaced (h5py deletes and recreates it),
+        // takes the next creation order
+        let order = tracked.then(|| {
+            let info_max = h
+                .first(types::ATTRIBUTE_INFO)
+                .and_then(|i| i.data.get(2..4).map(|b| u16::from_le_bytes([b[0], b[1]])));
+            next_order.max(info_max.unwrap_or(0))
+        });
+        if let Some(order) = order {
+            for (im, _) in msgs.iter_mut() {
+                if im.kind == types::ATTRIBUTE_INFO && im.body.get(1).is_some_and(|f| f & 1 != 0) {
+                    if let Some(b) = im.body.get_mut(2..4) {
+                        b.copy_from_slice(&order.saturating_add(1).to_le_bytes());
+                    }
+                }
+            }
+        }
         match msgs.iter_mut().find(|(_, n)| n.as_deref() == Some(name)) {
             Some((m, _)) => {
                 m.body = body;
                 m.flags = 0;
+                m.order = order.unwrap_or(m.order);
             }
             None => {
                 let mut m = Message::new(types::ATTRIBUTE, body);
-                if tracked {
-                    let info_max = h
-                        .first(types::ATTRIBUTE_INFO)
-                        .and_then(|i| i.data.get(2..4).map(|b| u16::from_le_bytes([b[0], b[1]])));
-                    let order = next_order.max(info_max.unwrap_or(0));
-                    m.order = order;
-                    for (im, _) in msgs.iter_mut() {
-                        if im.kind == types::ATTRIBUTE_INFO
-                            && im.body.get(1).is_some_and(|f| f & 1 != 0)
-                        {
-                            if let Some(b) = im.body.get_mut(2..4) {
-                                b.copy_from_slice(&order.saturating_add(1).to_le_bytes());
-                            }
-                        }
-                    }
-                }
+                m.order = order.unwrap_or(0);
                 if c.version == 2 && !msgs.iter().any(|(m, _)| m.kind == types::ATTRIBUTE_INFO) {
                     // libhdf5 counts a version 2 header's attributes through it
                     msgs.push((
@@ -157,7 +161,25 @@ impl Editor {
     pub fn delete_attr(&mut self, path: &str, name: &str) -> Result<()> {
         self.check_usable()?;
         let (addr, h) = self.object(path)?;
-        self.refuse_dense(addr, &h)?;
+        let c = chunk0(self, addr)?;
+        if self.attr_needs_dense(&h, &c, name, None)? {
+            let mut txn = Txn::default();
+            let key = (addr, name.to_string());
+            if let Some(old) = self.owned.get(&key) {
+                txn.frees.push(*old);
+            }
+            let step = AttrStep::Remove(name.to_string());
+            let placed = self
+                .edit_attrs_dense(addr, &h, &c, step, &mut txn)
+                .map_err(|e| match e {
+                    Error::NotFound(_) => Error::NotFound(format!("attribute {name:?} of {path}")),
+                    e => e,
+                })?;
+            self.commit(txn)?;
+            self.own_dense(addr, ATTRS_KEY, placed);
+            self.owned.remove(&key);
+            return Ok(());
+        }
         let msgs = self.named_messages(&h)?;
         let before = msgs.len();
         let msgs: Vec<Message> = msgs

@@ -13,7 +13,7 @@ use crate::checksum::metadata_checksum;
 use crate::error::{Error, Result};
 use crate::messages::continuation::Continuation;
 use crate::messages::types;
-use crate::object_header::ObjectHeader;
+use crate::object_header::{ObjectHeader, ATTR_PHASE_CHANGE_STORED, TIMES_STORED};
 use crate::signature;
 use crate::write::object_header::{
     encode_continuation, put_messages, Message, ATTR_ORDER_TRACKED, MAX_MESSAGE_BODY,
@@ -44,6 +44,33 @@ impl Chunk0 {
             (_, true) => 6 + body,
             _ => 4 + body,
         }
+    }
+
+    /// Attribute phase change values of a version 2 header (maximum compact,
+    /// minimum dense): stored in the prefix when flag bit 4 is set, else
+    /// libhdf5's defaults (8, 6).
+    pub(super) fn attr_phase_change(&self) -> (usize, usize) {
+        if self.version != 2 || self.flags & ATTR_PHASE_CHANGE_STORED == 0 {
+            return (8, 6);
+        }
+        let at = if self.flags & TIMES_STORED != 0 {
+            22
+        } else {
+            6
+        };
+        match self.image.get(at..at + 4) {
+            Some(b) => (
+                usize::from(u16::from_le_bytes([b[0], b[1]])),
+                usize::from(u16::from_le_bytes([b[2], b[3]])),
+            ),
+            None => (8, 6),
+        }
+    }
+
+    /// Whether attribute messages carry a creation order (version 2 header
+    /// flag bit 2).
+    pub(super) fn attr_order_tracked(&self) -> bool {
+        self.tracked()
     }
 
     /// v1 reference count (from the prefix).
@@ -163,10 +190,7 @@ impl Editor {
                 return Err(Error::Unsupported {
                     structure: "object header",
                     offset: addr,
-                    what: format!(
-                        "a {}-byte message (dense attribute storage is not edited)",
-                        m.body.len()
-                    ),
+                    what: format!("a {}-byte header message", m.body.len()),
                 });
             }
         }

@@ -2,14 +2,14 @@
 //! "compact" storage of libhdf5's latest format and of our writer): create
 //! groups and datasets (encoded by the writer), hard and soft links, delete,
 //! rename and move, with object reference counts kept. Groups in symbol-table
-//! storage go to `stab`; groups in dense (fractal heap) storage are refused
-//! with [`Error::Unsupported`].
+//! storage go to `stab`, the others (link messages or dense storage, and the
+//! transitions between them) to `dense_links`.
 
 use super::commit::Txn;
+use super::dense_links::Step;
 use super::header::{chunk0, messages_of};
 use super::Editor;
 use crate::error::{Error, Result};
-use crate::group::GroupStorage;
 use crate::messages::link::{Link, LinkMessage};
 use crate::messages::{refcount, types};
 use crate::object_header::ObjectHeader;
@@ -32,27 +32,19 @@ fn split(path: &str) -> Result<(String, String)> {
 }
 
 impl Editor {
-    /// Header address and header of the group at `path`, refused unless its
-    /// links are compact link messages or a symbol table.
+    /// Header address and header of the group at `path`.
     fn compact_group(&self, path: &str) -> Result<(u64, ObjectHeader)> {
         let Object::Group(g) = self.reader.object(path)? else {
             return Err(Error::InvalidArgument(format!("{path} is not a group")));
         };
-        if g.storage() == GroupStorage::Dense {
-            return Err(Error::Unsupported {
-                structure: "group",
-                offset: g.address(),
-                what: format!(
-                    "editing the links of a group in {} storage",
-                    g.storage().name()
-                ),
-            });
-        }
         Ok((g.address(), g.header().clone()))
     }
 
     /// The group's messages, each link message with its decoded link.
-    fn link_messages(&self, h: &ObjectHeader) -> Result<Vec<(Message, Option<LinkMessage>)>> {
+    pub(super) fn link_messages(
+        &self,
+        h: &ObjectHeader,
+    ) -> Result<Vec<(Message, Option<LinkMessage>)>> {
         let sizes = self.reader.sizes();
         messages_of(h)
             .into_iter()
@@ -70,45 +62,12 @@ impl Editor {
     }
 
     /// Add link `name` → `link` to the group at `parent` (one commit).
-    fn add_link(&mut self, parent: &str, name: &str, link: Link, mut txn: Txn) -> Result<()> {
+    fn add_link(&mut self, parent: &str, name: &str, link: Link, txn: Txn) -> Result<()> {
         if let Some(g) = self.stab_group(parent)? {
             return self.stab_add(parent, &g, name, link, txn);
         }
-        let (addr, h) = self.compact_group(parent)?;
-        let mut msgs = self.link_messages(&h)?;
-        if msgs
-            .iter()
-            .any(|(_, l)| l.as_ref().is_some_and(|l| l.name == name))
-        {
-            return Err(Error::InvalidArgument(format!(
-                "{parent}: link {name:?} already exists"
-            )));
-        }
-        // creation order, when the group tracks it (link info flags bit 0)
-        let mut order = None;
-        for (m, _) in msgs.iter_mut() {
-            if m.kind == types::LINK_INFO && m.body.get(1).is_some_and(|f| f & 1 != 0) {
-                if let Some(b) = m.body.get_mut(2..10) {
-                    let mut le = [0u8; 8];
-                    le.copy_from_slice(b);
-                    let next = u64::from_le_bytes(le);
-                    order = Some(next);
-                    b.copy_from_slice(&next.saturating_add(1).to_le_bytes());
-                }
-            }
-        }
-        let lm = LinkMessage {
-            name: name.to_string(),
-            link,
-            creation_order: order,
-        };
-        msgs.push((
-            Message::new(types::LINK, lm.encode(self.reader.sizes())?),
-            Some(lm),
-        ));
-        let msgs = msgs.into_iter().map(|(m, _)| m).collect();
-        self.rewrite_header(addr, &h, msgs, None, &mut txn)?;
-        self.commit(txn)
+        self.edit_links(parent, vec![Step::Insert(name.to_string(), link)], txn)?;
+        Ok(())
     }
 
     /// Remove link `name` of the group at `parent` (one commit); the link.
@@ -116,21 +75,10 @@ impl Editor {
         if let Some(g) = self.stab_group(parent)? {
             return self.stab_remove(parent, &g, name);
         }
-        let (addr, h) = self.compact_group(parent)?;
-        let msgs = self.link_messages(&h)?;
-        let mut gone = None;
-        let mut kept = Vec::new();
-        for (m, l) in msgs {
-            match l {
-                Some(l) if l.name == name && gone.is_none() => gone = Some(l.link),
-                _ => kept.push(m),
-            }
-        }
-        let link = gone.ok_or_else(|| Error::NotFound(format!("{parent}: no link {name:?}")))?;
-        let mut txn = Txn::default();
-        self.rewrite_header(addr, &h, kept, None, &mut txn)?;
-        self.commit(txn)?;
-        Ok(link)
+        let mut gone =
+            self.edit_links(parent, vec![Step::Remove(name.to_string())], Txn::default())?;
+        gone.pop()
+            .ok_or_else(|| Error::NotFound(format!("{parent}: no link {name:?}")))
     }
 
     /// Hard link count of the object at `addr`.
@@ -253,27 +201,18 @@ impl Editor {
             if let Some(g) = self.stab_group(&pa)? {
                 return self.stab_rename(&pa, &g, &na, &nb);
             }
-            let (addr, h) = self.compact_group(&pa)?;
-            let mut msgs = self.link_messages(&h)?;
-            if msgs
-                .iter()
-                .any(|(_, l)| l.as_ref().is_some_and(|l| l.name == nb))
-            {
-                return Err(Error::InvalidArgument(format!("{to} already exists")));
-            }
-            let sizes = self.reader.sizes();
-            let slot = msgs
-                .iter_mut()
-                .find(|(_, l)| l.as_ref().is_some_and(|l| l.name == na))
-                .ok_or_else(|| Error::NotFound(format!("no link {from}")))?;
-            if let Some(l) = slot.1.as_mut() {
-                l.name = nb;
-                slot.0.body = l.encode(sizes)?;
-            }
-            let msgs = msgs.into_iter().map(|(m, _)| m).collect();
-            let mut txn = Txn::default();
-            self.rewrite_header(addr, &h, msgs, None, &mut txn)?;
-            return self.commit(txn);
+            // libhdf5 moves a link by inserting it under its new name, then
+            // removing the old one
+            let Object::Group(g) = self.reader.object(&pa)? else {
+                return Err(Error::InvalidArgument(format!("{pa} is not a group")));
+            };
+            let link = g.link(&na)?;
+            self.edit_links(
+                &pa,
+                vec![Step::Insert(nb, link), Step::Remove(na)],
+                Txn::default(),
+            )?;
+            return Ok(());
         }
         let group = self.reader.object(&pa)?;
         let Object::Group(g) = group else {

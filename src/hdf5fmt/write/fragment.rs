@@ -76,6 +76,28 @@ pub(crate) fn object(writer: &FileWriter, name: &str, base: u64) -> Result<Fragm
     finish(s, addr, base)
 }
 
+/// Dense link storage (`attrs` false) or dense attribute storage of `items`
+/// (name, creation order, message body) encoded at `base`: the fractal heap,
+/// its name index and its creation-order index (`UNDEF` unless `indexed`).
+pub(crate) fn dense(
+    items: Vec<(&str, u64, Vec<u8>)>,
+    attrs: bool,
+    indexed: bool,
+    base: u64,
+) -> Result<Fragment<(u64, u64, u64)>> {
+    let mut sink = Sink::memory_at(base);
+    let value = if attrs {
+        super::groups_attrs::dense_attrs(&mut sink, items, indexed)?
+    } else {
+        super::groups_attrs::dense_links(&mut sink, items, indexed)?
+    };
+    Ok(Fragment {
+        base,
+        bytes: sink.into_bytes()?,
+        value,
+    })
+}
+
 impl FileWriter {
     /// The node a hard link `name` of the root group points at.
     fn link_target(&self, name: &str) -> Option<usize> {

@@ -11,6 +11,7 @@ use super::file_writer::{name_hash, Serializer, MAX_COMPACT};
 use super::fractal_heap;
 use super::node_settings::CreationOrder;
 use super::object_header::{Message, MAX_MESSAGE_BODY};
+use super::sink::Sink;
 use super::{AttrValue, LinkIntent, Node};
 use crate::btree_v2::records::{
     AttributeNameRecord, AttributeOrderRecord, LinkNameRecord, LinkOrderRecord,
@@ -104,29 +105,7 @@ impl Serializer<'_> {
                 msgs.push(Message::new(types::LINK, body));
             }
         } else {
-            let (heap, index, by_order) = self.dense(
-                encoded,
-                7,
-                |id: &[u8], _, hash: u32| {
-                    let mut r = Vec::with_capacity(11);
-                    LinkNameRecord { hash, heap_id: id }.encode(&mut r);
-                    r
-                },
-                (5, 11),
-                order.indexed.then_some(Index {
-                    record: |id: &[u8], order: u64| {
-                        let mut r = Vec::with_capacity(15);
-                        LinkOrderRecord {
-                            creation_order: order,
-                            heap_id: id,
-                        }
-                        .encode(&mut r);
-                        r
-                    },
-                    record_type: 6,
-                    record_size: 15,
-                }),
-            )?;
+            let (heap, index, by_order) = dense_links(self.sink, encoded, order.indexed)?;
             msgs.push(Message::new(
                 types::LINK_INFO,
                 LinkInfo::from_parts(bits, max_order, heap, index, by_order)
@@ -138,51 +117,6 @@ impl Serializer<'_> {
             ));
         }
         Ok((msgs, later))
-    }
-
-    /// Write a fractal heap of `items` (name, creation order, body), its name
-    /// index and, when asked, its creation-order index; returns (heap, name
-    /// index, order index or UNDEF).
-    fn dense<F, G>(
-        &mut self,
-        mut items: Vec<(&str, u64, Vec<u8>)>,
-        id_len: u16,
-        record: F,
-        (record_type, record_size): (u8, u16),
-        by_order: Option<Index<G>>,
-    ) -> Result<(u64, u64, u64)>
-    where
-        F: Fn(&[u8], u64, u32) -> Vec<u8>,
-        G: Fn(&[u8], u64) -> Vec<u8>,
-    {
-        let objects: Vec<Vec<u8>> = items
-            .iter_mut()
-            .map(|(_, _, b)| std::mem::take(b))
-            .collect();
-        let heap = fractal_heap::write(self.sink, &objects, id_len)?;
-        let mut keyed: Vec<(u32, &str, u64, &Vec<u8>)> = items
-            .iter()
-            .zip(&heap.ids)
-            .map(|((name, order, _), id)| (name_hash(name), *name, *order, id))
-            .collect();
-        keyed.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
-        let records: Vec<Vec<u8>> = keyed
-            .iter()
-            .map(|(hash, _, order, id)| record(id, *order, *hash))
-            .collect();
-        let index = btree_v2::write(self.sink, &params(record_type, record_size), &records)?;
-        let order_index = match by_order {
-            None => UNDEF,
-            Some(ix) => {
-                keyed.sort_by_key(|k| k.2);
-                let records: Vec<Vec<u8>> = keyed
-                    .iter()
-                    .map(|(_, _, order, id)| (ix.record)(id, *order))
-                    .collect();
-                btree_v2::write(self.sink, &params(ix.record_type, ix.record_size), &records)?
-            }
-        };
-        Ok((heap.address, index, order_index))
     }
 
     /// An attribute message; `named`: the address of the committed datatype
@@ -252,36 +186,7 @@ impl Serializer<'_> {
                 msgs.push(m);
             }
         } else {
-            let (heap, index, by_order) = self.dense(
-                encoded,
-                8,
-                |id: &[u8], order: u64, hash: u32| {
-                    let mut r = Vec::with_capacity(17);
-                    AttributeNameRecord {
-                        heap_id: id,
-                        message_flags: 0,
-                        creation_order: order as u32,
-                        hash,
-                    }
-                    .encode(&mut r);
-                    r
-                },
-                (8, 17),
-                order.indexed.then_some(Index {
-                    record: |id: &[u8], order: u64| {
-                        let mut r = Vec::with_capacity(13);
-                        AttributeOrderRecord {
-                            heap_id: id,
-                            message_flags: 0,
-                            creation_order: order as u32,
-                        }
-                        .encode(&mut r);
-                        r
-                    },
-                    record_type: 9,
-                    record_size: 13,
-                }),
-            )?;
+            let (heap, index, by_order) = dense_attrs(self.sink, encoded, order.indexed)?;
             msgs.push(Message::new(
                 types::ATTRIBUTE_INFO,
                 AttributeInfo::from_parts(bits, max_order, heap, index, by_order)
@@ -290,4 +195,123 @@ impl Serializer<'_> {
         }
         Ok(())
     }
+}
+
+/// Dense link storage of `items` (name, creation order, link message body)
+/// appended to `sink`: the fractal heap, its name index and, when
+/// `indexed`, its creation-order index (else `UNDEF`).
+pub(crate) fn dense_links(
+    sink: &mut Sink,
+    items: Vec<(&str, u64, Vec<u8>)>,
+    indexed: bool,
+) -> Result<(u64, u64, u64)> {
+    dense(
+        sink,
+        items,
+        7,
+        |id: &[u8], _, hash: u32| {
+            let mut r = Vec::with_capacity(11);
+            LinkNameRecord { hash, heap_id: id }.encode(&mut r);
+            r
+        },
+        (5, 11),
+        indexed.then_some(Index {
+            record: |id: &[u8], order: u64| {
+                let mut r = Vec::with_capacity(15);
+                LinkOrderRecord {
+                    creation_order: order,
+                    heap_id: id,
+                }
+                .encode(&mut r);
+                r
+            },
+            record_type: 6,
+            record_size: 15,
+        }),
+    )
+}
+
+/// Dense attribute storage of `items` (name, creation order, attribute
+/// message body) appended to `sink`, as [`dense_links`].
+pub(crate) fn dense_attrs(
+    sink: &mut Sink,
+    items: Vec<(&str, u64, Vec<u8>)>,
+    indexed: bool,
+) -> Result<(u64, u64, u64)> {
+    dense(
+        sink,
+        items,
+        8,
+        |id: &[u8], order: u64, hash: u32| {
+            let mut r = Vec::with_capacity(17);
+            AttributeNameRecord {
+                heap_id: id,
+                message_flags: 0,
+                creation_order: order as u32,
+                hash,
+            }
+            .encode(&mut r);
+            r
+        },
+        (8, 17),
+        indexed.then_some(Index {
+            record: |id: &[u8], order: u64| {
+                let mut r = Vec::with_capacity(13);
+                AttributeOrderRecord {
+                    heap_id: id,
+                    message_flags: 0,
+                    creation_order: order as u32,
+                }
+                .encode(&mut r);
+                r
+            },
+            record_type: 9,
+            record_size: 13,
+        }),
+    )
+}
+
+/// Write a fractal heap of `items` (name, creation order, body), its name
+/// index and, when asked, its creation-order index; returns (heap, name
+/// index, order index or UNDEF).
+fn dense<F, G>(
+    sink: &mut Sink,
+    mut items: Vec<(&str, u64, Vec<u8>)>,
+    id_len: u16,
+    record: F,
+    (record_type, record_size): (u8, u16),
+    by_order: Option<Index<G>>,
+) -> Result<(u64, u64, u64)>
+where
+    F: Fn(&[u8], u64, u32) -> Vec<u8>,
+    G: Fn(&[u8], u64) -> Vec<u8>,
+{
+    let objects: Vec<Vec<u8>> = items
+        .iter_mut()
+        .map(|(_, _, b)| std::mem::take(b))
+        .collect();
+    let heap = fractal_heap::write(sink, &objects, id_len)?;
+    let mut keyed: Vec<(u32, &str, u64, &Vec<u8>)> = items
+        .iter()
+        .zip(&heap.ids)
+        .map(|((name, order, _), id)| (name_hash(name), *name, *order, id))
+        .collect();
+    keyed.sort_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    let records: Vec<Vec<u8>> = keyed
+        .iter()
+        .map(|(hash, _, order, id)| record(id, *order, *hash))
+        .collect();
+    let index = btree_v2::write(sink, &params(record_type, record_size), &records)?;
+    let order_index = match by_order {
+        None => UNDEF,
+        Some(ix) => {
+            keyed.sort_by_key(|k| k.2);
+            let records: Vec<Vec<u8>> = keyed
+                .iter()
+                .map(|(_, _, order, id)| (ix.record)(id, *order))
+                .collect();
+            btree_v2::write(sink, &params(ix.record_type, ix.record_size), &records)?
+        }
+    };
+    Ok((heap.address, index, order_index))
 }
