@@ -356,6 +356,15 @@ def gen(d, seed, ours):
         json.dump({"libver": libver, "ops": prog}, fh)
 
 
+def strip(o):
+    """The dump without listing order and storage kinds (the post-edit
+    check compares content only)."""
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items()
+                if k not in ("order", "attr_order", "storage", "attr_storage")}
+    return o
+
+
 def check(d, seed):
     py = os.path.join(d, "py_%d.h5" % seed)
     us = os.path.join(d, "us_%d.h5" % seed)
@@ -381,10 +390,10 @@ def check(d, seed):
     shutil.copy(us, post)
     try:
         with h5py.File(post, "r+") as f:
-            before = dump(post)
+            before = strip(dump(post))
             f.attrs["after_edit"] = "yes"
             f.create_group("after_group").attrs["x"] = np.arange(3)
-        after = dump(post)
+        after = strip(dump(post))
         before["attrs"]["after_edit"] = ["str", "yes"]
         before["group"]["after_group"] = {"group": {}, "attrs": {"x": attr_value(np.arange(3))}}
         if after != before:
