@@ -13,6 +13,7 @@ mod medh5_write;
 mod read;
 #[cfg(feature = "remote")]
 mod remote;
+mod swmr;
 mod write;
 
 use pyo3::prelude::*;
@@ -47,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     medh5_api::register(m)?;
     medh5_write::register(m)?;
     codecs::register(m)?;
+    swmr::register(m)?;
     #[cfg(feature = "remote")]
     remote::register(m)?;
     Ok(())
