@@ -405,6 +405,14 @@ class Dataset(_Bound):
     def _ds(self):
         return self._file._dataset(self._path)
 
+    def refresh(self):
+        """Re-read the dataset's shape and chunks from the file (a file
+        opened with ``swmr=True`` that a writer appends to), as h5py's."""
+        fresh, _changed = _native.dataset_refresh(self._ds())
+        self._file._cache[("ds", self._path)] = fresh
+        for k in ("info", "extent"):
+            self._file._cache.pop((k, self._path), None)
+
     def _info(self):
         return self._file._info(self._path)
 
@@ -748,8 +756,11 @@ class File(Group):
                         % path)
                 elif os.path.isdir(path):
                     raise IsADirectoryError("Unable to open %r: is a directory" % path)
+                elif kwds.get("swmr"):
+                    self._native = _native.open_swmr(path)
                 else:
                     self._native = _native.NativeFile(path)
+        self.swmr_mode = bool(kwds.get("swmr")) and mode == "r"
         super().__init__(self, "/")
 
     def _native_file(self):

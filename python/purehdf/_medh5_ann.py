@@ -246,6 +246,12 @@ class Annotation:
     def task(self):
         return self._attrs.get("task")
 
+    @property
+    def timepoints(self):
+        """The timepoints this annotation covers: declared, or its grid's."""
+        from ._medh5_views import annotation_timepoints
+        return annotation_timepoints(self)
+
     def resolve_class(self, key):
         """A class id from an id or a label-set key."""
         if isinstance(key, (int, np.integer)):

@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from . import _native
+from ._medh5_errors import MEDH5ValidationError
 
 _DESCR = {"b1": "|b1", "i1": "|i1", "u1": "|u1"}
 _CODECS = ("balanced", "training", "archive", "portable")
@@ -210,6 +211,23 @@ class SampleWriter:
     def cohort(self, **fields):
         self._open()
         self._doc.setdefault("cohort", {}).update(fields)
+
+    def add_timepoint(self, timepoint_id, **fields):
+        """Declare a timepoint (``date``, ``label``, ``days_from_baseline``,
+        ...); the first one replaces a fresh sample's implicit ``tp0``."""
+        self._open()
+        from .medh5 import Timepoint
+        tps = self._doc.setdefault("timepoints", [])
+        if getattr(self, "_implicit_tp0", False):
+            tps.clear()
+            self._implicit_tp0 = False
+        tid = str(timepoint_id)
+        if any(t.get("id") == tid for t in tps):
+            raise MEDH5ValidationError("timepoint %r is declared twice" % tid)
+        rec = {"id": tid, "index": int(fields.pop("index", len(tps)))}
+        rec.update((k, v) for k, v in fields.items() if v is not None)
+        tps.append(rec)
+        return Timepoint.from_json(rec)
 
     def acquisition(self, image_id, **params):
         """Merge acquisition parameters for one image; returns them all."""
@@ -447,7 +465,9 @@ def create(path, *, sample_id=None, subject_id=None, codec="balanced", profiles=
     if subject_id is not None:
         ident["subject_id"] = str(subject_id)
     doc = {"identity": ident, "timepoints": [{"id": "tp0", "index": 0}]}
-    return SampleWriter(path, doc, codec=codec, profiles=profiles)
+    w = SampleWriter(path, doc, codec=codec, profiles=profiles)
+    w._implicit_tp0 = True
+    return w
 
 
 def amend(path, *, codec=None):

@@ -15,16 +15,36 @@ from ._hl import Dataset, _is_url, _open_url, _wrap_native
 from ._medh5_ann import (Annotation, Grid, VoxelAnnotation, _roi_box, open_annotation,
                          read_grids)
 from ._medh5_data import PatchDataset
+from ._medh5_errors import (MEDH5FileError, MEDH5FileNotFoundError, MEDH5IntegrityError,
+                            MEDH5IOError, MEDH5IsADirectoryError, MEDH5PermissionError,
+                            MEDH5SchemaError, MEDH5ValidationError, MEDH5VersionError)
+from ._medh5_views import AnnotationCollection, ImageCollection, Timeline, TimepointView
+from ._medh5_inference import grid_patches
 from ._medh5_sampling import Patch, PatchSampler
 from ._medh5_write import LabelClass, LabelSet, SampleWriter, amend, create
 
 MEDH5Error = _native.Medh5Error
 
-__all__ = ["Annotation", "Collection", "Grid", "Identity", "Image", "ImageCollection",
-           "LabelClass", "LabelSet", "MEDH5Error", "Patch", "PatchDataset", "PatchSampler",
-           "Sample", "SampleWriter", "Timeline", "Timepoint", "VerifyResult",
-           "VoxelAnnotation", "amend", "create", "open", "open_collection", "open_sample",
-           "pack", "recompress"]
+PROFILES = ("core", "seg", "det", "cls", "reg", "curation", "multiscale", "training",
+            "longitudinal", "clinical")
+FORMAT_VERSION = "1.2"
+
+# ``from purehdf.medh5.sampling import ...`` / ``.errors`` as the reference's
+# submodules (this module is a file, so they are registered by name)
+import sys as _sys  # noqa: E402
+from . import _medh5_errors as errors  # noqa: E402
+from . import _medh5_sampling as sampling  # noqa: E402
+_sys.modules.setdefault(__name__ + ".sampling", sampling)
+_sys.modules.setdefault(__name__ + ".errors", errors)
+
+__all__ = ["Annotation", "AnnotationCollection", "Collection", "Grid", "Identity", "Image",
+           "FORMAT_VERSION", "ImageCollection", "LabelClass", "LabelSet", "MEDH5Error", "MEDH5FileError",
+           "MEDH5FileNotFoundError", "MEDH5IOError", "MEDH5IntegrityError",
+           "MEDH5IsADirectoryError", "MEDH5PermissionError", "MEDH5SchemaError",
+           "MEDH5ValidationError", "MEDH5VersionError", "PROFILES", "Patch", "PatchDataset",
+           "PatchSampler", "Sample", "SampleWriter", "Timeline", "Timepoint", "TimepointView",
+           "VerifyResult", "VoxelAnnotation", "amend", "create", "get_threads", "grid_patches", "open",
+           "open_collection", "open_sample", "pack", "recompress", "set_threads"]
 
 
 @dataclass(frozen=True)
@@ -70,21 +90,15 @@ class Timepoint:
     def from_json(cls, d):
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
-
-class Timeline(tuple):
-    """The sample's timepoints in chronological order."""
-
-    @property
-    def ids(self):
-        return tuple(t.id for t in self)
-
-    @property
-    def baseline(self):
-        return self[0] if self else None
-
-    @property
-    def is_longitudinal(self):
-        return len(self) >= 2
+    def to_json(self):
+        """The record as JSON (``id``, ``index`` and the fields that are set)."""
+        out = {"id": self.id, "index": self.index}
+        for k in ("label", "date", "days_from_baseline", "study_uid", "series_uids",
+                  "subject_age_years", "description"):
+            v = getattr(self, k)
+            if v is not None and v != {}:
+                out[k] = v
+        return out
 
 
 @dataclass(frozen=True)
@@ -256,10 +270,6 @@ class Image:
         return "Image(%r, shape=%s, dtype=%s)" % (self.image_id, self.shape, self.dtype)
 
 
-class ImageCollection(dict):
-    """The sample's images by id (``images[id]``)."""
-
-
 class Sample:
     """An open medh5 sample (read-only)."""
 
@@ -357,7 +367,7 @@ class Sample:
         ``labelmap``, ``voxel_counts``, ``class_bboxes``)."""
         if self._annotations is None:
             ids = sorted(self._file["annotations"].keys()) if "annotations" in self._file else []
-            self._annotations = {i: open_annotation(self, i) for i in ids}
+            self._annotations = AnnotationCollection((i, open_annotation(self, i)) for i in ids)
         return self._annotations
 
     @property
@@ -422,6 +432,10 @@ class Sample:
     @property
     def is_longitudinal(self):
         return len(self.timepoints) >= 2
+
+    def at(self, timepoint):
+        """A timepoint-scoped view of the whole sample (by id or position)."""
+        return TimepointView(self, self.timepoints[timepoint])
 
     def valid_region(self, image_id, roi=None):
         """Where an image holds data (§4.4): its ``valid_mask``, or everywhere."""
@@ -552,3 +566,31 @@ def recompress(path, profile, *, out=None, rechunk=False):
     return json.loads(_native.medh5_recompress(os.fspath(path), str(profile),
                                                None if out is None else os.fspath(out),
                                                bool(rechunk)))
+
+
+_THREADS = None
+
+
+def set_threads(n):
+    """Let one call use up to ``n`` threads (``0`` is refused, as the
+    reference refuses it)."""
+    n = int(n)
+    if n < 1:
+        raise ValueError("set_threads: n must be a positive integer, not %d" % n)
+    global _THREADS
+    _native.set_threads(n)
+    _THREADS = n
+
+
+def get_threads():
+    """How many threads one call may use: what :func:`set_threads` set, else
+    ``MEDH5_THREADS``, else every core (purehdf's default; the reference's
+    is 1)."""
+    if _THREADS is not None:
+        return _THREADS
+    env = os.environ.get("MEDH5_THREADS")
+    if env is not None:
+        if not env.strip().isdigit() or int(env) < 1:
+            raise ValueError("MEDH5_THREADS=%r is not a positive integer" % env)
+        return int(env)
+    return os.cpu_count() or 1

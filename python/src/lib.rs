@@ -14,6 +14,7 @@ mod read;
 mod read_fill;
 #[cfg(feature = "remote")]
 mod remote;
+mod swmr;
 mod write;
 
 use pyo3::prelude::*;
@@ -48,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     medh5_api::register(m)?;
     medh5_write::register(m)?;
     codecs::register(m)?;
+    swmr::register(m)?;
     #[cfg(feature = "remote")]
     remote::register(m)?;
     Ok(())

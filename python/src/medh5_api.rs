@@ -5,6 +5,7 @@
 
 use crate::errors::medh5_to_py;
 use crate::read::NativeFile;
+use purehdf_medh5::index::classes::ClassWeights;
 use purehdf_medh5::index::draw::{Sampler, Strategy};
 use purehdf_medh5::index::load::{build_annotation, voxel_annotations};
 use purehdf_medh5::index::{IndexOptions, Rng};
@@ -112,7 +113,7 @@ type DrawTuple = (
 /// `n = 1` is the reference's `draw(..., rng=(seed, epoch, i))` and one list
 /// with `n > 1` its `draws(..., n, rng=seed)`.
 #[pyfunction]
-#[pyo3(signature = (f, ann, patch, strategy, foreground_prob, seeds, n=1))]
+#[pyo3(signature = (f, ann, patch, strategy, foreground_prob, seeds, n=1, classes=None, weights="uniform", weight_map=None))]
 #[allow(clippy::too_many_arguments)]
 fn medh5_draws(
     py: Python<'_>,
@@ -123,7 +124,15 @@ fn medh5_draws(
     foreground_prob: f64,
     seeds: Vec<Vec<u64>>,
     n: usize,
+    classes: Option<Vec<u16>>,
+    weights: &str,
+    weight_map: Option<Vec<(u16, f64)>>,
 ) -> PyResult<Vec<DrawTuple>> {
+    let weights = match weight_map {
+        Some(m) => ClassWeights::from_map(&m),
+        None => ClassWeights::from_name(weights),
+    }
+    .map_err(medh5_to_py)?;
     let strategy = Strategy::from_name(strategy).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown strategy {strategy:?}: uniform, foreground or balanced"
@@ -139,6 +148,8 @@ fn medh5_draws(
         .detach(|| {
             let mut sm = Sampler::open(file, ann, &patch, strategy)?;
             sm.set_foreground_prob(foreground_prob);
+            sm.set_classes(classes);
+            sm.set_class_weights(weights);
             let mut out = Vec::with_capacity(seeds.len().saturating_mul(n).min(1 << 20));
             for s in &seeds {
                 let mut r = Rng::from_seeds(s);
@@ -163,6 +174,25 @@ fn medh5_draws(
             )
         })
         .collect())
+}
+
+/// The class a foreground draw seeded by `seeds` targets among `counts`
+/// (class id to voxel count), weighted by `weights` / `weight_map` (the
+/// reference's `PatchSampler._pick_class`).
+#[pyfunction]
+#[pyo3(signature = (counts, seeds, weights="uniform", weight_map=None))]
+fn medh5_pick_class(
+    counts: Vec<(u16, u64)>,
+    seeds: Vec<u64>,
+    weights: &str,
+    weight_map: Option<Vec<(u16, f64)>>,
+) -> PyResult<Option<u16>> {
+    let w = match weight_map {
+        Some(m) => ClassWeights::from_map(&m),
+        None => ClassWeights::from_name(weights),
+    }
+    .map_err(medh5_to_py)?;
+    Ok(w.pick(&counts, &mut Rng::from_seeds(&seeds)))
 }
 
 /// The sampling-index entries of `f` (`index/<annotation>`) whose
@@ -261,6 +291,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(medh5_labelmap, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_class_stats, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_draws, m)?)?;
+    m.add_function(wrap_pyfunction!(medh5_pick_class, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_index_entries, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_members, m)?)?;
     m.add_function(wrap_pyfunction!(medh5_member, m)?)?;

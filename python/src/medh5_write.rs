@@ -129,24 +129,9 @@ fn medh5_amend(
             a.add_profile(p);
         }
         let l3 = detect_l3_bytes();
-        for image in sample.images {
-            let rel = format!("images/{}", image.id);
-            let item = u64::from(image.data.dtype.size());
-            let chunk = match sample.grids.iter().find(|g| g.id == image.grid) {
-                Some(g) => Some(g.chunks(item, 0, l3)?),
-                None => None,
-            };
-            let attrs = image.attrs();
-            let ds = new_dataset(
-                a.source(),
-                &rel,
-                image.data,
-                chunk,
-                Role::Image,
-                profile,
-                attrs,
-            )?;
-            a.add_dataset(&rel, ds)?;
+        for image in &sample.images {
+            // chunked by its grid in the file, as `create` chunks it
+            a.add_image(image, profile)?;
         }
         for ann in sample.annotations {
             let rel = format!("annotations/{}", ann.id);

@@ -321,6 +321,31 @@ fn derived_chunk(sample: &File, rel: &str, shape: &[u64], item: u64) -> Option<V
         Json::Str(s) => s,
         _ => return None,
     };
+    grid_chunk(sample, &grid, shape, item, stacked)
+}
+
+/// The chunk a fresh write gives a new image of `shape` on grid `grid` of
+/// `sample` (§6.3: from the grid's `chunk_hint` / `patch_hint`, as `create`
+/// chunks it), else h5py's `guess_chunk` when the grid cannot be read.
+pub fn image_chunk_shape(sample: &File, grid: &str, shape: &[u64], item: u64) -> Vec<u64> {
+    let item = item.max(1);
+    grid_chunk(sample, grid, shape, item, false).unwrap_or_else(|| {
+        let mut c = guess_chunk(shape, item);
+        c.truncate(shape.len());
+        c
+    })
+}
+
+/// §6.3 from grid `grid`'s attributes: an image (`stacked = false`, leading
+/// axes before the grid's) or annotation data (stacked axes before the
+/// spatial ones).
+fn grid_chunk(
+    sample: &File,
+    grid: &str,
+    shape: &[u64],
+    item: u64,
+    stacked: bool,
+) -> Option<Vec<u64>> {
     let gpath = format!("grids/{grid}");
     let gshape: Vec<u64> = ints(&attr_of(sample, &gpath, "shape")?)?
         .into_iter()

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::attribute::AttrValue;
 use super::canonical_json::Json;
-use super::chunking::writer_chunk_shape;
+use super::chunking::image_chunk_shape;
 use super::integrity::{
     canonical_attrs, covered_names, dataset_digest, dtype_descr, is_stamped_path, ContentIdInput,
     DigestAlgo, ROOT_COVERED,
@@ -289,7 +289,8 @@ impl Amend {
     }
 
     /// Add an image at `images/<id>`, stored as a fresh write of `profile`
-    /// stores it (contiguous below 64 KiB, else chunked by its grid, §6.2–§6.3).
+    /// stores it (contiguous below 64 KiB, else chunked by its grid
+    /// `image.grid` of the file, §6.2–§6.3, as `create` chunks it).
     pub fn add_image(&mut self, image: &Image, profile: Profile) -> Result<()> {
         let rel = format!("images/{}", image.id);
         let shape = image.data.shape.clone();
@@ -297,7 +298,7 @@ impl Amend {
         let chunked = if is_contiguous(&shape, u64::from(item)) {
             None
         } else {
-            let chunk = writer_chunk_shape(&self.src, &rel, &shape, u64::from(item));
+            let chunk = image_chunk_shape(&self.src, &image.grid, &shape, u64::from(item));
             let pipeline = profile.codec(Role::Image).pipeline(item, &chunk)?;
             Some((chunk, pipeline))
         };

@@ -3,19 +3,23 @@
 //! one annotation's class table and counts (and, lazily, each class's stored
 //! coordinates); a draw picks a class and one stored coordinate and returns
 //! the patch window around it — O(1) in the volume and the class count.
-//! Strategies: `foreground` (a class uniformly among those with voxels, then
+//! Strategies: `foreground` (a class among those with voxels, uniformly by default, then
 //! a stored coordinate), `balanced` (foreground with probability
 //! `foreground_prob`, else uniform), `uniform` (a window uniform over the
 //! volume). Draw `i` of seed `s` uses `Rng::from_seeds(&[s, i])`, so a draw
 //! is reproducible from `(seed, i)`. Without a usable index (none, stale, or
 //! not listing the classes) the sampler scans the labels once, keeping every
 //! foreground voxel as the reference's scan does, and says so:
-//! `used_index = Some(false)`; a uniform draw consults nothing (`None`).
+//! `used_index = Some(false)`; a uniform draw, and a foreground draw that
+//! finds no class with voxels to target, report `None` (as the reference).
 //! [`Sampler::draw_with`] draws from a caller's generator (the reference's
 //! `rng=` integer, `(seed, epoch, index)` sequence, or one generator advanced
-//! over several draws).
+//! over several draws). [`Sampler::set_classes`] and
+//! [`Sampler::set_class_weights`] restrict and weigh the classes a foreground
+//! draw targets ([`super::classes`]).
 
 use super::build::source_digest;
+use super::classes::ClassWeights;
 use super::load::{build_annotation, read_array, voxel_annotations};
 use super::{IndexOptions, Rng};
 use crate::canonical_json::Json;
@@ -26,8 +30,9 @@ use purehdf::low_level::file::{File, Object};
 /// How a draw chooses its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
-    /// Centre the window on a stored foreground coordinate of a class picked
-    /// uniformly among the classes that have voxels (uniform when none has).
+    /// Centre the window on a stored foreground coordinate of a class
+    /// picked among the classes that have voxels (uniformly unless weighted;
+    /// a uniform window when none has).
     Foreground,
     /// Foreground with probability `foreground_prob` (default 0.5, see
     /// [`Sampler::set_foreground_prob`]), uniform otherwise.
@@ -120,8 +125,11 @@ pub struct Sampler<'f> {
     strategy: Strategy,
     foreground_prob: f64,
     class_ids: Vec<u16>,
-    /// Indices (into `class_ids`) of the classes with at least one voxel.
-    drawable: Vec<usize>,
+    /// Voxel count per class of `class_ids` (index counts, or the scan's).
+    counts: Vec<u64>,
+    /// The classes a foreground draw may target (`None`: every class).
+    selected: Option<Vec<u16>>,
+    weights: ClassWeights,
     /// Stored coordinates per class (flat `(n, S)` int32), loaded on demand.
     coords: Vec<Option<Vec<i32>>>,
     /// The index is fresh and lists the classes.
@@ -166,7 +174,9 @@ impl<'f> Sampler<'f> {
             strategy,
             foreground_prob: 0.5,
             class_ids: a.class_ids.clone(),
-            drawable: Vec::new(),
+            counts: Vec::new(),
+            selected: None,
+            weights: ClassWeights::Uniform,
             coords: vec![None; a.class_ids.len()],
             indexed: false,
         };
@@ -178,11 +188,20 @@ impl<'f> Sampler<'f> {
             None => Vec::new(),
         };
         if sm.indexed {
-            sm.drawable = (0..sm.class_ids.len())
-                .filter(|&k| counts.get(k).is_some_and(|&c| c > 0))
-                .collect();
+            sm.counts = counts;
         }
         Ok(sm)
+    }
+
+    /// Restrict foreground draws to `classes` (`None`: every class of the
+    /// annotation). A class the annotation does not have counts zero.
+    pub fn set_classes(&mut self, classes: Option<Vec<u16>>) {
+        self.selected = classes;
+    }
+
+    /// How a foreground draw weighs the classes with voxels (default uniform).
+    pub fn set_class_weights(&mut self, weights: ClassWeights) {
+        self.weights = weights;
     }
 
     /// Probability that a `balanced` draw targets foreground (default 0.5).
@@ -248,21 +267,22 @@ impl<'f> Sampler<'f> {
                 ..IndexOptions::default()
             },
         )?;
-        let mut drawable = Vec::new();
+        let s = self.spatial.len().max(1);
+        let mut counts = vec![0u64; self.class_ids.len()];
         for (k, (_, arr)) in e.fg_coords.into_iter().enumerate() {
             let v: Vec<i32> = arr
                 .bytes
                 .chunks_exact(4)
                 .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
-            if !v.is_empty() {
-                drawable.push(k);
+            if let Some(n) = counts.get_mut(k) {
+                *n = (v.len() / s) as u64;
             }
             if let Some(slot) = self.coords.get_mut(k) {
                 *slot = Some(v);
             }
         }
-        self.drawable = drawable;
+        self.counts = counts;
         Ok(())
     }
 
@@ -324,13 +344,22 @@ impl<'f> Sampler<'f> {
                 ((r.next_u64() >> 11) as f64) / ((1u64 << 53) as f64) < self.foreground_prob
             }
         };
+        // a class was picked: the index (or the scan) was asked for a centre
+        let mut asked = false;
         if foreground {
             if !self.indexed && self.coords.iter().all(Option::is_none) {
                 self.scan()?;
             }
-            if !self.drawable.is_empty() {
-                let pick = r.below(self.drawable.len() as u64) as usize;
-                let k = self.drawable.get(pick).copied().unwrap_or(0);
+            let table: Vec<(u16, u64)> = self
+                .class_ids
+                .iter()
+                .zip(&self.counts)
+                .filter(|(c, _)| self.selected.as_ref().is_none_or(|sel| sel.contains(c)))
+                .map(|(&c, &n)| (c, n))
+                .collect();
+            let pick = self.weights.pick(&table, r);
+            if let Some(k) = pick.and_then(|c| self.class_ids.iter().position(|&x| x == c)) {
+                asked = true;
                 let s = self.spatial.len();
                 let coords = self.class_coords(k)?;
                 let rows = (coords.len() / s.max(1)) as u64;
@@ -379,7 +408,7 @@ impl<'f> Sampler<'f> {
             center,
             strategy: Strategy::Uniform,
             class_id: None,
-            used_index: if foreground { Some(self.indexed) } else { None },
+            used_index: if asked { Some(self.indexed) } else { None },
         })
     }
 }

@@ -8,10 +8,11 @@
 //! [`load`] (the voxel annotations of a file), [`write`](mod@write) (one entry into a
 //! writer), [`build`] (`index build` and the rebuild of `fix`: a
 //! copy-on-write amend through [`crate::amend::cow`]), [`draw`]
-//! (patch draws), [`cli`] (the command line).
+//! (patch draws), [`classes`] (class selection of draws), [`cli`] (the command line).
 
 pub mod build;
 pub mod cli;
+pub mod classes;
 pub mod draw;
 pub mod load;
 pub mod scan;
