@@ -11,8 +11,8 @@
 //! (patch draws), [`classes`] (class selection of draws), [`cli`] (the command line).
 
 pub mod build;
-pub mod cli;
 pub mod classes;
+pub mod cli;
 pub mod draw;
 pub mod load;
 pub mod scan;
