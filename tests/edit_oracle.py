@@ -368,6 +368,22 @@ def strip(o):
     return o
 
 
+def first_differences(a, b, at="", out=None):
+    """Where two dumps differ (up to 5 places), with both sides' values."""
+    out = [] if out is None else out
+    if len(out) >= 5:
+        return out
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append("%s/%s only in %s" % (at, k, "py" if k in a else "us"))
+            else:
+                first_differences(a[k], b[k], "%s/%s" % (at, k), out)
+    elif a != b:
+        out.append("%s: py=%s us=%s" % (at or "/", json.dumps(a)[:300], json.dumps(b)[:300]))
+    return out
+
+
 def check(d, seed):
     py = os.path.join(d, "py_%d.h5" % seed)
     us = os.path.join(d, "us_%d.h5" % seed)
@@ -376,7 +392,7 @@ def check(d, seed):
         a, b = dump(py), dump(us)
         if a != b:
             res["ok"] = False
-            res["why"].append("dumps differ: py=%s us=%s" % (json.dumps(a)[:600], json.dumps(b)[:600]))
+            res["why"].append("dumps differ: " + "; ".join(first_differences(a, b)))
     except Exception as e:  # noqa: BLE001
         res["ok"] = False
         res["why"].append("dump failed: %r" % e)

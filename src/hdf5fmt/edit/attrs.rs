@@ -6,7 +6,7 @@
 use super::commit::Txn;
 use super::dense::ATTRS_KEY;
 use super::dense_attrs::AttrStep;
-use super::header::{chunk0, messages_of};
+use super::header::{attr_name, chunk0, messages_of};
 use super::Editor;
 use crate::encode::UNDEF;
 use crate::error::{Error, Result};
@@ -16,16 +16,6 @@ use crate::object_header::ObjectHeader;
 use crate::write::fragment;
 use crate::write::object_header::Message;
 use crate::write::AttrValue;
-
-/// The name stored in an attribute message body (versions 1–3).
-pub(super) fn attr_name(body: &[u8]) -> Option<String> {
-    let version = *body.first()?;
-    let len = usize::from(u16::from_le_bytes([*body.get(2)?, *body.get(3)?]));
-    let start: usize = if version >= 3 { 9 } else { 8 };
-    let raw = body.get(start..start.checked_add(len)?)?;
-    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-    Some(String::from_utf8_lossy(&raw[..end]).into_owned())
-}
 
 impl Editor {
     /// Header address and header of the object at `path`.
@@ -125,11 +115,17 @@ impl Editor {
                 }
             }
         }
-        match msgs.iter_mut().find(|(_, n)| n.as_deref() == Some(name)) {
-            Some((m, _)) => {
-                m.body = body;
-                m.flags = 0;
-                m.order = order.unwrap_or(m.order);
+        // h5py replaces an attribute by creating it under a temporary name,
+        // deleting the old one and renaming: the new message never takes the
+        // old one's place, it comes after the others (which decides the
+        // listing order of an object that does not track creation order)
+        let old = msgs.iter().position(|(_, n)| n.as_deref() == Some(name));
+        let keep_order = old.map(|i| msgs.remove(i).0.order);
+        match keep_order {
+            Some(was) => {
+                let mut m = Message::new(types::ATTRIBUTE, body);
+                m.order = order.unwrap_or(was);
+                msgs.push((m, Some(name.to_string())));
             }
             None => {
                 let mut m = Message::new(types::ATTRIBUTE, body);

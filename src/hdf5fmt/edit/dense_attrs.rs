@@ -10,10 +10,9 @@
 //! attribute info message repointed at it). Version 1 headers and compact
 //! edits without a transition stay with `attrs`.
 
-use super::attrs::attr_name;
 use super::commit::Txn;
 use super::dense::{Item, Placed, ATTRS_KEY};
-use super::header::{messages_of, Chunk0};
+use super::header::{attr_name, messages_of, Chunk0};
 use super::Editor;
 use crate::btree_v2::BTreeV2;
 use crate::cursor::Cursor;

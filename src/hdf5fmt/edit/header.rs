@@ -19,6 +19,16 @@ use crate::write::object_header::{
     encode_continuation, put_messages, Message, ATTR_ORDER_TRACKED, MAX_MESSAGE_BODY,
 };
 
+/// The name stored in an attribute message body (versions 1–3).
+pub(super) fn attr_name(body: &[u8]) -> Option<String> {
+    let version = *body.first()?;
+    let len = usize::from(u16::from_le_bytes([*body.get(2)?, *body.get(3)?]));
+    let start: usize = if version >= 3 { 9 } else { 8 };
+    let raw = body.get(start..start.checked_add(len)?)?;
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    Some(String::from_utf8_lossy(&raw[..end]).into_owned())
+}
+
 /// The first chunk of a header as stored.
 pub(super) struct Chunk0 {
     pub(super) version: u8,
