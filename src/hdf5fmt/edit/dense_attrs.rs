@@ -15,7 +15,6 @@ use super::dense::{Item, Placed, ATTRS_KEY};
 use super::header::{attr_name, messages_of, Chunk0};
 use super::Editor;
 use crate::btree_v2::BTreeV2;
-use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::fractal_heap::FractalHeap;
 use crate::messages::attribute_info::AttributeInfo;
@@ -92,14 +91,12 @@ impl Editor {
         let tree = BTreeV2::open(src, sizes, index)?;
         let mut out = Vec::new();
         tree.for_each_record(src, sizes, &mut |rec| {
-            let mut c = Cursor::new(rec, index, "attribute name record");
-            let id: [u8; 8] = c.array()?;
-            let flags = c.u8()?;
-            let order = c.u32()?;
-            if flags & FLAG_SHARED != 0 {
+            let r = crate::btree_v2::records::attribute_name(rec)?;
+            let order = r.creation_order;
+            if r.message_flags & FLAG_SHARED != 0 {
                 return Err(shared(index));
             }
-            let body = heap.object(src, sizes, &id)?.to_vec();
+            let body = heap.object(src, sizes, r.heap_id)?;
             let name = attr_name(&body)
                 .ok_or_else(|| Error::malformed("attribute message", heap_addr, "no name"))?;
             out.push(Item {
